@@ -1,0 +1,90 @@
+# cprof build: everything into build/ (paths are a contract, see ../shared/DESIGN.md).
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+BUILD     ?= build
+PREFIX    ?= /usr/local
+CC        ?= cc
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+WARN    := -std=gnu11 -Wall -Wextra -Werror
+OPT     ?= -O2 -g
+CFLAGS_BASE := $(WARN) $(OPT) -D_GNU_SOURCE -I. -fno-omit-frame-pointer
+ifeq ($(ASAN),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+endif
+# The preload never gets sanitizers: ASan must be the first DSO, which a preload into arbitrary targets cannot guarantee.
+CFLAGS  := $(CFLAGS_BASE) $(SAN_FLAGS)
+LDFLAGS_SAN := $(SAN_FLAGS)
+
+SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
+SQLITE_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
+CHECK_CFLAGS  := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+
+DEPS_STAMP := $(BUILD)/.deps-ok
+
+.PHONY: all check demo bench install clean deps simgpu
+all: $(DEPS_STAMP) binaries
+
+$(DEPS_STAMP): scripts/install-deps
+	$(Q)scripts/install-deps
+	$(Q)mkdir -p $(BUILD) && touch $@
+
+deps:
+	$(Q)scripts/install-deps
+
+-include tests/simgpu/simgpu.mk
+
+# ---- sources ----
+COMMON_SRCS    := $(wildcard common/*.c)
+PRELOAD_SRCS   := $(wildcard preload/*.c)
+COLLECTOR_SRCS := $(wildcard collector/*.c)
+REPORT_SRCS    := $(wildcard report/*.c)
+RUN_SRCS       := scripts/cprof-run.c
+
+OBJ := $(BUILD)/obj
+obj_of = $(patsubst %.c,$(OBJ)/$(1)/%.o,$(2))
+
+PRELOAD_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden -ftls-model=initial-exec -I$(CUDA_HOME)/include
+PRELOAD_OBJS   := $(call obj_of,pic,$(COMMON_SRCS) $(PRELOAD_SRCS))
+HOST_OBJS_COMMON := $(call obj_of,host,$(COMMON_SRCS))
+
+$(OBJ)/pic/%.o: %.c $(wildcard common/*.h preload/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC(pic) $<")
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
+
+$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) $(SQLITE_CFLAGS) -c -o $@ $<
+
+$(BUILD)/lib/libcprof.so: $(PRELOAD_OBJS) preload/libcprof.map
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -o $@ $(PRELOAD_OBJS) -Wl,--version-script=preload/libcprof.map \
+		-Wl,-z,defs -Wl,-z,now -ldl -lpthread
+
+$(BUILD)/bin/cprofd: $(call obj_of,host,$(COLLECTOR_SRCS)) $(HOST_OBJS_COMMON)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lpthread
+
+$(BUILD)/bin/cprof: $(call obj_of,host,$(REPORT_SRCS)) $(HOST_OBJS_COMMON)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lm
+
+$(BUILD)/bin/cprof-run: $(call obj_of,host,$(RUN_SRCS)) $(HOST_OBJS_COMMON)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^
+
+BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run
+.PHONY: binaries
+binaries: $(BINARIES) simgpu

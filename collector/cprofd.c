@@ -1,0 +1,163 @@
+/* cprofd: reads framed batches from the run's FIFO and stores them in the profile until the run ends. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PR_FMT "cprofd"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/version.h"
+#include "collector/ingest.h"
+#include "collector/store.h"
+
+enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2 };
+
+#define QUIET_MS 50 /* after RUN_END: stop when the FIFO stayed empty this long */
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cprofd --fifo PATH --db PROFILE.db [--ready-fd N] [--command TEXT]\n"
+		   "Collector of cprof; started by cprof-run, not by hand.\n");
+}
+
+/* Reads whatever is in the FIFO now (or within timeout_ms). Returns bytes read, 0 on timeout, <0 error. */
+static ssize_t read_some(int fd, struct cprof_ingest *in, int timeout_ms)
+{
+	static uint8_t buf[1 << 16];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+	int r;
+
+	r = poll(&p, 1, timeout_ms);
+	if (r <= 0)
+		return r < 0 && errno != EINTR ? -errno : 0;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	if (n > 0 && cprof_ingest_feed(in, buf, n) < 0)
+		return -EIO;
+	return n;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "fifo", required_argument, NULL, 'f' },   { "db", required_argument, NULL, 'd' },
+		{ "ready-fd", required_argument, NULL, 'r' }, { "command", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+	};
+	const char *fifo = NULL, *db = NULL, *command = NULL;
+	int ready_fd = -1, fd, opt, clean = 0, rc = EXIT_OK;
+	struct cprof_store *store = NULL;
+	struct cprof_ingest in;
+	struct sigaction sa;
+	pid_t parent = getppid();
+	uint64_t quiet_since = 0;
+	const char *dbg = getenv("CPROF_DEBUG");
+
+	if (dbg && *dbg >= '0' && *dbg <= '3')
+		cprof_log_level = *dbg - '0';
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f': fifo = optarg; break;
+		case 'd': db = optarg; break;
+		case 'r': ready_fd = atoi(optarg); break;
+		case 'c': command = optarg; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (fifo == NULL || db == NULL) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	/* Ctrl-C belongs to the target; the collector drains until cprof-run says the run ended */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* O_RDWR: the FIFO always has a writer, so reads never see EOF between processes */
+	fd = open(fifo, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		pr_err("cannot open FIFO %s: %s", fifo, strerror(errno));
+		return EXIT_USAGE;
+	}
+	/* a bigger pipe absorbs bursts while SQLite commits */
+	fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+	if (cprof_store_open(&store, db) < 0)
+		return EXIT_STORE;
+	if (command)
+		cprof_store_meta(store, "command", command);
+	cprof_store_meta_int(store, "collector_pid", getpid());
+	cprof_store_commit(store, 1);
+	if (cprof_ingest_init(&in, store) < 0) {
+		pr_err("out of memory");
+		return EXIT_STORE;
+	}
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "R", 1) != 1)
+			pr_warn("cannot tell cprof-run that the collector is ready");
+		close(ready_fd);
+	}
+
+	for (;;) {
+		ssize_t n = read_some(fd, &in, in.run_ended ? 10 : 100);
+
+		if (n < 0) {
+			pr_err("reading the FIFO: %s", strerror((int)-n));
+			rc = EXIT_STORE;
+			break;
+		}
+		if (in.run_ended) {
+			/* the target is gone: what it wrote is already in the pipe; stop once it is empty */
+			uint64_t now = cprof_now_ns();
+
+			if (n > 0 || quiet_since == 0)
+				quiet_since = now;
+			else if (now - quiet_since > QUIET_MS * 1000000ull) {
+				clean = 1;
+				break;
+			}
+		}
+		if (stop_requested) {
+			while (read_some(fd, &in, 0) > 0)
+				;
+			clean = in.run_ended;
+			break;
+		}
+		if (getppid() != parent) {
+			pr_warn("cprof-run went away; finalising the profile");
+			while (read_some(fd, &in, 0) > 0)
+				;
+			break;
+		}
+		if (cprof_store_commit(store, 0) < 0) {
+			rc = EXIT_STORE;
+			break;
+		}
+	}
+	if (cprof_ingest_finish(&in, clean) < 0)
+		rc = EXIT_STORE;
+	cprof_ingest_free(&in);
+	if (cprof_store_close(store) < 0)
+		rc = EXIT_STORE;
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,341 @@
+/* Frame validation and dispatch: a malformed frame costs its producer's stream, never the collector. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_FMT "cprofd"
+#include "common/api.h"
+#include "common/log.h"
+#include "collector/ingest.h"
+
+int cprof_ingest_init(struct cprof_ingest *in, struct cprof_store *store)
+{
+	memset(in, 0, sizeof(*in));
+	in->store = store;
+	in->bufcap = 1 << 20;
+	in->buf = malloc(in->bufcap);
+	return in->buf ? 0 : -ENOMEM;
+}
+
+void cprof_ingest_free(struct cprof_ingest *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->nprod; i++)
+		free(in->prod[i].strmap);
+	free(in->prod);
+	free(in->buf);
+	memset(in, 0, sizeof(*in));
+}
+
+static struct cprof_producer *producer(struct cprof_ingest *in, uint32_t pid, int create)
+{
+	size_t i;
+
+	/* most recent producers are at the end; a run has few processes */
+	for (i = in->nprod; i-- > 0;)
+		if (in->prod[i].pid == pid)
+			return &in->prod[i];
+	if (!create)
+		return NULL;
+	if (in->nprod == in->cap) {
+		size_t cap = in->cap ? in->cap * 2 : 16;
+		struct cprof_producer *p = realloc(in->prod, cap * sizeof(*p));
+
+		if (p == NULL)
+			return NULL;
+		in->prod = p;
+		in->cap = cap;
+	}
+	memset(&in->prod[in->nprod], 0, sizeof(in->prod[0]));
+	in->prod[in->nprod].pid = pid;
+	return &in->prod[in->nprod++];
+}
+
+static void diag(struct cprof_ingest *in, uint32_t pid, const char *fmt, const char *what)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, what);
+	pr_warn("pid %u: %s", pid, msg);
+	if (cprof_store_diag(in->store, pid, msg) < 0)
+		in->store_failed = 1;
+}
+
+static int store_ok(struct cprof_ingest *in, int ret)
+{
+	if (ret < 0)
+		in->store_failed = 1;
+	return ret;
+}
+
+static void end_producer(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_bye *bye)
+{
+	if (p->proc_id == 0)
+		return;
+	store_ok(in, cprof_store_process_end(in->store, p->proc_id, bye, p->recorded, p->lost, p->frames,
+					     p->seq_gaps));
+	p->ended = 1;
+}
+
+static void on_hello(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hello *h)
+{
+	if (p->proc_id && !p->ended) {
+		/* the same pid again without BYE: it exec'd */
+		struct cprof_wire_bye b = { .reason = CPROF_BYE_EXEC, .emitted = p->recorded + p->lost,
+					    .lost = p->lost };
+
+		end_producer(in, p, &b);
+	}
+	free(p->strmap);
+	p->strmap = NULL;
+	p->strmap_len = 0;
+	p->recorded = p->lost = 0;
+	p->frames = p->seq_gaps = 0;
+	p->next_seq = 0;
+	p->ended = 0;
+	if (store_ok(in, cprof_store_process(in->store, h, &p->proc_id)) == 0)
+		in->processes++;
+}
+
+static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
+{
+	const uint8_t *payload = (const uint8_t *)(h + 1);
+	size_t off = 0;
+	uint32_t i;
+
+	for (i = 0; i < h->count; i++) {
+		const struct cprof_wire_string *s = (const void *)(payload + off);
+		int64_t gid;
+
+		if (s->id >= p->strmap_len) {
+			size_t n = s->id + 1 > p->strmap_len * 2 ? s->id + 1 : p->strmap_len * 2;
+			int64_t *m = realloc(p->strmap, n * sizeof(*m));
+
+			if (m == NULL)
+				return -ENOMEM;
+			memset(m + p->strmap_len, 0, (n - p->strmap_len) * sizeof(*m));
+			p->strmap = m;
+			p->strmap_len = n;
+		}
+		if (store_ok(in, cprof_store_string(in->store, (const char *)(s + 1), s->len, &gid)) < 0)
+			return -EIO;
+		p->strmap[s->id] = gid;
+		off += (sizeof(*s) + s->len + 3) & ~(size_t)3;
+	}
+	return 0;
+}
+
+static int api_valid(const struct cprof_wire_api *ev)
+{
+	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->end_ns >= ev->start_ns;
+}
+
+static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
+{
+	const struct cprof_wire_api *ev = (const void *)(h + 1);
+	uint32_t i;
+
+	for (i = 0; i < h->count; i++)
+		if (!api_valid(&ev[i]))
+			return -EBADMSG;
+	for (i = 0; i < h->count; i++) {
+		int64_t kname = 0;
+
+		if (ev[i].name && ev[i].name < p->strmap_len)
+			kname = p->strmap[ev[i].name];
+		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &ev[i], kname)) < 0)
+			return -EIO;
+	}
+	p->recorded += h->count;
+	in->events += h->count;
+	return 0;
+}
+
+/* One validated frame. Returns -EBADMSG when its content is wrong (the producer gets banned). */
+static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
+{
+	struct cprof_producer *p;
+
+	if (h->type == CPROF_MSG_RUN_END) {
+		memcpy(&in->run_end, h + 1, sizeof(in->run_end));
+		in->run_ended = 1;
+		return 0;
+	}
+	p = producer(in, h->pid, h->type == CPROF_MSG_HELLO);
+	if (p == NULL) {
+		if (in->dropped_frames++ == 0)
+			diag(in, h->pid, "%s", "frames from a process that never said HELLO were dropped");
+		return 0;
+	}
+	if (p->banned) {
+		in->dropped_frames++;
+		return 0;
+	}
+	if (h->type == CPROF_MSG_HELLO) {
+		on_hello(in, p, (const void *)(h + 1));
+	} else if (p->proc_id == 0) {
+		in->dropped_frames++;
+		return 0;
+	}
+	if (h->seq != p->next_seq)
+		p->seq_gaps++;
+	p->next_seq = h->seq + 1;
+	p->frames++;
+
+	switch (h->type) {
+	case CPROF_MSG_STRINGS:
+		return on_strings(in, p, h);
+	case CPROF_MSG_API:
+		return on_api(in, p, h);
+	case CPROF_MSG_LOST: {
+		const struct cprof_wire_lost *l = (const void *)(h + 1);
+
+		p->lost += l->lost;
+		in->lost += l->lost;
+		return 0;
+	}
+	case CPROF_MSG_BYE: {
+		const struct cprof_wire_bye *b = (const void *)(h + 1);
+
+		/* the BYE's total is the truth: losses after the last LOST frame are in it */
+		if (b->lost > p->lost) {
+			in->lost += b->lost - p->lost;
+			p->lost = b->lost;
+		}
+		end_producer(in, p, b);
+		return 0;
+	}
+	}
+	return 0;
+}
+
+static void ban(struct cprof_ingest *in, uint32_t pid, const char *why)
+{
+	struct cprof_producer *p = producer(in, pid, 1);
+
+	if (p && !p->banned) {
+		p->banned = 1;
+		diag(in, pid, "malformed frame (%s): this process's further events are dropped", why);
+	}
+}
+
+int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
+{
+	size_t off = 0;
+
+	if (in->len + len > in->bufcap) {
+		size_t cap = in->bufcap;
+		uint8_t *b;
+
+		while (cap < in->len + len)
+			cap *= 2;
+		b = realloc(in->buf, cap);
+		if (b == NULL)
+			return -ENOMEM;
+		in->buf = b;
+		in->bufcap = cap;
+	}
+	memcpy(in->buf + in->len, data, len);
+	in->len += len;
+
+	while (off < in->len) {
+		const struct cprof_wire_hdr *h = (const void *)(in->buf + off);
+		size_t avail = in->len - off, flen = 0;
+		int err;
+		struct cprof_wire_hdr hdr;
+
+		err = cprof_wire_check(in->buf + off, avail, &flen);
+		if (err == CPROF_WIRE_SHORT)
+			break;
+		if (err == CPROF_WIRE_OK) {
+			/* frames are packed back to back, so the header may be unaligned in buf */
+			uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+
+			memcpy(frame, in->buf + off, flen);
+			in->frames++;
+			if (dispatch(in, (const void *)frame) == -EBADMSG) {
+				in->bad_frames++;
+				ban(in, ((struct cprof_wire_hdr *)frame)->pid, "invalid event");
+			}
+			off += flen;
+			continue;
+		}
+		in->bad_frames++;
+		memcpy(&hdr, h, avail < sizeof(hdr) ? avail : sizeof(hdr));
+		if (err != CPROF_WIRE_BAD_MAGIC && avail >= sizeof(hdr)) {
+			ban(in, hdr.pid, cprof_wire_strerror(err));
+			if (err != CPROF_WIRE_BAD_LENGTH && hdr.len >= sizeof(hdr) && hdr.len <= avail) {
+				off += hdr.len;
+				continue;
+			}
+		} else if (in->bad_frames == 1 || (in->bad_frames & 1023) == 0) {
+			diag(in, 0, "%s in the stream; resynchronising on the next frame", cprof_wire_strerror(err));
+		}
+		/* lost framing: look for the next magic after this byte */
+		{
+			static const uint32_t magic = CPROF_WIRE_MAGIC;
+			const uint8_t *next = memmem(in->buf + off + 1, in->len - off - 1, &magic, sizeof(magic));
+
+			if (next == NULL) {
+				/* keep the last 3 bytes: they may start a magic */
+				off = in->len > 3 ? in->len - 3 : in->len;
+				if (off < in->len && memmem(in->buf + off, in->len - off, &magic, 1) == NULL)
+					off = in->len;
+				break;
+			}
+			off = next - in->buf;
+		}
+	}
+	memmove(in->buf, in->buf + off, in->len - off);
+	in->len -= off;
+	if (in->store_failed)
+		return -EIO;
+	return cprof_store_commit(in->store, 0);
+}
+
+int cprof_ingest_finish(struct cprof_ingest *in, int clean)
+{
+	struct cprof_store *s = in->store;
+	uint64_t missing_bye = 0;
+	const char *reason = NULL;
+	size_t i;
+
+	for (i = 0; i < in->nprod; i++) {
+		struct cprof_producer *p = &in->prod[i];
+
+		if (p->proc_id && !p->ended) {
+			missing_bye++;
+			end_producer(in, p, NULL);
+		}
+	}
+	if (in->len)
+		in->bad_frames++; /* a torn frame at the end */
+	if (!clean)
+		reason = "collector stopped before the run ended";
+	else if (in->lost)
+		reason = "events were lost";
+	else if (in->bad_frames || in->dropped_frames)
+		reason = "malformed frames were dropped";
+	else if (missing_bye)
+		reason = "a process ended without saying goodbye (killed, or still running)";
+	cprof_store_meta_int(s, "lost_events", (int64_t)in->lost);
+	cprof_store_meta_int(s, "bad_frames", (int64_t)in->bad_frames);
+	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
+	cprof_store_meta_int(s, "frames", (int64_t)in->frames);
+	cprof_store_meta_int(s, "events", (int64_t)in->events);
+	cprof_store_meta_int(s, "processes", (int64_t)in->processes);
+	cprof_store_meta_int(s, "processes_without_bye", (int64_t)missing_bye);
+	if (in->run_ended) {
+		cprof_store_meta_int(s, "exit_status", in->run_end.exit_status);
+		cprof_store_meta_int(s, "term_signal", in->run_end.term_signal);
+		cprof_store_meta_int(s, "end_ns", (int64_t)in->run_end.end_ns);
+	}
+	cprof_store_meta(s, "finalised", clean ? "1" : "0");
+	cprof_store_meta(s, "complete", reason ? "0" : "1");
+	cprof_store_meta(s, "incomplete_reason", reason ? reason : "");
+	if (in->store_failed)
+		return -EIO;
+	return cprof_store_commit(s, 1);
+}

@@ -1,0 +1,49 @@
+/* Turning the FIFO's byte stream into validated frames and store rows; knows every producer's state. */
+#ifndef CPROF_COLLECTOR_INGEST_H
+#define CPROF_COLLECTOR_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/wire.h"
+#include "collector/store.h"
+
+struct cprof_producer {
+	uint32_t pid;
+	int64_t proc_id;   /* PROCESSES.id of the current instance, 0 before HELLO */
+	int banned;        /* sent a malformed frame: everything further from it is dropped */
+	int ended;         /* said BYE */
+	uint32_t next_seq;
+	uint32_t frames;
+	uint32_t seq_gaps;
+	uint64_t recorded;
+	uint64_t lost;
+	int64_t *strmap;   /* local string id -> StringIds.id */
+	size_t strmap_len;
+};
+
+struct cprof_ingest {
+	struct cprof_store *store;
+	struct cprof_producer *prod;
+	size_t nprod, cap;
+	uint8_t *buf;
+	size_t len, bufcap;
+	uint64_t frames;
+	uint64_t bad_frames;      /* malformed or undecodable */
+	uint64_t dropped_frames;  /* well-formed but from a banned or unknown producer */
+	uint64_t events;
+	uint64_t lost;
+	uint64_t processes;
+	int run_ended;
+	struct cprof_wire_run_end run_end;
+	int store_failed;
+};
+
+int cprof_ingest_init(struct cprof_ingest *in, struct cprof_store *store);
+/* Appends bytes read from the FIFO and handles every complete frame in them. */
+int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len);
+/* The run is over: producers without BYE are closed, the totals and completeness go to META. */
+int cprof_ingest_finish(struct cprof_ingest *in, int clean);
+void cprof_ingest_free(struct cprof_ingest *in);
+
+#endif

@@ -1,0 +1,378 @@
+/* SQLite schema and writes of the profile; names follow nsys's export where they fit (StringIds, ...). */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#define PR_FMT "cprofd: store"
+#include "common/api.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/version.h"
+#include "collector/store.h"
+
+#define COMMIT_ROWS 50000
+#define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
+
+static const char schema_sql[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=NORMAL;"
+	"CREATE TABLE META(key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);"
+	"CREATE TABLE PROCESSES(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER, host TEXT,"
+	" exe TEXT, argv TEXT, rank INTEGER, localRank INTEGER, worldSize INTEGER, startNs INTEGER,"
+	" endNs INTEGER, clock TEXT, wireVersion INTEGER, forked INTEGER, byeReason TEXT,"
+	" eventsEmitted INTEGER, eventsRecorded INTEGER, lostEvents INTEGER, frames INTEGER, seqGaps INTEGER);"
+	"CREATE TABLE THREADS(processId INTEGER, tid INTEGER, firstNs INTEGER, lastNs INTEGER, calls INTEGER,"
+	" PRIMARY KEY(processId, tid));"
+	/* one row per hooked call; a0..a7 mean what the API's class says (see the views) */
+	"CREATE TABLE CPROF_API(id INTEGER PRIMARY KEY, processId INTEGER NOT NULL, pid INTEGER, tid INTEGER,"
+	" start INTEGER NOT NULL, end INTEGER NOT NULL, correlationId INTEGER, nameId INTEGER NOT NULL,"
+	" class TEXT, returnValue INTEGER, nested INTEGER, kernelNameId INTEGER, stream INTEGER,"
+	" bytes INTEGER, ptr INTEGER, a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, a4 INTEGER,"
+	" a5 INTEGER, a6 INTEGER, a7 INTEGER);"
+	"CREATE TABLE DIAGNOSTICS(timeNs INTEGER, pid INTEGER, message TEXT);"
+	"CREATE VIEW API_CALLS AS SELECT a.id, a.processId, a.pid, a.tid, a.start, a.end,"
+	" a.end - a.start AS duration, s.value AS name, a.class, a.returnValue, a.nested,"
+	" k.value AS kernelName, a.stream, a.bytes, a.correlationId FROM CPROF_API a"
+	" JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId;"
+	"CREATE VIEW LAUNCHES AS SELECT a.id, a.processId, a.tid, a.start, a.end, s.value AS api,"
+	" k.value AS kernelName, a.a0 AS gridX, a.a1 AS gridY, a.a2 AS gridZ, a.a3 AS blockX,"
+	" a.a4 AS blockY, a.a5 AS blockZ, a.a6 AS sharedMem, a.stream, a.returnValue, a.correlationId"
+	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
+	" WHERE a.class = 'launch';"
+	"CREATE VIEW GEMMS AS SELECT a.id, a.processId, a.tid, a.start, a.end, s.value AS api, a.a0 AS m,"
+	" a.a1 AS n, a.a2 AS k, a.a3 AS batch, a.a4 AS aType, a.a5 AS cType, a.a6 AS transA,"
+	" a.a7 AS transB, a.stream, a.returnValue, a.nested FROM CPROF_API a"
+	" JOIN StringIds s ON s.id = a.nameId WHERE a.class = 'gemm';"
+	"CREATE VIEW MEMOPS AS SELECT a.id, a.processId, a.tid, a.start, a.end, s.value AS api, a.class,"
+	" a.bytes, CASE a.class WHEN 'memcpy' THEN a.a0 END AS memcpyKind,"
+	" CASE a.class WHEN 'memset' THEN a.a0 END AS memsetValue, a.stream, a.returnValue"
+	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+	" WHERE a.class IN ('memcpy', 'memset', 'memory');";
+
+enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST__N };
+static const char *const stmt_sql[ST__N] = {
+	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
+		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7)"
+		   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_PROC] = "INSERT INTO PROCESSES(pid, ppid, host, exe, argv, rank, localRank, worldSize, startNs,"
+		    " clock, wireVersion, forked) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_PROC_END] = "UPDATE PROCESSES SET endNs=?, byeReason=?, eventsEmitted=?, eventsRecorded=?,"
+			" lostEvents=?, frames=?, seqGaps=? WHERE id=?",
+	[ST_STR_INS] = "INSERT OR IGNORE INTO StringIds(value) VALUES(?)",
+	[ST_STR_SEL] = "SELECT id FROM StringIds WHERE value=?",
+	[ST_META] = "INSERT OR REPLACE INTO META(key, value) VALUES(?, ?)",
+	[ST_DIAG] = "INSERT INTO DIAGNOSTICS(timeNs, pid, message) VALUES(?,?,?)",
+};
+
+struct cprof_store {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST__N];
+	int64_t api_name_id[CPROF_API__COUNT];
+	int in_txn;
+	uint64_t txn_rows;
+	uint64_t txn_start_ns;
+	uint64_t rows;
+};
+
+static int db_err(struct cprof_store *s, const char *what)
+{
+	pr_err("%s: %s", what, sqlite3_errmsg(s->db));
+	return -EIO;
+}
+
+static int exec(struct cprof_store *s, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		pr_err("%s", msg ? msg : "sqlite error");
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int begin(struct cprof_store *s)
+{
+	if (s->in_txn)
+		return 0;
+	if (exec(s, "BEGIN") < 0)
+		return -EIO;
+	s->in_txn = 1;
+	s->txn_rows = 0;
+	s->txn_start_ns = cprof_now_ns();
+	return 0;
+}
+
+int cprof_store_commit(struct cprof_store *s, int force)
+{
+	if (!s->in_txn)
+		return 0;
+	if (!force && s->txn_rows < COMMIT_ROWS && cprof_now_ns() - s->txn_start_ns < COMMIT_NS)
+		return 0;
+	s->in_txn = 0;
+	return exec(s, "COMMIT");
+}
+
+int cprof_store_string(struct cprof_store *s, const char *text, size_t len, int64_t *global_id)
+{
+	sqlite3_stmt *ins = s->st[ST_STR_INS], *sel = s->st[ST_STR_SEL];
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	sqlite3_bind_text(ins, 1, text, (int)len, SQLITE_TRANSIENT);
+	if (sqlite3_step(ins) != SQLITE_DONE)
+		ret = db_err(s, "insert string");
+	sqlite3_reset(ins);
+	if (ret < 0)
+		return ret;
+	if (sqlite3_changes(s->db) == 1) {
+		*global_id = sqlite3_last_insert_rowid(s->db);
+		return 0;
+	}
+	sqlite3_bind_text(sel, 1, text, (int)len, SQLITE_TRANSIENT);
+	if (sqlite3_step(sel) == SQLITE_ROW)
+		*global_id = sqlite3_column_int64(sel, 0);
+	else
+		ret = db_err(s, "find string");
+	sqlite3_reset(sel);
+	return ret;
+}
+
+int cprof_store_meta(struct cprof_store *s, const char *key, const char *value)
+{
+	sqlite3_stmt *st = s->st[ST_META];
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, value, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, "meta");
+	sqlite3_reset(st);
+	return ret;
+}
+
+int cprof_store_meta_int(struct cprof_store *s, const char *key, int64_t value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", (long long)value);
+	return cprof_store_meta(s, key, buf);
+}
+
+int cprof_store_open(struct cprof_store **out, const char *path)
+{
+	struct cprof_store *s = calloc(1, sizeof(*s));
+	int ret = -EIO, fd, i;
+
+	if (s == NULL)
+		return -ENOMEM;
+	/* profile files are private: create 0600 before SQLite opens it */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		pr_err("cannot create %s: %s", path, strerror(errno));
+		goto out_free;
+	}
+	close(fd);
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		pr_err("cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		goto out_close;
+	}
+	if (exec(s, schema_sql) < 0)
+		goto out_close;
+	for (i = 0; i < ST__N; i++) {
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
+			db_err(s, stmt_sql[i]);
+			goto out_close;
+		}
+	}
+	for (i = 1; i < CPROF_API__COUNT; i++) {
+		const char *name = cprof_api_name(i);
+
+		if (cprof_store_string(s, name, strlen(name), &s->api_name_id[i]) < 0)
+			goto out_close;
+	}
+	if (cprof_store_meta(s, "schema", CPROF_PROFILE_SCHEMA) < 0 ||
+	    cprof_store_meta(s, "cprof_version", CPROF_VERSION) < 0 ||
+	    cprof_store_meta_int(s, "wire_version", CPROF_WIRE_VERSION) < 0 ||
+	    cprof_store_meta(s, "clock", "CLOCK_REALTIME") < 0 ||
+	    cprof_store_meta_int(s, "created_ns", (int64_t)cprof_now_ns()) < 0 ||
+	    cprof_store_meta(s, "complete", "0") < 0 || cprof_store_meta(s, "finalised", "0") < 0 ||
+	    cprof_store_meta(s, "incomplete_reason", "collector did not finish (killed or still running)") < 0 ||
+	    cprof_store_commit(s, 1) < 0)
+		goto out_close;
+	*out = s;
+	return 0;
+out_close:
+	for (i = 0; i < ST__N; i++)
+		sqlite3_finalize(s->st[i]);
+	sqlite3_close(s->db);
+out_free:
+	free(s);
+	return ret;
+}
+
+int cprof_store_close(struct cprof_store *s)
+{
+	int ret = 0, i;
+
+	if (s == NULL)
+		return 0;
+	if (begin(s) == 0)
+		ret = exec(s, "INSERT OR REPLACE INTO THREADS SELECT processId, tid, min(start), max(end), count(*)"
+			      " FROM CPROF_API GROUP BY processId, tid");
+	if (cprof_store_commit(s, 1) < 0)
+		ret = -EIO;
+	for (i = 0; i < ST__N; i++)
+		sqlite3_finalize(s->st[i]);
+	if (ret == 0 && exec(s, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
+		ret = -EIO;
+	if (sqlite3_close(s->db) != SQLITE_OK)
+		ret = -EIO;
+	free(s);
+	return ret;
+}
+
+int cprof_store_process(struct cprof_store *s, const struct cprof_wire_hello *h, int64_t *proc_id)
+{
+	sqlite3_stmt *st = s->st[ST_PROC];
+	const char *argv = cprof_wire_hello_argv(h);
+	char *joined;
+	size_t i;
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	/* argv as one line, arguments separated by spaces (NULs in the wire) */
+	joined = malloc(h->argv_len + 1);
+	if (joined == NULL)
+		return -ENOMEM;
+	for (i = 0; i < h->argv_len; i++)
+		joined[i] = argv[i] ? argv[i] : ' ';
+	joined[h->argv_len ? h->argv_len - 1 : 0] = '\0';
+	sqlite3_bind_int64(st, 1, h->pid);
+	sqlite3_bind_int64(st, 2, h->ppid);
+	sqlite3_bind_text(st, 3, cprof_wire_hello_host(h), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, cprof_wire_hello_exe(h), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, joined, -1, SQLITE_STATIC);
+	if (h->rank >= 0)
+		sqlite3_bind_int(st, 6, h->rank);
+	else
+		sqlite3_bind_null(st, 6);
+	if (h->local_rank >= 0)
+		sqlite3_bind_int(st, 7, h->local_rank);
+	else
+		sqlite3_bind_null(st, 7);
+	if (h->world_size >= 0)
+		sqlite3_bind_int(st, 8, h->world_size);
+	else
+		sqlite3_bind_null(st, 8);
+	sqlite3_bind_int64(st, 9, (int64_t)h->start_ns);
+	sqlite3_bind_text(st, 10, h->clock == CPROF_CLOCK_REALTIME ? "CLOCK_REALTIME" : "unknown", -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 11, (int)h->wire_version);
+	sqlite3_bind_int(st, 12, !!(h->flags & CPROF_HELLO_FORKED));
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, "insert process");
+	else
+		*proc_id = sqlite3_last_insert_rowid(s->db);
+	sqlite3_reset(st);
+	free(joined);
+	return ret;
+}
+
+int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_bye *bye,
+			    uint64_t recorded, uint64_t lost, uint32_t frames, uint32_t seq_gaps)
+{
+	static const char *const reasons[] = { "none", "exit", "_exit", "exec" };
+	sqlite3_stmt *st = s->st[ST_PROC_END];
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	if (bye) {
+		sqlite3_bind_int64(st, 1, (int64_t)bye->end_ns);
+		sqlite3_bind_text(st, 2, bye->reason < 4 ? reasons[bye->reason] : "unknown", -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, (int64_t)bye->emitted);
+	} else {
+		sqlite3_bind_null(st, 1);
+		sqlite3_bind_null(st, 2); /* no BYE: killed, or still running when the run ended */
+		sqlite3_bind_int64(st, 3, (int64_t)(recorded + lost));
+	}
+	sqlite3_bind_int64(st, 4, (int64_t)recorded);
+	sqlite3_bind_int64(st, 5, (int64_t)lost);
+	sqlite3_bind_int64(st, 6, frames);
+	sqlite3_bind_int64(st, 7, seq_gaps);
+	sqlite3_bind_int64(st, 8, proc_id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, "update process");
+	sqlite3_reset(st);
+	return ret;
+}
+
+int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_api *ev,
+		    int64_t kernel_name_id)
+{
+	sqlite3_stmt *st = s->st[ST_API];
+	int ret = 0, i;
+
+	if (begin(s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, proc_id);
+	sqlite3_bind_int64(st, 2, pid);
+	sqlite3_bind_int64(st, 3, ev->tid);
+	sqlite3_bind_int64(st, 4, (int64_t)ev->start_ns);
+	sqlite3_bind_int64(st, 5, (int64_t)ev->end_ns);
+	sqlite3_bind_int64(st, 6, (int64_t)ev->corr);
+	sqlite3_bind_int64(st, 7, s->api_name_id[ev->api]);
+	sqlite3_bind_text(st, 8, cprof_api_class_name(cprof_api_class(ev->api)), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 9, ev->ret);
+	sqlite3_bind_int(st, 10, !!(ev->flags & CPROF_API_F_NESTED));
+	if (kernel_name_id > 0)
+		sqlite3_bind_int64(st, 11, kernel_name_id);
+	else
+		sqlite3_bind_null(st, 11);
+	sqlite3_bind_int64(st, 12, (int64_t)ev->stream);
+	sqlite3_bind_int64(st, 13, (int64_t)ev->bytes);
+	sqlite3_bind_int64(st, 14, (int64_t)ev->ptr);
+	for (i = 0; i < 8; i++)
+		sqlite3_bind_int64(st, 15 + i, ev->arg[i]);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, "insert api");
+	sqlite3_reset(st);
+	s->rows++;
+	s->txn_rows++;
+	return ret;
+}
+
+int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message)
+{
+	sqlite3_stmt *st = s->st[ST_DIAG];
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, (int64_t)cprof_now_ns());
+	sqlite3_bind_int64(st, 2, pid);
+	sqlite3_bind_text(st, 3, message, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, "insert diagnostic");
+	sqlite3_reset(st);
+	return ret;
+}
+
+uint64_t cprof_store_rows(const struct cprof_store *s)
+{
+	return s->rows;
+}

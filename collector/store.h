@@ -1,0 +1,34 @@
+/* The profile store: one SQLite file, written by cprofd with prepared statements in batched transactions. */
+#ifndef CPROF_COLLECTOR_STORE_H
+#define CPROF_COLLECTOR_STORE_H
+
+#include <stdint.h>
+
+#include "common/wire.h"
+
+struct cprof_store;
+
+int cprof_store_open(struct cprof_store **out, const char *path);
+/* Commits what is pending, records the final state and closes. complete: 1 when nothing is missing. */
+int cprof_store_close(struct cprof_store *s);
+
+int cprof_store_meta(struct cprof_store *s, const char *key, const char *value);
+int cprof_store_meta_int(struct cprof_store *s, const char *key, int64_t value);
+
+/* A HELLO: a new process instance; *proc_id is its PROCESSES.id. */
+int cprof_store_process(struct cprof_store *s, const struct cprof_wire_hello *h, int64_t *proc_id);
+int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_bye *bye,
+			    uint64_t recorded, uint64_t lost, uint32_t frames, uint32_t seq_gaps);
+/* A string of a process: returns the global StringIds id in *global_id. */
+int cprof_store_string(struct cprof_store *s, const char *text, size_t len, int64_t *global_id);
+int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_api *ev,
+		    int64_t kernel_name_id);
+int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
+
+/* Ends the current transaction when it is big or old enough (force: always). */
+int cprof_store_commit(struct cprof_store *s, int force);
+
+/* Statistics for tests and the summary. */
+uint64_t cprof_store_rows(const struct cprof_store *s);
+
+#endif

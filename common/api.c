@@ -1,0 +1,29 @@
+/* Names and classes of the hooked entry points, generated from the one list in api.h. */
+#include <stddef.h>
+
+#include "common/api.h"
+
+#define CPROF_API_NAME(id, sym, cls) [id] = sym,
+static const char *const api_names[CPROF_API__COUNT] = { CPROF_API_LIST(CPROF_API_NAME) };
+#undef CPROF_API_NAME
+
+#define CPROF_API_CLS(id, sym, cls) [id] = cls,
+static const unsigned char api_classes[CPROF_API__COUNT] = { CPROF_API_LIST(CPROF_API_CLS) };
+#undef CPROF_API_CLS
+
+const char *cprof_api_name(unsigned api)
+{
+	return api < CPROF_API__COUNT ? api_names[api] : NULL;
+}
+
+enum cprof_api_class cprof_api_class(unsigned api)
+{
+	return api < CPROF_API__COUNT ? (enum cprof_api_class)api_classes[api] : CPROF_CLASS_OTHER;
+}
+
+const char *cprof_api_class_name(enum cprof_api_class cls)
+{
+	static const char *const names[] = { "other", "launch", "memory", "memcpy", "memset",
+					      "sync",  "query",  "module", "gemm" };
+	return (unsigned)cls < sizeof(names) / sizeof(names[0]) ? names[cls] : "other";
+}

@@ -1,0 +1,72 @@
+/* The hooked CUDA entry points: one id per symbol, shared by preload (recording) and collector/report (naming). */
+#ifndef CPROF_COMMON_API_H
+#define CPROF_COMMON_API_H
+
+#include <stdint.h>
+
+/* X(id, symbol, class). Ids are wire values: append only, never renumber. */
+#define CPROF_API_LIST(X)                                                          \
+	X(CPROF_API_NONE, "none", CPROF_CLASS_OTHER)                               \
+	X(CPROF_API___cudaLaunchKernel, "__cudaLaunchKernel", CPROF_CLASS_LAUNCH)   \
+	X(CPROF_API___cudaLaunchKernel_ptsz, "__cudaLaunchKernel_ptsz", CPROF_CLASS_LAUNCH) \
+	X(CPROF_API_cudaLaunchKernel, "cudaLaunchKernel", CPROF_CLASS_LAUNCH)       \
+	X(CPROF_API_cudaLaunchKernel_ptsz, "cudaLaunchKernel_ptsz", CPROF_CLASS_LAUNCH) \
+	X(CPROF_API_cudaLaunchKernelExC, "cudaLaunchKernelExC", CPROF_CLASS_LAUNCH) \
+	X(CPROF_API_cudaLaunchKernelExC_ptsz, "cudaLaunchKernelExC_ptsz", CPROF_CLASS_LAUNCH) \
+	X(CPROF_API_cudaLaunchCooperativeKernel, "cudaLaunchCooperativeKernel", CPROF_CLASS_LAUNCH) \
+	X(CPROF_API_cudaLaunchCooperativeKernel_ptsz, "cudaLaunchCooperativeKernel_ptsz", CPROF_CLASS_LAUNCH) \
+	X(CPROF_API_cudaGraphLaunch, "cudaGraphLaunch", CPROF_CLASS_LAUNCH)         \
+	X(CPROF_API_cudaGraphLaunch_ptsz, "cudaGraphLaunch_ptsz", CPROF_CLASS_LAUNCH) \
+	X(CPROF_API_cudaMalloc, "cudaMalloc", CPROF_CLASS_MEMORY)                   \
+	X(CPROF_API_cudaFree, "cudaFree", CPROF_CLASS_MEMORY)                       \
+	X(CPROF_API_cudaMallocHost, "cudaMallocHost", CPROF_CLASS_MEMORY)           \
+	X(CPROF_API_cudaFreeHost, "cudaFreeHost", CPROF_CLASS_MEMORY)               \
+	X(CPROF_API_cudaMallocAsync, "cudaMallocAsync", CPROF_CLASS_MEMORY)         \
+	X(CPROF_API_cudaFreeAsync, "cudaFreeAsync", CPROF_CLASS_MEMORY)             \
+	X(CPROF_API_cudaMemcpy, "cudaMemcpy", CPROF_CLASS_MEMCPY)                   \
+	X(CPROF_API_cudaMemcpyAsync, "cudaMemcpyAsync", CPROF_CLASS_MEMCPY)         \
+	X(CPROF_API_cudaMemcpyAsync_ptsz, "cudaMemcpyAsync_ptsz", CPROF_CLASS_MEMCPY) \
+	X(CPROF_API_cudaMemset, "cudaMemset", CPROF_CLASS_MEMSET)                   \
+	X(CPROF_API_cudaMemsetAsync, "cudaMemsetAsync", CPROF_CLASS_MEMSET)         \
+	X(CPROF_API_cudaMemsetAsync_ptsz, "cudaMemsetAsync_ptsz", CPROF_CLASS_MEMSET) \
+	X(CPROF_API_cudaDeviceSynchronize, "cudaDeviceSynchronize", CPROF_CLASS_SYNC) \
+	X(CPROF_API_cudaStreamSynchronize, "cudaStreamSynchronize", CPROF_CLASS_SYNC) \
+	X(CPROF_API_cudaStreamSynchronize_ptsz, "cudaStreamSynchronize_ptsz", CPROF_CLASS_SYNC) \
+	X(CPROF_API_cudaEventSynchronize, "cudaEventSynchronize", CPROF_CLASS_SYNC) \
+	X(CPROF_API_cudaStreamWaitEvent, "cudaStreamWaitEvent", CPROF_CLASS_SYNC)   \
+	X(CPROF_API_cudaOccupancyMaxActiveBlocksPerMultiprocessor,                 \
+	  "cudaOccupancyMaxActiveBlocksPerMultiprocessor", CPROF_CLASS_QUERY)      \
+	X(CPROF_API_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,        \
+	  "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", CPROF_CLASS_QUERY) \
+	X(CPROF_API___cudaRegisterFunction, "__cudaRegisterFunction", CPROF_CLASS_MODULE) \
+	X(CPROF_API___cudaGetKernel, "__cudaGetKernel", CPROF_CLASS_MODULE)         \
+	X(CPROF_API_cublasSgemm_v2, "cublasSgemm_v2", CPROF_CLASS_GEMM)             \
+	X(CPROF_API_cublasDgemm_v2, "cublasDgemm_v2", CPROF_CLASS_GEMM)             \
+	X(CPROF_API_cublasGemmEx, "cublasGemmEx", CPROF_CLASS_GEMM)                 \
+	X(CPROF_API_cublasSgemmStridedBatched, "cublasSgemmStridedBatched", CPROF_CLASS_GEMM) \
+	X(CPROF_API_cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx", CPROF_CLASS_GEMM) \
+	X(CPROF_API_cublasGemmBatchedEx, "cublasGemmBatchedEx", CPROF_CLASS_GEMM)   \
+	X(CPROF_API_cublasLtMatmul, "cublasLtMatmul", CPROF_CLASS_GEMM)             \
+	X(CPROF_API_cublasSetStream_v2, "cublasSetStream_v2", CPROF_CLASS_OTHER)
+
+enum cprof_api_class {
+	CPROF_CLASS_OTHER = 0,
+	CPROF_CLASS_LAUNCH,
+	CPROF_CLASS_MEMORY,
+	CPROF_CLASS_MEMCPY,
+	CPROF_CLASS_MEMSET,
+	CPROF_CLASS_SYNC,
+	CPROF_CLASS_QUERY,
+	CPROF_CLASS_MODULE,
+	CPROF_CLASS_GEMM,
+};
+
+#define CPROF_API_ENUM(id, sym, cls) id,
+enum cprof_api { CPROF_API_LIST(CPROF_API_ENUM) CPROF_API__COUNT };
+#undef CPROF_API_ENUM
+
+const char *cprof_api_name(unsigned api);
+enum cprof_api_class cprof_api_class(unsigned api);
+const char *cprof_api_class_name(enum cprof_api_class cls);
+
+#endif

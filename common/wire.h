@@ -1,0 +1,163 @@
+/* The framed pipe protocol between libcprof.so (and cprof-run) and cprofd: fixed-width, versioned, asserted layouts. */
+#ifndef CPROF_COMMON_WIRE_H
+#define CPROF_COMMON_WIRE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CPROF_WIRE_MAGIC   0x46525043u /* "CPRF" as little-endian bytes */
+#define CPROF_WIRE_VERSION 1
+/* One frame is one write(2) of at most PIPE_BUF bytes: POSIX makes such writes to a FIFO atomic,
+ * so many processes and threads can share one FIFO without interleaving. */
+#define CPROF_WIRE_MAX_FRAME 4096
+_Static_assert(CPROF_WIRE_MAX_FRAME <= PIPE_BUF, "a frame must fit one atomic FIFO write");
+
+enum cprof_msg_type {
+	CPROF_MSG_HELLO = 1,   /* a process starts talking: who it is */
+	CPROF_MSG_STRINGS = 2, /* per-process string table entries (kernel names) */
+	CPROF_MSG_API = 3,     /* batch of hooked API calls */
+	CPROF_MSG_LOST = 4,    /* events dropped since the previous LOST */
+	CPROF_MSG_BYE = 5,     /* a process is done (exit, _exit, exec) */
+	CPROF_MSG_RUN_END = 6, /* from cprof-run: the target finished; drain and finalise */
+	CPROF_MSG__MAX
+};
+
+struct cprof_wire_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t len;   /* whole frame, header included */
+	uint32_t pid;   /* producer */
+	uint32_t seq;   /* per-producer frame counter, starts at 0 after each HELLO */
+	uint32_t count; /* records in the payload */
+};
+_Static_assert(sizeof(struct cprof_wire_hdr) == 24, "wire header layout");
+_Static_assert(offsetof(struct cprof_wire_hdr, len) == 8, "wire header layout");
+_Static_assert(offsetof(struct cprof_wire_hdr, count) == 20, "wire header layout");
+
+#define CPROF_WIRE_MAX_PAYLOAD (CPROF_WIRE_MAX_FRAME - sizeof(struct cprof_wire_hdr))
+
+enum cprof_clock { CPROF_CLOCK_REALTIME = 0 };
+
+/* HELLO payload: fixed part, then exe, host and argv (NUL-separated) bytes, lengths given here. */
+struct cprof_wire_hello {
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_ns;    /* CLOCK_REALTIME when the library initialised in this process */
+	uint32_t clock;       /* enum cprof_clock: which clock every timestamp uses */
+	uint32_t wire_version;
+	int32_t rank;         /* -1 when unset: RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID */
+	int32_t local_rank;   /* LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID */
+	int32_t world_size;   /* WORLD_SIZE, OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS */
+	uint32_t argc;        /* argv entries carried (may be fewer than the process had) */
+	uint16_t exe_len;
+	uint16_t host_len;
+	uint16_t argv_len;    /* bytes of NUL-separated argv */
+	uint16_t flags;       /* CPROF_HELLO_* */
+	uint8_t data[];
+};
+_Static_assert(sizeof(struct cprof_wire_hello) == 48, "hello layout");
+_Static_assert(offsetof(struct cprof_wire_hello, exe_len) == 40, "hello layout");
+
+#define CPROF_HELLO_ARGV_TRUNCATED 0x1
+#define CPROF_HELLO_FORKED         0x2 /* started in a fork child without exec */
+
+/* STRINGS payload: count records, each this header then len bytes (no NUL), padded to 4. */
+struct cprof_wire_string {
+	uint32_t id;
+	uint16_t len;
+	uint16_t kind; /* enum cprof_string_kind */
+};
+_Static_assert(sizeof(struct cprof_wire_string) == 8, "string layout");
+enum cprof_string_kind { CPROF_STR_KERNEL = 1 };
+#define CPROF_WIRE_MAX_STRING (CPROF_WIRE_MAX_PAYLOAD - sizeof(struct cprof_wire_string))
+
+/* One hooked call. The meaning of arg[] depends on the API class (see below). */
+struct cprof_wire_api {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t corr;   /* cprof correlation id, unique in the process; pushed to CUPTI as external id */
+	uint64_t stream; /* cudaStream_t value (0 = legacy default stream) */
+	uint64_t bytes;  /* memcpy/memset/malloc size */
+	uint64_t ptr;    /* host stub of a kernel, device pointer of malloc/free, ... */
+	uint32_t tid;
+	uint16_t api;    /* enum cprof_api */
+	uint16_t flags;  /* CPROF_API_F_* */
+	int32_t ret;     /* the value the real function returned, unchanged */
+	uint32_t name;   /* per-process string id (kernel name), 0 = none */
+	uint32_t arg[8];
+};
+_Static_assert(sizeof(struct cprof_wire_api) == 96, "api event layout");
+_Static_assert(offsetof(struct cprof_wire_api, tid) == 48, "api event layout");
+_Static_assert(offsetof(struct cprof_wire_api, arg) == 64, "api event layout");
+
+#define CPROF_API_F_NESTED 0x1 /* called from inside another hooked call (cuBLAS -> cuBLASLt) */
+#define CPROF_API_F_REAL_MISSING 0x2 /* the real symbol could not be found; nothing was called */
+
+/* arg[] by class. launch: grid x,y,z, block x,y,z, dynamic shared memory, -.
+ * memcpy: kind (cudaMemcpyKind), -. memset: value. gemm: m, n, k, batch, atype, ctype, transa, transb.
+ * sync: - (stream in .stream, event in .ptr). */
+enum {
+	CPROF_ARG_GRID_X = 0, CPROF_ARG_GRID_Y, CPROF_ARG_GRID_Z,
+	CPROF_ARG_BLOCK_X, CPROF_ARG_BLOCK_Y, CPROF_ARG_BLOCK_Z, CPROF_ARG_SHMEM,
+};
+enum { CPROF_ARG_M = 0, CPROF_ARG_N, CPROF_ARG_K, CPROF_ARG_BATCH, CPROF_ARG_ATYPE, CPROF_ARG_CTYPE,
+       CPROF_ARG_TRANSA, CPROF_ARG_TRANSB };
+enum { CPROF_ARG_KIND = 0, CPROF_ARG_VALUE = 0 };
+
+#define CPROF_WIRE_API_PER_FRAME (CPROF_WIRE_MAX_PAYLOAD / sizeof(struct cprof_wire_api))
+
+struct cprof_wire_lost {
+	uint64_t lost;    /* dropped since the previous LOST frame */
+	uint64_t emitted; /* events this process has produced so far (recorded + lost) */
+};
+_Static_assert(sizeof(struct cprof_wire_lost) == 16, "lost layout");
+
+enum cprof_bye_reason { CPROF_BYE_EXIT = 1, CPROF_BYE__EXIT = 2, CPROF_BYE_EXEC = 3 };
+struct cprof_wire_bye {
+	uint64_t end_ns;
+	uint64_t emitted; /* all events produced, recorded or not */
+	uint64_t lost;    /* all events dropped in the process */
+	uint32_t reason;  /* enum cprof_bye_reason */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct cprof_wire_bye) == 32, "bye layout");
+
+struct cprof_wire_run_end {
+	uint64_t end_ns;
+	int32_t exit_status; /* as cprof-run exits: status, or 128+signal */
+	int32_t term_signal; /* 0 unless the target was killed by a signal */
+};
+_Static_assert(sizeof(struct cprof_wire_run_end) == 16, "run_end layout");
+
+/* Validation, used by cprofd on every frame it reads. */
+enum cprof_wire_err {
+	CPROF_WIRE_OK = 0,
+	CPROF_WIRE_SHORT = 1,    /* need more bytes */
+	CPROF_WIRE_BAD_MAGIC,
+	CPROF_WIRE_BAD_VERSION,
+	CPROF_WIRE_BAD_TYPE,
+	CPROF_WIRE_BAD_LENGTH,
+	CPROF_WIRE_BAD_PAYLOAD,
+};
+const char *cprof_wire_strerror(int err);
+
+/* Check the frame at buf (avail bytes readable). Returns CPROF_WIRE_OK with *frame_len set,
+ * CPROF_WIRE_SHORT when more bytes are needed, or an error. Header checks need only 24 bytes. */
+int cprof_wire_check(const void *buf, size_t avail, size_t *frame_len);
+
+/* Builders: fill the header; return the frame length or 0 if it would not fit. */
+void cprof_wire_hdr_init(struct cprof_wire_hdr *h, uint16_t type, uint32_t pid, uint32_t seq,
+			 uint32_t count, uint32_t len);
+size_t cprof_wire_build_hello(void *frame, uint32_t seq, const struct cprof_wire_hello *fixed,
+			      const char *exe, const char *host, const char *const *argv, int argc);
+/* Appends one string to a STRINGS frame being built; returns 0, or -ENOSPC when it must go in the next frame. */
+int cprof_wire_strings_add(void *frame, size_t *len, uint32_t id, uint16_t kind, const char *s);
+
+/* Accessors for a validated HELLO. */
+const char *cprof_wire_hello_exe(const struct cprof_wire_hello *h);
+const char *cprof_wire_hello_host(const struct cprof_wire_hello *h);
+const char *cprof_wire_hello_argv(const struct cprof_wire_hello *h);
+
+#endif

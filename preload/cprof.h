@@ -1,0 +1,160 @@
+/* Internal interface of libcprof.so: state, per-thread rings, recording, the flusher, real-symbol lookup. */
+#ifndef CPROF_PRELOAD_CPROF_H
+#define CPROF_PRELOAD_CPROF_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/api.h"
+#include "common/clock.h"
+#include "common/wire.h"
+
+#define CPROF_HIDDEN __attribute__((visibility("hidden")))
+#define CPROF_EXPORT __attribute__((visibility("default")))
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Library state. OFF is final (setuid, no collector, collector gone); ON records. */
+enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF };
+
+#define CPROF_RING_EVENTS 4096 /* per thread; power of two */
+
+struct cprof_ring {
+	_Alignas(64) _Atomic uint64_t head; /* written by the owning thread only */
+	_Alignas(64) _Atomic uint64_t tail; /* written by the drainer only */
+	_Alignas(64) _Atomic uint64_t lost; /* dropped because the ring was full */
+	_Atomic uint64_t lost_sent;         /* part of lost already reported (drainer) */
+	_Atomic int state;                  /* CPROF_RING_* */
+	uint32_t tid;
+	uint64_t snap;           /* head seen by the drainer at the start of a round */
+	struct cprof_ring *next; /* registry list; never unlinked, reused when free */
+	struct cprof_wire_api ev[CPROF_RING_EVENTS];
+};
+enum { CPROF_RING_LIVE = 1, CPROF_RING_DEAD = 2, CPROF_RING_FREE = 3 };
+
+struct cprof_tls {
+	struct cprof_ring *ring;
+	uint32_t generation; /* rings of another generation belong to a parent process (fork) */
+	uint32_t tid;
+	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
+	uint64_t corr_lo;
+};
+
+extern CPROF_HIDDEN _Atomic int cprof_state;
+extern CPROF_HIDDEN __thread struct cprof_tls cprof_tls __attribute__((tls_model("initial-exec")));
+
+/* init.c */
+CPROF_HIDDEN int cprof_init_slow(void);
+CPROF_HIDDEN void cprof_disable(const char *why);
+
+static inline int cprof_active(void)
+{
+	int st = atomic_load_explicit(&cprof_state, memory_order_acquire);
+
+	if (likely(st == CPROF_ST_ON))
+		return 1;
+	if (st == CPROF_ST_UNINIT)
+		return cprof_init_slow() == 0;
+	return 0;
+}
+
+/* ring.c */
+CPROF_HIDDEN struct cprof_ring *cprof_ring_for_thread(void);
+CPROF_HIDDEN void cprof_rings_reset_after_fork(void);
+CPROF_HIDDEN struct cprof_ring *cprof_rings_head(void);
+CPROF_HIDDEN extern _Atomic uint32_t cprof_generation;
+
+/* flusher.c */
+
+CPROF_HIDDEN void cprof_flusher_wake(void);
+CPROF_HIDDEN void cprof_flusher_final(int reason);
+CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);
+CPROF_HIDDEN int cprof_strings_add(uint32_t id, uint16_t kind, const char *s);
+CPROF_HIDDEN extern _Atomic int cprof_wake_pending;
+
+/* Record one finished call into this thread's ring. Never blocks; a full ring counts a loss. */
+static inline void cprof_record(const struct cprof_wire_api *ev)
+{
+	struct cprof_ring *r = cprof_tls.ring;
+	uint64_t h, t;
+
+	if (unlikely(r == NULL || cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed))) {
+		r = cprof_ring_for_thread();
+		if (r == NULL)
+			return;
+	}
+	h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	if (unlikely(h - t >= CPROF_RING_EVENTS)) {
+		atomic_store_explicit(&r->lost, atomic_load_explicit(&r->lost, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		if (!atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
+			cprof_flusher_wake();
+		return;
+	}
+	r->ev[h & (CPROF_RING_EVENTS - 1)] = *ev;
+	r->ev[h & (CPROF_RING_EVENTS - 1)].tid = cprof_tls.tid;
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	if (unlikely(h - t == CPROF_RING_EVENTS / 4) &&
+	    !atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
+		cprof_flusher_wake();
+}
+
+/* Begin/end of a hooked call. enter returns 0 when the call must only be passed through. */
+struct cprof_call {
+	uint64_t start;
+	uint64_t corr;
+	int nested;
+};
+
+static inline int cprof_enter(struct cprof_call *c)
+{
+	if (!cprof_active())
+		return 0;
+	if (unlikely(cprof_tls.ring == NULL ||
+		     cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed))) {
+		if (cprof_ring_for_thread() == NULL)
+			return 0;
+	}
+	c->nested = cprof_tls.depth++ > 0;
+	/* unique in the process: thread id above, per-thread counter below */
+	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));
+	c->start = cprof_now_ns();
+	return 1;
+}
+
+static inline void cprof_leave(struct cprof_call *c, struct cprof_wire_api *ev, unsigned api, int ret)
+{
+	ev->end_ns = cprof_now_ns();
+	cprof_tls.depth--;
+	ev->start_ns = c->start;
+	ev->corr = c->corr;
+	ev->api = api;
+	ev->ret = ret;
+	ev->flags |= c->nested ? CPROF_API_F_NESTED : 0;
+	cprof_record(ev);
+}
+
+/* symbols.c: the next definition of sym in the hook chain (see DESIGN.md on version nodes). */
+CPROF_HIDDEN void *cprof_resolve(const char *sym, const char *soname);
+
+#define CPROF_MISSING ((void *)1)
+#define CPROF_REAL(fn, soname)                                                               \
+	({                                                                                   \
+		static void *real_##fn##_p;                                                  \
+		void *p_ = __atomic_load_n(&real_##fn##_p, __ATOMIC_ACQUIRE);                \
+		if (unlikely(p_ == NULL)) {                                                  \
+			p_ = cprof_resolve(#fn, soname);                                     \
+			__atomic_store_n(&real_##fn##_p, p_ ? p_ : CPROF_MISSING, __ATOMIC_RELEASE); \
+		}                                                                            \
+		(__typeof__(&fn))(p_ == CPROF_MISSING ? NULL : p_);                          \
+	})
+
+/* kernels.c: host stub / cudaKernel_t -> per-process string id of the kernel's name. */
+CPROF_HIDDEN void cprof_kernel_register(const void *key, const char *name);
+CPROF_HIDDEN void cprof_kernel_alias(const void *alias, const void *key);
+CPROF_HIDDEN uint32_t cprof_kernel_name_id(const void *key);
+CPROF_HIDDEN void cprof_kernels_lock(int lock);
+
+#endif

@@ -1,0 +1,234 @@
+/* libcprof.so life cycle: cheap constructor, lazy start on the first hooked call, fork and exit handling. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PR_FMT "cprof"
+#include "common/log.h"
+#include "preload/cprof.h"
+#include "preload/flusher.h"
+
+CPROF_HIDDEN _Atomic int cprof_state = CPROF_ST_UNINIT;
+
+static struct cprof_flusher_cfg cfg;
+static int atexit_registered;
+static int secure;
+static int forked;
+
+void cprof_disable(const char *why)
+{
+	if (atomic_exchange(&cprof_state, CPROF_ST_OFF) != CPROF_ST_OFF && why)
+		pr_warn("%s; profiling disabled, the program continues unprofiled", why);
+}
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (v == NULL || *v == '\0')
+		return def;
+	n = strtol(v, &end, 10);
+	if (*end != '\0' || n < lo || n > hi) {
+		pr_warn("ignoring %s=%s (want %d..%d)", name, v, lo, hi);
+		return def;
+	}
+	return (int)n;
+}
+
+static int env_rank(const char *const *names)
+{
+	for (; *names; names++) {
+		const char *v = getenv(*names);
+		char *end;
+		long n;
+
+		if (v && *v) {
+			n = strtol(v, &end, 10);
+			if (*end == '\0' && n >= 0 && n < INT32_MAX)
+				return (int)n;
+		}
+	}
+	return -1;
+}
+
+static void read_identity(struct cprof_hello_info *h)
+{
+	static const char *const rank_vars[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", NULL };
+	static const char *const local_vars[] = { "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", NULL };
+	static const char *const size_vars[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
+	ssize_t n;
+	int fd;
+
+	memset(h, 0, sizeof(*h));
+	h->fixed.pid = getpid();
+	h->fixed.ppid = getppid();
+	h->fixed.start_ns = cprof_now_ns();
+	h->fixed.clock = CPROF_CLOCK_REALTIME;
+	h->fixed.wire_version = CPROF_WIRE_VERSION;
+	h->fixed.rank = env_rank(rank_vars);
+	h->fixed.local_rank = env_rank(local_vars);
+	h->fixed.world_size = env_rank(size_vars);
+
+	n = readlink("/proc/self/exe", h->exe, sizeof(h->exe) - 1);
+	if (n < 0)
+		strcpy(h->exe, "?");
+	else
+		h->exe[n] = '\0';
+	if (gethostname(h->host, sizeof(h->host) - 1) < 0)
+		strcpy(h->host, "?");
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, h->args, sizeof(h->args) - 1);
+		close(fd);
+		if (n > 0) {
+			char *p = h->args, *end = h->args + n;
+
+			h->args[n] = '\0';
+			if (n == (ssize_t)sizeof(h->args) - 1)
+				h->fixed.flags |= CPROF_HELLO_ARGV_TRUNCATED;
+			while (p < end && h->argc < CPROF_HELLO_MAX_ARGS) {
+				h->argv[h->argc++] = p;
+				p += strlen(p) + 1;
+			}
+		}
+	}
+}
+
+static void at_exit_flush(void)
+{
+	cprof_flusher_final(CPROF_BYE_EXIT);
+}
+
+int cprof_init_slow(void)
+{
+	int expect = CPROF_ST_UNINIT, fd;
+	const char *fifo;
+
+	if (!atomic_compare_exchange_strong(&cprof_state, &expect, CPROF_ST_INITING)) {
+		/* another thread is starting us; its init does not call back into CUDA, so this ends */
+		while ((expect = atomic_load(&cprof_state)) == CPROF_ST_INITING)
+			sched_yield();
+		return expect == CPROF_ST_ON ? 0 : -1;
+	}
+	if (secure) {
+		atomic_store(&cprof_state, CPROF_ST_OFF);
+		return -1;
+	}
+	cprof_log_level = env_int("CPROF_DEBUG", CPROF_LOG_WARN, 0, 3);
+	fifo = getenv("CPROF_FIFO");
+	if (fifo == NULL || *fifo == '\0') {
+		pr_dbg("CPROF_FIFO not set: not profiling");
+		atomic_store(&cprof_state, CPROF_ST_OFF);
+		return -1;
+	}
+	/* O_NONBLOCK: no reader means ENXIO now, a full pipe means EAGAIN later, never a blocked thread */
+	fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		pr_warn("cannot open the collector's FIFO %s (%s); not profiling", fifo,
+			errno == ENXIO ? "no collector is reading it" : strerror(errno));
+		atomic_store(&cprof_state, CPROF_ST_OFF);
+		return -1;
+	}
+	cfg.fifo_fd = fd;
+	cfg.flush_ms = env_int("CPROF_FLUSH_MS", 10, 1, 10000);
+	cfg.exit_timeout_ms = env_int("CPROF_EXIT_TIMEOUT_MS", 1000, 0, 600000);
+	read_identity(&cfg.hello);
+	if (forked)
+		cfg.hello.fixed.flags |= CPROF_HELLO_FORKED;
+	if (cprof_flusher_start(&cfg) < 0) {
+		close(fd);
+		pr_warn("cannot start the flusher thread; not profiling");
+		atomic_store(&cprof_state, CPROF_ST_OFF);
+		return -1;
+	}
+	if (!atexit_registered) {
+		/* registered once: a fork child inherits the registration */
+		atexit_registered = 1;
+		atexit(at_exit_flush);
+	}
+	atomic_store(&cprof_state, CPROF_ST_ON);
+	pr_dbg("profiling pid %d into %s", (int)getpid(), fifo);
+	return 0;
+}
+
+static void atfork_prepare(void)
+{
+	cprof_kernels_lock(1);
+	cprof_flusher_strings_lock(1);
+}
+
+static void atfork_parent(void)
+{
+	cprof_flusher_strings_lock(0);
+	cprof_kernels_lock(0);
+}
+
+static void atfork_child(void)
+{
+	int st;
+
+	cprof_flusher_strings_lock(0);
+	cprof_kernels_lock(0);
+	cprof_flusher_reset_after_fork();
+	cprof_rings_reset_after_fork();
+	forked = 1;
+	st = atomic_load(&cprof_state);
+	/* the child starts over on its first hooked call: its own HELLO, pid and flusher */
+	if (st == CPROF_ST_ON || st == CPROF_ST_INITING)
+		atomic_store(&cprof_state, CPROF_ST_UNINIT);
+}
+
+CPROF_HIDDEN int cprof_forked(void)
+{
+	return forked;
+}
+
+__attribute__((constructor)) static void cprof_ctor(void)
+{
+	/* setuid and friends: read no CPROF_* variable, touch nothing */
+	if (getauxval(AT_SECURE)) {
+		secure = 1;
+		atomic_store(&cprof_state, CPROF_ST_OFF);
+		return;
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* _exit skips atexit: flush here so os._exit() and _exit() keep what they produced. */
+static void exit_common(void)
+{
+	cprof_flusher_final(CPROF_BYE__EXIT);
+}
+
+CPROF_EXPORT void _exit(int status)
+{
+	void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "_exit");
+
+	exit_common();
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+CPROF_EXPORT void _Exit(int status)
+{
+	void (*real)(int) = (void (*)(int))dlsym(RTLD_NEXT, "_Exit");
+
+	exit_common();
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}

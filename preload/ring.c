@@ -1,0 +1,104 @@
+/* Per-thread event rings: single producer (the thread), single consumer (the drainer), reused after thread exit. */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PR_FMT "cprof: ring"
+#include "common/log.h"
+#include "preload/cprof.h"
+
+CPROF_HIDDEN __thread struct cprof_tls cprof_tls __attribute__((tls_model("initial-exec")));
+CPROF_HIDDEN _Atomic uint32_t cprof_generation = 1;
+
+static _Atomic(struct cprof_ring *) rings;
+static pthread_key_t ring_key;
+static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
+
+struct cprof_ring *cprof_rings_head(void)
+{
+	return atomic_load_explicit(&rings, memory_order_acquire);
+}
+
+static void ring_thread_exit(void *arg)
+{
+	struct cprof_ring *r = arg;
+
+	/* the drainer sends what is left, then marks it FREE for the next thread */
+	if (r)
+		atomic_store_explicit(&r->state, CPROF_RING_DEAD, memory_order_release);
+}
+
+static void ring_key_create(void)
+{
+	if (pthread_key_create(&ring_key, ring_thread_exit) != 0)
+		pr_warn("cannot track thread exit; rings of finished threads are not reused");
+}
+
+static struct cprof_ring *ring_claim_free(void)
+{
+	struct cprof_ring *r;
+
+	for (r = cprof_rings_head(); r; r = r->next) {
+		int expect = CPROF_RING_FREE;
+
+		if (atomic_compare_exchange_strong(&r->state, &expect, CPROF_RING_LIVE))
+			return r;
+	}
+	return NULL;
+}
+
+struct cprof_ring *cprof_ring_for_thread(void)
+{
+	struct cprof_ring *r;
+	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_acquire);
+
+	if (cprof_tls.generation != gen) {
+		/* first event of this thread, or first in a fork child: parent's ring is not ours */
+		int depth = cprof_tls.depth;
+
+		memset(&cprof_tls, 0, sizeof(cprof_tls));
+		cprof_tls.depth = depth;
+		cprof_tls.generation = gen;
+		cprof_tls.tid = (uint32_t)syscall(SYS_gettid);
+	}
+	if (cprof_tls.ring)
+		return cprof_tls.ring;
+
+	r = ring_claim_free();
+	if (r == NULL) {
+		r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r == MAP_FAILED) {
+			cprof_disable("cannot allocate an event buffer");
+			return NULL;
+		}
+		atomic_store(&r->state, CPROF_RING_LIVE);
+		r->next = atomic_load(&rings);
+		while (!atomic_compare_exchange_weak(&rings, &r->next, r))
+			;
+	}
+	r->tid = cprof_tls.tid;
+	cprof_tls.ring = r;
+	pthread_once(&ring_key_once, ring_key_create);
+	pthread_setspecific(ring_key, r);
+	return r;
+}
+
+void cprof_rings_reset_after_fork(void)
+{
+	struct cprof_ring *r = atomic_load(&rings), *next;
+
+	/* only this thread exists in the child; the parent's unsent events are the parent's */
+	atomic_store(&rings, NULL);
+	for (; r; r = next) {
+		next = r->next;
+		munmap(r, sizeof(*r));
+	}
+	atomic_fetch_add(&cprof_generation, 1);
+	if (pthread_once(&ring_key_once, ring_key_create) == 0)
+		pthread_setspecific(ring_key, NULL);
+	cprof_tls.ring = NULL;
+	cprof_tls.generation = 0;
+}

@@ -1,0 +1,38 @@
+/* cprof info: a few lines about a profile (what cprof-run prints at the end of a run). */
+#include <string.h>
+
+#define PR_FMT "cprof info"
+#include "common/log.h"
+#include "report/cprof.h"
+
+int cmd_info(int argc, char **argv)
+{
+	char command[1024], reason[256], sim[8];
+	sqlite3 *db;
+	int64_t status;
+	int complete;
+
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n");
+		return argc == 2 && !strcmp(argv[1], "--help") ? CPROF_EXIT_OK : CPROF_EXIT_USAGE;
+	}
+	db = cprof_profile_open(argv[1]);
+	if (db == NULL)
+		return CPROF_EXIT_USAGE;
+	complete = cprof_meta_int(db, "complete", 0) == 1;
+	status = cprof_meta_int(db, "exit_status", -1);
+	cprof_meta(db, "command", command, sizeof(command), "?");
+	cprof_meta(db, "incomplete_reason", reason, sizeof(reason), "");
+	cprof_meta(db, "simulated_gpu", sim, sizeof(sim), "0");
+	printf("cprof: profile %s%s\n", argv[1], strcmp(sim, "1") == 0 ? " (simulated GPU)" : "");
+	printf("cprof: command: %s", command);
+	if (status >= 0)
+		printf(" (exit status %lld)", (long long)status);
+	printf("\ncprof: %lld process(es), %lld CUDA API calls, %lld lost events, %s%s%s\n",
+	       (long long)cprof_meta_int(db, "processes", 0), (long long)cprof_meta_int(db, "events", 0),
+	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
+	       complete ? "" : ": ", complete ? "" : reason);
+	printf("cprof: see it with: cprof report %s\n", argv[1]);
+	sqlite3_close(db);
+	return CPROF_EXIT_OK;
+}

@@ -1,0 +1,54 @@
+/* Shared by the cprof report commands: exit codes, the command table, profile access, output helpers. */
+#ifndef CPROF_REPORT_CPROF_H
+#define CPROF_REPORT_CPROF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+/* Exit codes of cprof (a contract, see DESIGN.md). */
+enum cprof_exit {
+	CPROF_EXIT_OK = 0,
+	CPROF_EXIT_GATE_FAILED = 1,
+	CPROF_EXIT_USAGE = 2,
+	CPROF_EXIT_INCOMPLETE = 3,
+};
+
+struct cprof_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+/* Opens a profile read-only and checks it is one; on failure prints one line and returns NULL. */
+sqlite3 *cprof_profile_open(const char *path);
+/* META value as text (static buffer per call site is the caller's: copies into buf), or def. */
+const char *cprof_meta(sqlite3 *db, const char *key, char *buf, size_t size, const char *def);
+int64_t cprof_meta_int(sqlite3 *db, const char *key, int64_t def);
+
+/* Formatting. */
+enum cprof_unit { CPROF_NS = 0, CPROF_US, CPROF_MS, CPROF_S };
+enum cprof_unit cprof_unit_for(double max_ns);
+const char *cprof_unit_name(enum cprof_unit u);
+/* "12.34 ms" in a fixed unit */
+void cprof_fmt_in(char *buf, size_t size, double ns, enum cprof_unit u);
+/* "12.3 ms" in the unit that suits the value */
+void cprof_fmt_dur(char *buf, size_t size, double ns);
+void cprof_json_str(FILE *f, const char *s);
+void cprof_csv_str(FILE *f, const char *s);
+
+/* Duration statistics of one group. */
+struct cprof_stats {
+	uint64_t n;
+	double total, min, max, avg, med, std;
+};
+/* Runs sql (columns: group key INTEGER, label TEXT, duration INTEGER, rows ordered by key then duration)
+ * and calls fn once per group. */
+int cprof_group_stats(sqlite3 *db, const char *sql, int64_t bind1,
+		      int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+
+#endif

@@ -1,0 +1,42 @@
+/* cprof: reads profiles written by cprof-run; one table of subcommands, one file per command. */
+#include <stdio.h>
+#include <string.h>
+
+#define PR_FMT "cprof"
+#include "common/log.h"
+#include "common/version.h"
+#include "report/cprof.h"
+
+static const struct cprof_cmd commands[] = {
+	{ "report", cmd_report, "tables: the CUDA API summary per process" },
+	{ "info", cmd_info, "what a profile holds, in a few lines" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: cprof COMMAND PROFILE.db [options]\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nexit status: 0 ok, 1 gate failed, 2 usage or unreadable input, 3 profile incomplete\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? CPROF_EXIT_USAGE : CPROF_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("cprof %s\n", CPROF_VERSION);
+		return CPROF_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	pr_err("unknown command '%s' (cprof --help lists them)", argv[1]);
+	return CPROF_EXIT_USAGE;
+}

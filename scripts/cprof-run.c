@@ -1,0 +1,403 @@
+/* cprof-run: runs a command under cprof (collector, FIFO, LD_PRELOAD) and exits with the command's status. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PR_FMT "cprof-run"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/version.h"
+#include "common/wire.h"
+
+/* Our own failures use the codes timeout(1) and env(1) use, so they differ from most targets'. */
+enum { RUN_EXIT_INTERNAL = 125, RUN_EXIT_NOEXEC = 126, RUN_EXIT_NOTFOUND = 127, RUN_EXIT_USAGE = 2 };
+
+#define READY_TIMEOUT_MS 10000
+
+static volatile pid_t target_pid;
+
+static void forward(int sig, siginfo_t *si, void *uctx)
+{
+	(void)uctx;
+	/* a signal from the terminal already reached the target (same process group); one sent to us
+	 * by kill(1) or a scheduler did not, so pass it on */
+	if (target_pid > 0 && si && si->si_code <= 0)
+		kill(target_pid, sig);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] -- CMD [ARGS...]\n"
+		"Runs CMD with cprof loaded and writes its profile.\n"
+		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
+		"                     %%h = host name, %%p = pid of cprof-run, %%%% = %%\n"
+		"  -f, --force        overwrite an existing profile\n"
+		"  -q, --quiet        no summary on stderr\n"
+		"Exit status: CMD's own (128+N when killed by signal N); 125 when cprof itself failed,\n"
+		"126 when CMD cannot be executed, 127 when it is not found, 2 on bad usage.\n");
+}
+
+static int expand_output(const char *pattern, char *out, size_t size)
+{
+	char host[256] = "host";
+	size_t o = 0;
+	const char *p;
+
+	gethostname(host, sizeof(host) - 1);
+	for (p = pattern; *p; p++) {
+		char tmp[300];
+		const char *add = tmp;
+
+		if (*p == '%' && p[1] == 'h')
+			add = host, p++;
+		else if (*p == '%' && p[1] == 'p')
+			snprintf(tmp, sizeof(tmp), "%d", (int)getpid()), p++;
+		else if (*p == '%' && p[1] == '%')
+			tmp[0] = '%', tmp[1] = '\0', p++;
+		else
+			tmp[0] = *p, tmp[1] = '\0';
+		if (o + strlen(add) >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + o, add, strlen(add));
+		o += strlen(add);
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static int default_output(char *out, size_t size)
+{
+	int i;
+
+	snprintf(out, size, "cprof.db");
+	for (i = 1; access(out, F_OK) == 0; i++)
+		snprintf(out, size, "cprof-%d.db", i);
+	return 0;
+}
+
+static void remove_profile(const char *path)
+{
+	char side[PATH_MAX + 8];
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
+static char *join_command(char **argv)
+{
+	size_t n = 1;
+	char **a, *s;
+
+	for (a = argv; *a; a++)
+		n += strlen(*a) + 1;
+	s = malloc(n);
+	if (s == NULL)
+		return NULL;
+	s[0] = '\0';
+	for (a = argv; *a; a++) {
+		strcat(s, *a);
+		if (a[1])
+			strcat(s, " ");
+	}
+	return s;
+}
+
+static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command)
+{
+	int ready[2], devnull;
+	struct pollfd p;
+	pid_t pid;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char fdbuf[16];
+
+		/* its own process group: Ctrl-C is for the target; the collector drains until told */
+		setpgid(0, 0);
+		devnull = open("/dev/null", O_RDWR);
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDOUT_FILENO);
+		}
+		close(ready[0]);
+		fcntl(ready[1], F_SETFD, 0);
+		snprintf(fdbuf, sizeof(fdbuf), "%d", ready[1]);
+		execl(cprofd, "cprofd", "--fifo", fifo, "--db", db, "--ready-fd", fdbuf, "--command", command,
+		      (char *)NULL);
+		pr_err("cannot execute %s: %s", cprofd, strerror(errno));
+		_exit(RUN_EXIT_INTERNAL);
+	}
+	close(ready[1]);
+	p.fd = ready[0];
+	p.events = POLLIN;
+	if (poll(&p, 1, READY_TIMEOUT_MS) != 1 || read(ready[0], &c, 1) != 1 || c != 'R') {
+		close(ready[0]);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(ready[0]);
+	return pid;
+}
+
+static int send_run_end(const char *fifo, int status, int sig)
+{
+	uint8_t frame[sizeof(struct cprof_wire_hdr) + sizeof(struct cprof_wire_run_end)];
+	struct cprof_wire_run_end e = { .end_ns = cprof_now_ns(), .exit_status = status, .term_signal = sig };
+	int fd, ret = 0;
+
+	fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	cprof_wire_hdr_init((struct cprof_wire_hdr *)frame, CPROF_MSG_RUN_END, getpid(), 0, 1, sizeof(frame));
+	memcpy(frame + sizeof(struct cprof_wire_hdr), &e, sizeof(e));
+	/* the pipe may be full while the collector catches up: retry for a while */
+	for (int i = 0; i < 6000; i++) {
+		if (write(fd, frame, sizeof(frame)) == (ssize_t)sizeof(frame))
+			goto out;
+		if (errno != EAGAIN && errno != EINTR)
+			break;
+		poll(NULL, 0, 10);
+	}
+	ret = -errno;
+out:
+	close(fd);
+	return ret;
+}
+
+/* Waits for the collector to finish; returns its exit status or -1. */
+static int wait_collector(pid_t pid, int timeout_s)
+{
+	int status, i;
+
+	for (i = 0; i < timeout_s * 100; i++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		poll(NULL, 0, 10);
+	}
+	pr_warn("collector still busy after %d s; stopping it (profile marked incomplete)", timeout_s);
+	kill(pid, SIGTERM);
+	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return -1;
+}
+
+static void summary(const char *self_dir, const char *db)
+{
+	char cprof[PATH_MAX + 8];
+	pid_t pid;
+
+	snprintf(cprof, sizeof(cprof), "%s/cprof", self_dir);
+	pid = fork();
+	if (pid == 0) {
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execl(cprof, "cprof", "info", db, (char *)NULL);
+		_exit(RUN_EXIT_INTERNAL);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+	};
+	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
+	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
+	const char *output = NULL, *tmp;
+	int opt, quiet = 0, force = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
+	char *command, *preload;
+	pid_t collector, pid;
+	struct sigaction sa;
+	ssize_t n;
+	int child_errno = 0;
+
+	while ((opt = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': output = optarg; break;
+		case 'f': force = 1; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("cprof-run %s\n", CPROF_VERSION); return 0;
+		default: usage(stderr); return RUN_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		pr_err("no command given (usage: cprof-run [options] -- CMD [ARGS...])");
+		return RUN_EXIT_USAGE;
+	}
+
+	/* relocatable: the library is ../lib/libcprof.so and the collector sits next to us */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0) {
+		pr_err("cannot find my own location: %s", strerror(errno));
+		return RUN_EXIT_INTERNAL;
+	}
+	self[n] = '\0';
+	tmp = dirname(self);
+	if (strlen(tmp) >= sizeof(self_dir)) {
+		pr_err("installation path too long");
+		return RUN_EXIT_INTERNAL;
+	}
+	strcpy(self_dir, tmp);
+	snprintf(lib, sizeof(lib), "%s/../lib/libcprof.so", self_dir);
+	snprintf(cprofd, sizeof(cprofd), "%s/cprofd", self_dir);
+	if (realpath(lib, self) == NULL || access(cprofd, X_OK) < 0) {
+		pr_err("incomplete installation: need %s and %s", lib, cprofd);
+		return RUN_EXIT_INTERNAL;
+	}
+	snprintf(lib, sizeof(lib), "%s", self);
+
+	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
+		pr_err("profile name too long");
+		return RUN_EXIT_USAGE;
+	}
+	if (access(out, F_OK) == 0) {
+		if (!force) {
+			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
+			return RUN_EXIT_USAGE;
+		}
+		remove_profile(out);
+	}
+	/* the collector runs in / like a daemon would not; give it an absolute path */
+	if (out[0] == '/')
+		snprintf(db, sizeof(db), "%s", out);
+	else {
+		char cwd[PATH_MAX];
+
+		if (getcwd(cwd, sizeof(cwd)) == NULL || snprintf(db, sizeof(db), "%s/%s", cwd, out) >= (int)sizeof(db)) {
+			pr_err("profile path too long");
+			return RUN_EXIT_USAGE;
+		}
+	}
+
+	tmp = getenv("TMPDIR");
+	snprintf(rundir, sizeof(rundir), "%s/cprof-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (mkdtemp(rundir) == NULL) { /* mkdtemp makes it 0700 */
+		pr_err("cannot create a run directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		return RUN_EXIT_INTERNAL;
+	}
+	snprintf(fifo, sizeof(fifo), "%s/events.fifo", rundir);
+	if (mkfifo(fifo, 0600) < 0) {
+		pr_err("cannot create %s: %s", fifo, strerror(errno));
+		rmdir(rundir);
+		return RUN_EXIT_INTERNAL;
+	}
+
+	command = join_command(argv + optind);
+	signal(SIGPIPE, SIG_IGN);
+	collector = start_collector(cprofd, fifo, db, command ? command : "?");
+	free(command);
+	if (collector < 0) {
+		pr_err("the collector did not start; see its message above");
+		unlink(fifo);
+		rmdir(rundir);
+		return RUN_EXIT_INTERNAL;
+	}
+
+	tmp = getenv("LD_PRELOAD");
+	if (tmp && *tmp) {
+		preload = malloc(strlen(lib) + strlen(tmp) + 2);
+		if (preload)
+			sprintf(preload, "%s:%s", lib, tmp);
+	} else {
+		preload = strdup(lib);
+	}
+	if (preload == NULL || setenv("LD_PRELOAD", preload, 1) < 0 || setenv("CPROF_FIFO", fifo, 1) < 0) {
+		pr_err("cannot set up the environment");
+		return RUN_EXIT_INTERNAL;
+	}
+	tmp = getenv("CUDA_INJECTION64_PATH");
+	if (tmp && *tmp && strcmp(tmp, lib) != 0)
+		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", tmp);
+	setenv("CUDA_INJECTION64_PATH", lib, 1);
+	free(preload);
+
+	if (pipe2(errpipe, O_CLOEXEC) < 0) {
+		pr_err("pipe: %s", strerror(errno));
+		return RUN_EXIT_INTERNAL;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	pid = fork();
+	if (pid < 0) {
+		pr_err("fork: %s", strerror(errno));
+		return RUN_EXIT_INTERNAL;
+	}
+	if (pid == 0) {
+		int e;
+
+		signal(SIGPIPE, SIG_DFL);
+		close(errpipe[0]);
+		execvp(argv[optind], argv + optind);
+		e = errno;
+		if (write(errpipe[1], &e, sizeof(e)) < 0) {
+			/* the parent sees EOF and reports a generic failure */
+		}
+		_exit(e == ENOENT ? RUN_EXIT_NOTFOUND : RUN_EXIT_NOEXEC);
+	}
+	target_pid = pid;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	close(errpipe[1]);
+	if (read(errpipe[0], &child_errno, sizeof(child_errno)) == sizeof(child_errno))
+		pr_err("cannot execute %s: %s", argv[optind], strerror(child_errno));
+	close(errpipe[0]);
+
+	while (waitpid(pid, &cstatus, 0) < 0) {
+		if (errno != EINTR) {
+			pr_err("waitpid: %s", strerror(errno));
+			cstatus = RUN_EXIT_INTERNAL << 8;
+			break;
+		}
+	}
+	if (WIFSIGNALED(cstatus)) {
+		sig = WTERMSIG(cstatus);
+		status = 128 + sig;
+	} else {
+		status = WEXITSTATUS(cstatus);
+	}
+
+	/* the target's writes are all in the FIFO now; RUN_END lands behind them */
+	if (send_run_end(fifo, status, sig) < 0)
+		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");
+	rc = wait_collector(collector, 600);
+	unlink(fifo);
+	rmdir(rundir);
+	if (rc != 0)
+		pr_warn("collector exited with status %d; the profile may be incomplete", rc);
+	if (!quiet && access(db, R_OK) == 0)
+		summary(self_dir, db);
+	return status;
+}
