@@ -88,3 +88,10 @@ $(BUILD)/bin/cprof-run: $(call obj_of,host,$(RUN_SRCS)) $(HOST_OBJS_COMMON)
 BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run
 .PHONY: binaries
 binaries: $(BINARIES) simgpu
+
+# ---- tests ----
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+$(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c) $(HOST_OBJS_COMMON)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) $(CHECK_LIBS)

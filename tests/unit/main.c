@@ -1,0 +1,18 @@
+/* Runs every Check suite; the exit status is the number of failures (capped). */
+#include <check.h>
+#include <stdlib.h>
+
+#include "tests/unit/tests.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(wire_suite());
+	int failed;
+
+	srunner_add_suite(sr, store_suite());
+	srunner_add_suite(sr, ingest_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

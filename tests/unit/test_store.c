@@ -1,0 +1,378 @@
+/* Unit tests of the profile store and of the collector's frame intake (ingest). */
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/api.h"
+#include "common/wire.h"
+#include "collector/ingest.h"
+#include "collector/store.h"
+#include "tests/unit/tests.h"
+
+static char path[256];
+
+static void tmp_db(void)
+{
+	snprintf(path, sizeof(path), "/tmp/cprof-unit-%d-%d.db", (int)getpid(), rand());
+	unlink(path);
+}
+
+static void rm_db(void)
+{
+	char side[300];
+
+	unlink(path);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	unlink(side);
+}
+
+static int64_t q_int(const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t v = -999;
+
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+static char *q_text(const char *sql)
+{
+	static char buf[1024];
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	buf[0] = '\0';
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(buf, sizeof(buf), "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return buf;
+}
+
+static uint8_t hello_frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+
+static const struct cprof_wire_hello *hello(uint32_t pid)
+{
+	struct cprof_wire_hello h = { .pid = pid, .ppid = 1, .start_ns = 5, .wire_version = 1, .rank = -1,
+				      .local_rank = -1, .world_size = -1 };
+	const char *argv[] = { "./prog", "--x", NULL };
+
+	cprof_wire_build_hello(hello_frame, 0, &h, "/bin/prog", "hostA", argv, 2);
+	return (const void *)(hello_frame + sizeof(struct cprof_wire_hdr));
+}
+
+START_TEST(test_store_write_read_back)
+{
+	struct cprof_store *s;
+	struct cprof_wire_api ev = { .start_ns = 100, .end_ns = 350, .corr = 77, .stream = 0x10, .tid = 1234,
+				     .api = CPROF_API_cudaLaunchKernel, .ret = 35 };
+	struct cprof_wire_bye bye = { .end_ns = 999, .emitted = 2, .lost = 0, .reason = CPROF_BYE_EXIT };
+	int64_t proc, kname, again;
+
+	tmp_db();
+	ev.arg[CPROF_ARG_GRID_X] = 4;
+	ev.arg[CPROF_ARG_BLOCK_X] = 256;
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_store_process(s, hello(4321), &proc), 0);
+	ck_assert_int_eq(cprof_store_string(s, "_Z4addkPfi", 10, &kname), 0);
+	ck_assert_int_eq(cprof_store_string(s, "_Z4addkPfi", 10, &again), 0);
+	ck_assert_int_eq(kname, again); /* strings are stored once */
+	ck_assert_int_eq(cprof_store_api(s, proc, 4321, &ev, kname), 0);
+	ev.api = CPROF_API_cudaMalloc;
+	ev.ret = 2;
+	ev.bytes = 1 << 20;
+	ck_assert_int_eq(cprof_store_api(s, proc, 4321, &ev, 0), 0);
+	ck_assert_int_eq(cprof_store_process_end(s, proc, &bye, 2, 0, 3, 0), 0);
+	ck_assert_int_eq(cprof_store_meta(s, "complete", "1"), 0);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+
+	ck_assert_str_eq(q_text("SELECT value FROM META WHERE key='schema'"), "cprof.profile/1");
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 2);
+	ck_assert_str_eq(q_text("SELECT kernelName FROM LAUNCHES"), "_Z4addkPfi");
+	ck_assert_int_eq(q_int("SELECT gridX * 1000 + blockX FROM LAUNCHES"), 4256);
+	ck_assert_int_eq(q_int("SELECT duration FROM API_CALLS WHERE name='cudaLaunchKernel'"), 250);
+	ck_assert_int_eq(q_int("SELECT returnValue FROM API_CALLS WHERE name='cudaMalloc'"), 2);
+	ck_assert_int_eq(q_int("SELECT bytes FROM MEMOPS WHERE api='cudaMalloc'"), 1 << 20);
+	ck_assert_int_eq(q_int("SELECT correlationId FROM CPROF_API LIMIT 1"), 77);
+	ck_assert_str_eq(q_text("SELECT argv FROM PROCESSES"), "./prog --x");
+	ck_assert_str_eq(q_text("SELECT host FROM PROCESSES"), "hostA");
+	ck_assert_str_eq(q_text("SELECT byeReason FROM PROCESSES"), "exit");
+	ck_assert_int_eq(q_int("SELECT rank IS NULL FROM PROCESSES"), 1);
+	ck_assert_int_eq(q_int("SELECT calls FROM THREADS WHERE tid=1234"), 2);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='complete'"), 1);
+	rm_db();
+}
+END_TEST
+
+START_TEST(test_store_never_overwrites)
+{
+	struct cprof_store *s;
+	FILE *f;
+
+	tmp_db();
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("precious", f);
+	fclose(f);
+	ck_assert_int_lt(cprof_store_open(&s, path), 0);
+	f = fopen(path, "r");
+	{
+		char buf[16] = "";
+
+		ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+		ck_assert_str_eq(buf, "precious");
+	}
+	fclose(f);
+	rm_db();
+}
+END_TEST
+
+START_TEST(test_store_file_is_private)
+{
+	struct cprof_store *s;
+	struct stat st;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	rm_db();
+}
+END_TEST
+
+Suite *store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *tc = tcase_create("store");
+
+	tcase_add_test(tc, test_store_write_read_back);
+	tcase_add_test(tc, test_store_never_overwrites);
+	tcase_add_test(tc, test_store_file_is_private);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* ---- ingest: a byte stream as cprofd reads it from the FIFO ---- */
+
+static uint8_t stream[1 << 16];
+static size_t slen;
+
+static void put(const void *p, size_t n)
+{
+	memcpy(stream + slen, p, n);
+	slen += n;
+}
+
+static void put_hello(uint32_t pid, uint32_t seq)
+{
+	struct cprof_wire_hello h = { .pid = pid, .ppid = 1, .wire_version = 1, .rank = -1, .local_rank = -1,
+				      .world_size = -1 };
+	uint8_t f[CPROF_WIRE_MAX_FRAME];
+	const char *argv[] = { "prog", NULL };
+
+	put(f, cprof_wire_build_hello(f, seq, &h, "/bin/prog", "h", argv, 1));
+}
+
+static void put_string(uint32_t pid, uint32_t seq, uint32_t id, const char *s)
+{
+	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	size_t len = sizeof(struct cprof_wire_hdr);
+
+	cprof_wire_hdr_init((void *)f, CPROF_MSG_STRINGS, pid, seq, 0, len);
+	cprof_wire_strings_add(f, &len, id, CPROF_STR_KERNEL, s);
+	put(f, len);
+}
+
+static void put_api(uint32_t pid, uint32_t seq, uint32_t n, uint16_t api, uint32_t name)
+{
+	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	struct cprof_wire_hdr *h = (void *)f;
+	struct cprof_wire_api *ev = (void *)(h + 1);
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&ev[i], 0, sizeof(ev[i]));
+		ev[i].start_ns = 10 * i;
+		ev[i].end_ns = 10 * i + 5;
+		ev[i].api = api;
+		ev[i].name = name;
+		ev[i].tid = pid;
+	}
+	cprof_wire_hdr_init(h, CPROF_MSG_API, pid, seq, n, sizeof(*h) + n * sizeof(*ev));
+	put(f, h->len);
+}
+
+static void put_small(uint16_t type, uint32_t pid, uint32_t seq, const void *p, size_t n)
+{
+	uint8_t f[256] __attribute__((aligned(8)));
+
+	cprof_wire_hdr_init((void *)f, type, pid, seq, 1, sizeof(struct cprof_wire_hdr) + n);
+	memcpy(f + sizeof(struct cprof_wire_hdr), p, n);
+	put(f, sizeof(struct cprof_wire_hdr) + n);
+}
+
+/* Feeds the stream in chunks of `chunk` bytes, as short FIFO reads would deliver it. */
+static void run_ingest(size_t chunk)
+{
+	struct cprof_store *s;
+	struct cprof_ingest in;
+	size_t off;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_ingest_init(&in, s), 0);
+	for (off = 0; off < slen; off += chunk)
+		ck_assert_int_eq(cprof_ingest_feed(&in, stream + off, off + chunk > slen ? slen - off : chunk), 0);
+	ck_assert_int_eq(cprof_ingest_finish(&in, 1), 0);
+	cprof_ingest_free(&in);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+}
+
+START_TEST(test_ingest_good_stream_any_chunking)
+{
+	static const size_t chunks[] = { 1, 7, 24, 4096, 65536 };
+	struct cprof_wire_bye bye = { .end_ns = 1, .emitted = 30, .lost = 0, .reason = CPROF_BYE_EXIT };
+	struct cprof_wire_run_end end = { .exit_status = 3 };
+
+	slen = 0;
+	put_hello(100, 0);
+	put_string(100, 1, 1, "_Z6kernelv");
+	put_api(100, 2, 20, CPROF_API_cudaLaunchKernel, 1);
+	put_hello(200, 0); /* a second process interleaves */
+	put_api(200, 1, 5, CPROF_API_cudaMalloc, 0);
+	put_api(100, 3, 10, CPROF_API___cudaLaunchKernel, 1);
+	put_small(CPROF_MSG_BYE, 100, 4, &bye, sizeof(bye));
+	put_small(CPROF_MSG_RUN_END, 1, 0, &end, sizeof(end));
+	run_ingest(chunks[_i]);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE pid=100"), 30);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM LAUNCHES WHERE kernelName='_Z6kernelv'"), 30);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE pid=200"), 5);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM PROCESSES"), 2);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='bad_frames'"), 0);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='exit_status'"), 3);
+	ck_assert_int_eq(q_int("SELECT seqGaps FROM PROCESSES WHERE pid=100"), 0);
+	/* pid 200 never said BYE: the run is not complete */
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='complete'"), 0);
+	ck_assert_int_eq(q_int("SELECT byeReason IS NULL FROM PROCESSES WHERE pid=200"), 1);
+	rm_db();
+}
+END_TEST
+
+START_TEST(test_ingest_garbage_resyncs)
+{
+	static const char junk[] = "this is not a frame at all \x01\x02\x03 CPR";
+
+	slen = 0;
+	put_hello(100, 0);
+	put(junk, sizeof(junk));
+	put_api(100, 1, 4, CPROF_API_cudaLaunchKernel, 0);
+	put(junk, 5);
+	put_api(100, 2, 4, CPROF_API_cudaLaunchKernel, 0);
+	run_ingest(13);
+	/* both API frames survive the garbage around them */
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 8);
+	ck_assert_int_ge(q_int("SELECT value FROM META WHERE key='bad_frames'"), 1);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='complete'"), 0);
+	ck_assert_int_ge(q_int("SELECT count(*) FROM DIAGNOSTICS"), 1);
+	rm_db();
+}
+END_TEST
+
+START_TEST(test_ingest_bad_producer_dropped)
+{
+	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	struct cprof_wire_hdr *h = (void *)f;
+	size_t mark;
+
+	slen = 0;
+	put_hello(100, 0);
+	put_hello(300, 0);
+	/* pid 300 sends a frame of an unknown version: its stream is dropped from then on */
+	mark = slen;
+	put_api(300, 1, 2, CPROF_API_cudaLaunchKernel, 0);
+	memcpy(f, stream + mark, sizeof(*h));
+	((struct cprof_wire_hdr *)(stream + mark))->version = 7;
+	put_api(300, 2, 3, CPROF_API_cudaLaunchKernel, 0);
+	/* an event with an API id nobody knows */
+	put_hello(400, 0);
+	put_api(400, 1, 1, 999, 0);
+	put_api(400, 2, 1, CPROF_API_cudaLaunchKernel, 0);
+	/* frames from a pid that never said HELLO */
+	put_api(500, 0, 2, CPROF_API_cudaLaunchKernel, 0);
+	put_api(100, 1, 6, CPROF_API_cudaLaunchKernel, 0);
+	run_ingest(4096);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE pid=100"), 6);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE pid=300"), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE pid=500"), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE pid=400"), 0);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='bad_frames'"), 2);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='dropped_frames'"), 3);
+	rm_db();
+}
+END_TEST
+
+START_TEST(test_ingest_lost_counted)
+{
+	struct cprof_wire_lost l = { .lost = 7, .emitted = 17 };
+	struct cprof_wire_bye bye = { .end_ns = 1, .emitted = 20, .lost = 9, .reason = CPROF_BYE__EXIT };
+
+	slen = 0;
+	put_hello(100, 0);
+	put_api(100, 1, 10, CPROF_API_cudaLaunchKernel, 0);
+	put_small(CPROF_MSG_LOST, 100, 2, &l, sizeof(l));
+	put_api(100, 3, 1, CPROF_API_cudaLaunchKernel, 0);
+	put_small(CPROF_MSG_BYE, 100, 4, &bye, sizeof(bye));
+	run_ingest(4096);
+	/* the BYE's total wins: 2 more were lost after the last LOST frame */
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='lost_events'"), 9);
+	ck_assert_int_eq(q_int("SELECT lostEvents FROM PROCESSES"), 9);
+	ck_assert_int_eq(q_int("SELECT eventsRecorded FROM PROCESSES"), 11);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='complete'"), 0);
+	ck_assert_str_eq(q_text("SELECT value FROM META WHERE key='incomplete_reason'"), "events were lost");
+	rm_db();
+}
+END_TEST
+
+START_TEST(test_ingest_exec_same_pid)
+{
+	slen = 0;
+	put_hello(100, 0);
+	put_api(100, 1, 2, CPROF_API_cudaMalloc, 0);
+	put_hello(100, 0); /* the process exec'd: a new instance with the same pid */
+	put_api(100, 1, 3, CPROF_API_cudaMalloc, 0);
+	run_ingest(4096);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM PROCESSES WHERE pid=100"), 2);
+	ck_assert_str_eq(q_text("SELECT byeReason FROM PROCESSES ORDER BY id LIMIT 1"), "exec");
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE processId=2"), 3);
+	rm_db();
+}
+END_TEST
+
+Suite *ingest_suite(void)
+{
+	Suite *s = suite_create("ingest");
+	TCase *tc = tcase_create("ingest");
+
+	tcase_add_loop_test(tc, test_ingest_good_stream_any_chunking, 0, 5);
+	tcase_add_test(tc, test_ingest_garbage_resyncs);
+	tcase_add_test(tc, test_ingest_bad_producer_dropped);
+	tcase_add_test(tc, test_ingest_lost_counted);
+	tcase_add_test(tc, test_ingest_exec_same_pid);
+	suite_add_tcase(s, tc);
+	return s;
+}

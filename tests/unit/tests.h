@@ -1,0 +1,12 @@
+/* The Check suites of the unit test runner. */
+#ifndef CPROF_TESTS_UNIT_TESTS_H
+#define CPROF_TESTS_UNIT_TESTS_H
+
+#include <check.h>
+#include <errno.h>
+
+Suite *wire_suite(void);
+Suite *store_suite(void);
+Suite *ingest_suite(void);
+
+#endif
