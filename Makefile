@@ -95,3 +95,30 @@ $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collect
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) $(CHECK_LIBS)
+
+WORKLOAD_NVCC := $(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=[sm_90,compute_90]
+$(BUILD)/tests/%: tests/workloads/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(WORKLOAD_NVCC) -o $@ $< -lcublas -lpthread
+
+TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios
+
+check: $(DEPS_STAMP) binaries $(TEST_PROGS)
+	@echo "== unit tests (Check)"
+	$(Q)CK_DEFAULT_TIMEOUT=60 $(BUILD)/tests/unit
+	@echo "== simulated GPU self-test"
+	$(Q)$(MAKE) --no-print-directory simgpu-test
+	@echo "== integration tests"
+	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/run.sh
+
+demo: $(DEPS_STAMP) binaries
+	$(Q)BUILD=$(abspath $(BUILD)) scripts/demo
+
+install: $(DEPS_STAMP) binaries
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(BUILD)/bin/cprof-run $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/lib/libcprof.so $(DESTDIR)$(PREFIX)/lib/
+
+clean:
+	rm -rf $(BUILD)

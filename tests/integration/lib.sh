@@ -1,0 +1,20 @@
+# Helpers sourced by every integration test: paths, a private temp dir, assertions, profile queries.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+BIN=$BUILD/bin
+WL=$BUILD/tests
+SIMLIB=$BUILD/simgpu/lib
+T=$(mktemp -d /tmp/cprof-it-XXXXXX)
+trap 'rm -rf "$T"' EXIT
+cd "$T"
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+q() { sqlite3 "$1" "$2" || fail "query failed: $2"; }
+assert_eq() { [ "$1" = "$2" ] || fail "$3: got '$1', want '$2'"; }
+assert_ge() { [ "$1" -ge "$2" ] || fail "$3: got $1, want >= $2"; }
+assert_match() { printf '%s' "$1" | grep -Eq -- "$2" || fail "$3: '$1' does not match /$2/"; }
+# Runs a command on the simulated GPU.
+sim() { LD_LIBRARY_PATH=$SIMLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
+need_sim() { [ -f "$SIMLIB/libcudart.so.13" ] || fail "simulated GPU not built ($SIMLIB)"; }

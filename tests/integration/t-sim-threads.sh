@@ -1,0 +1,16 @@
+# Issue 2 / must show 3: N launches from 2 threads on the simulated GPU -> exactly N launch events, named.
+. "$(dirname "$0")/lib.sh"
+#need_sim
+N=20000
+out=$(sim "$BIN/cprof-run" -q -o prof.db -- "$WL/scenarios" threads $N) || fail "run failed: $out"
+assert_eq "$out" "threads launched $N" "stdout"
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES")" $N "launch events"
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES WHERE kernelName='_Z6kern_aPi'")" $((N / 2)) "kern_a launches"
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES WHERE kernelName='_Z6kern_bPi'")" $((N - N / 2)) "kern_b launches"
+assert_eq "$(q prof.db "SELECT count(DISTINCT tid) FROM LAUNCHES")" 2 "launching threads"
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES WHERE returnValue != 0")" 0 "simulated launches succeed"
+assert_eq "$(q prof.db "SELECT value FROM META WHERE key='lost_events'")" 0 "lost"
+assert_eq "$(q prof.db "SELECT value FROM META WHERE key='complete'")" 1 "complete"
+# correlation ids are unique in the process
+assert_eq "$(q prof.db "SELECT count(DISTINCT correlationId) FROM CPROF_API")" "$(q prof.db "SELECT count(*) FROM CPROF_API")" "unique correlation ids"
+echo ok
