@@ -241,19 +241,18 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 	in->len += len;
 
 	while (off < in->len) {
-		const struct cprof_wire_hdr *h = (const void *)(in->buf + off);
+		/* frames are packed back to back, so in buf they may be unaligned: check an aligned copy */
+		uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+		const uint8_t *h = in->buf + off;
 		size_t avail = in->len - off, flen = 0;
 		int err;
 		struct cprof_wire_hdr hdr;
 
-		err = cprof_wire_check(in->buf + off, avail, &flen);
+		memcpy(frame, h, avail < sizeof(frame) ? avail : sizeof(frame));
+		err = cprof_wire_check(frame, avail < sizeof(frame) ? avail : sizeof(frame), &flen);
 		if (err == CPROF_WIRE_SHORT)
 			break;
 		if (err == CPROF_WIRE_OK) {
-			/* frames are packed back to back, so the header may be unaligned in buf */
-			uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
-
-			memcpy(frame, in->buf + off, flen);
 			in->frames++;
 			if (dispatch(in, (const void *)frame) == -EBADMSG) {
 				in->bad_frames++;

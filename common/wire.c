@@ -160,14 +160,20 @@ size_t cprof_wire_build_hello(void *frame, uint32_t seq, const struct cprof_wire
 	hello->argc = 0;
 	hello->argv_len = 0;
 	/* exe and host are cut to 1 KiB each so argv keeps most of the room */
-	n = strnlen(exe ? exe : "", 1023);
-	memcpy(p, exe ? exe : "", n);
+	if (exe == NULL)
+		exe = "";
+	if (host == NULL)
+		host = "";
+	n = strlen(exe);
+	n = n > 1023 ? 1023 : n;
+	memcpy(p, exe, n);
 	p[n] = '\0';
 	hello->exe_len = n + 1;
 	p += n + 1;
 	room -= n + 1;
-	n = strnlen(host ? host : "", 255);
-	memcpy(p, host ? host : "", n);
+	n = strlen(host);
+	n = n > 255 ? 255 : n;
+	memcpy(p, host, n);
 	p[n] = '\0';
 	hello->host_len = n + 1;
 	p += n + 1;

@@ -54,8 +54,8 @@ static inline int cprof_active(void)
 
 	if (likely(st == CPROF_ST_ON))
 		return 1;
-	if (st == CPROF_ST_UNINIT)
-		return cprof_init_slow() == 0;
+	if (st == CPROF_ST_UNINIT || st == CPROF_ST_INITING)
+		return cprof_init_slow() == 0; /* waits while another thread initialises */
 	return 0;
 }
 
@@ -69,6 +69,7 @@ CPROF_HIDDEN extern _Atomic uint32_t cprof_generation;
 
 CPROF_HIDDEN void cprof_flusher_wake(void);
 CPROF_HIDDEN void cprof_flusher_final(int reason);
+CPROF_HIDDEN void cprof_flusher_drain_now(void);
 CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);
 CPROF_HIDDEN int cprof_strings_add(uint32_t id, uint16_t kind, const char *s);
 CPROF_HIDDEN extern _Atomic int cprof_wake_pending;

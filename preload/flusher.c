@@ -352,18 +352,14 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	return 0;
 }
 
-void cprof_flusher_final(int reason)
+/* Drains everything recorded so far from the calling thread, bounded by the exit timeout; with
+ * reason != 0 also says BYE. Returns with drain_lock released. */
+static void drain_sync(int reason)
 {
-	uint64_t deadline;
+	uint64_t deadline = mono_ms() + fl.exit_timeout_ms;
 	struct timespec abs;
 	sigset_t pipe_set, old;
-	int locked;
 
-	if (!fl.running || atomic_exchange(&fl.final_done, 1))
-		return;
-	atomic_store(&fl.stop, 1);
-	cprof_flusher_wake();
-	deadline = mono_ms() + fl.exit_timeout_ms;
 	clock_gettime(CLOCK_REALTIME, &abs);
 	abs.tv_sec += fl.exit_timeout_ms / 1000;
 	abs.tv_nsec += (fl.exit_timeout_ms % 1000) * 1000000L;
@@ -372,24 +368,49 @@ void cprof_flusher_final(int reason)
 		abs.tv_nsec -= 1000000000L;
 	}
 	/* waiting for the flusher's round is bounded: its writes give up at their own deadline */
-	locked = pthread_mutex_timedlock(&fl.drain_lock, &abs) == 0;
-	if (!locked)
+	if (pthread_mutex_timedlock(&fl.drain_lock, &abs) != 0)
 		return;
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
 	while (!atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline))
 		;
-	if (!atomic_load(&fl.dead)) {
-		uint64_t lost = lost_total();
-		struct cprof_wire_bye b = { .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
-					    .reason = reason };
+	if (cprof_log_level >= CPROF_LOG_DBG) {
+		struct cprof_ring *r;
+
+		for (r = cprof_rings_head(); r; r = r->next)
+			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,
+			       (unsigned long long)atomic_load(&r->head), (unsigned long long)atomic_load(&r->tail),
+			       (unsigned long long)atomic_load(&r->lost), atomic_load(&r->state));
+	}
+	if (reason && !atomic_load(&fl.dead)) {
+		uint64_t lost;
+		struct cprof_wire_bye b;
 
 		drain_round(deadline); /* a last LOST if anything dropped meanwhile */
+		lost = lost_total();
+		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
+					     .reason = reason };
 		send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_unlock(&fl.drain_lock);
+}
+
+void cprof_flusher_final(int reason)
+{
+	if (!fl.running || atomic_exchange(&fl.final_done, 1))
+		return;
+	atomic_store(&fl.stop, 1);
+	cprof_flusher_wake();
+	drain_sync(reason);
+}
+
+void cprof_flusher_drain_now(void)
+{
+	if (!fl.running || atomic_load(&fl.final_done))
+		return;
+	drain_sync(0);
 }
 
 void cprof_flusher_reset_after_fork(void)

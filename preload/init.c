@@ -232,3 +232,10 @@ CPROF_EXPORT void _Exit(int status)
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }
+
+/* The driver's cuInit dlopens CUDA_INJECTION64_PATH and calls this. Returning 0 would make the driver
+ * report an injection failure, so report success; hooks start lazily on the first hooked call. */
+CPROF_EXPORT int InitializeInjection(void)
+{
+	return 1;
+}

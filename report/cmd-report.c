@@ -80,7 +80,8 @@ static int load_table(sqlite3 *db, const char *sql, int64_t proc, struct table *
 {
 	if (cprof_group_stats(db, sql, proc, add_row, t) < 0)
 		return -1;
-	qsort(t->rows, t->n, sizeof(t->rows[0]), by_total_desc);
+	if (t->n)
+		qsort(t->rows, t->n, sizeof(t->rows[0]), by_total_desc);
 	return 0;
 }
 

@@ -117,6 +117,29 @@ static char *join_command(char **argv)
 	return s;
 }
 
+/* The target's environment only: the collector and the summary must not load the library. */
+static int target_env(const char *lib, const char *fifo)
+{
+	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
+	char *preload;
+	int ret = 0;
+
+	if (old && *old) {
+		preload = malloc(strlen(lib) + strlen(old) + 2);
+		if (preload)
+			sprintf(preload, "%s:%s", lib, old);
+	} else {
+		preload = strdup(lib);
+	}
+	if (inj && *inj && strcmp(inj, lib) != 0)
+		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
+	if (preload == NULL || setenv("LD_PRELOAD", preload, 1) < 0 || setenv("CPROF_FIFO", fifo, 1) < 0 ||
+	    setenv("CUDA_INJECTION64_PATH", lib, 1) < 0)
+		ret = -ENOMEM;
+	free(preload);
+	return ret;
+}
+
 static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command)
 {
 	int ready[2], devnull;
@@ -233,7 +256,7 @@ int main(int argc, char **argv)
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
 	const char *output = NULL, *tmp;
 	int opt, quiet = 0, force = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
-	char *command, *preload;
+	char *command;
 	pid_t collector, pid;
 	struct sigaction sa;
 	ssize_t n;
@@ -322,24 +345,6 @@ int main(int argc, char **argv)
 		return RUN_EXIT_INTERNAL;
 	}
 
-	tmp = getenv("LD_PRELOAD");
-	if (tmp && *tmp) {
-		preload = malloc(strlen(lib) + strlen(tmp) + 2);
-		if (preload)
-			sprintf(preload, "%s:%s", lib, tmp);
-	} else {
-		preload = strdup(lib);
-	}
-	if (preload == NULL || setenv("LD_PRELOAD", preload, 1) < 0 || setenv("CPROF_FIFO", fifo, 1) < 0) {
-		pr_err("cannot set up the environment");
-		return RUN_EXIT_INTERNAL;
-	}
-	tmp = getenv("CUDA_INJECTION64_PATH");
-	if (tmp && *tmp && strcmp(tmp, lib) != 0)
-		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", tmp);
-	setenv("CUDA_INJECTION64_PATH", lib, 1);
-	free(preload);
-
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
 		pr_err("pipe: %s", strerror(errno));
 		return RUN_EXIT_INTERNAL;
@@ -358,6 +363,10 @@ int main(int argc, char **argv)
 
 		signal(SIGPIPE, SIG_DFL);
 		close(errpipe[0]);
+		if (target_env(lib, fifo) < 0) {
+			pr_err("cannot set up the environment");
+			_exit(RUN_EXIT_INTERNAL);
+		}
 		execvp(argv[optind], argv + optind);
 		e = errno;
 		if (write(errpipe[1], &e, sizeof(e)) < 0) {

@@ -306,7 +306,8 @@ START_TEST(test_ingest_bad_producer_dropped)
 	mark = slen;
 	put_api(300, 1, 2, CPROF_API_cudaLaunchKernel, 0);
 	memcpy(f, stream + mark, sizeof(*h));
-	((struct cprof_wire_hdr *)(stream + mark))->version = 7;
+	h->version = 7;
+	memcpy(stream + mark, f, sizeof(*h));
 	put_api(300, 2, 3, CPROF_API_cudaLaunchKernel, 0);
 	/* an event with an API id nobody knows */
 	put_hello(400, 0);

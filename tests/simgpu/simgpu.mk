@@ -1,0 +1,69 @@
+# Simulated GPU: CUDA 13 look-alike libraries, the seed workload and their self-test (included by the top Makefile).
+# Uses BUILD, CUDA_HOME, NVCC, Q, CC, CFLAGS_BASE from the including Makefile.
+
+SIMGPU_DIR := tests/simgpu
+SIMGPU_LIB := $(BUILD)/simgpu/lib
+SIMGPU_OBJ := $(BUILD)/simgpu/obj
+SIMGPU_GEN := $(BUILD)/simgpu/gen
+SIMGPU_TESTBIN := $(BUILD)/simgpu/test
+
+# CUPTI headers live in include/ in the 13.0 packages, in extras/CUPTI/include in the runfile layout.
+SIMGPU_CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include) $(CUDA_HOME)/include)
+# -isystem: the real headers decide every signature, but their own warnings are not ours to fix.
+SIMGPU_CFLAGS := $(CFLAGS_BASE) -fPIC -pthread -I$(SIMGPU_DIR) -I$(SIMGPU_GEN) \
+	-isystem $(CUDA_HOME)/include -isystem $(SIMGPU_CUPTI_INC)
+SIMGPU_LDFLAGS := -shared -pthread -Wl,-z,defs -Wl,-Bsymbolic -Wl,-z,now
+# GPU code for the workloads: H100/H200 SASS plus PTX so newer GPUs can JIT it.
+SIMGPU_NVCC_ARCH ?= -gencode arch=compute_90,code=[sm_90,compute_90]
+SIMGPU_NVCC_FLAGS := -O2 -cudart shared $(SIMGPU_NVCC_ARCH)
+
+SIMGPU_PUBLIC_LIBS := libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcupti.so.13
+SIMGPU_SOS := $(SIMGPU_LIB)/libsimgpu_engine.so $(addprefix $(SIMGPU_LIB)/,$(SIMGPU_PUBLIC_LIBS))
+SIMGPU_LINKS := $(addprefix $(SIMGPU_LIB)/,$(SIMGPU_PUBLIC_LIBS:.so.13=.so))
+SIMGPU_HDRS := $(SIMGPU_DIR)/engine.h $(SIMGPU_DIR)/engine_int.h $(SIMGPU_GEN)/cbid_names.h
+
+.PHONY: simgpu simgpu-test
+simgpu: $(SIMGPU_SOS) $(SIMGPU_LINKS) $(BUILD)/tests/matmul_sweep
+
+$(SIMGPU_GEN)/cbid_names.h: $(SIMGPU_DIR)/gen_names.sh
+	$(Q)mkdir -p $(@D)
+	$(Q)$(SIMGPU_DIR)/gen_names.sh $(SIMGPU_CUPTI_INC) $(CUDA_HOME)/include > $@.tmp && mv $@.tmp $@
+
+$(SIMGPU_OBJ)/%.o: $(SIMGPU_DIR)/%.c $(SIMGPU_HDRS)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SIMGPU_CFLAGS) -c -o $@ $<
+
+$(SIMGPU_LIB)/libsimgpu_engine.so: $(SIMGPU_OBJ)/engine.o $(SIMGPU_OBJ)/activity.o $(SIMGPU_DIR)/engine.map
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SIMGPU_LDFLAGS) -Wl,-soname,libsimgpu_engine.so -Wl,--version-script=$(SIMGPU_DIR)/engine.map \
+		-o $@ $(SIMGPU_OBJ)/engine.o $(SIMGPU_OBJ)/activity.o -ldl
+
+# Each public library: its soname, one version node named after it, the engine found next to it.
+define SIMGPU_PUBLIC_RULE
+$(SIMGPU_LIB)/$(1).so.13: $(SIMGPU_OBJ)/$(2).o $(SIMGPU_DIR)/$(2).map $(SIMGPU_LIB)/libsimgpu_engine.so
+	$$(Q)$$(CC) $$(SIMGPU_LDFLAGS) -Wl,-soname,$(1).so.13 -Wl,--version-script=$(SIMGPU_DIR)/$(2).map \
+		-Wl,-rpath,'$$$$ORIGIN' -o $$@ $(SIMGPU_OBJ)/$(2).o -L$(SIMGPU_LIB) -lsimgpu_engine
+$(SIMGPU_LIB)/$(1).so: $(SIMGPU_LIB)/$(1).so.13
+	$$(Q)ln -sf $(1).so.13 $$@
+endef
+$(eval $(call SIMGPU_PUBLIC_RULE,libcudart,cudart))
+$(eval $(call SIMGPU_PUBLIC_RULE,libcublas,cublas))
+$(eval $(call SIMGPU_PUBLIC_RULE,libcublasLt,cublasLt))
+$(eval $(call SIMGPU_PUBLIC_RULE,libcupti,cupti))
+
+# The workloads link the real toolkit: the same binary runs on a GPU, or here with LD_LIBRARY_PATH.
+$(BUILD)/tests/matmul_sweep: tests/workloads/matmul_sweep.cu
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(SIMGPU_NVCC_FLAGS) -o $@ $< -lcublas
+
+$(SIMGPU_TESTBIN)/selftest: $(SIMGPU_DIR)/selftest.cu
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) $(SIMGPU_NVCC_FLAGS) -I$(SIMGPU_CUPTI_INC) -o $@ $< -lcublas -lcublasLt \
+		-L$(dir $(SIMGPU_CUPTI_INC))lib64 -L$(CUDA_HOME)/lib64 -lcupti -ldl
+
+$(SIMGPU_TESTBIN)/libselftest_hook.so: $(SIMGPU_DIR)/selftest_hook.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -shared -isystem $(CUDA_HOME)/include -o $@ $< -ldl
+
+simgpu-test: simgpu $(SIMGPU_TESTBIN)/selftest $(SIMGPU_TESTBIN)/libselftest_hook.so
+	$(Q)$(SIMGPU_DIR)/selftest.sh $(BUILD) $(CUDA_HOME)
