@@ -27,7 +27,7 @@ static const char schema_sql[] =
 	"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);"
 	"CREATE TABLE PROCESSES(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER, host TEXT,"
 	" exe TEXT, argv TEXT, rank INTEGER, localRank INTEGER, worldSize INTEGER, startNs INTEGER,"
-	" endNs INTEGER, clock TEXT, wireVersion INTEGER, forked INTEGER, byeReason TEXT,"
+	" endNs INTEGER, clock TEXT, wireVersion INTEGER, forked INTEGER, simulatedGpu INTEGER, byeReason TEXT,"
 	" eventsEmitted INTEGER, eventsRecorded INTEGER, lostEvents INTEGER, frames INTEGER, seqGaps INTEGER);"
 	"CREATE TABLE THREADS(processId INTEGER, tid INTEGER, firstNs INTEGER, lastNs INTEGER, calls INTEGER,"
 	" PRIMARY KEY(processId, tid));"
@@ -63,7 +63,7 @@ static const char *const stmt_sql[ST__N] = {
 		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7)"
 		   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_PROC] = "INSERT INTO PROCESSES(pid, ppid, host, exe, argv, rank, localRank, worldSize, startNs,"
-		    " clock, wireVersion, forked) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+		    " clock, wireVersion, forked, simulatedGpu) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_PROC_END] = "UPDATE PROCESSES SET endNs=?, byeReason=?, eventsEmitted=?, eventsRecorded=?,"
 			" lostEvents=?, frames=?, seqGaps=? WHERE id=?",
 	[ST_STR_INS] = "INSERT OR IGNORE INTO StringIds(value) VALUES(?)",
@@ -80,6 +80,7 @@ struct cprof_store {
 	uint64_t txn_rows;
 	uint64_t txn_start_ns;
 	uint64_t rows;
+	int simulated;
 };
 
 static int db_err(struct cprof_store *s, const char *what)
@@ -283,12 +284,18 @@ int cprof_store_process(struct cprof_store *s, const struct cprof_wire_hello *h,
 	sqlite3_bind_text(st, 10, h->clock == CPROF_CLOCK_REALTIME ? "CLOCK_REALTIME" : "unknown", -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 11, (int)h->wire_version);
 	sqlite3_bind_int(st, 12, !!(h->flags & CPROF_HELLO_FORKED));
+	sqlite3_bind_int(st, 13, !!(h->flags & CPROF_HELLO_SIMGPU));
 	if (sqlite3_step(st) != SQLITE_DONE)
 		ret = db_err(s, "insert process");
 	else
 		*proc_id = sqlite3_last_insert_rowid(s->db);
 	sqlite3_reset(st);
 	free(joined);
+	if (ret == 0 && (h->flags & CPROF_HELLO_SIMGPU) && !s->simulated) {
+		/* anything printed from this profile must say the GPU was simulated */
+		s->simulated = 1;
+		ret = cprof_store_meta(s, "simulated_gpu", "1");
+	}
 	return ret;
 }
 

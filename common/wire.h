@@ -62,6 +62,7 @@ _Static_assert(offsetof(struct cprof_wire_hello, exe_len) == 40, "hello layout")
 
 #define CPROF_HELLO_ARGV_TRUNCATED 0x1
 #define CPROF_HELLO_FORKED         0x2 /* started in a fork child without exec */
+#define CPROF_HELLO_SIMGPU         0x4 /* the CUDA libraries are the simulated GPU (tests/simgpu) */
 
 /* STRINGS payload: count records, each this header then len bytes (no NUL), padded to 4. */
 struct cprof_wire_string {

@@ -105,6 +105,17 @@ static void read_identity(struct cprof_hello_info *h)
 	}
 }
 
+/* The simulator's libraries share one engine library; its presence means every GPU figure is modelled. */
+static int simulated_gpu(void)
+{
+	void *h = dlopen("libsimgpu_engine.so", RTLD_NOLOAD | RTLD_LAZY);
+
+	if (h == NULL)
+		return 0;
+	dlclose(h);
+	return 1;
+}
+
 static void at_exit_flush(void)
 {
 	cprof_flusher_final(CPROF_BYE_EXIT);
@@ -146,6 +157,8 @@ int cprof_init_slow(void)
 	read_identity(&cfg.hello);
 	if (forked)
 		cfg.hello.fixed.flags |= CPROF_HELLO_FORKED;
+	if (simulated_gpu())
+		cfg.hello.fixed.flags |= CPROF_HELLO_SIMGPU;
 	if (cprof_flusher_start(&cfg) < 0) {
 		close(fd);
 		pr_warn("cannot start the flusher thread; not profiling");

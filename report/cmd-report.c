@@ -297,6 +297,7 @@ int cmd_report(int argc, char **argv)
 		cprof_json_str(stdout, argv[optind]);
 		printf(",\"command\":");
 		cprof_json_str(stdout, command);
+		printf(",\"simulated_gpu\":%s", strcmp(simulated, "1") == 0 ? "true" : "false");
 		printf(",\"cpu_api_ns\":%.0f", all.total);
 		printf(",\"counts\":{\"api_calls\":%lld,\"launch_calls\":%lld,\"memcpy_calls\":%lld,"
 		       "\"memset_calls\":%lld,\"processes\":%zu}",

@@ -40,4 +40,5 @@ names = {a["name"]: a for a in d["apis"]}
 assert names["__cudaLaunchKernel"]["calls"] == 4, names["__cudaLaunchKernel"]
 assert d["counts"]["processes"] == 1
 ' || fail "JSON report"
+assert_eq "$(q prof.db "SELECT count(*) FROM META WHERE key='simulated_gpu'")" 0 "real libraries are not called simulated"
 echo ok

@@ -18,4 +18,7 @@ assert_eq "$(q prof.db "SELECT value FROM META WHERE key='lost_events'")" 0 "los
 assert_eq "$(q prof.db "SELECT value FROM META WHERE key='complete'")" 1 "complete"
 # correlation ids are unique in the process
 assert_eq "$(q prof.db "SELECT count(DISTINCT correlationId) FROM CPROF_API")" "$(q prof.db "SELECT count(*) FROM CPROF_API")" "unique correlation ids"
+assert_eq "$(q prof.db "SELECT value FROM META WHERE key='simulated_gpu'")" 1 "profile says simulated"
+"$BIN/cprof" report prof.db | grep -q "simulated GPU" || fail "text report does not say simulated GPU"
+"$BIN/cprof" report prof.db --format json | grep -q '"simulated_gpu":true' || fail "JSON does not say simulated"
 echo ok
