@@ -328,8 +328,8 @@ int cmd_report(int argc, char **argv)
 		printf("]}\n");
 	} else if (fmt == FMT_CSV) {
 		printf("pid,time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
-		if (by == BY_API)
-			print_csv(&all, top, -1);
+		if (nprocs != 1)
+			print_csv(&all, top, -1); /* pid -1: all processes together */
 		for (i = 0; i < nprocs; i++)
 			print_csv(&procs[i].apis, top, procs[i].pid);
 	} else {
@@ -344,15 +344,15 @@ int cmd_report(int argc, char **argv)
 		       nprocs, (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : reason);
 		if (by == BY_PROCESS) {
-			printf("\n     PID     PPID  Rank  API calls   API time  Lost  End     Command\n");
-			printf(" -------  -------  ----  ---------  ---------  ----  ------  -------\n");
+			printf("\n     PID     PPID  Rank  API calls    API time  Lost  End     Command\n");
+			printf(" -------  -------  ----  ---------  ----------  ----  ------  -------\n");
 			for (i = 0; i < nprocs; i++) {
 				char r[24] = "-";
 
 				if (procs[i].rank >= 0)
 					snprintf(r, sizeof(r), "%lld", (long long)procs[i].rank);
 				cprof_fmt_dur(dur, sizeof(dur), procs[i].apis.total);
-				printf(" %7lld  %7lld  %4s  %9lld  %9s  %4lld  %-6s  %.60s\n", (long long)procs[i].pid,
+				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-6s  %.60s\n", (long long)procs[i].pid,
 				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur,
 				       (long long)procs[i].lost, procs[i].bye[0] ? procs[i].bye : "killed",
 				       procs[i].argv[0] ? procs[i].argv : procs[i].exe);

@@ -90,6 +90,17 @@ int main(int argc, char **argv)
 		printf("loop done\n");
 		return 7;
 	}
+	if (!strcmp(mode, "rate")) {
+		// N launches in a tight loop; ns per launch on stderr (stdout stays comparable)
+		long n = argc > 2 ? atol(argv[2]) : 1000000;
+		struct timespec t0, t1;
+		launch_a(1000);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		launch_a(n);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		fprintf(stderr, "ns_per_launch %.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
+		return 0;
+	}
 	if (!strcmp(mode, "throw")) {
 		int caught = 0;
 		for (int i = 0; i < 100; i++) {
