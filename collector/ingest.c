@@ -153,6 +153,27 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	return 0;
 }
 
+static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
+{
+	const struct cprof_wire_gpu *g = (const void *)(h + 1);
+	uint32_t i;
+
+	for (i = 0; i < h->count; i++)
+		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].end_ns < g[i].start_ns)
+			return -EBADMSG;
+	for (i = 0; i < h->count; i++) {
+		int64_t name = 0;
+
+		if (g[i].name && g[i].name < p->strmap_len)
+			name = p->strmap[g[i].name];
+		if (store_ok(in, cprof_store_gpu(in->store, p->proc_id, &g[i], name)) < 0)
+			return -EIO;
+	}
+	p->recorded += h->count;
+	in->gpu_records += h->count;
+	return 0;
+}
+
 /* One validated frame. Returns -EBADMSG when its content is wrong (the producer gets banned). */
 static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 {
@@ -189,6 +210,10 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return on_strings(in, p, h);
 	case CPROF_MSG_API:
 		return on_api(in, p, h);
+	case CPROF_MSG_GPU:
+		return on_gpu(in, p, h);
+	case CPROF_MSG_STATUS:
+		return store_ok(in, cprof_store_status(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
 	case CPROF_MSG_LOST: {
 		const struct cprof_wire_lost *l = (const void *)(h + 1);
 
@@ -324,6 +349,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);
 	cprof_store_meta_int(s, "events", (int64_t)in->events);
+	cprof_store_meta_int(s, "gpu_records", (int64_t)in->gpu_records);
 	cprof_store_meta_int(s, "processes", (int64_t)in->processes);
 	cprof_store_meta_int(s, "processes_without_bye", (int64_t)missing_bye);
 	if (in->run_ended) {

@@ -32,6 +32,7 @@ struct cprof_ingest {
 	uint64_t bad_frames;      /* malformed or undecodable */
 	uint64_t dropped_frames;  /* well-formed but from a banned or unknown producer */
 	uint64_t events;
+	uint64_t gpu_records;
 	uint64_t lost;
 	uint64_t processes;
 	int run_ended;

@@ -38,6 +38,52 @@ static const char schema_sql[] =
 	" bytes INTEGER, ptr INTEGER, a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, a4 INTEGER,"
 	" a5 INTEGER, a6 INTEGER, a7 INTEGER);"
 	"CREATE TABLE DIAGNOSTICS(timeNs INTEGER, pid INTEGER, message TEXT);"
+	/* CUPTI's records, with nsys's table names; correlationId is CUPTI's, per process */
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(processId INTEGER, start INTEGER, end INTEGER, deviceId INTEGER,"
+	" contextId INTEGER, streamId INTEGER, correlationId INTEGER, nameId INTEGER, gridX INTEGER, gridY INTEGER,"
+	" gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER, registersPerThread INTEGER,"
+	" staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, graphId INTEGER, graphNodeId INTEGER,"
+	" gridId INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(processId INTEGER, start INTEGER, end INTEGER, deviceId INTEGER,"
+	" contextId INTEGER, streamId INTEGER, correlationId INTEGER, bytes INTEGER, copyKind INTEGER,"
+	" srcKind INTEGER, dstKind INTEGER, graphId INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(processId INTEGER, start INTEGER, end INTEGER, deviceId INTEGER,"
+	" contextId INTEGER, streamId INTEGER, correlationId INTEGER, bytes INTEGER, value INTEGER,"
+	" memKind INTEGER, graphId INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(processId INTEGER, start INTEGER, end INTEGER,"
+	" correlationId INTEGER, nameId INTEGER, cbid INTEGER, threadId INTEGER, returnValue INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER(processId INTEGER, start INTEGER, end INTEGER,"
+	" correlationId INTEGER, nameId INTEGER, cbid INTEGER, threadId INTEGER, returnValue INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(processId INTEGER, start INTEGER, end INTEGER,"
+	" correlationId INTEGER, contextId INTEGER, streamId INTEGER, syncType INTEGER, cudaEventId INTEGER,"
+	" returnValue INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_OVERHEAD(processId INTEGER, start INTEGER, end INTEGER,"
+	" overheadKind INTEGER, objectKind INTEGER, deviceId INTEGER, contextId INTEGER, streamId INTEGER,"
+	" correlationId INTEGER);"
+	"CREATE TABLE CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId INTEGER, externalKind INTEGER,"
+	" externalId INTEGER, correlationId INTEGER);"
+	"CREATE TABLE CPROF_STATUS(processId INTEGER, pid INTEGER, timeNs INTEGER, code TEXT, err INTEGER,"
+	" message TEXT);"
+	/* a hooked call joined to what it put on the GPU: our id -> CUPTI's id -> the GPU record */
+	"CREATE VIEW API_GPU AS SELECT a.id AS apiId, a.processId, s.value AS api, a.start AS apiStart,"
+	" a.end AS apiEnd, e.correlationId AS cuptiCorrelationId, 'kernel' AS gpuKind, k.start, k.end,"
+	" n.value AS name FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
+	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
+	" JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.processId = a.processId AND k.correlationId = e.correlationId"
+	" LEFT JOIN StringIds n ON n.id = k.nameId"
+	" UNION ALL SELECT a.id, a.processId, s.value, a.start, a.end, e.correlationId, 'memcpy', m.start, m.end,"
+	" NULL FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
+	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
+	" JOIN CUPTI_ACTIVITY_KIND_MEMCPY m ON m.processId = a.processId AND m.correlationId = e.correlationId"
+	" UNION ALL SELECT a.id, a.processId, s.value, a.start, a.end, e.correlationId, 'memset', m.start, m.end,"
+	" NULL FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
+	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
+	" JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.processId = a.processId AND m.correlationId = e.correlationId;"
+	"CREATE VIEW KERNELS AS SELECT k.*, n.value AS name, k.end - k.start AS duration"
+	" FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds n ON n.id = k.nameId;"
 	"CREATE VIEW API_CALLS AS SELECT a.id, a.processId, a.pid, a.tid, a.start, a.end,"
 	" a.end - a.start AS duration, s.value AS name, a.class, a.returnValue, a.nested,"
 	" k.value AS kernelName, a.stream, a.bytes, a.correlationId FROM CPROF_API a"
@@ -57,7 +103,8 @@ static const char schema_sql[] =
 	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
 	" WHERE a.class IN ('memcpy', 'memset', 'memory');";
 
-enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST__N };
+enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
+       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST__N };
 static const char *const stmt_sql[ST__N] = {
 	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
 		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7)"
@@ -70,6 +117,15 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_STR_SEL] = "SELECT id FROM StringIds WHERE value=?",
 	[ST_META] = "INSERT OR REPLACE INTO META(key, value) VALUES(?, ?)",
 	[ST_DIAG] = "INSERT INTO DIAGNOSTICS(timeNs, pid, message) VALUES(?,?,?)",
+	[ST_KERNEL] = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_MEMCPY] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_MEMSET] = "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_RUNTIME] = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,?,?,?,?,?,?)",
+	[ST_DRIVER] = "INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES(?,?,?,?,?,?,?,?)",
+	[ST_SYNC] = "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_OVERHEAD] = "INSERT INTO CUPTI_ACTIVITY_KIND_OVERHEAD VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
+	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 };
 
 struct cprof_store {
@@ -376,6 +432,91 @@ int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message)
 	if (sqlite3_step(st) != SQLITE_DONE)
 		ret = db_err(s, "insert diagnostic");
 	sqlite3_reset(st);
+	return ret;
+}
+
+/* Binds a list of integers to a statement from position 1 and steps it. */
+static int insert_ints(struct cprof_store *s, sqlite3_stmt *st, const int64_t *v, int n, const char *what)
+{
+	int i, ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	for (i = 0; i < n; i++)
+		sqlite3_bind_int64(st, i + 1, v[i]);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, what);
+	sqlite3_reset(st);
+	s->rows++;
+	s->txn_rows++;
+	return ret;
+}
+
+int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id)
+{
+	const uint32_t *u = g->u32;
+
+	switch (g->kind) {
+	case CPROF_GPU_KERNEL: {
+		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->device, g->context, g->stream,
+				g->corr, name_id, (int32_t)u[0], (int32_t)u[1], (int32_t)u[2], (int32_t)u[3],
+				(int32_t)u[4], (int32_t)u[5], u[6], (int32_t)u[7], (int32_t)u[8], u[9],
+				(int64_t)g->u64[0], (int64_t)g->u64[1] };
+		return insert_ints(s, s->st[ST_KERNEL], v, 20, "insert kernel");
+	}
+	case CPROF_GPU_MEMCPY: {
+		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->device, g->context, g->stream,
+				g->corr, (int64_t)g->u64[0], u[0], u[1], u[2], u[3] };
+		return insert_ints(s, s->st[ST_MEMCPY], v, 12, "insert memcpy");
+	}
+	case CPROF_GPU_MEMSET: {
+		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->device, g->context, g->stream,
+				g->corr, (int64_t)g->u64[0], u[0], u[1], u[2] };
+		return insert_ints(s, s->st[ST_MEMSET], v, 11, "insert memset");
+	}
+	case CPROF_GPU_RUNTIME:
+	case CPROF_GPU_DRIVER: {
+		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->corr, name_id, u[0], u[2],
+				(int32_t)u[3] };
+		return insert_ints(s, s->st[g->kind == CPROF_GPU_RUNTIME ? ST_RUNTIME : ST_DRIVER], v, 8, "insert api record");
+	}
+	case CPROF_GPU_SYNC: {
+		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->corr, g->context, g->stream,
+				u[0], u[1], (int32_t)u[2] };
+		return insert_ints(s, s->st[ST_SYNC], v, 9, "insert sync");
+	}
+	case CPROF_GPU_OVERHEAD: {
+		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, u[0], u[1], u[2], u[3], u[4], g->corr };
+		return insert_ints(s, s->st[ST_OVERHEAD], v, 9, "insert overhead");
+	}
+	case CPROF_GPU_EXTCORR: {
+		int64_t v[] = { proc_id, u[0], (int64_t)g->u64[0], g->corr };
+		return insert_ints(s, s->st[ST_EXTCORR], v, 4, "insert external correlation");
+	}
+	}
+	return -EINVAL;
+}
+
+int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w)
+{
+	static const char *const codes[] = { "?", "cupti-started", "cupti-missing", "cupti-failed", "cupti-conflict",
+					     "cupti-dropped" };
+	sqlite3_stmt *st = s->st[ST_STATUS];
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, proc_id);
+	sqlite3_bind_int64(st, 2, pid);
+	sqlite3_bind_int64(st, 3, (int64_t)w->time_ns);
+	sqlite3_bind_text(st, 4, w->code < sizeof(codes) / sizeof(codes[0]) ? codes[w->code] : "?", -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 5, w->err);
+	sqlite3_bind_text(st, 6, w->text, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, "insert status");
+	sqlite3_reset(st);
+	if (ret == 0 && w->code != CPROF_STATUS_CUPTI_STARTED && w->code != CPROF_STATUS_CUPTI_DROPPED)
+		ret = cprof_store_meta(s, "gpu_records_note", w->text);
 	return ret;
 }
 

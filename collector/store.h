@@ -23,6 +23,8 @@ int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct
 int cprof_store_string(struct cprof_store *s, const char *text, size_t len, int64_t *global_id);
 int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_api *ev,
 		    int64_t kernel_name_id);
+int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id);
+int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w);
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
 
 /* Ends the current transaction when it is big or old enough (force: always). */

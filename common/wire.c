@@ -131,6 +131,16 @@ int cprof_wire_check(const void *buf, size_t avail, size_t *frame_len)
 		return check_fixed(h, plen, sizeof(struct cprof_wire_bye), 1);
 	case CPROF_MSG_RUN_END:
 		return check_fixed(h, plen, sizeof(struct cprof_wire_run_end), 1);
+	case CPROF_MSG_GPU:
+		return check_fixed(h, plen, sizeof(struct cprof_wire_gpu), CPROF_WIRE_GPU_PER_FRAME);
+	case CPROF_MSG_STATUS: {
+		int err = check_fixed(h, plen, sizeof(struct cprof_wire_status), 1);
+		const struct cprof_wire_status *st = (const void *)payload;
+
+		if (err == CPROF_WIRE_OK && memchr(st->text, '\0', sizeof(st->text)) == NULL)
+			return CPROF_WIRE_BAD_PAYLOAD;
+		return err;
+	}
 	}
 	return CPROF_WIRE_BAD_TYPE;
 }

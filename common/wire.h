@@ -20,6 +20,8 @@ enum cprof_msg_type {
 	CPROF_MSG_LOST = 4,    /* events dropped since the previous LOST */
 	CPROF_MSG_BYE = 5,     /* a process is done (exit, _exit, exec) */
 	CPROF_MSG_RUN_END = 6, /* from cprof-run: the target finished; drain and finalise */
+	CPROF_MSG_GPU = 7,     /* batch of CUPTI activity records, converted to fixed-width records */
+	CPROF_MSG_STATUS = 8,  /* something about the process's profiling changed (CUPTI started, missing, ...) */
 	CPROF_MSG__MAX
 };
 
@@ -71,7 +73,7 @@ struct cprof_wire_string {
 	uint16_t kind; /* enum cprof_string_kind */
 };
 _Static_assert(sizeof(struct cprof_wire_string) == 8, "string layout");
-enum cprof_string_kind { CPROF_STR_KERNEL = 1 };
+enum cprof_string_kind { CPROF_STR_KERNEL = 1, CPROF_STR_API = 2 };
 #define CPROF_WIRE_MAX_STRING (CPROF_WIRE_MAX_PAYLOAD - sizeof(struct cprof_wire_string))
 
 /* One hooked call. The meaning of arg[] depends on the API class (see below). */
@@ -131,6 +133,49 @@ struct cprof_wire_run_end {
 	int32_t term_signal; /* 0 unless the target was killed by a signal */
 };
 _Static_assert(sizeof(struct cprof_wire_run_end) == 16, "run_end layout");
+
+/* One CUPTI activity record. Which fields mean what depends on kind (see the CPROF_GPU_* comments). */
+enum cprof_gpu_kind {
+	CPROF_GPU_KERNEL = 1,   /* u32: grid x,y,z, block x,y,z, registers, static smem, dynamic smem, graphId; u64: graphNodeId, gridId */
+	CPROF_GPU_MEMCPY = 2,   /* u32: copyKind, srcKind, dstKind, graphId; u64: bytes */
+	CPROF_GPU_MEMSET = 3,   /* u32: value, memoryKind, graphId; u64: bytes */
+	CPROF_GPU_RUNTIME = 4,  /* u32: cbid, processId, threadId, returnValue; name = the call's name */
+	CPROF_GPU_DRIVER = 5,   /* as RUNTIME */
+	CPROF_GPU_SYNC = 6,     /* u32: type, cudaEventId, returnValue */
+	CPROF_GPU_OVERHEAD = 7, /* u32: overheadKind, objectKind, objectId[0], objectId[1], objectId[2] */
+	CPROF_GPU_EXTCORR = 8,  /* u32: externalKind; u64: externalId; corr = CUPTI correlation id */
+	CPROF_GPU__MAX
+};
+struct cprof_wire_gpu {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint64_t u64[2];
+	uint32_t kind;    /* enum cprof_gpu_kind */
+	uint32_t corr;    /* CUPTI correlation id */
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t name;    /* per-process string id: kernel name, or API name */
+	uint32_t u32[10];
+};
+_Static_assert(sizeof(struct cprof_wire_gpu) == 96, "gpu record layout");
+_Static_assert(offsetof(struct cprof_wire_gpu, u32) == 56, "gpu record layout");
+#define CPROF_WIRE_GPU_PER_FRAME (CPROF_WIRE_MAX_PAYLOAD / sizeof(struct cprof_wire_gpu))
+
+enum cprof_status_code {
+	CPROF_STATUS_CUPTI_STARTED = 1,
+	CPROF_STATUS_CUPTI_MISSING = 2,   /* libcupti.so.13 not found: API events only */
+	CPROF_STATUS_CUPTI_FAILED = 3,    /* CUPTI refused (no driver: 999, another subscriber: 39, ...) */
+	CPROF_STATUS_CUPTI_CONFLICT = 4,  /* the target itself uses CUPTI (torch.profiler, Kineto): we backed off */
+	CPROF_STATUS_CUPTI_DROPPED = 5,   /* CUPTI dropped records (err = how many) */
+};
+struct cprof_wire_status {
+	uint32_t code; /* enum cprof_status_code */
+	int32_t err;   /* CUptiResult or count */
+	uint64_t time_ns;
+	char text[240]; /* NUL-terminated */
+};
+_Static_assert(sizeof(struct cprof_wire_status) == 256, "status layout");
 
 /* Validation, used by cprofd on every frame it reads. */
 enum cprof_wire_err {

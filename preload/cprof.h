@@ -102,11 +102,23 @@ static inline void cprof_record(const struct cprof_wire_api *ev)
 		cprof_flusher_wake();
 }
 
+/* cupti.c: the GPU lane. */
+CPROF_HIDDEN extern _Atomic int cprof_cupti_on; /* 1 while our CUPTI session is live: push external ids */
+CPROF_HIDDEN void cprof_cupti_start(void);
+CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);
+CPROF_HIDDEN void cprof_cupti_pop(void);
+CPROF_HIDDEN void cprof_cupti_flush(int forced);
+CPROF_HIDDEN void cprof_cupti_reset_after_fork(void);
+struct cprof_gpu_sink;
+/* Converts completed CUPTI buffers into wire records; called by the drainer only. */
+CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx);
+
 /* Begin/end of a hooked call. enter returns 0 when the call must only be passed through. */
 struct cprof_call {
 	uint64_t start;
 	uint64_t corr;
 	int nested;
+	int pushed;
 };
 
 static inline int cprof_enter(struct cprof_call *c)
@@ -121,6 +133,10 @@ static inline int cprof_enter(struct cprof_call *c)
 	c->nested = cprof_tls.depth++ > 0;
 	/* unique in the process: thread id above, per-thread counter below */
 	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));
+	/* CUPTI tags the runtime record of this call, and through it the GPU work, with our id */
+	c->pushed = atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed);
+	if (c->pushed)
+		cprof_cupti_push(c->corr);
 	c->start = cprof_now_ns();
 	return 1;
 }
@@ -128,6 +144,8 @@ static inline int cprof_enter(struct cprof_call *c)
 static inline void cprof_leave(struct cprof_call *c, struct cprof_wire_api *ev, unsigned api, int ret)
 {
 	ev->end_ns = cprof_now_ns();
+	if (c->pushed)
+		cprof_cupti_pop();
 	cprof_tls.depth--;
 	ev->start_ns = c->start;
 	ev->corr = c->corr;
@@ -157,5 +175,9 @@ CPROF_HIDDEN void cprof_kernel_register(const void *key, const char *name);
 CPROF_HIDDEN void cprof_kernel_alias(const void *alias, const void *key);
 CPROF_HIDDEN uint32_t cprof_kernel_name_id(const void *key);
 CPROF_HIDDEN void cprof_kernels_lock(int lock);
+CPROF_HIDDEN uint32_t cprof_string_id_new(void);
+
+/* flusher.c: a STATUS message for the collector (and the profile). */
+CPROF_HIDDEN void cprof_flusher_status(uint32_t code, int32_t err, const char *text);
 
 #endif

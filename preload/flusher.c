@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -15,6 +16,8 @@
 #include "preload/flusher.h"
 
 CPROF_HIDDEN _Atomic int cprof_wake_pending;
+
+#define CUPTI_FLUSH_MS 100
 
 struct pending_string {
 	uint32_t id;
@@ -42,6 +45,11 @@ static struct {
 	uint64_t lost_reported;
 	uint64_t lost_extra;   /* lost by the drainer itself (FIFO broke) */
 	struct cprof_hello_info hello;
+	struct cprof_wire_status *statuses; /* queued under strings_lock */
+	size_t nstatus;
+	struct cprof_wire_gpu *gpu;         /* converted CUPTI records not yet sent */
+	size_t ngpu, gpu_sent, gpu_cap;
+	uint64_t last_cupti_flush_ms;
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo_fd = -1, .wake_fd = -1, .drain_lock = PTHREAD_MUTEX_INITIALIZER,
 	 .strings_lock = PTHREAD_MUTEX_INITIALIZER };
@@ -166,6 +174,95 @@ out:
 	return ret;
 }
 
+void cprof_flusher_status(uint32_t code, int32_t err, const char *text)
+{
+	struct cprof_wire_status *p;
+
+	pthread_mutex_lock(&fl.strings_lock);
+	p = realloc(fl.statuses, (fl.nstatus + 1) * sizeof(*p));
+	if (p) {
+		fl.statuses = p;
+		memset(&p[fl.nstatus], 0, sizeof(*p));
+		p[fl.nstatus].code = code;
+		p[fl.nstatus].err = err;
+		p[fl.nstatus].time_ns = cprof_now_ns();
+		snprintf(p[fl.nstatus].text, sizeof(p->text), "%s", text);
+		fl.nstatus++;
+	}
+	pthread_mutex_unlock(&fl.strings_lock);
+}
+
+static int send_statuses(uint64_t deadline)
+{
+	struct cprof_wire_status st;
+	int ret = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&fl.strings_lock);
+		if (fl.nstatus == 0) {
+			pthread_mutex_unlock(&fl.strings_lock);
+			return 0;
+		}
+		st = fl.statuses[0];
+		pthread_mutex_unlock(&fl.strings_lock);
+		ret = send_simple(CPROF_MSG_STATUS, &st, sizeof(st), deadline);
+		if (ret < 0)
+			return ret;
+		pthread_mutex_lock(&fl.strings_lock);
+		memmove(fl.statuses, fl.statuses + 1, (fl.nstatus - 1) * sizeof(st));
+		fl.nstatus--;
+		pthread_mutex_unlock(&fl.strings_lock);
+	}
+}
+
+#define GPU_PENDING_MAX (256u * 1024) /* 24 MiB of records waiting for a stalled collector, then loss */
+
+static int gpu_keep(const struct cprof_wire_gpu *rec, void *ctx)
+{
+	(void)ctx;
+	if (fl.ngpu == fl.gpu_cap) {
+		size_t cap = fl.gpu_cap ? fl.gpu_cap * 2 : 4096;
+		struct cprof_wire_gpu *p;
+
+		if (cap > GPU_PENDING_MAX || (p = realloc(fl.gpu, cap * sizeof(*p))) == NULL) {
+			fl.lost_extra++;
+			return -1;
+		}
+		fl.gpu = p;
+		fl.gpu_cap = cap;
+	}
+	fl.gpu[fl.ngpu++] = *rec;
+	return 0;
+}
+
+static int send_gpu(uint64_t deadline)
+{
+	struct cprof_wire_hdr *hdr = (void *)fl.frame;
+
+	while (fl.gpu_sent < fl.ngpu) {
+		size_t n = fl.ngpu - fl.gpu_sent;
+		int ret;
+
+		if (n > CPROF_WIRE_GPU_PER_FRAME)
+			n = CPROF_WIRE_GPU_PER_FRAME;
+		memcpy(hdr + 1, fl.gpu + fl.gpu_sent, n * sizeof(*fl.gpu));
+		cprof_wire_hdr_init(hdr, CPROF_MSG_GPU, fl.hello.fixed.pid, fl.seq, n,
+				    sizeof(*hdr) + n * sizeof(*fl.gpu));
+		ret = write_frame(fl.frame, hdr->len, deadline);
+		if (ret == -EAGAIN)
+			return ret;
+		if (ret == -EPIPE)
+			fl.lost_extra += n;
+		else {
+			fl.seq++;
+			fl.sent += n;
+		}
+		fl.gpu_sent += n;
+	}
+	fl.ngpu = fl.gpu_sent = 0;
+	return 0;
+}
+
 /* Sends every queued string; on -EAGAIN the unsent ones stay queued, in order. */
 static int send_strings(uint64_t deadline)
 {
@@ -266,7 +363,10 @@ static int drain_round(uint64_t deadline)
 	/* snapshot first: every event before it had its strings queued before it */
 	for (r = cprof_rings_head(); r; r = r->next)
 		r->snap = atomic_load_explicit(&r->head, memory_order_acquire);
-	if (send_strings(deadline) < 0)
+	/* CUPTI records are converted here; the names they need are queued before the strings go */
+	if (cprof_cupti_collect(gpu_keep, NULL) > 0)
+		empty = 0;
+	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0)
 		return 0;
 	for (r = cprof_rings_head(); r; r = r->next) {
 		int state = atomic_load_explicit(&r->state, memory_order_acquire);
@@ -278,6 +378,11 @@ static int drain_round(uint64_t deadline)
 			return 0;
 		if (state == CPROF_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
 			atomic_store(&r->state, CPROF_RING_FREE);
+	}
+	if (fl.ngpu > 0) {
+		empty = 0;
+		if (send_gpu(deadline) == -EAGAIN)
+			return 0;
 	}
 	lost = lost_total();
 	if (lost > fl.lost_reported && !atomic_load(&fl.dead)) {
@@ -302,6 +407,11 @@ static void *flusher_main(void *arg)
 		atomic_store(&cprof_wake_pending, 0);
 		if (atomic_load(&fl.stop))
 			break;
+		if (mono_ms() - fl.last_cupti_flush_ms >= CUPTI_FLUSH_MS) {
+			/* not under drain_lock: CUPTI calls our completion callback from here */
+			fl.last_cupti_flush_ms = mono_ms();
+			cprof_cupti_flush(0);
+		}
 		pthread_mutex_lock(&fl.drain_lock);
 		if (!atomic_load(&fl.final_done))
 			drain_round(mono_ms() + fl.flush_ms);
@@ -425,6 +535,10 @@ void cprof_flusher_reset_after_fork(void)
 	free(fl.strings);
 	fl.strings = NULL;
 	fl.nstrings = fl.cap = 0;
+	free(fl.statuses);
+	fl.statuses = NULL;
+	fl.nstatus = 0;
+	fl.ngpu = fl.gpu_sent = 0;
 	if (fl.wake_fd >= 0)
 		close(fl.wake_fd);
 	if (fl.fifo_fd >= 0)

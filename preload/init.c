@@ -172,6 +172,9 @@ int cprof_init_slow(void)
 	}
 	atomic_store(&cprof_state, CPROF_ST_ON);
 	pr_dbg("profiling pid %d into %s", (int)getpid(), fifo);
+	/* CUDA does not work across fork without exec: a forked child records API calls only */
+	if (!forked && getenv("CPROF_NO_CUPTI") == NULL)
+		cprof_cupti_start();
 	return 0;
 }
 
@@ -195,6 +198,7 @@ static void atfork_child(void)
 	cprof_kernels_lock(0);
 	cprof_flusher_reset_after_fork();
 	cprof_rings_reset_after_fork();
+	cprof_cupti_reset_after_fork();
 	forked = 1;
 	st = atomic_load(&cprof_state);
 	/* the child starts over on its first hooked call: its own HELLO, pid and flusher */
@@ -246,9 +250,11 @@ CPROF_EXPORT void _Exit(int status)
 	__builtin_unreachable();
 }
 
-/* The driver's cuInit dlopens CUDA_INJECTION64_PATH and calls this. Returning 0 would make the driver
- * report an injection failure, so report success; hooks start lazily on the first hooked call. */
+/* The driver's cuInit dlopens CUDA_INJECTION64_PATH and calls this; returning 0 would make the
+ * driver report an injection failure, so it always reports success. */
 CPROF_EXPORT int InitializeInjection(void)
 {
+	/* also the way in for programs with static cudart and driver-API programs, which no hook sees */
+	cprof_active();
 	return 1;
 }

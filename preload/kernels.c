@@ -29,7 +29,12 @@ struct kslot {
 
 static struct kslot *kmap;
 static size_t kmap_used;
-static uint32_t next_id = 1;
+static _Atomic uint32_t next_id = 1;
+
+uint32_t cprof_string_id_new(void)
+{
+	return atomic_fetch_add(&next_id, 1);
+}
 static pthread_mutex_t kmap_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static inline uint32_t khash(const void *p)
@@ -102,7 +107,7 @@ static struct kname *kname_new(const char *name)
 		free(k);
 		return NULL;
 	}
-	k->id = next_id++;
+	k->id = cprof_string_id_new();
 	return k;
 }
 

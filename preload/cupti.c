@@ -1,0 +1,527 @@
+/* The GPU lane: a CUPTI Activity API session inside the target, its buffers, and backing off when the target uses CUPTI itself. */
+#include <dlfcn.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cupti.h>
+
+#define PR_FMT "cprof: cupti"
+#include "common/log.h"
+#include "preload/cprof.h"
+
+#define CUPTI_SONAME "libcupti.so.13"
+#define BUF_SIZE (4u << 20)
+#define BUF_HDR 64 /* our list node lives in front of the bytes CUPTI sees */
+
+CPROF_HIDDEN _Atomic int cprof_cupti_on;
+
+struct done_buf {
+	struct done_buf *next;
+	size_t valid;
+};
+
+static struct {
+	void *lib;
+	__typeof__(&cuptiActivityRegisterCallbacks) register_callbacks;
+	__typeof__(&cuptiActivityEnable) enable;
+	__typeof__(&cuptiActivityFlushAll) flush_all;
+	__typeof__(&cuptiActivityGetNextRecord) next_record;
+	__typeof__(&cuptiActivityGetNumDroppedRecords) dropped;
+	__typeof__(&cuptiActivityPushExternalCorrelationId) push;
+	__typeof__(&cuptiActivityPopExternalCorrelationId) pop;
+	__typeof__(&cuptiGetResultString) result_string;
+	__typeof__(&cuptiGetCallbackName) callback_name;
+	_Atomic int started;   /* our session exists (and may be flushed) */
+	_Atomic int conflict;  /* the target registered its own callbacks / subscribed / finalized */
+	pthread_mutex_t lock;  /* the completed-buffer list only; never held around a CUPTI call */
+	struct done_buf *done, **done_tail;
+	int atexit_registered;
+} cu = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static const char *result_str(CUptiResult r)
+{
+	const char *s = NULL;
+
+	if (cu.result_string == NULL || cu.result_string(r, &s) != CUPTI_SUCCESS || s == NULL)
+		return "unknown CUPTI error";
+	return s;
+}
+
+static void status(uint32_t code, int32_t err, const char *fmt, const char *arg)
+{
+	char text[PATH_MAX + 256];
+
+	snprintf(text, sizeof(text), fmt, arg);
+	text[239] = '\0'; /* the wire carries 240 bytes */
+	cprof_flusher_status(code, err, text);
+}
+
+static void *try_open(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	pr_dbg("trying %s: %s", path, h ? "ok" : dlerror());
+	return h;
+}
+
+/* An already loaded copy, then next to the real libcudart, then the toolkit. */
+static void *load_cupti(char *where, size_t size)
+{
+	const char *forced = getenv("CPROF_CUPTI_PATH");
+	const char *cuda_home = getenv("CUDA_HOME");
+	char path[PATH_MAX];
+	Dl_info info;
+	void *h, *sym;
+
+	if (forced && *forced) {
+		snprintf(where, size, "%s", forced);
+		return try_open(forced);
+	}
+	h = dlopen(CUPTI_SONAME, RTLD_NOW | RTLD_NOLOAD);
+	if (h) {
+		snprintf(where, size, "already loaded %s", CUPTI_SONAME);
+		return h;
+	}
+	sym = cprof_resolve("cudaGetDeviceCount", "libcudart.so.13");
+	if (sym && dladdr(sym, &info) && info.dli_fname) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+		snprintf(path, sizeof(path), "%s/%s", dirname(dir), CUPTI_SONAME);
+		if ((h = try_open(path))) {
+			snprintf(where, size, "%s", path);
+			return h;
+		}
+	}
+	if (cuda_home == NULL || *cuda_home == '\0')
+		cuda_home = "/usr/local/cuda";
+	snprintf(path, sizeof(path), "%s/lib64/%s", cuda_home, CUPTI_SONAME);
+	if ((h = try_open(path))) {
+		snprintf(where, size, "%s", path);
+		return h;
+	}
+	snprintf(path, sizeof(path), "%s/extras/CUPTI/lib64/%s", cuda_home, CUPTI_SONAME);
+	if ((h = try_open(path))) {
+		snprintf(where, size, "%s", path);
+		return h;
+	}
+	snprintf(where, size, "not found next to libcudart, in %s/lib64 or %s/extras/CUPTI/lib64", cuda_home,
+		 cuda_home);
+	return NULL;
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	void *p = NULL;
+
+	*max_records = 0;
+	if (posix_memalign(&p, 64, BUF_HDR + BUF_SIZE) != 0) {
+		*buffer = NULL;
+		*size = 0;
+		return;
+	}
+	*buffer = (uint8_t *)p + BUF_HDR;
+	*size = BUF_SIZE;
+}
+
+/* Runs on CUPTI's thread or the one flushing: only links the buffer into a list. */
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+	struct done_buf *d;
+
+	(void)ctx;
+	(void)stream;
+	(void)size;
+	if (buffer == NULL)
+		return;
+	d = (struct done_buf *)(buffer - BUF_HDR);
+	d->next = NULL;
+	d->valid = valid;
+	pthread_mutex_lock(&cu.lock);
+	*cu.done_tail = d;
+	cu.done_tail = &d->next;
+	pthread_mutex_unlock(&cu.lock);
+	cprof_flusher_wake();
+}
+
+static void at_exit_flush(void)
+{
+	/* registered after CUDA started, so it runs before cudart's own teardown */
+	cprof_cupti_flush(1);
+}
+
+#define RESOLVE(field, name)                                                     \
+	do {                                                                     \
+		cu.field = (__typeof__(cu.field))dlsym(cu.lib, name);            \
+		if (cu.field == NULL) {                                          \
+			missing = name;                                          \
+			goto fail;                                               \
+		}                                                                \
+	} while (0)
+
+void cprof_cupti_start(void)
+{
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+		CUPTI_ACTIVITY_KIND_OVERHEAD,          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+	};
+	char where[PATH_MAX + 64];
+	const char *missing = NULL;
+	CUptiResult r;
+	size_t i;
+
+	if (atomic_load(&cu.started))
+		return;
+	if (atomic_load(&cu.conflict)) {
+		status(CPROF_STATUS_CUPTI_CONFLICT, 0, "%s", "the program uses CUPTI itself; GPU records not collected");
+		return;
+	}
+	cu.done = NULL;
+	cu.done_tail = &cu.done;
+	cu.lib = load_cupti(where, sizeof(where));
+	if (cu.lib == NULL) {
+		pr_warn("CUPTI (%s) %s; recording API calls only", CUPTI_SONAME, where);
+		status(CPROF_STATUS_CUPTI_MISSING, 0, "CUPTI %s", where);
+		return;
+	}
+	RESOLVE(register_callbacks, "cuptiActivityRegisterCallbacks");
+	RESOLVE(enable, "cuptiActivityEnable");
+	RESOLVE(flush_all, "cuptiActivityFlushAll");
+	RESOLVE(next_record, "cuptiActivityGetNextRecord");
+	RESOLVE(dropped, "cuptiActivityGetNumDroppedRecords");
+	RESOLVE(push, "cuptiActivityPushExternalCorrelationId");
+	RESOLVE(pop, "cuptiActivityPopExternalCorrelationId");
+	RESOLVE(result_string, "cuptiGetResultString");
+	RESOLVE(callback_name, "cuptiGetCallbackName");
+
+	r = cu.register_callbacks(buffer_requested, buffer_completed);
+	if (r != CUPTI_SUCCESS) {
+		missing = NULL;
+		goto refused;
+	}
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		r = cu.enable(kinds[i]);
+		/* without kernels there is no GPU lane; the other kinds are extras */
+		if (r != CUPTI_SUCCESS && kinds[i] == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+			goto refused;
+		if (r != CUPTI_SUCCESS)
+			pr_dbg("activity kind %d not enabled: %s", kinds[i], result_str(r));
+	}
+	atomic_store(&cu.started, 1);
+	atomic_store(&cprof_cupti_on, 1);
+	if (!cu.atexit_registered) {
+		cu.atexit_registered = 1;
+		atexit(at_exit_flush);
+	}
+	status(CPROF_STATUS_CUPTI_STARTED, 0, "CUPTI from %s", where);
+	pr_dbg("CUPTI started from %s", where);
+	return;
+refused:
+	pr_warn("CUPTI refused to start (error %d: %s); recording API calls only", (int)r, result_str(r));
+	{
+		char text[200];
+
+		snprintf(text, sizeof(text), "CUPTI error %d: %s", (int)r, result_str(r));
+		status(CPROF_STATUS_CUPTI_FAILED, (int32_t)r, "%s", text);
+	}
+	return;
+fail:
+	pr_warn("%s lacks %s; recording API calls only", where, missing);
+	status(CPROF_STATUS_CUPTI_FAILED, 0, "CUPTI without %s", missing);
+}
+
+void cprof_cupti_push(uint64_t corr)
+{
+	cu.push(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, corr);
+}
+
+void cprof_cupti_pop(void)
+{
+	uint64_t last;
+
+	cu.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+void cprof_cupti_flush(int forced)
+{
+	if (!atomic_load(&cu.started) || atomic_load(&cu.conflict))
+		return;
+	cu.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	if (forced) {
+		size_t dropped = 0;
+
+		if (cu.dropped(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+			char text[64];
+
+			snprintf(text, sizeof(text), "%zu", dropped);
+			status(CPROF_STATUS_CUPTI_DROPPED, (int32_t)dropped, "CUPTI dropped %s records", text);
+		}
+	}
+}
+
+void cprof_cupti_reset_after_fork(void)
+{
+	/* CUDA does not survive fork; the child never starts CUPTI and pushes nothing */
+	atomic_store(&cprof_cupti_on, 0);
+	atomic_store(&cu.started, 0);
+	pthread_mutex_init(&cu.lock, NULL);
+	cu.done = NULL;
+	cu.done_tail = &cu.done;
+}
+
+/* ---- converting records (drainer thread only) ---- */
+
+#define NAME_BITS 12
+static struct {
+	const char *ptr; /* CUPTI keeps kernel names alive; the pointer is a cheap first key */
+	uint32_t id;
+} names[1 << NAME_BITS];
+static uint32_t api_names[2][1024];
+
+static uint32_t name_id(const char *name)
+{
+	uintptr_t h = ((uintptr_t)name >> 4) * 0x9e3779b97f4a7c15ull;
+	uint32_t i = (uint32_t)(h >> (64 - NAME_BITS)), n;
+
+	if (name == NULL)
+		return 0;
+	for (n = 0; n < (1u << NAME_BITS); n++, i = (i + 1) & ((1u << NAME_BITS) - 1)) {
+		if (names[i].ptr == name)
+			return names[i].id;
+		if (names[i].ptr == NULL) {
+			uint32_t id = cprof_string_id_new();
+
+			if (cprof_strings_add(id, CPROF_STR_KERNEL, name) < 0)
+				return 0;
+			names[i].ptr = name;
+			names[i].id = id;
+			return id;
+		}
+	}
+	/* table full: send the name again under a new id rather than lose it */
+	{
+		uint32_t id = cprof_string_id_new();
+
+		return cprof_strings_add(id, CPROF_STR_KERNEL, name) < 0 ? 0 : id;
+	}
+}
+
+static uint32_t api_name_id(int driver, uint32_t cbid)
+{
+	const char *name = NULL;
+	uint32_t id;
+
+	if (cbid >= 1024)
+		return 0;
+	if (api_names[driver][cbid])
+		return api_names[driver][cbid];
+	if (cu.callback_name(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) !=
+		    CUPTI_SUCCESS ||
+	    name == NULL)
+		return 0;
+	id = cprof_string_id_new();
+	if (cprof_strings_add(id, CPROF_STR_API, name) < 0)
+		return 0;
+	api_names[driver][cbid] = id;
+	return id;
+}
+
+static int convert(const CUpti_Activity *a, struct cprof_wire_gpu *g)
+{
+	memset(g, 0, sizeof(*g));
+	switch (a->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL: {
+		const CUpti_ActivityKernel10 *k = (const void *)a;
+
+		g->kind = CPROF_GPU_KERNEL;
+		g->start_ns = k->start;
+		g->end_ns = k->end;
+		g->corr = k->correlationId;
+		g->device = k->deviceId;
+		g->context = k->contextId;
+		g->stream = k->streamId;
+		g->name = name_id(k->name);
+		g->u32[0] = k->gridX;
+		g->u32[1] = k->gridY;
+		g->u32[2] = k->gridZ;
+		g->u32[3] = k->blockX;
+		g->u32[4] = k->blockY;
+		g->u32[5] = k->blockZ;
+		g->u32[6] = k->registersPerThread;
+		g->u32[7] = k->staticSharedMemory;
+		g->u32[8] = k->dynamicSharedMemory;
+		g->u32[9] = k->graphId;
+		g->u64[0] = k->graphNodeId;
+		g->u64[1] = (uint64_t)k->gridId;
+		return 0;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		const CUpti_ActivityMemcpy6 *m = (const void *)a;
+
+		g->kind = CPROF_GPU_MEMCPY;
+		g->start_ns = m->start;
+		g->end_ns = m->end;
+		g->corr = m->correlationId;
+		g->device = m->deviceId;
+		g->context = m->contextId;
+		g->stream = m->streamId;
+		g->u32[0] = m->copyKind;
+		g->u32[1] = m->srcKind;
+		g->u32[2] = m->dstKind;
+		g->u32[3] = m->graphId;
+		g->u64[0] = m->bytes;
+		return 0;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		const CUpti_ActivityMemset4 *m = (const void *)a;
+
+		g->kind = CPROF_GPU_MEMSET;
+		g->start_ns = m->start;
+		g->end_ns = m->end;
+		g->corr = m->correlationId;
+		g->device = m->deviceId;
+		g->context = m->contextId;
+		g->stream = m->streamId;
+		g->u32[0] = m->value;
+		g->u32[1] = m->memoryKind;
+		g->u32[2] = m->graphId;
+		g->u64[0] = m->bytes;
+		return 0;
+	}
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: {
+		const CUpti_ActivityAPI *r = (const void *)a;
+		int driver = a->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+
+		g->kind = driver ? CPROF_GPU_DRIVER : CPROF_GPU_RUNTIME;
+		g->start_ns = r->start;
+		g->end_ns = r->end;
+		g->corr = r->correlationId;
+		g->name = api_name_id(driver, r->cbid);
+		g->u32[0] = r->cbid;
+		g->u32[1] = r->processId;
+		g->u32[2] = r->threadId;
+		g->u32[3] = r->returnValue;
+		return 0;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		const CUpti_ActivitySynchronization2 *s = (const void *)a;
+
+		g->kind = CPROF_GPU_SYNC;
+		g->start_ns = s->start;
+		g->end_ns = s->end;
+		g->corr = s->correlationId;
+		g->context = s->contextId;
+		g->stream = s->streamId;
+		g->u32[0] = s->type;
+		g->u32[1] = s->cudaEventId;
+		g->u32[2] = s->returnValue;
+		return 0;
+	}
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+		const CUpti_ActivityOverhead3 *o = (const void *)a;
+
+		g->kind = CPROF_GPU_OVERHEAD;
+		g->start_ns = o->start;
+		g->end_ns = o->end;
+		g->corr = o->correlationId;
+		g->u32[0] = o->overheadKind;
+		g->u32[1] = o->objectKind;
+		g->u32[2] = o->objectId.dcs.deviceId;
+		g->u32[3] = o->objectId.dcs.contextId;
+		g->u32[4] = o->objectId.dcs.streamId;
+		return 0;
+	}
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+		const CUpti_ActivityExternalCorrelation *e = (const void *)a;
+
+		g->kind = CPROF_GPU_EXTCORR;
+		g->corr = e->correlationId;
+		g->u32[0] = e->externalKind;
+		g->u64[0] = e->externalId;
+		return 0;
+	}
+	default:
+		return -1;
+	}
+}
+
+int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx)
+{
+	struct done_buf *list, *d;
+	int n = 0;
+
+	pthread_mutex_lock(&cu.lock);
+	list = cu.done;
+	cu.done = NULL;
+	cu.done_tail = &cu.done;
+	pthread_mutex_unlock(&cu.lock);
+
+	while ((d = list) != NULL) {
+		uint8_t *buf = (uint8_t *)d + BUF_HDR;
+		CUpti_Activity *rec = NULL;
+		struct cprof_wire_gpu g;
+
+		list = d->next;
+		while (cu.next_record(buf, d->valid, &rec) == CUPTI_SUCCESS) {
+			if (convert(rec, &g) == 0 && emit(&g, ctx) == 0)
+				n++;
+		}
+		free(d);
+	}
+	return n;
+}
+
+/* ---- another CUPTI user in the process ---- */
+
+static void conflict(const char *what)
+{
+	if (atomic_exchange(&cu.conflict, 1))
+		return;
+	/* stop touching CUPTI: the other tool owns the callbacks now, and its records are its own */
+	atomic_store(&cprof_cupti_on, 0);
+	pr_warn("the program called %s (torch.profiler/Kineto or another CUPTI tool); cprof stops collecting GPU "
+		"records and leaves CUPTI to it",
+		what);
+	status(CPROF_STATUS_CUPTI_CONFLICT, 0, "the program called %s: GPU records stop here", what);
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+							CUpti_BuffersCallbackCompleteFunc done)
+{
+	__typeof__(&cuptiActivityRegisterCallbacks) real = CPROF_REAL(cuptiActivityRegisterCallbacks, CUPTI_SONAME);
+
+	conflict("cuptiActivityRegisterCallbacks");
+	return real ? real(req, done) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+CPROF_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *user)
+{
+	__typeof__(&cuptiSubscribe) real = CPROF_REAL(cuptiSubscribe, CUPTI_SONAME);
+
+	conflict("cuptiSubscribe");
+	return real ? real(sub, cb, user) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+CPROF_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *user,
+					   CUpti_SubscriberParams *params)
+{
+	__typeof__(&cuptiSubscribe_v2) real = CPROF_REAL(cuptiSubscribe_v2, CUPTI_SONAME);
+
+	conflict("cuptiSubscribe_v2");
+	return real ? real(sub, cb, user, params) : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+CPROF_EXPORT CUptiResult cuptiFinalize(void)
+{
+	__typeof__(&cuptiFinalize) real = CPROF_REAL(cuptiFinalize, CUPTI_SONAME);
+
+	conflict("cuptiFinalize");
+	return real ? real() : CUPTI_ERROR_NOT_INITIALIZED;
+}
