@@ -102,7 +102,15 @@ $(BUILD)/tests/%: tests/workloads/%.cu | $(DEPS_STAMP)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(WORKLOAD_NVCC) -o $@ $< -lcublas -lpthread
 
-TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios
+CUPTI_INC := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/include) $(CUDA_HOME)/include)
+CUPTI_LIBDIR := $(firstword $(wildcard $(CUDA_HOME)/extras/CUPTI/lib64) $(CUDA_HOME)/lib64)
+$(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(WORKLOAD_NVCC) -I$(CUPTI_INC) -o $@ $< -L$(CUPTI_LIBDIR) -lcupti
+
+TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
+	$(BUILD)/tests/cupti_user
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"

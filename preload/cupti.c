@@ -15,12 +15,12 @@
 
 #define CUPTI_SONAME "libcupti.so.13"
 #define BUF_SIZE (4u << 20)
-#define BUF_HDR 64 /* our list node lives in front of the bytes CUPTI sees */
 
 CPROF_HIDDEN _Atomic int cprof_cupti_on;
 
 struct done_buf {
 	struct done_buf *next;
+	uint8_t *buf;
 	size_t valid;
 };
 
@@ -118,13 +118,14 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 {
 	void *p = NULL;
 
+	/* a plain malloc'd block: if another tool takes CUPTI over, it gets our buffers and free()s them */
 	*max_records = 0;
-	if (posix_memalign(&p, 64, BUF_HDR + BUF_SIZE) != 0) {
+	if (posix_memalign(&p, 8, BUF_SIZE) != 0) {
 		*buffer = NULL;
 		*size = 0;
 		return;
 	}
-	*buffer = (uint8_t *)p + BUF_HDR;
+	*buffer = p;
 	*size = BUF_SIZE;
 }
 
@@ -138,8 +139,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	(void)size;
 	if (buffer == NULL)
 		return;
-	d = (struct done_buf *)(buffer - BUF_HDR);
+	d = malloc(sizeof(*d));
+	if (d == NULL) {
+		free(buffer);
+		return;
+	}
 	d->next = NULL;
+	d->buf = buffer;
 	d->valid = valid;
 	pthread_mutex_lock(&cu.lock);
 	*cu.done_tail = d;
@@ -464,7 +470,7 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 	pthread_mutex_unlock(&cu.lock);
 
 	while ((d = list) != NULL) {
-		uint8_t *buf = (uint8_t *)d + BUF_HDR;
+		uint8_t *buf = d->buf;
 		CUpti_Activity *rec = NULL;
 		struct cprof_wire_gpu g;
 
@@ -473,6 +479,7 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 			if (convert(rec, &g) == 0 && emit(&g, ctx) == 0)
 				n++;
 		}
+		free(buf);
 		free(d);
 	}
 	return n;
@@ -484,6 +491,9 @@ static void conflict(const char *what)
 {
 	if (atomic_exchange(&cu.conflict, 1))
 		return;
+	/* what CUPTI holds for us comes back to our callback before the other tool's replaces it */
+	if (atomic_load(&cu.started))
+		cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* stop touching CUPTI: the other tool owns the callbacks now, and its records are its own */
 	atomic_store(&cprof_cupti_on, 0);
 	pr_warn("the program called %s (torch.profiler/Kineto or another CUPTI tool); cprof stops collecting GPU "

@@ -226,7 +226,7 @@ int cmd_report(int argc, char **argv)
 	sqlite3 *db;
 	int opt, ret = CPROF_EXIT_OK, complete;
 	int64_t lost, api_calls;
-	char reason[256], command[1024], simulated[16];
+	char reason[256], command[1024], simulated[16], gpu_note[256];
 	char *end;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -280,6 +280,7 @@ int cmd_report(int argc, char **argv)
 	cprof_meta(db, "incomplete_reason", reason, sizeof(reason), "");
 	cprof_meta(db, "command", command, sizeof(command), "?");
 	cprof_meta(db, "simulated_gpu", simulated, sizeof(simulated), "0");
+	cprof_meta(db, "gpu_records_note", gpu_note, sizeof(gpu_note), "");
 	api_calls = count_sql(db, "SELECT count(*) FROM CPROF_API");
 	if (load_procs(db, &procs, &nprocs) < 0 || load_table(db, api_sql_all, 0, &all) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
@@ -298,6 +299,10 @@ int cmd_report(int argc, char **argv)
 		printf(",\"command\":");
 		cprof_json_str(stdout, command);
 		printf(",\"simulated_gpu\":%s", strcmp(simulated, "1") == 0 ? "true" : "false");
+		if (gpu_note[0]) {
+			printf(",\"gpu_records_note\":");
+			cprof_json_str(stdout, gpu_note);
+		}
 		printf(",\"cpu_api_ns\":%.0f", all.total);
 		printf(",\"counts\":{\"api_calls\":%lld,\"launch_calls\":%lld,\"memcpy_calls\":%lld,"
 		       "\"memset_calls\":%lld,\"processes\":%zu}",
@@ -340,6 +345,8 @@ int cmd_report(int argc, char **argv)
 		printf("Command: %s\n", command);
 		if (strcmp(simulated, "1") == 0)
 			printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
+		if (gpu_note[0])
+			printf("GPU records: %s\n", gpu_note);
 		printf("Processes: %zu   API calls: %lld   time in CUDA API: %s   lost events: %lld   %s%s%s\n",
 		       nprocs, (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : reason);

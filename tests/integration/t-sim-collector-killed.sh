@@ -1,7 +1,7 @@
 # Issue 2 / must show 3 (and issue 7 scenario 1): SIGKILL of cprofd mid-run -> the target finishes
 # with its own output and status; the profile stays readable and says it is incomplete.
 . "$(dirname "$0")/lib.sh"
-#need_sim
+need_sim
 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o prof.db -- "$WL/scenarios" loop 2 > out.txt 2> err.txt &
 run=$!
 for i in $(seq 100); do

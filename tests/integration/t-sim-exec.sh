@@ -1,6 +1,6 @@
 # Issue 2 / must show 3: a process that execs is profiled before and after (the env carries cprof over).
 . "$(dirname "$0")/lib.sh"
-#need_sim
+need_sim
 out=$(sim "$BIN/cprof-run" -q -o prof.db -- "$WL/scenarios" exec) || fail "run failed: $out"
 assert_eq "$out" "after exec" "stdout"
 assert_eq "$(q prof.db "SELECT count(*) FROM PROCESSES")" 2 "process instances (before and after exec)"

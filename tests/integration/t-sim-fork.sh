@@ -1,7 +1,7 @@
 # Issue 2 / must show 3: a forked child (no exec) is profiled under its own pid, and the parent's
 # events are not duplicated into it; both exit() and _exit() children keep their events.
 . "$(dirname "$0")/lib.sh"
-#need_sim
+need_sim
 for how in exit _exit; do
 	out=$(sim "$BIN/cprof-run" -q -f -o prof.db -- "$WL/scenarios" fork 7 11 $how) || fail "run failed ($how): $out"
 	child=$(printf '%s\n' "$out" | awk '$1 == "CHILDPID" { print $2 }')

@@ -1,6 +1,6 @@
 # Issue 2 / must show 3: N launches from 2 threads on the simulated GPU -> exactly N launch events, named.
 . "$(dirname "$0")/lib.sh"
-#need_sim
+need_sim
 # 10000 fits the rings and the pipe even if the collector stalls, so the count is exact on a slow machine;
 # the second thread starts before the first hooked call, racing the library's lazy start
 N=10000
