@@ -82,6 +82,11 @@ static const char schema_sql[] =
 	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
 	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
 	" JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.processId = a.processId AND m.correlationId = e.correlationId;"
+	"CREATE VIEW GPU_OPS AS SELECT processId, deviceId, streamId, correlationId, start, end, 'kernel' AS kind,"
+	" nameId, NULL AS bytes FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT processId, deviceId, streamId,"
+	" correlationId, start, end, 'memcpy', NULL, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL"
+	" SELECT processId, deviceId, streamId, correlationId, start, end, 'memset', NULL, bytes"
+	" FROM CUPTI_ACTIVITY_KIND_MEMSET;"
 	"CREATE VIEW KERNELS AS SELECT k.*, n.value AS name, k.end - k.start AS duration"
 	" FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds n ON n.id = k.nameId;"
 	"CREATE VIEW API_CALLS AS SELECT a.id, a.processId, a.pid, a.tid, a.start, a.end,"
@@ -290,6 +295,16 @@ int cprof_store_close(struct cprof_store *s)
 	if (begin(s) == 0)
 		ret = exec(s, "INSERT OR REPLACE INTO THREADS SELECT processId, tid, min(start), max(end), count(*)"
 			      " FROM CPROF_API GROUP BY processId, tid");
+	/* the joins the report makes (call -> CUPTI id -> GPU op); built once, after the run */
+	if (ret == 0)
+		ret = exec(s, "CREATE INDEX api_corr ON CPROF_API(processId, correlationId);"
+			      "CREATE INDEX ext_ext ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, externalId);"
+			      "CREATE INDEX ext_corr ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, correlationId);"
+			      "CREATE INDEX rt_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(processId, correlationId);"
+			      "CREATE INDEX drv_corr ON CUPTI_ACTIVITY_KIND_DRIVER(processId, correlationId);"
+			      "CREATE INDEX k_corr ON CUPTI_ACTIVITY_KIND_KERNEL(processId, correlationId);"
+			      "CREATE INDEX mc_corr ON CUPTI_ACTIVITY_KIND_MEMCPY(processId, correlationId);"
+			      "CREATE INDEX ms_corr ON CUPTI_ACTIVITY_KIND_MEMSET(processId, correlationId);");
 	if (cprof_store_commit(s, 1) < 0)
 		ret = -EIO;
 	for (i = 0; i < ST__N; i++)

@@ -178,6 +178,7 @@ CPROF_HIDDEN void cprof_kernels_lock(int lock);
 CPROF_HIDDEN uint32_t cprof_string_id_new(void);
 
 /* flusher.c: a STATUS message for the collector (and the profile). */
+CPROF_HIDDEN void cprof_flusher_add_lost(uint64_t n);
 CPROF_HIDDEN void cprof_flusher_status(uint32_t code, int32_t err, const char *text);
 
 #endif

@@ -264,6 +264,7 @@ void cprof_cupti_flush(int forced)
 		if (cu.dropped(NULL, 0, &dropped) == CUPTI_SUCCESS && dropped > 0) {
 			char text[64];
 
+			cprof_flusher_add_lost(dropped); /* records CUPTI could not keep are events lost */
 			snprintf(text, sizeof(text), "%zu", dropped);
 			status(CPROF_STATUS_CUPTI_DROPPED, (int32_t)dropped, "CUPTI dropped %s records", text);
 		}

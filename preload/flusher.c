@@ -174,6 +174,13 @@ out:
 	return ret;
 }
 
+void cprof_flusher_add_lost(uint64_t n)
+{
+	pthread_mutex_lock(&fl.drain_lock);
+	fl.lost_extra += n;
+	pthread_mutex_unlock(&fl.drain_lock);
+}
+
 void cprof_flusher_status(uint32_t code, int32_t err, const char *text)
 {
 	struct cprof_wire_status *p;
