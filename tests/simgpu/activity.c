@@ -96,10 +96,24 @@ int simgpu_cupti_get_thread_id_type(void)
 	return atomic_load(&g_thread_id_type);
 }
 
+/* getpid/gettid are system calls here; records need them on every API call, so they are cached (reset at fork). */
+static uint32_t g_pid;
+static __thread uint32_t t_tid;
+
+static uint32_t cached_pid(void)
+{
+	if (!g_pid)
+		g_pid = (uint32_t)getpid();
+	return g_pid;
+}
+
 SG_HIDDEN uint32_t sg_thread_id(void)
 {
-	if (atomic_load_explicit(&g_thread_id_type, memory_order_relaxed) == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
-		return (uint32_t)syscall(SYS_gettid);
+	if (atomic_load_explicit(&g_thread_id_type, memory_order_relaxed) == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) {
+		if (!t_tid)
+			t_tid = (uint32_t)syscall(SYS_gettid);
+		return t_tid;
+	}
 	return (uint32_t)pthread_self();
 }
 
@@ -157,7 +171,7 @@ static void fill_overhead(CUpti_ActivityOverhead3 *o, int overhead_kind, uint64_
 	o->kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
 	o->overheadKind = (CUpti_ActivityOverheadKind)overhead_kind;
 	o->objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
-	o->objectId.pt.processId = (uint32_t)getpid();
+	o->objectId.pt.processId = cached_pid();
 	o->objectId.pt.threadId = sg_thread_id();
 	o->start = start;
 	o->end = end;
@@ -462,7 +476,7 @@ SG_HIDDEN void sg_emit_call(struct simgpu_call *c, uint64_t end, int ret)
 		a.cbid = c->cbid;
 		a.start = c->t0;
 		a.end = end;
-		a.processId = (uint32_t)getpid();
+		a.processId = cached_pid();
 		a.threadId = sg_thread_id();
 		a.correlationId = c->corr;
 		a.returnValue = (uint32_t)ret;
@@ -668,7 +682,7 @@ int simgpu_cupti_finalize(void)
 
 SG_HIDDEN void sg_activity_atfork_prepare(void)
 {
-	pthread_mutex_lock(&g_deliver_lock);
+	/* Not g_deliver_lock: it is held while the client's buffer-completed callback runs. */
 	pthread_mutex_lock(&g_buf_lock);
 	pthread_mutex_lock(&g_sub_lock);
 }
@@ -677,15 +691,24 @@ SG_HIDDEN void sg_activity_atfork_parent(void)
 {
 	pthread_mutex_unlock(&g_sub_lock);
 	pthread_mutex_unlock(&g_buf_lock);
-	pthread_mutex_unlock(&g_deliver_lock);
 }
 
 SG_HIDDEN void sg_activity_atfork_child(void)
 {
-	/* The worker did not survive the fork; the next full buffer starts a new one. */
+	/*
+	 * The worker did not survive the fork; the next full buffer starts a new one. Buffers holding the
+	 * parent's records are forgotten, so a child's flush never delivers the parent's records a second time.
+	 */
+	g_cur = NULL;
+	g_q_head = g_q_tail = NULL;
+	g_pending_flush = 0;
 	g_worker_started = 0;
 	g_requesting = 0;
+	g_pid = 0;
+	t_tid = 0; /* the forking thread's TLS is the child's only thread */
 	pthread_mutex_unlock(&g_sub_lock);
 	pthread_mutex_unlock(&g_buf_lock);
-	pthread_mutex_unlock(&g_deliver_lock);
+	pthread_mutex_init(&g_deliver_lock, NULL);
+	pthread_cond_init(&g_buf_cond, NULL);
+	pthread_cond_init(&g_work_cond, NULL);
 }

@@ -6,8 +6,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "engine.h"
 #include "cbid_names.h"
+#include "cudart_pt.h"
+#include "engine.h"
 
 #define CBID(name) CUPTI_RUNTIME_TRACE_CBID_##name
 
@@ -773,12 +774,13 @@ static int do_memcpy(struct simgpu_call *c, void *dst, const void *src, size_t c
 		return cudaErrorInvalidValue;
 	int ck = ddev ? (sdev ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOD : CUPTI_ACTIVITY_MEMCPY_KIND_HTOD)
 		      : (sdev ? CUPTI_ACTIVITY_MEMCPY_KIND_DTOH : CUPTI_ACTIVITY_MEMCPY_KIND_HTOH);
-	if (count)
-		memmove(dst, src, count);
 	simgpu_spin(cfg()->memcpy_ns);
 	if (!count)
 		return 0;
+	/* Queue first: the host's own memmove then overlaps the simulated transfer instead of delaying it. */
 	uint64_t end = simgpu_copy(c, s, count, ck, cupti_mem_kind(sk), cupti_mem_kind(dk), async);
+	if (cfg()->copy_data)
+		memmove(dst, src, count);
 	/*
 	 * Synchronous copies return when done, except device-to-device; pageable host memory makes an
 	 * async copy synchronous too (the driver stages it), which is what profilers should reveal.
@@ -835,11 +837,12 @@ static int do_memset(struct simgpu_call *c, void *p, int value, size_t count, co
 		return err;
 	if (count && (simgpu_mem_kind_of(p, &avail) != SIMGPU_MEM_DEVICE || avail < count))
 		return cudaErrorInvalidValue;
-	if (count)
-		memset(p, value, count);
 	simgpu_spin(cfg()->memcpy_ns);
-	if (count)
+	if (count) {
 		simgpu_memset(c, s, count, value, async);
+		if (cfg()->copy_data)
+			memset(p, value, count);
+	}
 	/* cudaMemset on device memory is asynchronous to the host as well. */
 	return 0;
 }

@@ -234,6 +234,61 @@ CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
 	return CUPTI_SUCCESS;
 }
 
+static CUptiResult stream_id(CUcontext context, CUstream stream, uint8_t perThreadStream,
+					       uint32_t *streamId)
+{
+	(void)context;
+	struct simgpu_stream *s;
+	if (!streamId)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (simgpu_stream_resolve(stream, perThreadStream, &s))
+		return CUPTI_ERROR_INVALID_STREAM;
+	*streamId = simgpu_stream_id(s);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint8_t perThreadStream, uint32_t *streamId)
+{
+	return stream_id(context, stream, perThreadStream, streamId);
+}
+
+CUptiResult cuptiGetStreamId(CUcontext context, CUstream stream, uint32_t *streamId)
+{
+	return stream_id(context, stream, 0, streamId);
+}
+
+/* Buffer-sizing attributes change nothing here, but consumers (Kineto) set and read them. */
+static uint64_t g_attr[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_DEVICE_GRAPHS + 1] = {
+	[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE] = 8 << 20,
+	[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP] = 8 << 20,
+	[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT] = 250,
+	[CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_SIZE] = 65536,
+	[CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_POOL_LIMIT] = 65536,
+	[CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE] = 1,
+	[CUPTI_ACTIVITY_ATTR_PROFILING_SEMAPHORE_PRE_ALLOCATE_VALUE] = 1,
+};
+
+CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize, void *value)
+{
+	if (!valueSize || !value || *valueSize == 0 || *valueSize > sizeof(uint64_t) ||
+	    (unsigned)attr >= sizeof(g_attr) / sizeof(g_attr[0]))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	uint64_t v = 0;
+	memcpy(&v, value, *valueSize);
+	g_attr[attr] = v;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize, void *value)
+{
+	if (!valueSize || !value || *valueSize == 0 || (unsigned)attr >= sizeof(g_attr) / sizeof(g_attr[0]))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	size_t n = *valueSize < sizeof(uint64_t) ? *valueSize : sizeof(uint64_t);
+	memcpy(value, &g_attr[attr], n);
+	*valueSize = n;
+	return CUPTI_SUCCESS;
+}
+
 CUptiResult cuptiFinalize(void)
 {
 	return (CUptiResult)simgpu_cupti_finalize();

@@ -35,6 +35,7 @@ static const struct knob g_knobs[] = {
 	KNOB("SIMGPU_DEVICE_COUNT", K_INT, device_count, 1),
 	KNOB("SIMGPU_NO_DRIVER", K_INT, no_driver, 0),
 	KNOB("SIMGPU_SM_COUNT", K_INT, sm_count, 132),
+	KNOB("SIMGPU_COPY_DATA", K_INT, copy_data, 1),
 	KNOB("SIMGPU_MEM_BYTES", K_U64, mem_bytes, 150754820096.0),
 	KNOB("SIMGPU_DRIVER_INIT_NS", K_U64, driver_init_ns, 20000000),
 	KNOB("SIMGPU_CTX_INIT_NS", K_U64, ctx_init_ns, 50000000),
@@ -1011,9 +1012,12 @@ void simgpu_ctx_reset(void)
 
 /* ---------------------------------------------------------------- fork */
 
+/*
+ * Only locks that are never held across client code are taken around fork(); the init lock is held while
+ * InitializeInjection runs, which may fork itself, so the child gets a fresh one instead.
+ */
 static void atfork_prepare(void)
 {
-	pthread_mutex_lock(&g_init_lock);
 	pthread_mutex_lock(&g_names_lock);
 	pthread_mutex_lock(&g_lock);
 	pthread_mutex_lock(&g_mem_lock);
@@ -1026,7 +1030,6 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&g_mem_lock);
 	pthread_mutex_unlock(&g_lock);
 	pthread_mutex_unlock(&g_names_lock);
-	pthread_mutex_unlock(&g_init_lock);
 }
 
 static void atfork_child(void)
@@ -1035,7 +1038,8 @@ static void atfork_child(void)
 	pthread_mutex_unlock(&g_mem_lock);
 	pthread_mutex_unlock(&g_lock);
 	pthread_mutex_unlock(&g_names_lock);
-	pthread_mutex_unlock(&g_init_lock);
+	pthread_mutex_init(&g_init_lock, NULL);
+	t_in_driver_init = 0;
 }
 
 __attribute__((constructor)) static void engine_ctor(void)

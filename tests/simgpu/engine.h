@@ -13,6 +13,7 @@ struct simgpu_config {
 	int device_count;
 	int no_driver;
 	int sm_count;
+	int copy_data;
 	uint64_t mem_bytes;
 	uint64_t driver_init_ns;
 	uint64_t ctx_init_ns;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
@@ -78,7 +79,7 @@ static std::vector<CUpti_ActivityExternalCorrelation> g_ext;
 static std::vector<CUpti_ActivityOverhead3> g_overhead;
 static std::map<int, int> g_kind_count;
 static int g_requests, g_completions, g_dummy_calls, g_bad_records;
-static const size_t BUF_SIZE = 4096; // small, so buffers fill and complete on CUPTI's own thread
+static size_t g_buf_size = 4096; // small, so buffers fill and complete on CUPTI's own thread
 
 static void CUPTIAPI dummy_request(uint8_t **buffer, size_t *size, size_t *max)
 {
@@ -97,8 +98,8 @@ static void CUPTIAPI buffer_request(uint8_t **buffer, size_t *size, size_t *max)
 {
 	std::lock_guard<std::mutex> g(g_lock);
 	g_requests++;
-	*buffer = (uint8_t *)aligned_alloc(8, BUF_SIZE);
-	*size = BUF_SIZE;
+	*buffer = (uint8_t *)aligned_alloc(8, g_buf_size);
+	*size = g_buf_size;
 	*max = 0;
 }
 
@@ -249,6 +250,7 @@ __global__ void bias_add(float *y, const float *b, long long total, int n)
 // "busy N": GPU busy share of the steady state of N x N SGEMM + bias-add steps, as the profiler's verdict uses.
 static int busy(int n)
 {
+	g_buf_size = 8 << 20; // one buffer: buffer requests stay out of the measured window
 	MUST(cuptiActivityRegisterCallbacks(buffer_request, buffer_complete));
 	float *x, *w, *b, *y;
 	size_t bytes = (size_t)n * n * sizeof(float);
@@ -261,7 +263,7 @@ static int busy(int n)
 	const float one = 1.0f, zero = 0.0f;
 	long long total = (long long)n * n;
 	unsigned blocks = (unsigned)((total + 255) / 256);
-	for (int step = 0; step < 25; step++) {
+	for (int step = 0; step < 105; step++) {
 		if (step == 5) { // warm-up done: first-use costs stay out of the window
 			MUST(cudaDeviceSynchronize());
 			MUST(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
@@ -294,6 +296,17 @@ static int busy(int n)
 		}
 	}
 	busy_ns += cur_e - cur_s;
+	if (getenv("SELFTEST_DEBUG")) {
+		std::map<uint32_t, std::pair<int, uint64_t>> per;
+		for (auto &a : g_api) {
+			per[a.cbid].first++;
+			per[a.cbid].second += a.end - a.start;
+		}
+		for (auto &p : per)
+			fprintf(stderr, "cbid %u: %d calls, avg %llu ns\n", p.first, p.second.first,
+				(unsigned long long)(p.second.second / p.second.first));
+		fprintf(stderr, "window %llu ns\n", (unsigned long long)(w1 - w0));
+	}
 	printf("selftest: busy size=%d kernels=%zu busy_pct=%.1f\n", n, g_gpu.size(),
 	       100.0 * (double)busy_ns / (double)(w1 - w0));
 	return 0;
@@ -382,6 +395,32 @@ int main(int argc, char **argv)
 		MUST(pthread_join(t, nullptr));
 	MUST(cudaDeviceSynchronize());
 
+	// cuBLASLt: one nvjet kernel, launched internally with cluster attributes.
+	cublasLtHandle_t lt;
+	cublasLtMatmulDesc_t op;
+	cublasLtMatrixLayout_t la, lb, lc;
+	cublasLtMatmulPreference_t pref;
+	cublasLtMatmulHeuristicResult_t heur;
+	int nheur = 0;
+	MUST(cublasLtCreate(&lt));
+	MUST(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+	int32_t trans = CUBLAS_OP_T;
+	MUST(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+	MUST(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, 16, 32, 16)); // op(A) = A^T: 32 x 16
+	MUST(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, 16, 16, 16));
+	MUST(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, 32, 16, 32));
+	MUST(cublasLtMatmulPreferenceCreate(&pref));
+	MUST(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &nheur));
+	CHECK(nheur == 1 && heur.state == CUBLAS_STATUS_SUCCESS, "heuristic results %d", nheur);
+	MUST(cublasLtMatmul(lt, op, &one, da, la, da, lb, &zero, db, lc, db, lc, &heur.algo, nullptr, 0, s));
+	MUST(cublasLtMatmulPreferenceDestroy(pref));
+	MUST(cublasLtMatrixLayoutDestroy(la));
+	MUST(cublasLtMatrixLayoutDestroy(lb));
+	MUST(cublasLtMatrixLayoutDestroy(lc));
+	MUST(cublasLtMatmulDescDestroy(op));
+	MUST(cublasLtDestroy(lt));
+	MUST(cudaStreamSynchronize(s));
+
 	MUST(cublasDestroy(h));
 	MUST(cudaStreamDestroy(s));
 	MUST(cudaFree(da));
@@ -399,11 +438,11 @@ int main(int argc, char **argv)
 	CHECK(dropped == 0, "%zu dropped records", dropped);
 	CHECK(g_requests >= 2 && g_completions == g_requests, "requests %d completions %d", g_requests,
 	      g_completions);
-	CHECK(g_kind_count[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] == 104, "kernels %d",
+	CHECK(g_kind_count[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] == 105, "kernels %d",
 	      g_kind_count[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]);
 	CHECK(g_kind_count[CUPTI_ACTIVITY_KIND_MEMCPY] == 2, "memcpys %d", g_kind_count[CUPTI_ACTIVITY_KIND_MEMCPY]);
 	CHECK(g_kind_count[CUPTI_ACTIVITY_KIND_MEMSET] == 1, "memsets %d", g_kind_count[CUPTI_ACTIVITY_KIND_MEMSET]);
-	CHECK(g_kind_count[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION] == 3, "syncs %d",
+	CHECK(g_kind_count[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION] == 4, "syncs %d",
 	      g_kind_count[CUPTI_ACTIVITY_KIND_SYNCHRONIZATION]);
 	CHECK(g_kind_count[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION] == 1, "external correlations %d",
 	      g_kind_count[CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION]);
@@ -420,7 +459,8 @@ int main(int argc, char **argv)
 		{ CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 104 },
 		{ CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, 1 },
 		{ CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6000, 1 },
-		{ CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 1 },
+		{ CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, 2 },
+		{ CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, 1 }, // inside cublasLtMatmul
 		{ CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, 2 },
 		{ CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050, 1 },
 		{ CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, 2 },
@@ -457,7 +497,7 @@ int main(int argc, char **argv)
 	      tids.count(main_tid) ? "present" : "missing");
 
 	// GPU records: each joins a runtime record, starts after its call began, lies inside the run.
-	const gpu_rec *first_a = nullptr, *second_a = nullptr, *kb = nullptr, *gemm = nullptr;
+	const gpu_rec *first_a = nullptr, *second_a = nullptr, *kb = nullptr, *gemm = nullptr, *ltk = nullptr;
 	uint64_t last_end_before_sync = 0;
 	for (auto &gr : g_gpu) {
 		const api_rec *a = api_by_corr(gr.corr);
@@ -470,6 +510,12 @@ int main(int argc, char **argv)
 			last_end_before_sync = gr.end;
 		if (gr.kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 			continue;
+		if (gr.name.rfind("nvjet_sss_64x64", 0) == 0) {
+			ltk = &gr;
+			CHECK(a && a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060, "nvjet not from ExC");
+			CHECK(gr.grid[0] == 1 && gr.grid[1] == 1, "nvjet grid %d x %d", gr.grid[0], gr.grid[1]);
+			continue;
+		}
 		CHECK(a && a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "kernel not from cudaLaunchKernel");
 		if (gr.name == "_Z7kernelAPfi")
 			(first_a ? second_a : first_a) = &gr;
@@ -480,6 +526,7 @@ int main(int argc, char **argv)
 		else
 			CHECK(gr.name == "_Z7kernelBPfi", "unexpected kernel '%s'", gr.name.c_str());
 	}
+	CHECK(ltk && kb && ltk->stream == kb->stream, "cublasLtMatmul kernel missing or not on its stream");
 	CHECK(t_synced >= last_end_before_sync, "cudaDeviceSynchronize returned before the GPU was done");
 	CHECK(first_a && second_a && kb && gemm, "kernels missing (A %p/%p B %p gemm %p)", (void *)first_a,
 	      (void *)second_a, (void *)kb, (void *)gemm);
@@ -526,7 +573,7 @@ int main(int argc, char **argv)
 		request += o.overheadKind == CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST;
 		CHECK(o.start <= o.end, "overhead start > end");
 	}
-	CHECK(lazy == 3, "lazy loading overheads %d, want 3 (kernelA, kernelB, the GEMM)", lazy);
+	CHECK(lazy == 4, "lazy loading overheads %d, want 4 (kernelA, kernelB, the GEMM, nvjet)", lazy);
 	CHECK(request == g_requests, "buffer request overheads %d, requests %d", request, g_requests);
 
 	if (g_failures) {

@@ -20,10 +20,11 @@ SIMGPU_NVCC_FLAGS := -O2 -cudart shared $(SIMGPU_NVCC_ARCH)
 SIMGPU_PUBLIC_LIBS := libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libcupti.so.13
 SIMGPU_SOS := $(SIMGPU_LIB)/libsimgpu_engine.so $(addprefix $(SIMGPU_LIB)/,$(SIMGPU_PUBLIC_LIBS))
 SIMGPU_LINKS := $(addprefix $(SIMGPU_LIB)/,$(SIMGPU_PUBLIC_LIBS:.so.13=.so))
-SIMGPU_HDRS := $(SIMGPU_DIR)/engine.h $(SIMGPU_DIR)/engine_int.h $(SIMGPU_GEN)/cbid_names.h
+SIMGPU_HDRS := $(SIMGPU_DIR)/engine.h $(SIMGPU_DIR)/engine_int.h $(SIMGPU_DIR)/cudart_pt.h $(SIMGPU_GEN)/cbid_names.h
 
 .PHONY: simgpu simgpu-test
-simgpu: $(SIMGPU_SOS) $(SIMGPU_LINKS) $(BUILD)/tests/matmul_sweep
+simgpu: $(SIMGPU_SOS) $(SIMGPU_LINKS) $(SIMGPU_LIB)/libcuda.so.1 $(SIMGPU_LIB)/libcuda.so \
+	$(BUILD)/tests/matmul_sweep $(BUILD)/tests/driver_launch
 
 $(SIMGPU_GEN)/cbid_names.h: $(SIMGPU_DIR)/gen_names.sh
 	$(Q)mkdir -p $(@D)
@@ -38,6 +39,9 @@ $(SIMGPU_LIB)/libsimgpu_engine.so: $(SIMGPU_OBJ)/engine.o $(SIMGPU_OBJ)/activity
 	$(Q)$(CC) $(SIMGPU_LDFLAGS) -Wl,-soname,libsimgpu_engine.so -Wl,--version-script=$(SIMGPU_DIR)/engine.map \
 		-o $@ $(SIMGPU_OBJ)/engine.o $(SIMGPU_OBJ)/activity.o -ldl
 
+# cudart.o also depends on the per-thread prototypes agreeing with the real header (compile-only check).
+$(SIMGPU_OBJ)/cudart.o: $(SIMGPU_OBJ)/sigcheck_pt.o
+
 # Each public library: its soname, one version node named after it, the engine found next to it.
 define SIMGPU_PUBLIC_RULE
 $(SIMGPU_LIB)/$(1).so.13: $(SIMGPU_OBJ)/$(2).o $(SIMGPU_DIR)/$(2).map $(SIMGPU_LIB)/libsimgpu_engine.so
@@ -51,10 +55,31 @@ $(eval $(call SIMGPU_PUBLIC_RULE,libcublas,cublas))
 $(eval $(call SIMGPU_PUBLIC_RULE,libcublasLt,cublasLt))
 $(eval $(call SIMGPU_PUBLIC_RULE,libcupti,cupti))
 
+# The driver library is unversioned, like the real libcuda.so.1.
+$(SIMGPU_LIB)/libcuda.so.1: $(SIMGPU_OBJ)/cuda.o $(SIMGPU_DIR)/cuda.map $(SIMGPU_LIB)/libsimgpu_engine.so
+	$(Q)$(CC) $(SIMGPU_LDFLAGS) -Wl,-soname,libcuda.so.1 -Wl,--version-script=$(SIMGPU_DIR)/cuda.map \
+		-Wl,-rpath,'$$ORIGIN' -o $@ $(SIMGPU_OBJ)/cuda.o -L$(SIMGPU_LIB) -lsimgpu_engine
+$(SIMGPU_LIB)/libcuda.so: $(SIMGPU_LIB)/libcuda.so.1
+	$(Q)ln -sf libcuda.so.1 $@
+
 # The workloads link the real toolkit: the same binary runs on a GPU, or here with LD_LIBRARY_PATH.
 $(BUILD)/tests/matmul_sweep: tests/workloads/matmul_sweep.cu
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) $(SIMGPU_NVCC_FLAGS) -o $@ $< -lcublas
+
+# Driver-API workload: PTX embedded as a string, loaded with cuModuleLoadData like Triton does.
+$(SIMGPU_GEN)/driver_kernels_ptx.h: tests/workloads/driver_kernels.cu
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -ptx -arch=compute_90 -o $(SIMGPU_GEN)/driver_kernels.ptx $<
+	$(Q)awk 'BEGIN { print "/* Generated from tests/workloads/driver_kernels.cu by nvcc -ptx. */"; \
+		print "static const char driver_kernels_ptx[] =" } \
+		{ gsub(/\\/, "\\\\"); gsub(/"/, "\\\""); print "\t\"" $$0 "\\n\"" } END { print ";" }' \
+		$(SIMGPU_GEN)/driver_kernels.ptx > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/driver_launch: tests/workloads/driver_launch.c $(SIMGPU_GEN)/driver_kernels_ptx.h
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_BASE) -isystem $(CUDA_HOME)/include -I$(SIMGPU_GEN) -o $@ $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda
 
 $(SIMGPU_TESTBIN)/selftest: $(SIMGPU_DIR)/selftest.cu
 	$(Q)mkdir -p $(@D)
@@ -65,5 +90,11 @@ $(SIMGPU_TESTBIN)/libselftest_hook.so: $(SIMGPU_DIR)/selftest_hook.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -shared -isystem $(CUDA_HOME)/include -o $@ $< -ldl
 
-simgpu-test: simgpu $(SIMGPU_TESTBIN)/selftest $(SIMGPU_TESTBIN)/libselftest_hook.so
+$(SIMGPU_TESTBIN)/libselftest_inject.so: $(SIMGPU_DIR)/selftest_inject.c
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS_BASE) -fPIC -shared -pthread -isystem $(SIMGPU_CUPTI_INC) -isystem $(CUDA_HOME)/include \
+		-o $@ $< -L$(dir $(SIMGPU_CUPTI_INC))lib64 -L$(CUDA_HOME)/lib64 -lcupti
+
+simgpu-test: simgpu $(SIMGPU_TESTBIN)/selftest $(SIMGPU_TESTBIN)/libselftest_hook.so \
+		$(SIMGPU_TESTBIN)/libselftest_inject.so
 	$(Q)$(SIMGPU_DIR)/selftest.sh $(BUILD) $(CUDA_HOME)

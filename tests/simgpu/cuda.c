@@ -1,0 +1,457 @@
+/* Simulated libcuda.so.1: the driver API subset a Triton-style program uses, producing DRIVER records. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "engine.h"
+
+#define DCBID(name) CUPTI_DRIVER_TRACE_CBID_##name
+#define FUNC_MAGIC 0x46554e43u
+#define MOD_MAGIC 0x4d4f4455u
+
+struct CUctx_st {
+	int device;
+};
+
+struct CUmod_st {
+	uint32_t magic;
+};
+
+struct CUfunc_st {
+	uint32_t magic;
+	const char *name;
+};
+
+static struct CUctx_st g_primary;
+static int g_inited;
+static __thread CUcontext t_ctx;
+
+#define ENTER(name, flags)                                                                                      \
+	struct simgpu_call c_;                                                                                  \
+	int err = simgpu_api_enter(&c_, DCBID(name), SIMGPU_ENTER_DRIVER_API | (flags), NULL)
+
+/* Driver errors for the states the runtime maps to cudaError_t. */
+static int drv_err(int cuda_rt_err)
+{
+	switch (cuda_rt_err) {
+	case 0: return CUDA_SUCCESS;
+	case 2: return CUDA_ERROR_OUT_OF_MEMORY;
+	case 100: return CUDA_ERROR_NO_DEVICE;
+	case 35: return CUDA_ERROR_NO_DEVICE;
+	case 400: return CUDA_ERROR_INVALID_HANDLE;
+	case 600: return CUDA_ERROR_NOT_READY;
+	default: return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static int finish(struct simgpu_call *c, int err)
+{
+	return simgpu_api_exit(c, err);
+}
+
+static int need_ctx(void)
+{
+	if (!g_inited)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!t_ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return drv_err(simgpu_ctx_ensure());
+}
+
+CUresult cuInit(unsigned int Flags)
+{
+	ENTER(cuInit, SIMGPU_ENTER_DRIVER);
+	if (!err && Flags)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else if (err || simgpu_cfg()->device_count < 1)
+		err = CUDA_ERROR_NO_DEVICE;
+	if (!err)
+		__atomic_store_n(&g_inited, 1, __ATOMIC_RELEASE);
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDriverGetVersion(int *driverVersion)
+{
+	ENTER(cuDriverGetVersion, 0);
+	if (!driverVersion)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else
+		*driverVersion = CUDA_VERSION;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDeviceGetCount(int *count)
+{
+	ENTER(cuDeviceGetCount, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!count)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else
+		*count = simgpu_cfg()->device_count;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+	ENTER(cuDeviceGet, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!device || ordinal != 0)
+		err = CUDA_ERROR_INVALID_DEVICE;
+	else
+		*device = 0;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+	ENTER(cuDeviceGetName, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!name || len <= 0 || dev != 0)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else {
+		strncpy(name, "Simulated GPU (cprof simgpu)", (size_t)len - 1);
+		name[len - 1] = '\0';
+	}
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+	ENTER(cuDeviceGetAttribute, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!pi || dev != 0)
+		err = CUDA_ERROR_INVALID_VALUE;
+	if (err)
+		return (CUresult)finish(&c_, err);
+	switch (attrib) {
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
+	case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
+	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = simgpu_cfg()->sm_count; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *pi = 49152; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *pi = 232448; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *pi = 2048; break;
+	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *pi = 65536; break;
+	default: *pi = 0; break;
+	}
+	return (CUresult)finish(&c_, 0);
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	ENTER(cuDevicePrimaryCtxRetain, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!pctx || dev != 0)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else
+		err = drv_err(simgpu_ctx_ensure());
+	if (!err)
+		*pctx = &g_primary;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	ENTER(cuDevicePrimaryCtxRelease_v2, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (dev != 0)
+		err = CUDA_ERROR_INVALID_DEVICE;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	ENTER(cuCtxSetCurrent, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (ctx && ctx != &g_primary)
+		err = CUDA_ERROR_INVALID_CONTEXT;
+	else
+		t_ctx = ctx;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+	ENTER(cuCtxGetCurrent, 0);
+	if (!g_inited)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!pctx)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else
+		*pctx = t_ctx;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuCtxSynchronize(void)
+{
+	ENTER(cuCtxSynchronize, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err)
+		simgpu_device_sync(&c_);
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+	ENTER(cuModuleLoadData, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err && (!module || !image))
+		err = CUDA_ERROR_INVALID_VALUE;
+	struct CUmod_st *m = NULL;
+	if (!err && !(m = calloc(1, sizeof(*m))))
+		err = CUDA_ERROR_OUT_OF_MEMORY;
+	if (!err) {
+		/* The image is not parsed: loading costs what a module load costs, any function name resolves. */
+		m->magic = MOD_MAGIC;
+		simgpu_spin(simgpu_cfg()->module_load_ns);
+		*module = m;
+	}
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+	ENTER(cuModuleUnload, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err && (!hmod || hmod->magic != MOD_MAGIC))
+		err = CUDA_ERROR_INVALID_HANDLE;
+	if (!err) {
+		hmod->magic = 0;
+		free(hmod);
+	}
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+	ENTER(cuModuleGetFunction, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err && (!hmod || hmod->magic != MOD_MAGIC))
+		err = CUDA_ERROR_INVALID_HANDLE;
+	if (!err && (!hfunc || !name))
+		err = CUDA_ERROR_INVALID_VALUE;
+	struct CUfunc_st *f = NULL;
+	if (!err && !(f = calloc(1, sizeof(*f))))
+		err = CUDA_ERROR_OUT_OF_MEMORY;
+	if (!err) {
+		f->magic = FUNC_MAGIC;
+		f->name = simgpu_intern(name);
+		*hfunc = f;
+	}
+	return (CUresult)finish(&c_, err);
+}
+
+static int launch(struct simgpu_call *c, CUfunction f, const unsigned grid[3], const unsigned block[3],
+		  unsigned smem, CUstream stream, const CUlaunchAttribute *attrs, unsigned nattrs)
+{
+	struct simgpu_stream *s;
+	int err = need_ctx();
+	if (err)
+		return err;
+	if (!f || f->magic != FUNC_MAGIC)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!grid[0] || !grid[1] || !grid[2] || !block[0] || !block[1] || !block[2] ||
+	    (unsigned long long)block[0] * block[1] * block[2] > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (simgpu_stream_resolve(stream, 0, &s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	simgpu_module_load(f->name);
+	simgpu_spin(simgpu_cfg()->launch_ns);
+	struct simgpu_launch l = {
+		.name = f->name,
+		.grid = { grid[0], grid[1], grid[2] },
+		.block = { block[0], block[1], block[2] },
+		.dyn_smem = smem,
+		.regs = 32,
+	};
+	for (unsigned i = 0; attrs && i < nattrs; i++) {
+		if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+			l.cluster[0] = attrs[i].value.clusterDim.x;
+			l.cluster[1] = attrs[i].value.clusterDim.y;
+			l.cluster[2] = attrs[i].value.clusterDim.z;
+		}
+	}
+	l.duration_ns = simgpu_kernel_cost(l.grid, l.block);
+	simgpu_launch(c, s, &l);
+	return 0;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+			unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+			unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+{
+	(void)kernelParams, (void)extra;
+	struct simgpu_call c;
+	int bad = !f || f->magic != FUNC_MAGIC;
+	simgpu_api_enter(&c, DCBID(cuLaunchKernel), SIMGPU_ENTER_DRIVER_API, bad ? NULL : f->name);
+	const unsigned grid[3] = { gridDimX, gridDimY, gridDimZ }, block[3] = { blockDimX, blockDimY, blockDimZ };
+	return (CUresult)finish(&c, launch(&c, f, grid, block, sharedMemBytes, hStream, NULL, 0));
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
+	(void)kernelParams, (void)extra;
+	struct simgpu_call c;
+	int bad = !f || f->magic != FUNC_MAGIC;
+	simgpu_api_enter(&c, DCBID(cuLaunchKernelEx), SIMGPU_ENTER_DRIVER_API, bad ? NULL : f->name);
+	if (!config)
+		return (CUresult)finish(&c, CUDA_ERROR_INVALID_VALUE);
+	const unsigned grid[3] = { config->gridDimX, config->gridDimY, config->gridDimZ };
+	const unsigned block[3] = { config->blockDimX, config->blockDimY, config->blockDimZ };
+	return (CUresult)finish(&c, launch(&c, f, grid, block, config->sharedMemBytes, config->hStream, config->attrs,
+					   config->numAttrs));
+}
+
+CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
+{
+	ENTER(cuMemAlloc_v2, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err && (!dptr || !bytesize))
+		err = CUDA_ERROR_INVALID_VALUE;
+	void *p = NULL;
+	if (!err) {
+		simgpu_spin(simgpu_cfg()->malloc_ns);
+		err = drv_err(simgpu_mem_alloc(&p, bytesize, SIMGPU_MEM_DEVICE));
+	}
+	if (!err)
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuMemFree(CUdeviceptr dptr)
+{
+	ENTER(cuMemFree_v2, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err) {
+		simgpu_device_sync(NULL);
+		simgpu_spin(simgpu_cfg()->free_ns);
+		err = drv_err(simgpu_mem_free((void *)(uintptr_t)dptr, SIMGPU_MEM_DEVICE));
+	}
+	return (CUresult)finish(&c_, err);
+}
+
+static int copy(struct simgpu_call *c, void *dst, const void *src, size_t n, int h2d)
+{
+	struct simgpu_stream *s;
+	size_t avail;
+	int err = need_ctx();
+	if (err)
+		return err;
+	const void *dev = h2d ? dst : src;
+	const void *host = h2d ? src : dst;
+	if (n && (simgpu_mem_kind_of(dev, &avail) != SIMGPU_MEM_DEVICE || avail < n || !host))
+		return CUDA_ERROR_INVALID_VALUE;
+	simgpu_stream_resolve(NULL, 0, &s);
+	simgpu_spin(simgpu_cfg()->memcpy_ns);
+	if (!n)
+		return 0;
+	int hk = simgpu_mem_kind_of(host, NULL) == SIMGPU_MEM_PINNED ? CUPTI_ACTIVITY_MEMORY_KIND_PINNED
+								      : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	uint64_t end = simgpu_copy(c, s, n, h2d ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
+				   h2d ? hk : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+				   h2d ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : hk, 0);
+	if (simgpu_cfg()->copy_data)
+		memmove(dst, src, n); /* after queueing, so it overlaps the simulated transfer */
+	simgpu_wait_until(end);
+	return 0;
+}
+
+CUresult cuMemcpyHtoD(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	ENTER(cuMemcpyHtoD_v2, 0);
+	if (!err)
+		err = copy(&c_, (void *)(uintptr_t)dstDevice, srcHost, ByteCount, 1);
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuMemcpyDtoH(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	ENTER(cuMemcpyDtoH_v2, 0);
+	if (!err)
+		err = copy(&c_, dstHost, (const void *)(uintptr_t)srcDevice, ByteCount, 0);
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	ENTER(cuStreamCreate, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err && !phStream)
+		err = CUDA_ERROR_INVALID_VALUE;
+	if (!err) {
+		simgpu_spin(simgpu_cfg()->api_ns);
+		err = drv_err(simgpu_stream_create(Flags, 0, (void **)phStream));
+	}
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuStreamDestroy(CUstream hStream)
+{
+	ENTER(cuStreamDestroy_v2, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err)
+		err = drv_err(simgpu_stream_destroy(hStream));
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuStreamSynchronize(CUstream hStream)
+{
+	ENTER(cuStreamSynchronize, 0);
+	struct simgpu_stream *s;
+	if (!err)
+		err = need_ctx();
+	if (!err && simgpu_stream_resolve(hStream, 0, &s))
+		err = CUDA_ERROR_INVALID_HANDLE;
+	if (!err)
+		simgpu_stream_sync(&c_, s);
+	return (CUresult)finish(&c_, err);
+}
+
+static const char *error_name(CUresult e)
+{
+	switch (e) {
+	case CUDA_SUCCESS: return "CUDA_SUCCESS";
+	case CUDA_ERROR_INVALID_VALUE: return "CUDA_ERROR_INVALID_VALUE";
+	case CUDA_ERROR_OUT_OF_MEMORY: return "CUDA_ERROR_OUT_OF_MEMORY";
+	case CUDA_ERROR_NOT_INITIALIZED: return "CUDA_ERROR_NOT_INITIALIZED";
+	case CUDA_ERROR_NO_DEVICE: return "CUDA_ERROR_NO_DEVICE";
+	case CUDA_ERROR_INVALID_DEVICE: return "CUDA_ERROR_INVALID_DEVICE";
+	case CUDA_ERROR_INVALID_CONTEXT: return "CUDA_ERROR_INVALID_CONTEXT";
+	case CUDA_ERROR_INVALID_HANDLE: return "CUDA_ERROR_INVALID_HANDLE";
+	case CUDA_ERROR_NOT_READY: return "CUDA_ERROR_NOT_READY";
+	default: return NULL;
+	}
+}
+
+CUresult cuGetErrorName(CUresult error, const char **pStr)
+{
+	if (!pStr)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pStr = error_name(error);
+	return *pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorString(CUresult error, const char **pStr)
+{
+	if (!pStr)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pStr = error_name(error);
+	return *pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
