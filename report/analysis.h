@@ -1,0 +1,61 @@
+/* The verdict: GPU-busy union, utilisation, HTA-style idle breakdown, phases and findings, computed from a profile. */
+#ifndef CPROF_REPORT_ANALYSIS_H
+#define CPROF_REPORT_ANALYSIS_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+struct cprof_thresholds {
+	double compute_pct;       /* U >= this: compute-bound (80) */
+	double overhead_pct;      /* U < this and host wait dominates idle: overhead-bound (50) */
+	double host_wait_share;   /* "most of the idle time" (50) */
+	uint64_t kernel_wait_ns;  /* a gap shorter than this between GPU ops is kernel wait (as HTA) */
+	int include_startup;      /* count the time before the first GPU op */
+};
+void cprof_thresholds_default(struct cprof_thresholds *t);
+
+struct cprof_verdict {
+	char verdict[24];          /* overhead-bound | compute-bound | mixed | no-gpu-activity */
+	uint64_t run_start, run_end; /* first to last CUDA activity */
+	uint64_t start, end;       /* the window the verdict uses */
+	uint64_t startup_ns;       /* before the first GPU op: excluded (unless include_startup) */
+	uint64_t warmup_ns;        /* first instances of the repeating kernels: excluded too */
+	uint64_t busy_ns;          /* union of kernel, memcpy, memset intervals */
+	double busy_pct;
+	uint64_t host_wait_ns, kernel_wait_ns, other_ns, overhead_ns;
+	uint64_t gpu_span_start, gpu_span_end; /* first GPU op start .. last GPU op end */
+	uint64_t self_cpu_ns;      /* time inside hooked CUDA calls (outermost only) in the window */
+	uint64_t self_gpu_ns;      /* sum of GPU op durations in the window */
+	uint64_t kernel_ns;        /* sum of kernel durations */
+	uint64_t kernels, memcpys, memsets;
+	uint64_t api_calls;
+	double med_launch_ns;      /* median launch call */
+	double med_kernel_ns;      /* median kernel */
+	uint64_t api_in_host_wait_ns; /* part of host-wait gaps spent inside CUDA calls */
+	char cause[64];            /* what the host was doing while the GPU waited */
+	char advice[160];
+};
+
+/* Window [from, to) restricts the ops and calls considered; 0, UINT64_MAX for the whole run.
+ * proc: PROCESSES.id, 0 = every process. */
+int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
+		  struct cprof_verdict *v);
+
+struct cprof_phase {
+	uint64_t start, end;
+	struct cprof_verdict v;
+};
+/* Phases: the run cut at synchronising calls, short pieces folded into their neighbours, neighbours
+ * with the same verdict merged. Returns the number of phases (caller frees *out) or -1. */
+int cprof_phases(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_phase **out);
+
+/* The run's verdict: from its phases when it has them (setup between phases excluded), else from
+ * the whole run. *phases gets the phases (caller frees); returns their number or -1. */
+int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
+		   struct cprof_phase **phases);
+
+/* One line a person can act on. */
+void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size);
+
+#endif
