@@ -78,7 +78,7 @@ $(BUILD)/bin/cprofd: $(call obj_of,host,$(COLLECTOR_SRCS)) $(HOST_OBJS_COMMON)
 $(BUILD)/bin/cprof: $(call obj_of,host,$(REPORT_SRCS)) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lm
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lm -lstdc++
 
 $(BUILD)/bin/cprof-run: $(call obj_of,host,$(RUN_SRCS)) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)

@@ -82,6 +82,15 @@ static const char schema_sql[] =
 	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
 	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
 	" JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.processId = a.processId AND m.correlationId = e.correlationId;"
+	/* the joins the report makes (call -> CUPTI id -> GPU op): indexed from the start, so the profile
+	 * of a collector killed mid-run reads as fast as a finished one */
+	"CREATE INDEX ext_ext ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, externalId);"
+	"CREATE INDEX ext_corr ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, correlationId);"
+	"CREATE INDEX rt_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(processId, correlationId);"
+	"CREATE INDEX drv_corr ON CUPTI_ACTIVITY_KIND_DRIVER(processId, correlationId);"
+	"CREATE INDEX k_corr ON CUPTI_ACTIVITY_KIND_KERNEL(processId, correlationId);"
+	"CREATE INDEX mc_corr ON CUPTI_ACTIVITY_KIND_MEMCPY(processId, correlationId);"
+	"CREATE INDEX ms_corr ON CUPTI_ACTIVITY_KIND_MEMSET(processId, correlationId);"
 	"CREATE VIEW GPU_OPS AS SELECT processId, deviceId, streamId, correlationId, start, end, 'kernel' AS kind,"
 	" nameId, NULL AS bytes FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT processId, deviceId, streamId,"
 	" correlationId, start, end, 'memcpy', NULL, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL"
@@ -295,16 +304,6 @@ int cprof_store_close(struct cprof_store *s)
 	if (begin(s) == 0)
 		ret = exec(s, "INSERT OR REPLACE INTO THREADS SELECT processId, tid, min(start), max(end), count(*)"
 			      " FROM CPROF_API GROUP BY processId, tid");
-	/* the joins the report makes (call -> CUPTI id -> GPU op); built once, after the run */
-	if (ret == 0)
-		ret = exec(s, "CREATE INDEX api_corr ON CPROF_API(processId, correlationId);"
-			      "CREATE INDEX ext_ext ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, externalId);"
-			      "CREATE INDEX ext_corr ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, correlationId);"
-			      "CREATE INDEX rt_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(processId, correlationId);"
-			      "CREATE INDEX drv_corr ON CUPTI_ACTIVITY_KIND_DRIVER(processId, correlationId);"
-			      "CREATE INDEX k_corr ON CUPTI_ACTIVITY_KIND_KERNEL(processId, correlationId);"
-			      "CREATE INDEX mc_corr ON CUPTI_ACTIVITY_KIND_MEMCPY(processId, correlationId);"
-			      "CREATE INDEX ms_corr ON CUPTI_ACTIVITY_KIND_MEMSET(processId, correlationId);");
 	if (cprof_store_commit(s, 1) < 0)
 		ret = -EIO;
 	for (i = 0; i < ST__N; i++)

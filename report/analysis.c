@@ -298,8 +298,8 @@ int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const s
 		v->host_wait_ns = we - ws;
 	}
 	/* what CUPTI itself cost is shown apart, not blamed on the program */
-	st = prep(db, "SELECT coalesce(sum(min(end, ?3) - start), 0) FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE" PROC_WIN,
-		  proc, ws, we);
+	st = prep(db, "SELECT coalesce(sum(min(end, ?3) - start), 0) FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE" PROC_WIN
+		      "AND overheadKind IN " CPROF_PROFILER_OVERHEAD_KINDS, proc, ws, we);
 	if (st && sqlite3_step(st) == SQLITE_ROW) {
 		uint64_t o = sqlite3_column_int64(st, 0);
 

@@ -6,6 +6,10 @@
 
 #include <sqlite3.h>
 
+/* CUPTI overhead kinds that are the profiler's own cost (buffer flush, instrumentation, resources,
+ * buffer requests); lazy loading and module loading are the program's cold start. */
+#define CPROF_PROFILER_OVERHEAD_KINDS "(65536, 131072, 196608, 458752)"
+
 struct cprof_thresholds {
 	double compute_pct;       /* U >= this: compute-bound (80) */
 	double overhead_pct;      /* U < this and host wait dominates idle: overhead-bound (50) */
@@ -54,6 +58,15 @@ int cprof_phases(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, st
  * the whole run. *phases gets the phases (caller frees); returns their number or -1. */
 int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
 		   struct cprof_phase **phases);
+
+struct cprof_finding {
+	char id[32];
+	char severity[8]; /* info | warn */
+	char message[400];
+	char evidence[400];
+};
+/* Every rule that fires for process proc (0 = all), given its verdict. Returns the count, *out malloc'd. */
+int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out);
 
 /* One line a person can act on. */
 void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size);

@@ -1,18 +1,23 @@
-/* cprof report: the API summary (as nsys stats cuda_api_sum) per process, as text, JSON or CSV. */
+/* cprof report: the verdict and its evidence first, then the tables (kernels, copies, API, torch-style), as text, JSON or CSV. */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PR_FMT "cprof report"
 #include "common/log.h"
+#include "report/analysis.h"
 #include "report/cprof.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
-enum by { BY_API, BY_PROCESS };
+enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS };
 
 struct row {
-	char *name;
+	char *name;  /* full (demangled) name */
+	char tag;    /* '*' for API calls only CUPTI saw */
 	struct cprof_stats st;
+	double bytes;
+	double extra; /* torch view: CUDA time launched by this call */
 };
 
 struct table {
@@ -27,11 +32,19 @@ struct proc {
 	char *exe, *argv, *host, *bye;
 	int64_t recorded, lost;
 	struct table apis;
+	struct cprof_verdict v;
 };
 
-static int add_row(void *ctx, int64_t key, const char *label, const struct cprof_stats *st)
+struct ctx {
+	struct table *t;
+	char tag;
+	int demangle;
+};
+
+static int add_row(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
 {
-	struct table *t = ctx;
+	struct ctx *c = arg;
+	struct table *t = c->t;
 
 	(void)key;
 	if (t->n == t->cap) {
@@ -43,7 +56,9 @@ static int add_row(void *ctx, int64_t key, const char *label, const struct cprof
 		t->rows = r;
 		t->cap = cap;
 	}
-	t->rows[t->n].name = strdup(label);
+	memset(&t->rows[t->n], 0, sizeof(t->rows[0]));
+	t->rows[t->n].name = c->demangle ? cprof_demangle(label) : strdup(label);
+	t->rows[t->n].tag = c->tag;
 	t->rows[t->n].st = *st;
 	t->total += st->total;
 	t->n++;
@@ -59,6 +74,12 @@ static int by_total_desc(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static void table_sort(struct table *t)
+{
+	if (t->n)
+		qsort(t->rows, t->n, sizeof(t->rows[0]), by_total_desc);
+}
+
 static void table_free(struct table *t)
 {
 	size_t i;
@@ -69,19 +90,130 @@ static void table_free(struct table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static const char api_sql_all[] =
-	"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-	" ORDER BY a.nameId, d";
-static const char api_sql_proc[] =
-	"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-	" WHERE a.processId = ? ORDER BY a.nameId, d";
-
-static int load_table(sqlite3 *db, const char *sql, int64_t proc, struct table *t)
+static int load(sqlite3 *db, const char *sql, int64_t proc, struct table *t, char tag, int demangle)
 {
-	if (cprof_group_stats(db, sql, proc, add_row, t) < 0)
+	struct ctx c = { t, tag, demangle };
+
+	return cprof_group_stats(db, sql, proc, add_row, &c);
+}
+
+/* API calls: what the hooks saw, plus what only CUPTI saw (calls made inside libraries, APIs without
+ * a hook). A CUPTI record carrying our external id is a hooked call: counted once, as the hook's. */
+static int load_apis(sqlite3 *db, int64_t proc, struct table *t)
+{
+	static const char hooked[] =
+		"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+		" WHERE (?1 = 0 OR a.processId = ?1) ORDER BY a.nameId, d";
+	static const char cupti_only[] =
+		"SELECT r.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start AS d"
+		" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
+		" WHERE (?1 = 0 OR r.processId = ?1) AND NOT EXISTS (SELECT 1 FROM"
+		" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE e.processId = r.processId"
+		" AND e.correlationId = r.correlationId AND e.externalKind = 5) ORDER BY r.nameId, d";
+	static const char driver_only[] =
+		"SELECT d.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), d.end - d.start AS dd"
+		" FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s ON s.id = d.nameId"
+		" WHERE (?1 = 0 OR d.processId = ?1) AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
+		" WHERE r.processId = d.processId AND r.correlationId = d.correlationId)"
+		" AND NOT EXISTS (SELECT 1 FROM CPROF_API a WHERE a.processId = d.processId AND a.tid = d.threadId"
+		" AND a.start <= d.start AND a.end >= d.end) ORDER BY d.nameId, dd";
+
+	if (load(db, hooked, proc, t, 0, 0) < 0 || load(db, cupti_only, proc, t, '*', 0) < 0 ||
+	    load(db, driver_only, proc, t, '*', 0) < 0)
 		return -1;
-	if (t->n)
-		qsort(t->rows, t->n, sizeof(t->rows[0]), by_total_desc);
+	table_sort(t);
+	return 0;
+}
+
+static int load_kernels(sqlite3 *db, int64_t proc, struct table *t)
+{
+	if (load(db,
+		 "SELECT k.nameId, s.value, k.end - k.start AS d FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+		 " LEFT JOIN StringIds s ON s.id = k.nameId WHERE (?1 = 0 OR k.processId = ?1) ORDER BY k.nameId, d",
+		 proc, t, 0, 1) < 0)
+		return -1;
+	table_sort(t);
+	return 0;
+}
+
+static const char *copy_kind(int k)
+{
+	static const char *const names[] = { "[CUDA memcpy Unknown]", "[CUDA memcpy Host-to-Device]",
+					     "[CUDA memcpy Device-to-Host]", "[CUDA memcpy Host-to-Array]",
+					     "[CUDA memcpy Array-to-Host]", "[CUDA memcpy Array-to-Array]",
+					     "[CUDA memcpy Array-to-Device]", "[CUDA memcpy Device-to-Array]",
+					     "[CUDA memcpy Device-to-Device]", "[CUDA memcpy Host-to-Host]",
+					     "[CUDA memcpy Peer-to-Peer]" };
+
+	return k >= 0 && k <= 10 ? names[k] : names[0];
+}
+
+/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
+static int load_memops(sqlite3 *db, int64_t proc, struct table *t)
+{
+	sqlite3_stmt *st;
+	size_t i;
+
+	if (load(db,
+		 "SELECT copyKind, copyKind, end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE (?1 = 0 OR processId = ?1)"
+		 " ORDER BY copyKind, d",
+		 proc, t, 0, 0) < 0)
+		return -1;
+	for (i = 0; i < t->n; i++) {
+		char *n = strdup(copy_kind(atoi(t->rows[i].name)));
+
+		free(t->rows[i].name);
+		t->rows[i].name = n;
+	}
+	if (load(db,
+		 "SELECT -1, '[CUDA memset]', end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE (?1 = 0 OR processId = ?1)"
+		 " ORDER BY d",
+		 proc, t, 0, 0) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT copyKind, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE (?1 = 0 OR processId = ?1)"
+			       " GROUP BY copyKind UNION ALL SELECT -1, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET"
+			       " WHERE (?1 = 0 OR processId = ?1)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, proc);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int k = sqlite3_column_int(st, 0);
+		const char *name = k < 0 ? "[CUDA memset]" : copy_kind(k);
+
+		for (i = 0; i < t->n; i++)
+			if (!strcmp(t->rows[i].name, name))
+				t->rows[i].bytes = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	table_sort(t);
+	return 0;
+}
+
+/* torch.profiler's view: each hooked call name with its Self CPU and the CUDA time it launched, and
+ * each kernel with its Self CUDA */
+static int load_torch(sqlite3 *db, int64_t proc, struct table *apis, struct table *kernels, struct table *t)
+{
+	sqlite3_stmt *st;
+	size_t i;
+
+	if (load(db,
+		 "SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+		 " WHERE (?1 = 0 OR a.processId = ?1) AND a.nested = 0 ORDER BY a.nameId, d",
+		 proc, t, 0, 0) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(db, "SELECT api, sum(end - start) FROM API_GPU WHERE (?1 = 0 OR processId = ?1) GROUP BY api",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(st, 1, proc);
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (i = 0; i < t->n; i++)
+			if (!strcmp(t->rows[i].name, (const char *)sqlite3_column_text(st, 0)))
+				t->rows[i].extra = sqlite3_column_double(st, 1);
+	sqlite3_finalize(st);
+	(void)apis;
+	(void)kernels;
+	table_sort(t);
 	return 0;
 }
 
@@ -140,22 +272,35 @@ static int64_t count_sql(sqlite3 *db, const char *sql)
 	return v;
 }
 
-static void print_text_table(const struct table *t, size_t top)
+/* ---- text ---- */
+
+static size_t shown(const struct table *t, size_t top)
+{
+	return top && top < t->n ? top : t->n;
+}
+
+static void print_stats_table(const char *title, const struct table *t, size_t top, int with_bytes)
 {
 	double maxv = 0;
 	enum cprof_unit u;
-	size_t i, n = top && top < t->n ? top : t->n;
-	char tot[32], avg[32], med[32], mn[32], mx[32], sd[32];
+	size_t i, n = shown(t, top);
+	char tot[32], avg[32], med[32], mn[32], mx[32], sd[32], name[96];
+	const char *un;
+	int tagged = 0;
 
+	if (t->n == 0)
+		return;
 	for (i = 0; i < n; i++)
-		if (t->rows[i].st.total > maxv)
-			maxv = t->rows[i].st.total;
+		if (t->rows[i].st.max > maxv)
+			maxv = t->rows[i].st.max;
+	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
 	u = cprof_unit_for(maxv);
-	/* one unit for the whole table, as nsys stats does, chosen so the biggest value stays readable */
-	printf(" Time (%%)  Total (%s)  Num Calls   Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)  Name\n",
-	       cprof_unit_name(u), cprof_unit_name(u), cprof_unit_name(u), cprof_unit_name(u), cprof_unit_name(u),
-	       cprof_unit_name(u));
-	printf(" --------  ----------  ---------  ---------  ---------  ---------  ---------  -----------  ----\n");
+	un = cprof_unit_name(u);
+	printf("\n%s\n\n", title);
+	printf(" Time (%%)  Total (%s)  Instances  Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)%s  Name\n", un,
+	       un, un, un, un, un, with_bytes ? "       Total MB   GB/s" : "");
+	printf(" --------  ----------  ---------  ---------  ---------  ---------  ---------  -----------%s  ----\n",
+	       with_bytes ? "  -------------  -----" : "");
 	for (i = 0; i < n; i++) {
 		const struct cprof_stats *s = &t->rows[i].st;
 
@@ -165,17 +310,103 @@ static void print_text_table(const struct table *t, size_t top)
 		cprof_fmt_in(mn, sizeof(mn), s->min, u);
 		cprof_fmt_in(mx, sizeof(mx), s->max, u);
 		cprof_fmt_in(sd, sizeof(sd), s->std, u);
-		printf(" %8.1f  %10s  %9llu  %9s  %9s  %9s  %9s  %11s  %.60s\n",
-		       t->total > 0 ? 100.0 * s->total / t->total : 0.0, tot, (unsigned long long)s->n, avg, med, mn,
-		       mx, sd, t->rows[i].name);
+		cprof_shorten(t->rows[i].name, name, sizeof(name));
+		printf(" %8.1f  %10s  %9llu  %9s  %9s  %9s  %9s  %11s", t->total > 0 ? 100.0 * s->total / t->total : 0.0,
+		       tot, (unsigned long long)s->n, avg, med, mn, mx, sd);
+		if (with_bytes)
+			printf("  %13.3f  %5.1f", t->rows[i].bytes / 1e6,
+			       s->total > 0 ? t->rows[i].bytes / s->total : 0.0);
+		printf("  %s%s\n", name, t->rows[i].tag ? "*" : "");
+		tagged |= t->rows[i].tag != 0;
 	}
 	if (n < t->n)
 		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
+	if (tagged)
+		printf(" * seen only by CUPTI: called inside a library (cuBLAS, cuDNN) or not hooked\n");
 }
 
-static void print_json_apis(const struct table *t, size_t top)
+static void print_torch(const struct table *calls, const struct table *kernels, size_t top)
 {
-	size_t i, n = top && top < t->n ? top : t->n;
+	size_t i, n;
+	double cpu = 0, cuda = 0;
+	char a[32], b[32], name[72];
+
+	if (calls->n == 0 && kernels->n == 0)
+		return;
+	printf("\nSelf CPU and Self CUDA by name (as torch.profiler's table; CUDA launched = GPU time of the work a call queued)\n\n");
+	printf(" %-60s  %12s  %12s  %13s  %9s\n", "Name", "Self CPU", "Self CUDA", "CUDA launched", "# Calls");
+	printf(" %-60s  %12s  %12s  %13s  %9s\n", "----", "--------", "---------", "-------------", "-------");
+	n = shown(calls, top);
+	for (i = 0; i < n; i++) {
+		cprof_fmt_dur(a, sizeof(a), calls->rows[i].st.total);
+		cprof_fmt_dur(b, sizeof(b), calls->rows[i].extra);
+		cprof_shorten(calls->rows[i].name, name, sizeof(name));
+		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, a, "0", b, (unsigned long long)calls->rows[i].st.n);
+	}
+	for (i = 0; i < calls->n; i++)
+		cpu += calls->rows[i].st.total;
+	n = shown(kernels, top);
+	for (i = 0; i < n; i++) {
+		cprof_fmt_dur(b, sizeof(b), kernels->rows[i].st.total);
+		cprof_shorten(kernels->rows[i].name, name, sizeof(name));
+		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, "0", b, "-", (unsigned long long)kernels->rows[i].st.n);
+	}
+	for (i = 0; i < kernels->n; i++)
+		cuda += kernels->rows[i].st.total;
+	cprof_fmt_dur(a, sizeof(a), cpu);
+	cprof_fmt_dur(b, sizeof(b), cuda);
+	printf("Self CPU time total: %s\nSelf CUDA time total: %s\n", a, b);
+}
+
+static void print_verdict_text(const struct cprof_verdict *v, const struct cprof_phase *ph, int nph,
+			       const struct cprof_finding *f, int nf)
+{
+	char line[1024], a[32], b[32], c[32], d[32], e[32];
+	uint64_t idle = v->host_wait_ns + v->kernel_wait_ns + v->other_ns;
+	int i;
+
+	cprof_verdict_line(v, line, sizeof(line));
+	printf("\nVerdict: %s\n", line);
+	if (strcmp(v->verdict, "no-gpu-activity") != 0) {
+		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
+		cprof_fmt_dur(b, sizeof(b), (double)v->busy_ns);
+		cprof_fmt_dur(c, sizeof(c), (double)(v->startup_ns + v->warmup_ns));
+		printf("  window %s (startup and warm-up %s excluded; --include-startup counts them), GPU busy %s (%.1f%%)\n",
+		       a, c, b, v->busy_pct);
+		cprof_fmt_dur(a, sizeof(a), (double)idle);
+		cprof_fmt_dur(b, sizeof(b), (double)v->host_wait_ns);
+		cprof_fmt_dur(c, sizeof(c), (double)v->kernel_wait_ns);
+		cprof_fmt_dur(d, sizeof(d), (double)v->other_ns);
+		cprof_fmt_dur(e, sizeof(e), (double)v->overhead_ns);
+		printf("  idle %s: host wait %s (%.0f%%), kernel wait %s, other %s; profiler overhead %s excluded\n", a, b,
+		       idle ? 100.0 * v->host_wait_ns / idle : 0.0, c, d, e);
+		cprof_fmt_dur(a, sizeof(a), (double)v->self_cpu_ns);
+		cprof_fmt_dur(b, sizeof(b), (double)v->self_gpu_ns);
+		printf("  Self CPU (time in CUDA calls) %s vs Self GPU (GPU op time) %s: ratio %.2f\n", a, b,
+		       v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0);
+	}
+	if (nph > 1) {
+		printf("\nPhases\n");
+		for (i = 0; i < nph; i++) {
+			cprof_fmt_dur(a, sizeof(a), (double)(ph[i].start - v->run_start));
+			cprof_fmt_dur(b, sizeof(b), (double)(ph[i].end - ph[i].start));
+			printf("  %d  at %-12s %-12s %-15s GPU busy %5.1f%%  %6llu kernels, median %s\n", i + 1, a, b,
+			       ph[i].v.verdict, ph[i].v.busy_pct, (unsigned long long)ph[i].v.kernels,
+			       (cprof_fmt_dur(c, sizeof(c), ph[i].v.med_kernel_ns), c));
+		}
+	}
+	if (nf > 0) {
+		printf("\nFindings\n");
+		for (i = 0; i < nf; i++)
+			printf("  [%s] %s: %s\n         evidence: %s\n", f[i].severity, f[i].id, f[i].message, f[i].evidence);
+	}
+}
+
+/* ---- JSON ---- */
+
+static void json_table(const struct table *t, size_t top, int kernels)
+{
+	size_t i, n = shown(t, top);
 
 	printf("[");
 	for (i = 0; i < n; i++) {
@@ -183,52 +414,96 @@ static void print_json_apis(const struct table *t, size_t top)
 
 		printf("%s{\"name\":", i ? "," : "");
 		cprof_json_str(stdout, t->rows[i].name);
+		if (kernels) {
+			char sh[120];
+
+			cprof_shorten(t->rows[i].name, sh, sizeof(sh));
+			printf(",\"short_name\":");
+			cprof_json_str(stdout, sh);
+		}
 		printf(",\"calls\":%llu,\"total_ns\":%.0f,\"avg_ns\":%.1f,\"med_ns\":%.1f,\"min_ns\":%.0f,"
-		       "\"max_ns\":%.0f,\"std_ns\":%.1f,\"time_pct\":%.2f}",
+		       "\"max_ns\":%.0f,\"std_ns\":%.1f,\"time_pct\":%.2f",
 		       (unsigned long long)s->n, s->total, s->avg, s->med, s->min, s->max, s->std,
 		       t->total > 0 ? 100.0 * s->total / t->total : 0.0);
+		if (t->rows[i].bytes > 0)
+			printf(",\"bytes\":%.0f", t->rows[i].bytes);
+		if (t->rows[i].tag)
+			printf(",\"source\":\"cupti\"");
+		printf("}");
 	}
 	printf("]");
 }
 
-static void print_csv(const struct table *t, size_t top, int64_t pid)
+static void json_verdict_fields(const struct cprof_verdict *v)
 {
-	size_t i, n = top && top < t->n ? top : t->n;
+	char line[1024];
 
-	for (i = 0; i < n; i++) {
-		const struct cprof_stats *s = &t->rows[i].st;
-
-		printf("%lld,%.2f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f,%.1f,", (long long)pid,
-		       t->total > 0 ? 100.0 * s->total / t->total : 0.0, s->total, (unsigned long long)s->n, s->avg,
-		       s->med, s->min, s->max, s->std);
-		cprof_csv_str(stdout, t->rows[i].name);
-		putchar('\n');
-	}
+	cprof_verdict_line(v, line, sizeof(line));
+	printf("\"verdict\":\"%s\",\"verdict_line\":", v->verdict);
+	cprof_json_str(stdout, line);
+	printf(",\"advice\":");
+	cprof_json_str(stdout, v->advice);
+	printf(",\"window_ns\":%llu,\"run_window_ns\":%llu,\"startup_ns\":%llu,\"warmup_ns\":%llu,"
+	       "\"gpu_busy_ns\":%llu,\"gpu_busy_pct\":%.2f,\"cpu_api_ns\":%llu,\"gpu_op_ns\":%llu,\"gpu_kernel_ns\":%llu,"
+	       "\"self_cpu_gpu_ratio\":%.3f,\"idle\":{\"host_wait_ns\":%llu,\"kernel_wait_ns\":%llu,\"other_ns\":%llu},"
+	       "\"profiler_overhead_ns\":%llu,\"host_wait_cause\":",
+	       (unsigned long long)(v->end - v->start), (unsigned long long)(v->run_end - v->run_start),
+	       (unsigned long long)v->startup_ns, (unsigned long long)v->warmup_ns, (unsigned long long)v->busy_ns,
+	       v->busy_pct, (unsigned long long)v->self_cpu_ns, (unsigned long long)v->self_gpu_ns,
+	       (unsigned long long)v->kernel_ns, v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0,
+	       (unsigned long long)v->host_wait_ns, (unsigned long long)v->kernel_wait_ns,
+	       (unsigned long long)v->other_ns, (unsigned long long)v->overhead_ns);
+	cprof_json_str(stdout, v->cause);
+	printf(",\"median_launch_ns\":%.0f,\"median_kernel_ns\":%.0f", v->med_launch_ns, v->med_kernel_ns);
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by api|process]\n");
+	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|stream|process]\n"
+		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n");
+}
+
+static int parse_double(const char *opt, const char *arg, double lo, double hi, double *out)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*arg == '\0' || *end != '\0' || v < lo || v > hi) {
+		pr_err("%s wants a number in %g..%g, got '%s'", opt, lo, hi, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 't' },
-		{ "by", required_argument, NULL, 'b' },     { "help", no_argument, NULL, 'h' },
+		{ "format", required_argument, NULL, 'f' },      { "top", required_argument, NULL, 't' },
+		{ "by", required_argument, NULL, 'b' },          { "include-startup", no_argument, NULL, 'i' },
+		{ "compute-pct", required_argument, NULL, 'c' }, { "overhead-pct", required_argument, NULL, 'o' },
+		{ "kernel-wait-us", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt fmt = FMT_TEXT;
-	enum by by = BY_API;
-	size_t top = 0, nprocs = 0, i;
+	enum by by = BY_ALL;
+	size_t top = 15, nprocs = 0, i;
+	int top_set = 0;
 	struct proc *procs = NULL;
-	struct table all = { 0 };
+	struct table apis = { 0 }, kernels = { 0 }, memops = { 0 }, torch = { 0 };
+	struct cprof_thresholds th;
+	struct cprof_verdict v;
+	struct cprof_phase *ph = NULL;
+	struct cprof_finding *fd = NULL;
+	int nph = 0, nf = 0;
 	sqlite3 *db;
 	int opt, ret = CPROF_EXIT_OK, complete;
 	int64_t lost, api_calls;
 	char reason[256], command[1024], simulated[16], gpu_note[256];
 	char *end;
+	double d;
 
+	cprof_thresholds_default(&th);
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
@@ -245,6 +520,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 't':
 			top = strtoul(optarg, &end, 10);
+			top_set = 1;
 			if (*optarg == '\0' || *end != '\0') {
 				pr_err("--top wants a number, got '%s'", optarg);
 				return CPROF_EXIT_USAGE;
@@ -253,12 +529,32 @@ int cmd_report(int argc, char **argv)
 		case 'b':
 			if (!strcmp(optarg, "api"))
 				by = BY_API;
+			else if (!strcmp(optarg, "kernel"))
+				by = BY_KERNEL;
+			else if (!strcmp(optarg, "stream"))
+				by = BY_STREAM;
 			else if (!strcmp(optarg, "process"))
 				by = BY_PROCESS;
 			else {
-				pr_err("--by %s is not available in this version (api or process)", optarg);
+				pr_err("--by %s is not available in this version (kernel, api, stream or process)", optarg);
 				return CPROF_EXIT_USAGE;
 			}
+			break;
+		case 'i':
+			th.include_startup = 1;
+			break;
+		case 'c':
+			if (parse_double("--compute-pct", optarg, 0, 100, &th.compute_pct) < 0)
+				return CPROF_EXIT_USAGE;
+			break;
+		case 'o':
+			if (parse_double("--overhead-pct", optarg, 0, 100, &th.overhead_pct) < 0)
+				return CPROF_EXIT_USAGE;
+			break;
+		case 'k':
+			if (parse_double("--kernel-wait-us", optarg, 0, 1e9, &d) < 0)
+				return CPROF_EXIT_USAGE;
+			th.kernel_wait_ns = (uint64_t)(d * 1000);
 			break;
 		case 'h':
 			usage(stdout);
@@ -272,6 +568,8 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return CPROF_EXIT_USAGE;
 	}
+	if (fmt == FMT_JSON && !top_set)
+		top = 0; /* JSON carries everything unless asked otherwise */
 	db = cprof_profile_open(argv[optind]);
 	if (db == NULL)
 		return CPROF_EXIT_USAGE;
@@ -282,39 +580,69 @@ int cmd_report(int argc, char **argv)
 	cprof_meta(db, "simulated_gpu", simulated, sizeof(simulated), "0");
 	cprof_meta(db, "gpu_records_note", gpu_note, sizeof(gpu_note), "");
 	api_calls = count_sql(db, "SELECT count(*) FROM CPROF_API");
-	if (load_procs(db, &procs, &nprocs) < 0 || load_table(db, api_sql_all, 0, &all) < 0) {
+	if (load_procs(db, &procs, &nprocs) < 0 || load_apis(db, 0, &apis) < 0 || load_kernels(db, 0, &kernels) < 0 ||
+	    load_memops(db, 0, &memops) < 0 || load_torch(db, 0, &apis, &kernels, &torch) < 0 ||
+	    (nph = cprof_headline(db, 0, &th, &v, &ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
-	for (i = 0; i < nprocs; i++)
-		if (load_table(db, api_sql_proc, procs[i].id, &procs[i].apis) < 0) {
+	nf = cprof_findings(db, 0, &v, &fd);
+	for (i = 0; i < nprocs; i++) {
+		struct cprof_phase *pp = NULL;
+
+		if (load_apis(db, procs[i].id, &procs[i].apis) < 0 ||
+		    cprof_headline(db, procs[i].id, &th, &procs[i].v, &pp) < 0) {
 			ret = CPROF_EXIT_USAGE;
 			goto out;
 		}
+		free(pp);
+	}
 
 	if (fmt == FMT_JSON) {
 		printf("{\"schema\":\"cprof.summary/1\",\"profile\":");
 		cprof_json_str(stdout, argv[optind]);
 		printf(",\"command\":");
 		cprof_json_str(stdout, command);
-		printf(",\"simulated_gpu\":%s", strcmp(simulated, "1") == 0 ? "true" : "false");
+		printf(",\"simulated_gpu\":%s,", strcmp(simulated, "1") == 0 ? "true" : "false");
+		json_verdict_fields(&v);
 		if (gpu_note[0]) {
 			printf(",\"gpu_records_note\":");
 			cprof_json_str(stdout, gpu_note);
 		}
-		printf(",\"cpu_api_ns\":%.0f", all.total);
-		printf(",\"counts\":{\"api_calls\":%lld,\"launch_calls\":%lld,\"memcpy_calls\":%lld,"
-		       "\"memset_calls\":%lld,\"processes\":%zu}",
-		       (long long)api_calls, (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='launch'"),
+		printf(",\"counts\":{\"api_calls\":%lld,\"kernels\":%lld,\"memcpys\":%lld,\"memsets\":%lld,"
+		       "\"processes\":%zu,\"launch_calls\":%lld,\"memcpy_calls\":%lld,\"memset_calls\":%lld}",
+		       (long long)api_calls, (long long)count_sql(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
+		       (long long)count_sql(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"),
+		       (long long)count_sql(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET"), nprocs,
+		       (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='launch'"),
 		       (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='memcpy'"),
-		       (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'"), nprocs);
+		       (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'"));
 		printf(",\"lost_events\":%lld,\"complete\":%s,\"incomplete_reason\":", (long long)lost,
 		       complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
+		printf(",\"kernels\":");
+		json_table(&kernels, top, 1);
+		printf(",\"memops\":");
+		json_table(&memops, top, 0);
 		printf(",\"apis\":");
-		print_json_apis(&all, top);
-		printf(",\"processes\":[");
+		json_table(&apis, top, 0);
+		printf(",\"phases\":[");
+		for (i = 0; i < (size_t)nph; i++) {
+			printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)ph[i].start,
+			       (unsigned long long)ph[i].end);
+			json_verdict_fields(&ph[i].v);
+			printf(",\"kernels\":%llu}", (unsigned long long)ph[i].v.kernels);
+		}
+		printf("],\"findings\":[");
+		for (i = 0; i < (size_t)nf; i++) {
+			printf("%s{\"id\":\"%s\",\"severity\":\"%s\",\"message\":", i ? "," : "", fd[i].id, fd[i].severity);
+			cprof_json_str(stdout, fd[i].message);
+			printf(",\"evidence\":");
+			cprof_json_str(stdout, fd[i].evidence);
+			printf("}");
+		}
+		printf("],\"processes\":[");
 		for (i = 0; i < nprocs; i++) {
 			printf("%s{\"pid\":%lld,\"ppid\":%lld,\"exe\":", i ? "," : "", (long long)procs[i].pid,
 			       (long long)procs[i].ppid);
@@ -325,62 +653,93 @@ int cmd_report(int argc, char **argv)
 			cprof_json_str(stdout, procs[i].host);
 			if (procs[i].rank >= 0)
 				printf(",\"rank\":%lld", (long long)procs[i].rank);
-			printf(",\"events\":%lld,\"lost_events\":%lld,\"cpu_api_ns\":%.0f,\"apis\":",
-			       (long long)procs[i].recorded, (long long)procs[i].lost, procs[i].apis.total);
-			print_json_apis(&procs[i].apis, top);
+			printf(",\"events\":%lld,\"lost_events\":%lld,", (long long)procs[i].recorded, (long long)procs[i].lost);
+			json_verdict_fields(&procs[i].v);
+			printf(",\"apis\":");
+			json_table(&procs[i].apis, top, 0);
 			printf("}");
 		}
 		printf("]}\n");
 	} else if (fmt == FMT_CSV) {
-		printf("pid,time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
-		if (nprocs != 1)
-			print_csv(&all, top, -1); /* pid -1: all processes together */
-		for (i = 0; i < nprocs; i++)
-			print_csv(&procs[i].apis, top, procs[i].pid);
+		const struct table *t = by == BY_KERNEL ? &kernels : &apis;
+
+		printf("time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
+		for (i = 0; i < shown(t, top_set ? top : 0); i++) {
+			const struct cprof_stats *s = &t->rows[i].st;
+
+			printf("%.2f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f,%.1f,", t->total > 0 ? 100.0 * s->total / t->total : 0.0,
+			       s->total, (unsigned long long)s->n, s->avg, s->med, s->min, s->max, s->std);
+			cprof_csv_str(stdout, t->rows[i].name);
+			putchar('\n');
+		}
 	} else {
 		char dur[32];
 
-		cprof_fmt_dur(dur, sizeof(dur), all.total);
 		printf("cprof report: %s\n", argv[optind]);
 		printf("Command: %s\n", command);
 		if (strcmp(simulated, "1") == 0)
 			printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
 		if (gpu_note[0])
 			printf("GPU records: %s\n", gpu_note);
-		printf("Processes: %zu   API calls: %lld   time in CUDA API: %s   lost events: %lld   %s%s%s\n",
-		       nprocs, (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
+		cprof_fmt_dur(dur, sizeof(dur), (double)(v.run_end - v.run_start));
+		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
+		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : reason);
+		print_verdict_text(&v, ph, nph, fd, nf);
+		if (nprocs > 1) {
+			printf("\nPer process\n");
+			for (i = 0; i < nprocs; i++) {
+				char line[1024];
+
+				cprof_verdict_line(&procs[i].v, line, sizeof(line));
+				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", line);
+			}
+		}
+		if (by == BY_ALL || by == BY_KERNEL)
+			print_stats_table("GPU kernels", &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
+		if (by == BY_ALL)
+			print_stats_table("GPU memory operations", &memops, top, 1);
+		if (by == BY_ALL || by == BY_API)
+			print_stats_table(nprocs > 1 ? "CUDA API, all processes" : "CUDA API", &apis,
+					  by == BY_API && !top_set ? 0 : top, 0);
+		if (by == BY_API && nprocs > 1)
+			for (i = 0; i < nprocs; i++) {
+				char title[200];
+
+				snprintf(title, sizeof(title), "CUDA API, process %lld: %.100s", (long long)procs[i].pid,
+					 procs[i].argv[0] ? procs[i].argv : procs[i].exe);
+				print_stats_table(title, &procs[i].apis, top_set ? top : 0, 0);
+			}
+		if (by == BY_ALL)
+			print_torch(&torch, &kernels, top);
+		if (by == BY_STREAM) {
+			sqlite3_stmt *st;
+
+			printf("\nGPU streams\n\n  Device  Stream       Ops    Kernels  GPU time\n");
+			if (sqlite3_prepare_v2(db, "SELECT deviceId, streamId, count(*), sum(kind='kernel'), sum(end - start)"
+						   " FROM GPU_OPS GROUP BY 1, 2 ORDER BY 5 DESC", -1, &st, NULL) == SQLITE_OK) {
+				while (sqlite3_step(st) == SQLITE_ROW) {
+					cprof_fmt_dur(dur, sizeof(dur), sqlite3_column_double(st, 4));
+					printf("  %6lld  %6lld  %8lld  %9lld  %s\n", (long long)sqlite3_column_int64(st, 0),
+					       (long long)sqlite3_column_int64(st, 1), (long long)sqlite3_column_int64(st, 2),
+					       (long long)sqlite3_column_int64(st, 3), dur);
+				}
+				sqlite3_finalize(st);
+			}
+		}
 		if (by == BY_PROCESS) {
-			printf("\n     PID     PPID  Rank  API calls    API time  Lost  End     Command\n");
-			printf(" -------  -------  ----  ---------  ----------  ----  ------  -------\n");
+			printf("\n     PID     PPID  Rank  API calls    API time  Lost  End     Verdict          Command\n");
+			printf(" -------  -------  ----  ---------  ----------  ----  ------  ---------------  -------\n");
 			for (i = 0; i < nprocs; i++) {
 				char r[24] = "-";
 
 				if (procs[i].rank >= 0)
 					snprintf(r, sizeof(r), "%lld", (long long)procs[i].rank);
 				cprof_fmt_dur(dur, sizeof(dur), procs[i].apis.total);
-				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-6s  %.60s\n", (long long)procs[i].pid,
+				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-6s  %-15s  %.60s\n", (long long)procs[i].pid,
 				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur,
-				       (long long)procs[i].lost, procs[i].bye[0] ? procs[i].bye : "killed",
+				       (long long)procs[i].lost, procs[i].bye[0] ? procs[i].bye : "killed", procs[i].v.verdict,
 				       procs[i].argv[0] ? procs[i].argv : procs[i].exe);
-			}
-			goto out;
-		}
-		if (by == BY_API && nprocs != 1) {
-			printf("\nCUDA API summary, all processes\n\n");
-			print_text_table(&all, top);
-		}
-		for (i = 0; i < nprocs; i++) {
-			printf("\nCUDA API summary, process %lld (parent %lld)%s", (long long)procs[i].pid,
-			       (long long)procs[i].ppid, procs[i].rank >= 0 ? "" : "");
-			if (procs[i].rank >= 0)
-				printf(" rank %lld", (long long)procs[i].rank);
-			printf(": %.100s\n", procs[i].argv[0] ? procs[i].argv : procs[i].exe);
-			if (procs[i].apis.n == 0)
-				printf(" (no CUDA API calls)\n");
-			else {
-				putchar('\n');
-				print_text_table(&procs[i].apis, top);
 			}
 		}
 		if (nprocs == 0)
@@ -395,7 +754,12 @@ out:
 		table_free(&procs[i].apis);
 	}
 	free(procs);
-	table_free(&all);
+	free(ph);
+	free(fd);
+	table_free(&apis);
+	table_free(&kernels);
+	table_free(&memops);
+	table_free(&torch);
 	sqlite3_close(db);
 	return ret;
 }

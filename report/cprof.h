@@ -23,6 +23,7 @@ struct cprof_cmd {
 
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* Opens a profile read-only and checks it is one; on failure prints one line and returns NULL. */
 sqlite3 *cprof_profile_open(const char *path);
@@ -40,6 +41,10 @@ void cprof_fmt_in(char *buf, size_t size, double ns, enum cprof_unit u);
 void cprof_fmt_dur(char *buf, size_t size, double ns);
 void cprof_json_str(FILE *f, const char *s);
 void cprof_csv_str(FILE *f, const char *s);
+
+/* Kernel names: demangled (caller frees), and shortened for a table column. */
+char *cprof_demangle(const char *name);
+void cprof_shorten(const char *full, char *out, size_t size);
 
 /* Duration statistics of one group. */
 struct cprof_stats {

@@ -9,6 +9,19 @@
 #include "common/version.h"
 #include "report/cprof.h"
 
+/* CPROF_SQL_TRACE=1: every statement and its time on stderr, to find what makes a report slow */
+static int trace_cb(unsigned type, void *ctx, void *p, void *x)
+{
+	(void)ctx;
+	if (type == SQLITE_TRACE_PROFILE) {
+		char *sql = sqlite3_expanded_sql(p);
+
+		fprintf(stderr, "sql %.3f ms: %.200s\n", *(sqlite3_int64 *)x / 1e6, sql ? sql : "?");
+		sqlite3_free(sql);
+	}
+	return 0;
+}
+
 sqlite3 *cprof_profile_open(const char *path)
 {
 	sqlite3 *db = NULL;
@@ -30,6 +43,8 @@ sqlite3 *cprof_profile_open(const char *path)
 	if (schema == NULL || strcmp((const char *)schema, CPROF_PROFILE_SCHEMA) != 0)
 		goto bad;
 	sqlite3_finalize(st);
+	if (getenv("CPROF_SQL_TRACE"))
+		sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, trace_cb, NULL);
 	return db;
 bad:
 	pr_err("%s: not a cprof profile (or an unreadable one)", path);
@@ -43,6 +58,9 @@ const char *cprof_meta(sqlite3 *db, const char *key, char *buf, size_t size, con
 	sqlite3_stmt *st;
 	const char *ret = def;
 
+	/* the caller may read buf rather than the return value: it holds the default too */
+	if (def)
+		snprintf(buf, size, "%s", def);
 	if (sqlite3_prepare_v2(db, "SELECT value FROM META WHERE key=?", -1, &st, NULL) != SQLITE_OK)
 		return def;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
