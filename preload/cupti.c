@@ -86,15 +86,24 @@ static void *load_cupti(char *where, size_t size)
 		snprintf(where, size, "already loaded %s", CUPTI_SONAME);
 		return h;
 	}
-	sym = cprof_resolve("cudaGetDeviceCount", "libcudart.so.13");
-	if (sym && dladdr(sym, &info) && info.dli_fname) {
-		char dir[PATH_MAX];
+	/* next to the CUDA library the program really uses: cudart, or the driver for driver-API programs */
+	for (int i = 0; i < 2; i++) {
+		static const char *const libs[][2] = { { "libcudart.so.13", "cudaGetDeviceCount" },
+						       { "libcuda.so.1", "cuInit" } };
+		void *lh = dlopen(libs[i][0], RTLD_LAZY | RTLD_NOLOAD);
 
-		snprintf(dir, sizeof(dir), "%s", info.dli_fname);
-		snprintf(path, sizeof(path), "%s/%s", dirname(dir), CUPTI_SONAME);
-		if ((h = try_open(path))) {
-			snprintf(where, size, "%s", path);
-			return h;
+		sym = lh ? dlsym(lh, libs[i][1]) : NULL;
+		if (lh)
+			dlclose(lh);
+		if (sym && dladdr(sym, &info) && info.dli_fname) {
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s", info.dli_fname);
+			snprintf(path, sizeof(path), "%s/%s", dirname(dir), CUPTI_SONAME);
+			if ((h = try_open(path))) {
+				snprintf(where, size, "%s", path);
+				return h;
+			}
 		}
 	}
 	if (cuda_home == NULL || *cuda_home == '\0')

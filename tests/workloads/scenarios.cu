@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 __global__ void kern_a(int *p) { if (p) p[threadIdx.x] = 1; }
@@ -101,6 +102,50 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ns_per_launch %.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
 		return 0;
 	}
+	if (!strcmp(mode, "dtod-gemm") || !strcmp(mode, "gemm-only")) {
+		// the compiled addmm: the bias copied device-to-device into the output, then the GEMM (beta = 1)
+		int n = argc > 2 ? atoi(argv[2]) : 20, dim = 256, dtod = !strcmp(mode, "dtod-gemm");
+		float *a, *b, *c, *bias, one = 1.0f;
+		cublasHandle_t h;
+		cudaMalloc(&a, dim * dim * sizeof(float));
+		cudaMalloc(&b, dim * dim * sizeof(float));
+		cudaMalloc(&c, dim * dim * sizeof(float));
+		cudaMalloc(&bias, dim * dim * sizeof(float));
+		cublasCreate(&h);
+		for (int i = 0; i < n; i++) {
+			if (dtod)
+				cudaMemcpyAsync(c, bias, dim * dim * sizeof(float), cudaMemcpyDeviceToDevice, 0);
+			cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &one, a, dim, b, dim, &one, c, dim);
+		}
+		cudaDeviceSynchronize();
+		cublasDestroy(h);
+		printf("%s %d\n", mode, n);
+		return 0;
+	}
+	if (!strcmp(mode, "variance") || !strcmp(mode, "steady")) {
+		// the same kernel with run times that vary (grid size changes) or do not
+		int n = argc > 2 ? atoi(argv[2]) : 40;
+		for (int i = 0; i < n; i++) {
+			int grid = !strcmp(mode, "variance") ? (i % 2 ? 65536 : 16) : 1024;
+			kern_a<<<grid, 256>>>(nullptr);
+		}
+		cudaDeviceSynchronize();
+		printf("%s %d\n", mode, n);
+		return 0;
+	}
+	if (!strcmp(mode, "syncloop") || !strcmp(mode, "nosyncloop")) {
+		// a sync in every iteration (.item() in a training loop), or one after the loop
+		int n = argc > 2 ? atoi(argv[2]) : 30, every = !strcmp(mode, "syncloop");
+		for (int i = 0; i < n; i++) {
+			kern_a<<<64, 256>>>(nullptr);
+			kern_b<<<64, 256>>>(nullptr);
+			if (every)
+				cudaStreamSynchronize(0);
+		}
+		cudaDeviceSynchronize();
+		printf("%s %d\n", mode, n);
+		return 0;
+	}
 	if (!strcmp(mode, "throw")) {
 		int caught = 0;
 		for (int i = 0; i < 100; i++) {
@@ -119,6 +164,7 @@ int main(int argc, char **argv)
 		raise(atoi(argv[2]));
 		return 0;
 	}
-	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N\n");
+	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
+			" dtod-gemm N | gemm-only N | variance N | steady N | syncloop N | nosyncloop N\n");
 	return 2;
 }
