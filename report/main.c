@@ -8,7 +8,9 @@
 #include "report/cprof.h"
 
 static const struct cprof_cmd commands[] = {
-	{ "report", cmd_report, "tables: the CUDA API summary per process" },
+	{ "report", cmd_report, "the verdict, its evidence, findings, and the kernel/memory/API tables" },
+	{ "check", cmd_check, "the CI gate: expected verdict, GPU idle, regression against a baseline" },
+	{ "diff", cmd_diff, "what changed between two profiles" },
 	{ "info", cmd_info, "what a profile holds, in a few lines" },
 };
 

@@ -45,7 +45,9 @@ static void usage(FILE *f)
 		"                     %%h = host name, %%p = pid of cprof-run, %%%% = %%\n"
 		"  -f, --force        overwrite an existing profile\n"
 		"  -q, --quiet        no summary on stderr\n"
-		"Exit status: CMD's own (128+N when killed by signal N); 125 when cprof itself failed,\n"
+		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
+		"                     exit 1 when the gate fails\n"
+		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
 		"126 when CMD cannot be executed, 127 when it is not found, 2 on bad usage.\n");
 }
 
@@ -229,6 +231,35 @@ static int wait_collector(pid_t pid, int timeout_s)
 	return -1;
 }
 
+/* Runs cprof check on the profile with the user's gate options; its lines go to stderr. Returns its status. */
+static int gate(const char *self_dir, const char *db, const char *options)
+{
+	char cprof[PATH_MAX + 8], *copy = strdup(options), *tok, *save = NULL;
+	char *args[64];
+	int n = 0, status = 0;
+	pid_t pid;
+
+	if (copy == NULL)
+		return -1;
+	snprintf(cprof, sizeof(cprof), "%s/cprof", self_dir);
+	args[n++] = "cprof";
+	args[n++] = "check";
+	args[n++] = (char *)db;
+	for (tok = strtok_r(copy, " \t", &save); tok && n < 63; tok = strtok_r(NULL, " \t", &save))
+		args[n++] = tok;
+	args[n] = NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execv(cprof, args);
+		_exit(RUN_EXIT_INTERNAL);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		status = -1;
+	free(copy);
+	return status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static void summary(const char *self_dir, const char *db)
 {
 	char cprof[PATH_MAX + 8];
@@ -250,11 +281,12 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
-	const char *output = NULL, *tmp;
+	const char *output = NULL, *tmp, *check = NULL;
 	int opt, quiet = 0, force = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
 	char *command;
 	pid_t collector, pid;
@@ -269,6 +301,7 @@ int main(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("cprof-run %s\n", CPROF_VERSION); return 0;
+		case 'C': check = optarg; break;
 		default: usage(stderr); return RUN_EXIT_USAGE;
 		}
 	}
@@ -408,5 +441,13 @@ int main(int argc, char **argv)
 		pr_warn("collector exited with status %d; the profile may be incomplete", rc);
 	if (!quiet && access(db, R_OK) == 0)
 		summary(self_dir, db);
+	if (check) {
+		int g = gate(self_dir, db, check);
+
+		if (g != 0) {
+			pr_err("gate failed (cprof check exited %d)", g);
+			return 1;
+		}
+	}
 	return status;
 }

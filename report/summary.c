@@ -1,0 +1,102 @@
+/* What check and diff compare between profiles: the verdict, totals, and per-kernel time and count. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/analysis.h"
+#include "report/cprof.h"
+#include "report/summary.h"
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct cprof_kstat *)a)->name, ((const struct cprof_kstat *)b)->name);
+}
+
+/* per name: kernels from CUPTI, and hooked API calls (prefixed "api:") */
+static int load_names(sqlite3 *db, struct cprof_summary *s)
+{
+	static const char sql[] =
+		"SELECT 'kernel', coalesce(n.value, '?'), count(*), sum(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+		" LEFT JOIN StringIds n ON n.id = k.nameId GROUP BY k.nameId"
+		" UNION ALL SELECT 'api', n.value, count(*), sum(a.end - a.start) FROM CPROF_API a JOIN StringIds n"
+		" ON n.id = a.nameId GROUP BY a.nameId";
+	sqlite3_stmt *st;
+	size_t cap = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		struct cprof_kstat *k;
+
+		if (s->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			k = realloc(s->names, cap * sizeof(*k));
+			if (k == NULL) {
+				sqlite3_finalize(st);
+				return -1;
+			}
+			s->names = k;
+		}
+		k = &s->names[s->n++];
+		k->api = !strcmp((const char *)sqlite3_column_text(st, 0), "api");
+		k->name = cprof_demangle((const char *)sqlite3_column_text(st, 1));
+		k->count = sqlite3_column_int64(st, 2);
+		k->total_ns = sqlite3_column_double(st, 3);
+	}
+	sqlite3_finalize(st);
+	if (s->n)
+		qsort(s->names, s->n, sizeof(s->names[0]), by_name);
+	return 0;
+}
+
+int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struct cprof_summary *s)
+{
+	struct cprof_phase *ph = NULL;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->db = cprof_profile_open(path);
+	if (s->db == NULL)
+		return -1;
+	if (cprof_headline(s->db, 0, t, &s->v, &ph) < 0 || load_names(s->db, s) < 0) {
+		free(ph);
+		cprof_summary_free(s);
+		return -1;
+	}
+	free(ph);
+	s->complete = cprof_meta_int(s->db, "complete", 0) == 1;
+	cprof_meta(s->db, "incomplete_reason", s->reason, sizeof(s->reason), "");
+	for (i = 0; i < s->n; i++)
+		if (!s->names[i].api) {
+			s->kernel_count += s->names[i].count;
+			s->kernel_ns += s->names[i].total_ns;
+		}
+	return 0;
+}
+
+const struct cprof_kstat *cprof_summary_find(const struct cprof_summary *s, const char *name, int api)
+{
+	struct cprof_kstat key = { .name = (char *)name };
+	const struct cprof_kstat *k;
+	size_t i;
+
+	k = s->n ? bsearch(&key, s->names, s->n, sizeof(s->names[0]), by_name) : NULL;
+	if (k == NULL || k->api == api)
+		return k;
+	/* the same name as a kernel and as a call: look at its neighbours */
+	for (i = 0; i < s->n; i++)
+		if (s->names[i].api == api && !strcmp(s->names[i].name, name))
+			return &s->names[i];
+	return NULL;
+}
+
+void cprof_summary_free(struct cprof_summary *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->names[i].name);
+	free(s->names);
+	if (s->db)
+		sqlite3_close(s->db);
+	memset(s, 0, sizeof(*s));
+}

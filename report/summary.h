@@ -1,0 +1,34 @@
+/* A profile reduced to what the gate and diff compare. */
+#ifndef CPROF_REPORT_SUMMARY_H
+#define CPROF_REPORT_SUMMARY_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "report/analysis.h"
+
+struct cprof_kstat {
+	char *name; /* demangled */
+	int api;    /* 1: a hooked API call, 0: a GPU kernel */
+	int64_t count;
+	double total_ns;
+};
+
+struct cprof_summary {
+	sqlite3 *db;
+	struct cprof_verdict v;
+	int complete;
+	char reason[256];
+	struct cprof_kstat *names; /* sorted by name */
+	size_t n;
+	int64_t kernel_count;
+	double kernel_ns;
+};
+
+/* Opens and reduces a profile; on failure prints one line and returns -1. */
+int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struct cprof_summary *s);
+const struct cprof_kstat *cprof_summary_find(const struct cprof_summary *s, const char *name, int api);
+void cprof_summary_free(struct cprof_summary *s);
+
+#endif

@@ -1,0 +1,43 @@
+# Issue 4 / must show 4: cprof check's exit codes 0, 1, 2 and 3, each produced here; cprof diff on two
+# profiles of different sizes names the kernels that changed; cprof-run --check.
+. "$(dirname "$0")/lib.sh"
+need_sim
+export SIMGPU_COPY_DATA=0
+sim "$BIN/cprof-run" -q -o small.db -- "$WL/matmul_sweep" --sizes 64 --steps 20 > /dev/null
+sim "$BIN/cprof-run" -q -o big.db -- "$WL/matmul_sweep" --sizes 64,1024 --steps 20 > /dev/null
+sim "$BIN/cprof-run" -q -o more.db -- "$WL/matmul_sweep" --sizes 64 --steps 40 > /dev/null
+# 0: the expectation holds
+"$BIN/cprof" check small.db --expect overhead-bound --require-complete > out.txt; assert_eq $? 0 "expected verdict"
+grep -q "^PASS" out.txt || fail "no PASS line"
+# 1: wrong expectation, too much idle, regression against a baseline: one line each, both numbers
+"$BIN/cprof" check small.db --expect compute-bound --max-gpu-idle 10 > out.txt; assert_eq $? 1 "failed gate"
+assert_eq "$(grep -c '^FAIL' out.txt)" 2 "one line per failed condition"
+grep -q "^FAIL verdict: overhead-bound .* expected compute-bound" out.txt || fail "verdict line: $(cat out.txt)"
+grep -Eq "^FAIL GPU idle: [0-9.]+% of the window, allowed 10.0%" out.txt || fail "idle line: $(cat out.txt)"
+"$BIN/cprof" check more.db --baseline small.db --max-regression 10 > out.txt; assert_eq $? 1 "regression"
+grep -Eq "^FAIL kernel launches: 90 vs baseline 50" out.txt || fail "launch count line: $(cat out.txt)"
+grep -q "^FAIL total GPU kernel time" out.txt || fail "GPU time line: $(cat out.txt)"
+"$BIN/cprof" check small.db --baseline small.db --max-regression 0 > out.txt; assert_eq $? 0 "no regression against itself"
+# 2: usage or unreadable input
+"$BIN/cprof" check small.db --expect fast 2> err.txt; assert_eq $? 2 "bad --expect"
+"$BIN/cprof" check missing.db 2> err.txt; assert_eq $? 2 "missing profile"
+assert_eq "$(wc -l < err.txt)" 1 "one line"
+"$BIN/cprof" check small.db --baseline missing.db 2> /dev/null; assert_eq $? 2 "missing baseline"
+# 3: incomplete profile (events lost at ~6M launches/s) with --require-complete
+"$BIN/cprof-run" -q -o lossy.db -- "$WL/scenarios" rate 300000 2> /dev/null
+assert_ge "$(q lossy.db "SELECT value FROM META WHERE key='lost_events'")" 1 "events lost"
+"$BIN/cprof" check lossy.db --require-complete > out.txt; assert_eq $? 3 "incomplete"
+grep -q "^INCOMPLETE .*events were lost" out.txt || fail "incomplete line: $(cat out.txt)"
+"$BIN/cprof" check lossy.db > /dev/null; assert_eq $? 0 "incomplete is fine without --require-complete"
+# diff names what changed
+"$BIN/cprof" diff small.db big.db > diff.txt; assert_eq $? 0 "diff"
+grep -q "kernel .* new .*sm90_xmma_gemm\|kernel .*new" diff.txt || fail "diff does not name the new 1024 GEMM kernel: $(cat diff.txt)"
+grep -Eq "kernel .*bias_add" diff.txt || fail "diff does not name bias_add"
+grep -Eq "kernels +50 -> 100" diff.txt || fail "diff kernel count line: $(cat diff.txt)"
+# cprof-run --check: the target's status when the gate passes, 1 when it fails
+sim "$BIN/cprof-run" -q -o g1.db --check '--expect overhead-bound' -- "$WL/matmul_sweep" --sizes 64 --steps 20 > /dev/null 2>&1
+assert_eq $? 0 "cprof-run --check passing"
+sim "$BIN/cprof-run" -q -o g2.db --check '--expect compute-bound' -- "$WL/matmul_sweep" --sizes 64 --steps 20 > /dev/null 2> err.txt
+assert_eq $? 1 "cprof-run --check failing"
+grep -q "FAIL verdict" err.txt || fail "gate output not on stderr"
+echo ok
