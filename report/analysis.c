@@ -393,28 +393,49 @@ int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, 
 		*v = whole;
 		return n < 0 ? -1 : 0;
 	}
-	/* the steady state is what the phases cover; setup between them is not the program's pace */
-	if (cprof_analyse(db, proc, (*phases)[0].start, (*phases)[n - 1].end, t, v) < 0)
-		return -1;
+	/* the steady state is what the phases cover; setup between them is not the program's pace, so
+	 * the numbers are the phases' own, added up */
+	*v = (*phases)[0].v;
+	for (i = 1; i < n; i++) {
+		const struct cprof_verdict *p = &(*phases)[i].v;
+
+		v->busy_ns += p->busy_ns;
+		v->host_wait_ns += p->host_wait_ns;
+		v->kernel_wait_ns += p->kernel_wait_ns;
+		v->other_ns += p->other_ns;
+		v->overhead_ns += p->overhead_ns;
+		v->self_cpu_ns += p->self_cpu_ns;
+		v->self_gpu_ns += p->self_gpu_ns;
+		v->kernel_ns += p->kernel_ns;
+		v->kernels += p->kernels;
+		v->memcpys += p->memcpys;
+		v->memsets += p->memsets;
+		v->api_calls += p->api_calls;
+		v->warmup_ns += p->warmup_ns;
+		v->api_in_host_wait_ns += p->api_in_host_wait_ns;
+		v->end += p->end - p->start; /* the window's length is the phases' lengths added up */
+	}
+	v->busy_pct = v->end > v->start ? 100.0 * v->busy_ns / (double)(v->end - v->start) : 0;
 	v->run_start = whole.run_start;
 	v->run_end = whole.run_end;
 	v->startup_ns = (*phases)[0].start - whole.run_start;
 	for (i = 1; i < n; i++)
 		same &= !strcmp((*phases)[i].v.verdict, (*phases)[0].v.verdict);
-	if (same) {
-		/* one pace throughout: the phases' own verdict, which skipped the setup between them */
-		if (n == 1) {
-			*v = (*phases)[0].v;
-			v->run_start = whole.run_start;
-			v->run_end = whole.run_end;
-			v->startup_ns = (*phases)[0].start - whole.run_start;
-		} else {
-			snprintf(v->verdict, sizeof(v->verdict), "%s", (*phases)[0].v.verdict);
-			snprintf(v->advice, sizeof(v->advice), "%s", (*phases)[0].v.advice);
+	if (!same) {
+		uint64_t ob = 0, cb = 0, tot = v->end - v->start;
+
+		for (i = 0; i < n; i++) {
+			uint64_t len = (*phases)[i].v.end - (*phases)[i].v.start;
+
+			if (!strcmp((*phases)[i].v.verdict, "overhead-bound"))
+				ob += len;
+			else if (!strcmp((*phases)[i].v.verdict, "compute-bound"))
+				cb += len;
 		}
-	} else {
 		snprintf(v->verdict, sizeof(v->verdict), "mixed");
-		snprintf(v->advice, sizeof(v->advice), "the phases differ: each has its own verdict below");
+		snprintf(v->advice, sizeof(v->advice),
+			 "the phases differ (%.0f%% of their time compute-bound, %.0f%% overhead-bound): see each below",
+			 tot ? 100.0 * cb / tot : 0.0, tot ? 100.0 * ob / tot : 0.0);
 	}
 	return n;
 }

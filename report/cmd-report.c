@@ -291,8 +291,8 @@ static void print_stats_table(const char *title, const struct table *t, size_t t
 	if (t->n == 0)
 		return;
 	for (i = 0; i < n; i++)
-		if (t->rows[i].st.max > maxv)
-			maxv = t->rows[i].st.max;
+		if (t->rows[i].st.total > maxv)
+			maxv = t->rows[i].st.total;
 	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
 	u = cprof_unit_for(maxv);
 	un = cprof_unit_name(u);
@@ -371,8 +371,8 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
 		cprof_fmt_dur(b, sizeof(b), (double)v->busy_ns);
 		cprof_fmt_dur(c, sizeof(c), (double)(v->startup_ns + v->warmup_ns));
-		printf("  window %s (startup and warm-up %s excluded; --include-startup counts them), GPU busy %s (%.1f%%)\n",
-		       a, c, b, v->busy_pct);
+		printf("  window %s%s (startup and warm-up %s excluded; --include-startup counts them), GPU busy %s (%.1f%%)\n",
+		       a, nph > 1 ? " (the phases together)" : "", c, b, v->busy_pct);
 		cprof_fmt_dur(a, sizeof(a), (double)idle);
 		cprof_fmt_dur(b, sizeof(b), (double)v->host_wait_ns);
 		cprof_fmt_dur(c, sizeof(c), (double)v->kernel_wait_ns);
