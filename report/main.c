@@ -12,6 +12,7 @@ static const struct cprof_cmd commands[] = {
 	{ "check", cmd_check, "the CI gate: expected verdict, GPU idle, regression against a baseline" },
 	{ "diff", cmd_diff, "what changed between two profiles" },
 	{ "info", cmd_info, "what a profile holds, in a few lines" },
+	{ "trace", cmd_trace, "a Chrome trace in Kineto's layout (Perfetto, TensorBoard, HTA)" },
 };
 
 static void usage(FILE *f)

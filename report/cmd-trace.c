@@ -1,0 +1,1238 @@
+/* cprof trace: the profile as a Chrome trace laid out as Kineto writes it (Perfetto, TensorBoard, HTA). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PR_FMT "cprof trace"
+#include "common/log.h"
+#include "report/cprof.h"
+
+/* Kineto's constants (libkineto output_base.h / output_json.cpp): GPU processes sort after every real pid,
+ * the CUPTI overhead lane is pid -1 and sorts after the GPUs. */
+#define KINETO_EXCEED_MAX_PID 5000000
+#define KINETO_OVERHEAD_SORT  0x100000
+
+struct proc {
+	int64_t id, pid;
+};
+
+struct cupti_thread {
+	int64_t process_id, handle, tid;
+};
+
+struct lane {
+	int64_t pid, tid;
+};
+
+struct demangled {
+	int64_t name_id;
+	char *text;
+};
+
+struct trace {
+	sqlite3 *db;
+	FILE *f;
+	int64_t base_ns;
+	int64_t first_rel_ns;
+	uint64_t events;
+	int first_event;
+	int simulated;
+	struct proc *procs;
+	size_t nprocs;
+	/* CUPTI's thread ids are pthread handles; the hooks know the kernel tid of the same thread */
+	struct cupti_thread *tidmap;
+	size_t ntidmap;
+	struct lane *seen_threads;
+	size_t nseen, capseen;
+	struct demangled *dm;
+	size_t ndm, capdm;
+	sqlite3_stmt *flows;
+};
+
+/* Set while the temporary file exists, so an interrupted export removes it. */
+static char tmp_path[PATH_MAX + 32];
+
+static void on_signal(int sig)
+{
+	if (tmp_path[0])
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: cprof trace PROFILE.db -o TRACE.json [-f]\n"
+		   "  writes a Chrome trace in Kineto's layout (Perfetto, TensorBoard, Holistic Trace Analysis)\n"
+		   "  -o PATH   the trace file (never overwritten unless -f)\n"
+		   "  -f        overwrite PATH if it exists\n");
+}
+
+/* ---- output primitives: one event per line, numbers formatted by hand because this is the hot loop ---- */
+
+static void put(struct trace *t, const char *s)
+{
+	fputs_unlocked(s, t->f);
+}
+
+static void put_u(struct trace *t, uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), t->f);
+}
+
+static void put_i(struct trace *t, int64_t v)
+{
+	if (v < 0) {
+		fputc_unlocked('-', t->f);
+		put_u(t, (uint64_t)0 - (uint64_t)v);
+	} else {
+		put_u(t, (uint64_t)v);
+	}
+}
+
+/* Microseconds with exactly three decimals, as Kineto prints them ("{}.{:03}"), never negative. */
+static void put_us(struct trace *t, int64_t ns)
+{
+	char frac[5];
+
+	if (ns < 0)
+		ns = 0;
+	put_u(t, (uint64_t)ns / 1000);
+	frac[0] = '.';
+	frac[1] = (char)('0' + ns % 1000 / 100);
+	frac[2] = (char)('0' + ns % 100 / 10);
+	frac[3] = (char)('0' + ns % 10);
+	frac[4] = '\0';
+	fwrite_unlocked(frac, 1, 4, t->f);
+}
+
+static void put_ts(struct trace *t, int64_t abs_ns)
+{
+	put_us(t, abs_ns - t->base_ns);
+}
+
+/* Length of the UTF-8 sequence at s if it is valid, else 0. */
+static int utf8_len(const unsigned char *s)
+{
+	int n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A JSON string; bytes that are not UTF-8 (argv can hold anything) become U+FFFD so every parser accepts it. */
+static void put_str(struct trace *t, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+
+	fputc_unlocked('"', t->f);
+	while (*p) {
+		int n;
+
+		if (*p == '"' || *p == '\\') {
+			fputc_unlocked('\\', t->f);
+			fputc_unlocked(*p++, t->f);
+		} else if (*p < 0x20) {
+			fprintf(t->f, "\\u%04x", *p++);
+		} else if ((n = utf8_len(p)) > 0) {
+			fwrite_unlocked(p, 1, (size_t)n, t->f);
+			p += n;
+		} else {
+			put(t, "\\ufffd");
+			p++;
+		}
+	}
+	fputc_unlocked('"', t->f);
+}
+
+/* Shortest decimal that reads back as the same double, as fmt's "{}" (Kineto's bandwidth) prints it. */
+static void put_double(struct trace *t, double v)
+{
+	char buf[40];
+	int prec;
+
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	put(t, buf);
+}
+
+static void ev_begin(struct trace *t)
+{
+	put(t, t->first_event ? "\n  {" : ",\n  {");
+	t->first_event = 0;
+	t->events++;
+}
+
+static void put_meta(struct trace *t, const char *what, int64_t pid, int64_t tid, const char *key, const char *sval,
+		     int64_t ival)
+{
+	ev_begin(t);
+	put(t, "\"name\": ");
+	put_str(t, what);
+	put(t, ", \"ph\": \"M\", \"ts\": ");
+	put_us(t, t->first_rel_ns);
+	put(t, ", \"pid\": ");
+	put_i(t, pid);
+	put(t, ", \"tid\": ");
+	put_i(t, tid);
+	put(t, ", \"args\": {\"");
+	put(t, key);
+	put(t, "\": ");
+	if (sval)
+		put_str(t, sval);
+	else
+		put_i(t, ival);
+	put(t, "}}");
+}
+
+/* An "X" span up to the start of its args object; the caller adds the args and closes it with "}}". */
+static void span_begin(struct trace *t, const char *cat, const char *name, int64_t pid, int64_t tid, int64_t start,
+		       int64_t end)
+{
+	ev_begin(t);
+	put(t, "\"ph\": \"X\", \"cat\": \"");
+	put(t, cat);
+	put(t, "\", \"name\": ");
+	put_str(t, name);
+	put(t, ", \"pid\": ");
+	put_i(t, pid);
+	put(t, ", \"tid\": ");
+	put_i(t, tid);
+	put(t, ", \"ts\": ");
+	put_ts(t, start);
+	put(t, ", \"dur\": ");
+	put_us(t, end - start);
+}
+
+static void flow(struct trace *t, char ph, int64_t id, int64_t pid, int64_t tid, int64_t ts)
+{
+	ev_begin(t);
+	put(t, ph == 's' ? "\"ph\": \"s\", \"id\": " : "\"ph\": \"f\", \"id\": ");
+	put_i(t, id);
+	put(t, ", \"pid\": ");
+	put_i(t, pid);
+	put(t, ", \"tid\": ");
+	put_i(t, tid);
+	put(t, ", \"ts\": ");
+	put_ts(t, ts);
+	/* only the end binds to its enclosing slice explicitly, as Kineto writes it */
+	put(t, ph == 's' ? ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}"
+			 : ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}");
+}
+
+static void arg_i(struct trace *t, const char *key, int64_t v)
+{
+	put(t, ", \"");
+	put(t, key);
+	put(t, "\": ");
+	put_i(t, v);
+}
+
+static void arg_s(struct trace *t, const char *key, const char *v)
+{
+	put(t, ", \"");
+	put(t, key);
+	put(t, "\": ");
+	put_str(t, v);
+}
+
+static void arg_dim3(struct trace *t, const char *key, int64_t x, int64_t y, int64_t z)
+{
+	put(t, ", \"");
+	put(t, key);
+	put(t, "\": [");
+	put_i(t, x);
+	put(t, ", ");
+	put_i(t, y);
+	put(t, ", ");
+	put_i(t, z);
+	put(t, "]");
+}
+
+/* ---- SQLite helpers ---- */
+
+static int prep(struct trace *t, const char *sql, sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(t->db, sql, -1, st, NULL) != SQLITE_OK) {
+		pr_err("query failed: %s", sqlite3_errmsg(t->db));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int exec(struct trace *t, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(t->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		pr_err("query failed: %s", msg ? msg : sqlite3_errmsg(t->db));
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int64_t query_int(struct trace *t, const char *sql, int64_t def)
+{
+	sqlite3_stmt *st;
+	int64_t v = def;
+
+	if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return def;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static const char *col_str(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+
+	return s ? (const char *)s : "";
+}
+
+static int step_done(struct trace *t, int rc)
+{
+	if (rc == SQLITE_DONE)
+		return 0;
+	pr_err("reading the profile failed: %s", sqlite3_errmsg(t->db));
+	return -EIO;
+}
+
+/* Profiles written before the GPU lane have no CUPTI tables: empty TEMP tables of the same name shadow the
+ * missing ones, so one set of queries reads both. */
+static int shim_missing_tables(struct trace *t)
+{
+	static const char *const tables[][2] = {
+		{ "CUPTI_ACTIVITY_KIND_KERNEL",
+		  "processId, start, end, deviceId, contextId, streamId, correlationId, nameId, gridX, gridY, gridZ,"
+		  " blockX, blockY, blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, graphId,"
+		  " graphNodeId, gridId" },
+		{ "CUPTI_ACTIVITY_KIND_MEMCPY",
+		  "processId, start, end, deviceId, contextId, streamId, correlationId, bytes, copyKind, srcKind,"
+		  " dstKind, graphId" },
+		{ "CUPTI_ACTIVITY_KIND_MEMSET",
+		  "processId, start, end, deviceId, contextId, streamId, correlationId, bytes, value, memKind, graphId" },
+		{ "CUPTI_ACTIVITY_KIND_RUNTIME",
+		  "processId, start, end, correlationId, nameId, cbid, threadId, returnValue" },
+		{ "CUPTI_ACTIVITY_KIND_DRIVER", "processId, start, end, correlationId, nameId, cbid, threadId, returnValue" },
+		{ "CUPTI_ACTIVITY_KIND_OVERHEAD",
+		  "processId, start, end, overheadKind, objectKind, deviceId, contextId, streamId, correlationId" },
+		{ "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", "processId, externalKind, externalId, correlationId" },
+		{ "THREADS", "processId, tid, firstNs, lastNs, calls" },
+	};
+	char sql[512];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		snprintf(sql, sizeof(sql), "SELECT 1 FROM sqlite_master WHERE type='table' AND name='%s'", tables[i][0]);
+		if (query_int(t, sql, 0))
+			continue;
+		snprintf(sql, sizeof(sql), "CREATE TEMP TABLE %s(%s)", tables[i][0], tables[i][1]);
+		if ((ret = exec(t, sql)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* The joins the export needs, indexed once in TEMP tables: CUPTI id -> our external id, our id -> the hooked
+ * call, CUPTI ids that reached the GPU, CUPTI ids of API records. SQLite spills TEMP tables to a file, so
+ * memory stays flat. The key columns are typed INTEGER on purpose: an untyped column has no affinity, SQLite
+ * cannot search it with an INTEGER value and scans it for every row instead (minutes on 100k events).
+ * externalKind 5 is CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, the kind libcprof pushes. */
+static const char index_sql[] =
+	"CREATE TEMP TABLE x_ext(processId INTEGER, correlationId INTEGER, externalId INTEGER,"
+	" PRIMARY KEY(processId, correlationId)) WITHOUT ROWID;"
+	"INSERT OR IGNORE INTO x_ext SELECT processId, correlationId, externalId"
+	" FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5;"
+	"CREATE INDEX temp.x_ext_by_ext ON x_ext(processId, externalId);"
+	"CREATE TEMP TABLE x_hook(processId INTEGER, extId INTEGER, nameId INTEGER, tid INTEGER,"
+	" PRIMARY KEY(processId, extId)) WITHOUT ROWID;"
+	"INSERT OR IGNORE INTO x_hook SELECT processId, correlationId, nameId, tid FROM CPROF_API"
+	" WHERE correlationId IS NOT NULL;"
+	"CREATE TEMP TABLE x_gpu(processId INTEGER, correlationId INTEGER, PRIMARY KEY(processId, correlationId))"
+	" WITHOUT ROWID;"
+	"INSERT OR IGNORE INTO x_gpu SELECT processId, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL;"
+	"INSERT OR IGNORE INTO x_gpu SELECT processId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY;"
+	"INSERT OR IGNORE INTO x_gpu SELECT processId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET;"
+	"CREATE TEMP TABLE x_api(processId INTEGER, correlationId INTEGER, nameId INTEGER, cbid INTEGER,"
+	" PRIMARY KEY(processId, correlationId)) WITHOUT ROWID;"
+	"INSERT OR IGNORE INTO x_api SELECT processId, correlationId, nameId, cbid FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
+	"INSERT OR IGNORE INTO x_api SELECT processId, correlationId, nameId, cbid FROM CUPTI_ACTIVITY_KIND_DRIVER;"
+	/* per hooked call: its first CUPTI id that reached the GPU, its first CUPTI id at all, how many reached */
+	"CREATE TEMP TABLE x_hsum(processId INTEGER, extId INTEGER, gcorr INTEGER, anycorr INTEGER, ngpu INTEGER,"
+	" PRIMARY KEY(processId, extId)) WITHOUT ROWID;"
+	"INSERT INTO x_hsum SELECT e.processId, e.externalId,"
+	" min(CASE WHEN g.correlationId IS NOT NULL THEN e.correlationId END), min(e.correlationId),"
+	" count(g.correlationId) FROM x_ext e LEFT JOIN x_gpu g"
+	" ON g.processId = e.processId AND g.correlationId = e.correlationId GROUP BY e.processId, e.externalId;";
+
+/* Names compare equal when they are the same API: "__cudaLaunchKernel" is cudaLaunchKernel, CUPTI's
+ * "cudaMemcpyAsync_ptsz_v7000" is cudaMemcpyAsync. */
+static void api_key(const char *in, char *out, size_t size)
+{
+	size_t n, o = 0;
+	const char *p;
+
+	while (*in == '_')
+		in++;
+	n = strlen(in);
+	p = strrchr(in, '_');
+	if (p && p[1] == 'v' && p[2] >= '0' && p[2] <= '9' && strspn(p + 2, "0123456789") == strlen(p + 2))
+		n = (size_t)(p - in);
+	for (p = in; p < in + n && o + 1 < size; p++) {
+		if (!strncmp(p, "_ptsz", 5) || !strncmp(p, "_ptds", 5)) {
+			p += 4;
+			continue;
+		}
+		out[o++] = *p;
+	}
+	out[o] = '\0';
+}
+
+static int same_api(const char *a, const char *b)
+{
+	char ka[128], kb[128];
+
+	api_key(a, ka, sizeof(ka));
+	api_key(b, kb, sizeof(kb));
+	return strcmp(ka, kb) == 0;
+}
+
+/* CUPTI's runtime names carry the API version ("cudaLaunchKernel_v7000"); Kineto prints them without it. */
+static void display_api_name(const char *in, char *out, size_t size)
+{
+	const char *p = strrchr(in, '_');
+
+	snprintf(out, size, "%s", in);
+	if (p && p[1] == 'v' && strlen(p + 2) >= 4 && strspn(p + 2, "0123456789") == strlen(p + 2) &&
+	    (size_t)(p - in) < size)
+		out[p - in] = '\0';
+}
+
+/* Kineto demangles kernel names (libstdc++'s __cxa_demangle); one demangling per distinct name, not per event. */
+static const char *kernel_name(struct trace *t, int64_t name_id, const char *mangled)
+{
+	size_t lo = 0, hi = t->ndm, i;
+	char *text;
+
+	if (strncmp(mangled, "_Z", 2) != 0 || name_id < 0)
+		return mangled;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->dm[mid].name_id == name_id)
+			return t->dm[mid].text;
+		if (t->dm[mid].name_id < name_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	text = cprof_demangle(mangled);
+	if (text == NULL)
+		return mangled;
+	if (t->ndm == t->capdm) {
+		size_t cap = t->capdm ? t->capdm * 2 : 64;
+		struct demangled *n = realloc(t->dm, cap * sizeof(*n));
+
+		if (n == NULL) {
+			free(text);
+			return mangled;
+		}
+		t->dm = n;
+		t->capdm = cap;
+	}
+	/* kept sorted by id: one entry per distinct kernel name, not per event */
+	for (i = t->ndm; i > lo; i--)
+		t->dm[i] = t->dm[i - 1];
+	t->dm[lo].name_id = name_id;
+	t->dm[lo].text = text;
+	t->ndm++;
+	return text;
+}
+
+static int64_t proc_pid(const struct trace *t, int64_t process_id)
+{
+	size_t lo = 0, hi = t->nprocs;
+
+	/* loaded ORDER BY id */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->procs[mid].id == process_id)
+			return t->procs[mid].pid;
+		if (t->procs[mid].id < process_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* CUPTI correlation ids count from 1 in every process: when a profile holds several, the process's row id
+ * in the high bits keeps flow ids and HTA's correlation join from pairing one process's launch with
+ * another's kernel. */
+static int64_t corr_id(const struct trace *t, int64_t process_id, int64_t corr)
+{
+	return t->nprocs > 1 ? (int64_t)((uint64_t)process_id << 32 | (uint32_t)corr) : corr;
+}
+
+/* Kineto's fallback for a CUPTI thread it cannot name: the handle truncated to int32, made positive. */
+static int64_t cupti_tid(const struct trace *t, int64_t process_id, int64_t thread_id)
+{
+	int32_t v = (int32_t)(uint32_t)thread_id;
+	size_t i;
+
+	for (i = 0; i < t->ntidmap; i++)
+		if (t->tidmap[i].process_id == process_id && t->tidmap[i].handle == thread_id)
+			return t->tidmap[i].tid;
+	return v == INT32_MIN ? 0 : v < 0 ? -(int64_t)v : v;
+}
+
+static int load_procs(struct trace *t)
+{
+	sqlite3_stmt *st;
+	int rc, ret;
+
+	if ((ret = prep(t, "SELECT id, pid FROM PROCESSES ORDER BY id", &st)) < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct proc *n = realloc(t->procs, (t->nprocs + 1) * sizeof(*n));
+
+		if (n == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		t->procs = n;
+		t->procs[t->nprocs].id = sqlite3_column_int64(st, 0);
+		t->procs[t->nprocs].pid = sqlite3_column_int64(st, 1);
+		t->nprocs++;
+	}
+	ret = step_done(t, rc);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int load_tidmap(struct trace *t)
+{
+	sqlite3_stmt *st;
+	int rc, ret;
+
+	ret = prep(t,
+		   "SELECT r.processId, r.threadId, min(h.tid) FROM (SELECT processId, correlationId, threadId"
+		   " FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT processId, correlationId, threadId"
+		   " FROM CUPTI_ACTIVITY_KIND_DRIVER) r"
+		   " JOIN x_ext e ON e.processId = r.processId AND e.correlationId = r.correlationId"
+		   " JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"
+		   " GROUP BY r.processId, r.threadId ORDER BY 1, 2",
+		   &st);
+	if (ret < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cupti_thread *n = realloc(t->tidmap, (t->ntidmap + 1) * sizeof(*n));
+
+		if (n == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		t->tidmap = n;
+		t->tidmap[t->ntidmap].process_id = sqlite3_column_int64(st, 0);
+		t->tidmap[t->ntidmap].handle = sqlite3_column_int64(st, 1);
+		t->tidmap[t->ntidmap].tid = sqlite3_column_int64(st, 2);
+		t->ntidmap++;
+	}
+	ret = step_done(t, rc);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* ---- header and metadata ---- */
+
+static void write_header(struct trace *t)
+{
+	char command[4096], buf[32];
+	int64_t rank = query_int(t, "SELECT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY id LIMIT 1", 0);
+	int64_t world = query_int(t, "SELECT worldSize FROM PROCESSES WHERE worldSize IS NOT NULL ORDER BY id LIMIT 1",
+				  1);
+
+	put(t, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
+	/* HTA finds a file's rank with the regex '"rank":\s+(\d+)' on the first line that matches: keep the
+	 * space, and keep this line ahead of anything else that could say "rank" */
+	put(t, "  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": ");
+	put_i(t, rank < 0 ? 0 : rank);
+	put(t, ", \"world_size\": ");
+	put_i(t, world < 1 ? 1 : world);
+	put(t, "},\n  \"cprof\": {\"lost_events\": ");
+	put_i(t, cprof_meta_int(t->db, "lost_events", 0));
+	put(t, ", \"complete\": ");
+	put(t, cprof_meta_int(t->db, "complete", 0) == 1 ? "true" : "false");
+	put(t, ", \"simulated_gpu\": ");
+	put(t, t->simulated ? "true" : "false");
+	put(t, ", \"command\": ");
+	put_str(t, cprof_meta(t->db, "command", command, sizeof(command), ""));
+	put(t, "},\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+	snprintf(buf, sizeof(buf), "%lld", (long long)t->base_ns);
+	put(t, buf);
+	put(t, ",\n  \"traceEvents\": [");
+}
+
+static int thread_seen(struct trace *t, int64_t pid, int64_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nseen; i++)
+		if (t->seen_threads[i].pid == pid && t->seen_threads[i].tid == tid)
+			return 1;
+	if (t->nseen == t->capseen) {
+		size_t cap = t->capseen ? t->capseen * 2 : 16;
+		struct lane *n = realloc(t->seen_threads, cap * sizeof(*n));
+
+		if (n == NULL)
+			return 1; /* a missing thread name costs less than failing the export */
+		t->seen_threads = n;
+		t->capseen = cap;
+	}
+	t->seen_threads[t->nseen].pid = pid;
+	t->seen_threads[t->nseen].tid = tid;
+	t->nseen++;
+	return 0;
+}
+
+static void thread_meta(struct trace *t, int64_t pid, int64_t tid)
+{
+	char name[64];
+
+	if (thread_seen(t, pid, tid))
+		return;
+	snprintf(name, sizeof(name), "thread %lld", (long long)tid);
+	put_meta(t, "thread_name", pid, tid, "name", name, 0);
+	put_meta(t, "thread_sort_index", pid, tid, "sort_index", NULL, tid);
+}
+
+static int write_metadata(struct trace *t)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t last = -1;
+	char name[96];
+	int rc, ret;
+
+	/* CPU: one process per pid (an exec'd process keeps its pid), sorted by pid as Kineto does */
+	ret = prep(t,
+		   "SELECT pid, exe FROM PROCESSES p WHERE id = (SELECT min(id) FROM PROCESSES q WHERE q.pid = p.pid)"
+		   " ORDER BY pid",
+		   &st);
+	if (ret < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(st, 0);
+		const char *exe = col_str(st, 1), *base = strrchr(exe, '/');
+
+		put_meta(t, "process_name", pid, 0, "name", base ? base + 1 : exe, 0);
+		put_meta(t, "process_labels", pid, 0, "labels", "CPU", 0);
+		put_meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+	}
+	if ((ret = step_done(t, rc)) < 0)
+		goto out;
+	sqlite3_finalize(st);
+
+	/* CPU threads: those the hooks saw, then CUPTI threads no hook ran on */
+	ret = prep(t,
+		   "SELECT p.pid, t.tid FROM THREADS t JOIN PROCESSES p ON p.id = t.processId ORDER BY p.pid, t.tid",
+		   &st);
+	if (ret < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		thread_meta(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+	if ((ret = step_done(t, rc)) < 0)
+		goto out;
+	sqlite3_finalize(st);
+	ret = prep(t,
+		   "SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION"
+		   " SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_DRIVER ORDER BY 1, 2",
+		   &st);
+	if (ret < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(st, 0);
+
+		thread_meta(t, proc_pid(t, pid), cupti_tid(t, pid, sqlite3_column_int64(st, 1)));
+	}
+	if ((ret = step_done(t, rc)) < 0)
+		goto out;
+	sqlite3_finalize(st);
+
+	/* GPU: pid = device, tid = stream, as Kineto; Kineto names the device's process after the host process
+	 * and labels it "GPU n", but one cprof trace can hold several host processes, so the name says the
+	 * device too */
+	ret = prep(t,
+		   "SELECT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION"
+		   " SELECT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION"
+		   " SELECT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY 1, 2",
+		   &st);
+	if (ret < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t dev = sqlite3_column_int64(st, 0), stream = sqlite3_column_int64(st, 1);
+
+		if (dev != last) {
+			snprintf(name, sizeof(name), "GPU %lld%s", (long long)dev, t->simulated ? " (simulated)" : "");
+			put_meta(t, "process_name", dev, 0, "name", name, 0);
+			put_meta(t, "process_labels", dev, 0, "labels", name, 0);
+			put_meta(t, "process_sort_index", dev, 0, "sort_index", NULL, dev + KINETO_EXCEED_MAX_PID);
+			last = dev;
+		}
+		/* Kineto formats "stream {} {}" with an empty postfix: the trailing space is its */
+		snprintf(name, sizeof(name), "stream %lld ", (long long)stream);
+		put_meta(t, "thread_name", dev, stream, "name", name, 0);
+		put_meta(t, "thread_sort_index", dev, stream, "sort_index", NULL, stream);
+	}
+	if ((ret = step_done(t, rc)) < 0)
+		goto out;
+	if (query_int(t, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_OVERHEAD", 0) > 0) {
+		put_meta(t, "process_name", -1, 0, "name", "CUPTI Overhead", 0);
+		put_meta(t, "process_sort_index", -1, 0, "sort_index", NULL, KINETO_OVERHEAD_SORT);
+	}
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* ---- events ---- */
+
+static const char hooked_sql[] =
+	"SELECT a.processId, a.pid, a.tid, a.start, a.end, a.correlationId, s.value, a.class, a.returnValue,"
+	" a.nested, a.kernelNameId, k.value, a.stream, a.bytes, a.a0, a.a1, a.a2, a.a3, a.a4, a.a5, a.a6,"
+	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value"
+	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
+	" LEFT JOIN x_hsum h ON h.processId = a.processId AND h.extId = a.correlationId"
+	" LEFT JOIN x_api x ON x.processId = a.processId AND x.correlationId = coalesce(h.gcorr, h.anycorr)"
+	" LEFT JOIN StringIds xs ON xs.id = x.nameId ORDER BY a.id";
+
+enum {
+	H_PROC, H_PID, H_TID, H_START, H_END, H_EXT, H_NAME, H_CLASS, H_RET, H_NESTED, H_KNAMEID, H_KNAME, H_STREAM,
+	H_BYTES, H_A0, H_A1, H_A2, H_A3, H_A4, H_A5, H_A6, H_GCORR, H_ANYCORR, H_NGPU, H_CBID, H_XNAME,
+};
+
+/* What the hook recorded beyond Kineto's keys; never a key named "stream", which HTA takes for a GPU op. */
+static void hooked_extras(struct trace *t, sqlite3_stmt *st)
+{
+	const char *cls = col_str(st, H_CLASS);
+
+	if (!strcmp(cls, "launch")) {
+		arg_s(t, "kernel", kernel_name(t, sqlite3_column_int64(st, H_KNAMEID), col_str(st, H_KNAME)));
+		arg_dim3(t, "grid", sqlite3_column_int64(st, H_A0), sqlite3_column_int64(st, H_A1),
+			 sqlite3_column_int64(st, H_A2));
+		arg_dim3(t, "block", sqlite3_column_int64(st, H_A3), sqlite3_column_int64(st, H_A4),
+			 sqlite3_column_int64(st, H_A5));
+		arg_i(t, "dynamic shared memory", sqlite3_column_int64(st, H_A6));
+	} else if (!strcmp(cls, "gemm")) {
+		arg_i(t, "m", sqlite3_column_int64(st, H_A0));
+		arg_i(t, "n", sqlite3_column_int64(st, H_A1));
+		arg_i(t, "k", sqlite3_column_int64(st, H_A2));
+		arg_i(t, "batch", sqlite3_column_int64(st, H_A3));
+	} else if (!strcmp(cls, "memcpy")) {
+		arg_i(t, "bytes", sqlite3_column_int64(st, H_BYTES));
+		arg_i(t, "cudaMemcpyKind", sqlite3_column_int64(st, H_A0));
+	} else if (!strcmp(cls, "memset")) {
+		arg_i(t, "bytes", sqlite3_column_int64(st, H_BYTES));
+		arg_i(t, "value", sqlite3_column_int64(st, H_A0));
+	} else if (!strcmp(cls, "memory") && sqlite3_column_type(st, H_BYTES) != SQLITE_NULL) {
+		arg_i(t, "bytes", sqlite3_column_int64(st, H_BYTES));
+	}
+	if (sqlite3_column_type(st, H_STREAM) != SQLITE_NULL &&
+	    (!strcmp(cls, "launch") || !strcmp(cls, "gemm") || !strcmp(cls, "memcpy") || !strcmp(cls, "memset") ||
+	     !strcmp(cls, "sync")))
+		arg_i(t, "cuda stream", sqlite3_column_int64(st, H_STREAM));
+	if (sqlite3_column_int64(st, H_RET) != 0)
+		arg_i(t, "return value", sqlite3_column_int64(st, H_RET));
+	if (sqlite3_column_int64(st, H_NESTED))
+		arg_i(t, "nested", 1);
+}
+
+/* Every hooked call (cudart and cuBLAS) as Kineto's cuda_runtime span; its correlation is CUPTI's id of the
+ * launch it made, so the span, its flow and the GPU op agree, and HTA joins them. */
+static int write_hooked(struct trace *t)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	if ((ret = prep(t, hooked_sql, &st)) < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc = sqlite3_column_int64(st, H_PROC), pid = sqlite3_column_int64(st, H_PID);
+		int64_t tid = sqlite3_column_int64(st, H_TID), start = sqlite3_column_int64(st, H_START);
+		int64_t ext = sqlite3_column_int64(st, H_EXT), ngpu = sqlite3_column_int64(st, H_NGPU);
+		const char *name = col_str(st, H_NAME);
+		int same = sqlite3_column_type(st, H_XNAME) != SQLITE_NULL && same_api(name, col_str(st, H_XNAME));
+		int64_t corr;
+
+		/* a CUPTI id that reached the GPU, else the CUPTI record of this very call, else our own id */
+		if (sqlite3_column_type(st, H_GCORR) != SQLITE_NULL)
+			corr = corr_id(t, proc, sqlite3_column_int64(st, H_GCORR));
+		else if (same)
+			corr = corr_id(t, proc, sqlite3_column_int64(st, H_ANYCORR));
+		else
+			corr = ext;
+		span_begin(t, "cuda_runtime", name, pid, tid, start, sqlite3_column_int64(st, H_END));
+		put(t, ", \"args\": {\"External id\": ");
+		put_i(t, ext);
+		if (same)
+			arg_i(t, "cbid", sqlite3_column_int64(st, H_CBID));
+		arg_i(t, "correlation", corr);
+		hooked_extras(t, st);
+		put(t, "}}");
+		if (ngpu == 1) {
+			flow(t, 's', corr, pid, tid, start);
+		} else if (ngpu > 1) {
+			/* a graph launch or a library call with several launches: one flow per GPU-bound CUPTI id */
+			sqlite3_reset(t->flows);
+			sqlite3_bind_int64(t->flows, 1, proc);
+			sqlite3_bind_int64(t->flows, 2, ext);
+			while ((rc = sqlite3_step(t->flows)) == SQLITE_ROW)
+				flow(t, 's', corr_id(t, proc, sqlite3_column_int64(t->flows, 0)), pid, tid, start);
+			if ((ret = step_done(t, rc)) < 0)
+				goto out;
+		}
+	}
+	ret = step_done(t, rc);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* CUPTI's runtime/driver records. One that is the CUPTI side of a hooked call (joined through our external
+ * id, and either the same API or the launch the hooked library call made) is already there as that call;
+ * the rest (cuBLAS's internal occupancy queries, driver launches by Triton) are calls no hook saw. */
+static int write_api_records(struct trace *t, const char *table, const char *cat)
+{
+	sqlite3_stmt *st = NULL;
+	char sql[1024], name[256];
+	int rc, ret;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT r.processId, r.start, r.end, r.correlationId, rn.value, r.cbid, r.threadId, e.externalId,"
+		 " h.extId IS NOT NULL, hn.value, h.tid, g.correlationId IS NOT NULL"
+		 " FROM %s r LEFT JOIN StringIds rn ON rn.id = r.nameId"
+		 " LEFT JOIN x_ext e ON e.processId = r.processId AND e.correlationId = r.correlationId"
+		 " LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"
+		 " LEFT JOIN StringIds hn ON hn.id = h.nameId"
+		 " LEFT JOIN x_gpu g ON g.processId = r.processId AND g.correlationId = r.correlationId"
+		 " ORDER BY r.rowid",
+		 table);
+	if ((ret = prep(t, sql, &st)) < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc = sqlite3_column_int64(st, 0), start = sqlite3_column_int64(st, 1);
+		int hooked = sqlite3_column_int(st, 8), to_gpu = sqlite3_column_int(st, 11);
+		int64_t pid = proc_pid(t, proc), tid, corr = corr_id(t, proc, sqlite3_column_int64(st, 3));
+
+		if (hooked && (to_gpu || same_api(col_str(st, 4), col_str(st, 9))))
+			continue;
+		tid = hooked ? sqlite3_column_int64(st, 10) : cupti_tid(t, proc, sqlite3_column_int64(st, 6));
+		display_api_name(col_str(st, 4), name, sizeof(name));
+		span_begin(t, cat, name, pid, tid, start, sqlite3_column_int64(st, 2));
+		put(t, ", \"args\": {");
+		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+			put(t, "\"External id\": ");
+			put_i(t, sqlite3_column_int64(st, 7));
+			put(t, ", ");
+		}
+		put(t, "\"cbid\": ");
+		put_i(t, sqlite3_column_int64(st, 5));
+		arg_i(t, "correlation", corr);
+		put(t, "}}");
+		if (to_gpu)
+			flow(t, 's', corr, pid, tid, start);
+	}
+	ret = step_done(t, rc);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* Columns every GPU op query starts with; the launcher exists when a hooked call or an API record has the id. */
+#define GPU_COMMON                                                                                               \
+	"o.processId, o.start, o.end, o.deviceId, o.contextId, o.streamId, o.correlationId, e.externalId,"        \
+	" (h.extId IS NOT NULL OR x.correlationId IS NOT NULL)"
+#define GPU_JOINS                                                                                                \
+	" LEFT JOIN x_ext e ON e.processId = o.processId AND e.correlationId = o.correlationId"                   \
+	" LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"                             \
+	" LEFT JOIN x_api x ON x.processId = o.processId AND x.correlationId = o.correlationId"
+enum { G_PROC, G_START, G_END, G_DEV, G_CTX, G_STREAM, G_CORR, G_EXT, G_LAUNCHED, G__N };
+
+enum gpu_kind { GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET };
+
+static const char *memcpy_kind(int64_t k)
+{
+	static const char *const names[] = { "<unknown>", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					     "AtoD",      "DtoA", "DtoD", "HtoH", "PtoP" };
+
+	return k >= 0 && k < (int64_t)(sizeof(names) / sizeof(names[0])) ? names[k] : "<unknown>";
+}
+
+static const char *memory_kind(int64_t k)
+{
+	static const char *const names[] = { "Unknown", "Pageable", "Pinned", "Device", "Array", "Managed",
+					     "Device Static", "Managed Static" };
+
+	return k >= 0 && k < (int64_t)(sizeof(names) / sizeof(names[0])) ? names[k] : "Unrecognized";
+}
+
+static void bandwidth(struct trace *t, int64_t bytes, int64_t ns)
+{
+	put(t, ", \"memory bandwidth (GB/s)\": ");
+	if (ns <= 0)
+		put(t, "\"N/A\"");
+	else
+		put_double(t, (double)bytes / (double)ns);
+}
+
+static int write_gpu_ops(struct trace *t, enum gpu_kind kind)
+{
+	static const char *const sql[] = {
+		[GPU_KERNEL] = "SELECT " GPU_COMMON ", o.nameId, n.value, o.gridX, o.gridY, o.gridZ, o.blockX, o.blockY,"
+			       " o.blockZ, o.registersPerThread, o.staticSharedMemory + o.dynamicSharedMemory"
+			       " FROM CUPTI_ACTIVITY_KIND_KERNEL o LEFT JOIN StringIds n ON n.id = o.nameId" GPU_JOINS
+			       " ORDER BY o.rowid",
+		[GPU_MEMCPY] = "SELECT " GPU_COMMON ", o.bytes, o.copyKind, o.srcKind, o.dstKind"
+			       " FROM CUPTI_ACTIVITY_KIND_MEMCPY o" GPU_JOINS " ORDER BY o.rowid",
+		[GPU_MEMSET] = "SELECT " GPU_COMMON ", o.bytes, o.memKind FROM CUPTI_ACTIVITY_KIND_MEMSET o" GPU_JOINS
+			       " ORDER BY o.rowid",
+	};
+	static const char *const cats[] = { "kernel", "gpu_memcpy", "gpu_memset" };
+	sqlite3_stmt *st = NULL;
+	char name[128];
+	int rc, ret;
+
+	if ((ret = prep(t, sql[kind], &st)) < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc = sqlite3_column_int64(st, G_PROC), start = sqlite3_column_int64(st, G_START);
+		int64_t end = sqlite3_column_int64(st, G_END), dev = sqlite3_column_int64(st, G_DEV);
+		int64_t stream = sqlite3_column_int64(st, G_STREAM);
+		int64_t corr = corr_id(t, proc, sqlite3_column_int64(st, G_CORR));
+		const char *label = name;
+
+		if (kind == GPU_KERNEL)
+			label = kernel_name(t, sqlite3_column_int64(st, G__N), col_str(st, G__N + 1));
+		else if (kind == GPU_MEMCPY)
+			snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)",
+				 memcpy_kind(sqlite3_column_int64(st, G__N + 1)),
+				 memory_kind(sqlite3_column_int64(st, G__N + 2)),
+				 memory_kind(sqlite3_column_int64(st, G__N + 3)));
+		else
+			snprintf(name, sizeof(name), "Memset (%s)", memory_kind(sqlite3_column_int64(st, G__N + 1)));
+		span_begin(t, cats[kind], label, dev, stream, start, end);
+		put(t, ", \"args\": {");
+		if (sqlite3_column_type(st, G_EXT) != SQLITE_NULL) {
+			put(t, "\"External id\": ");
+			put_i(t, sqlite3_column_int64(st, G_EXT));
+			put(t, ", ");
+		}
+		if (kind == GPU_KERNEL)
+			put(t, "\"queued\": 0, "); /* CUPTI's queued timestamp is not recorded; 0 is its "unknown" */
+		put(t, "\"device\": ");
+		put_i(t, dev);
+		arg_i(t, "context", sqlite3_column_int64(st, G_CTX));
+		arg_i(t, "stream", stream);
+		arg_i(t, "correlation", corr);
+		if (kind == GPU_KERNEL) {
+			arg_i(t, "registers per thread", sqlite3_column_int64(st, G__N + 8));
+			arg_i(t, "shared memory", sqlite3_column_int64(st, G__N + 9));
+			arg_dim3(t, "grid", sqlite3_column_int64(st, G__N + 2), sqlite3_column_int64(st, G__N + 3),
+				 sqlite3_column_int64(st, G__N + 4));
+			arg_dim3(t, "block", sqlite3_column_int64(st, G__N + 5), sqlite3_column_int64(st, G__N + 6),
+				 sqlite3_column_int64(st, G__N + 7));
+		} else {
+			arg_i(t, "bytes", sqlite3_column_int64(st, G__N));
+			bandwidth(t, sqlite3_column_int64(st, G__N), end - start);
+		}
+		put(t, "}}");
+		if (sqlite3_column_int(st, G_LAUNCHED))
+			flow(t, 'f', corr, dev, stream, start);
+	}
+	ret = step_done(t, rc);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static const char *overhead_kind(int64_t k)
+{
+	/* Kineto's strings for the kinds it knows; CUDA 12+ kinds it calls "Unrecognized" get their own names */
+	switch (k) {
+	case 0:
+		return "Unknown";
+	case 1:
+		return "Driver Compiler";
+	case 1 << 16:
+		return "Buffer Flush";
+	case 2 << 16:
+		return "Instrumentation";
+	case 3 << 16:
+		return "Resource";
+	case 4 << 16:
+		return "Runtime Triggered Module Loading";
+	case 5 << 16:
+		return "Lazy Function Loading";
+	case 6 << 16:
+		return "Command Buffer Full";
+	case 7 << 16:
+		return "Activity Buffer Request";
+	case 8 << 16:
+		return "UVM Activity Init";
+	default:
+		return "Unrecognized";
+	}
+}
+
+static int write_overhead(struct trace *t)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	ret = prep(t, "SELECT start, end, overheadKind FROM CUPTI_ACTIVITY_KIND_OVERHEAD ORDER BY rowid", &st);
+	if (ret < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		span_begin(t, "overhead", overhead_kind(sqlite3_column_int64(st, 2)), -1, 0, sqlite3_column_int64(st, 0),
+			   sqlite3_column_int64(st, 1));
+		put(t, "}");
+	}
+	ret = step_done(t, rc);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* Kineto writes every ts relative to a base so a double keeps ns precision; the base is the profile's first
+ * timestamp rounded down to a whole second. */
+static void choose_base(struct trace *t)
+{
+	int64_t first = query_int(t,
+				  "SELECT min(m) FROM (SELECT min(start) AS m FROM CPROF_API"
+				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_DRIVER"
+				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"
+				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMSET"
+				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_OVERHEAD)",
+				  -1);
+
+	if (first < 0)
+		first = cprof_meta_int(t->db, "created_ns", 0);
+	if (first < 0)
+		first = 0;
+	t->base_ns = first - first % 1000000000;
+	t->first_rel_ns = first - t->base_ns;
+}
+
+static int export_trace(struct trace *t)
+{
+	int ret;
+
+	/* first: changing temp_store drops existing TEMP tables */
+	if ((ret = exec(t, "PRAGMA temp_store=FILE")) < 0 || (ret = shim_missing_tables(t)) < 0 ||
+	    (ret = exec(t, index_sql)) < 0)
+		return ret;
+	ret = prep(t,
+		   "SELECT e.correlationId FROM x_ext e JOIN x_gpu g"
+		   " ON g.processId = e.processId AND g.correlationId = e.correlationId"
+		   " WHERE e.processId = ?1 AND e.externalId = ?2 ORDER BY 1",
+		   &t->flows);
+	if (ret < 0 || (ret = load_procs(t)) < 0 || (ret = load_tidmap(t)) < 0)
+		return ret;
+	t->simulated = cprof_meta_int(t->db, "simulated_gpu", 0) == 1;
+	choose_base(t);
+	write_header(t);
+	if ((ret = write_metadata(t)) < 0 || (ret = write_hooked(t)) < 0 ||
+	    (ret = write_api_records(t, "CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_runtime")) < 0 ||
+	    (ret = write_api_records(t, "CUPTI_ACTIVITY_KIND_DRIVER", "cuda_driver")) < 0 ||
+	    (ret = write_gpu_ops(t, GPU_KERNEL)) < 0 || (ret = write_gpu_ops(t, GPU_MEMCPY)) < 0 ||
+	    (ret = write_gpu_ops(t, GPU_MEMSET)) < 0 || (ret = write_overhead(t)) < 0)
+		return ret;
+	put(t, "\n  ]\n}\n");
+	return 0;
+}
+
+/* Writes next to the target and moves it in place only when complete: a failed export leaves no half file. */
+static int open_tmp(const char *target, FILE **f)
+{
+	mode_t mask;
+	int fd;
+
+	if (snprintf(tmp_path, sizeof(tmp_path), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp_path)) {
+		tmp_path[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(tmp_path);
+	if (fd < 0) {
+		tmp_path[0] = '\0';
+		return -errno;
+	}
+	/* mkstemp makes 0600; a trace is an ordinary output file */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0 || (*f = fdopen(fd, "w")) == NULL) {
+		int err = errno;
+
+		close(fd);
+		unlink(tmp_path);
+		tmp_path[0] = '\0';
+		return -err;
+	}
+	setvbuf(*f, NULL, _IOFBF, 1 << 20);
+	return 0;
+}
+
+static int finish_tmp(FILE *f, const char *target, int force)
+{
+	int ret = 0;
+
+	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+		ret = -(errno ? errno : EIO);
+	if (fclose(f) != 0 && ret == 0)
+		ret = -(errno ? errno : EIO);
+	if (ret < 0)
+		goto out;
+	if (force) {
+		if (rename(tmp_path, target) != 0)
+			ret = -errno;
+		goto out;
+	}
+	/* link() refuses an existing target, so a file created meanwhile is not overwritten either */
+	if (link(tmp_path, target) == 0)
+		goto out;
+	ret = -errno;
+	if (ret == -EEXIST)
+		goto out;
+	/* file systems without hard links: the check and the rename are two steps there */
+	if (access(target, F_OK) == 0)
+		ret = -EEXIST;
+	else if (rename(tmp_path, target) == 0)
+		ret = 0;
+out:
+	unlink(tmp_path);
+	tmp_path[0] = '\0';
+	return ret;
+}
+
+static void trace_free(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->ndm; i++)
+		free(t->dm[i].text);
+	free(t->dm);
+	free(t->procs);
+	free(t->tidmap);
+	free(t->seen_threads);
+	sqlite3_finalize(t->flows);
+	sqlite3_close(t->db);
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct trace t = { .first_event = 1 };
+	const char *out = NULL;
+	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
+	struct sigaction sa;
+
+	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return CPROF_EXIT_OK;
+		default:
+			usage(stderr);
+			return CPROF_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || out == NULL || *out == '\0') {
+		pr_err("%s (cprof trace --help)", optind >= argc ? "no profile given" :
+						  optind < argc - 1 ? "more than one profile given" :
+								      "no output given: -o TRACE.json");
+		return CPROF_EXIT_USAGE;
+	}
+	if (!force && access(out, F_OK) == 0) {
+		pr_err("%s exists; -f overwrites it", out);
+		return CPROF_EXIT_USAGE;
+	}
+	t.db = cprof_profile_open(argv[optind]);
+	if (t.db == NULL)
+		goto out;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if ((err = open_tmp(out, &t.f)) < 0) {
+		pr_err("%s: cannot write next to it: %s", out, strerror(-err));
+		goto out;
+	}
+	if (export_trace(&t) < 0) {
+		/* export_trace said what failed */
+		fclose(t.f);
+		unlink(tmp_path);
+		tmp_path[0] = '\0';
+		goto out;
+	}
+	err = finish_tmp(t.f, out, force);
+	if (err == -EEXIST) {
+		pr_err("%s exists; -f overwrites it", out);
+		goto out;
+	} else if (err < 0) {
+		pr_err("%s: write failed: %s", out, strerror(-err));
+		goto out;
+	}
+	pr_dbg("%s: %llu events", out, (unsigned long long)t.events);
+	ret = CPROF_EXIT_OK;
+out:
+	trace_free(&t);
+	return ret;
+}
