@@ -440,6 +440,42 @@ int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, 
 	return n;
 }
 
+double cprof_hta_idle_pct(sqlite3 *db, int64_t proc)
+{
+	sqlite3_stmt *st = prep(db, "SELECT start, end FROM GPU_OPS WHERE" PROC_WIN "ORDER BY start", proc, 0, UINT64_MAX);
+	int64_t first = -1, last = 0, cur_s = 0, cur_e = 0, busy = 0;
+	int have = 0;
+
+	if (st == NULL)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		/* as HTA: each op rounded inward to whole microseconds, then the union over all streams */
+		int64_t s = (sqlite3_column_int64(st, 0) + 999) / 1000, e = sqlite3_column_int64(st, 1) / 1000;
+
+		if (first < 0 || s < first)
+			first = s;
+		if (e > last)
+			last = e;
+		if (e <= s)
+			continue;
+		if (!have || s > cur_e) {
+			if (have)
+				busy += cur_e - cur_s;
+			cur_s = s;
+			cur_e = e;
+			have = 1;
+		} else if (e > cur_e) {
+			cur_e = e;
+		}
+	}
+	sqlite3_finalize(st);
+	if (have)
+		busy += cur_e - cur_s;
+	if (first < 0 || last <= first)
+		return -1;
+	return 100.0 * (double)(last - first - busy) / (double)(last - first);
+}
+
 struct seg {
 	uint64_t s, e;
 	uint64_t kernels;

@@ -68,6 +68,10 @@ struct cprof_finding {
 /* Every rule that fires for process proc (0 = all), given its verdict. Returns the count, *out malloc'd. */
 int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out);
 
+/* Idle share as Holistic Trace Analysis's temporal breakdown computes it from our trace: GPU ops of all
+ * streams, rounded inward to whole microseconds, window first op start to last op end. -1: no ops. */
+double cprof_hta_idle_pct(sqlite3 *db, int64_t proc);
+
 /* One line a person can act on. */
 void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size);
 

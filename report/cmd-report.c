@@ -610,6 +610,12 @@ int cmd_report(int argc, char **argv)
 			printf(",\"gpu_records_note\":");
 			cprof_json_str(stdout, gpu_note);
 		}
+		{
+			double hta = cprof_hta_idle_pct(db, 0);
+
+			if (hta >= 0)
+				printf(",\"hta_idle_pct\":%.4f", hta);
+		}
 		printf(",\"counts\":{\"api_calls\":%lld,\"kernels\":%lld,\"memcpys\":%lld,\"memsets\":%lld,"
 		       "\"processes\":%zu,\"launch_calls\":%lld,\"memcpy_calls\":%lld,\"memset_calls\":%lld}",
 		       (long long)api_calls, (long long)count_sql(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
