@@ -28,7 +28,7 @@ CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -ls
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all check demo bench install clean deps simgpu
+.PHONY: all check demo bench fuzz install clean deps simgpu
 all: $(DEPS_STAMP) binaries
 
 $(DEPS_STAMP): scripts/install-deps
@@ -39,6 +39,9 @@ deps:
 	$(Q)scripts/install-deps
 
 -include tests/simgpu/simgpu.mk
+# bench and fuzz rules live with their sources
+-include tests/bench/bench.mk
+-include tests/fuzz/fuzz.mk
 
 # ---- sources ----
 COMMON_SRCS    := $(wildcard common/*.c)
