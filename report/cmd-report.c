@@ -402,6 +402,55 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	}
 }
 
+/* ---- ranks: the job's view, slowest rank and spread ---- */
+
+static const char rank_sql[] =
+	"SELECT p.rank, count(DISTINCT p.id), group_concat(DISTINCT p.host), max(a.e) - min(a.s),"
+	" (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q ON q.id = k.processId WHERE q.rank = p.rank),"
+	" (SELECT coalesce(sum(k.end - k.start), 0) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q"
+	"  ON q.id = k.processId WHERE q.rank = p.rank)"
+	" FROM PROCESSES p JOIN (SELECT processId, min(start) s, max(end) e FROM CPROF_API GROUP BY processId) a"
+	" ON a.processId = p.id WHERE p.rank IS NOT NULL GROUP BY p.rank ORDER BY p.rank";
+
+static void print_ranks(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	char run[32], gpu[32];
+
+	if (sqlite3_prepare_v2(db, rank_sql, -1, &st, NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n++ == 0)
+			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time\n");
+		cprof_fmt_dur(run, sizeof(run), sqlite3_column_double(st, 3));
+		cprof_fmt_dur(gpu, sizeof(gpu), sqlite3_column_double(st, 5));
+		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s\n", (long long)sqlite3_column_int64(st, 0),
+		       (long long)sqlite3_column_int64(st, 1), (const char *)sqlite3_column_text(st, 2), run,
+		       (long long)sqlite3_column_int64(st, 4), gpu);
+	}
+	sqlite3_finalize(st);
+}
+
+static void json_ranks(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+
+	printf(",\"ranks\":[");
+	if (sqlite3_prepare_v2(db, rank_sql, -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			printf("%s{\"rank\":%lld,\"processes\":%lld,\"hosts\":", n++ ? "," : "",
+			       (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+			cprof_json_str(stdout, (const char *)sqlite3_column_text(st, 2));
+			printf(",\"run_ns\":%lld,\"kernels\":%lld,\"kernel_ns\":%lld}", (long long)sqlite3_column_int64(st, 3),
+			       (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5));
+		}
+		sqlite3_finalize(st);
+	}
+	printf("]");
+}
+
 /* ---- JSON ---- */
 
 static void json_table(const struct table *t, size_t top, int kernels)
@@ -633,6 +682,7 @@ int cmd_report(int argc, char **argv)
 		json_table(&memops, top, 0);
 		printf(",\"apis\":");
 		json_table(&apis, top, 0);
+		json_ranks(db);
 		printf(",\"phases\":[");
 		for (i = 0; i < (size_t)nph; i++) {
 			printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)ph[i].start,
@@ -701,6 +751,7 @@ int cmd_report(int argc, char **argv)
 				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", line);
 			}
 		}
+		print_ranks(db);
 		if (by == BY_ALL || by == BY_KERNEL)
 			print_stats_table("GPU kernels", &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
 		if (by == BY_ALL)
@@ -734,7 +785,7 @@ int cmd_report(int argc, char **argv)
 			}
 		}
 		if (by == BY_PROCESS) {
-			printf("\n     PID     PPID  Rank  API calls    API time  Lost  End     Verdict          Command\n");
+			printf("\n     PID     PPID  Rank     Events    API time  Lost  End     Verdict          Command\n");
 			printf(" -------  -------  ----  ---------  ----------  ----  ------  ---------------  -------\n");
 			for (i = 0; i < nprocs; i++) {
 				char r[24] = "-";

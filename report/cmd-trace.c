@@ -52,6 +52,8 @@ struct trace {
 	struct demangled *dm;
 	size_t ndm, capdm;
 	sqlite3_stmt *flows;
+	int64_t rank;  /* >= 0: only this rank's processes (--per-rank) */
+	int64_t world; /* world size to write with --per-rank */
 };
 
 /* Set while the temporary file exists, so an interrupted export removes it. */
@@ -68,9 +70,11 @@ static void on_signal(int sig)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprof trace PROFILE.db -o TRACE.json [-f]\n"
+		   "       cprof trace PROFILE.db --per-rank DIR [-f]\n"
 		   "  writes a Chrome trace in Kineto's layout (Perfetto, TensorBoard, Holistic Trace Analysis)\n"
-		   "  -o PATH   the trace file (never overwritten unless -f)\n"
-		   "  -f        overwrite PATH if it exists\n");
+		   "  -o PATH          the trace file (never overwritten unless -f)\n"
+		   "  --per-rank DIR   one trace per rank, DIR/rank-N.json, as HTA's multi-rank analysis reads them\n"
+		   "  -f               overwrite existing files\n");
 }
 
 /* ---- output primitives: one event per line, numbers formatted by hand because this is the hot loop ---- */
@@ -587,9 +591,11 @@ out:
 static void write_header(struct trace *t)
 {
 	char command[4096], buf[32];
-	int64_t rank = query_int(t, "SELECT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY id LIMIT 1", 0);
-	int64_t world = query_int(t, "SELECT worldSize FROM PROCESSES WHERE worldSize IS NOT NULL ORDER BY id LIMIT 1",
-				  1);
+	int64_t rank = t->rank >= 0 ? t->rank
+				    : query_int(t, "SELECT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY id LIMIT 1", 0);
+	int64_t world = t->rank >= 0 ? t->world
+				     : query_int(t, "SELECT worldSize FROM PROCESSES WHERE worldSize IS NOT NULL"
+						    " ORDER BY id LIMIT 1", 1);
 
 	put(t, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
 	/* HTA finds a file's rank with the regex '"rank":\s+(\d+)' on the first line that matches: keep the
@@ -1060,13 +1066,46 @@ static void choose_base(struct trace *t)
 	t->first_rel_ns = first - t->base_ns;
 }
 
+/* --per-rank: TEMP views named like the tables shadow them (unqualified names find temp first), so
+ * every query below sees only this rank's processes without knowing it */
+static int rank_filter(struct trace *t)
+{
+	static const char *const tables[] = { "CPROF_API", "THREADS", "CUPTI_ACTIVITY_KIND_KERNEL",
+					      "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+					      "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
+					      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_OVERHEAD",
+					      "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", NULL };
+	char sql[512];
+	int ret, i;
+
+	if (t->rank < 0)
+		return 0;
+	snprintf(sql, sizeof(sql), "CREATE TEMP VIEW PROCESSES AS SELECT * FROM main.PROCESSES WHERE rank = %lld",
+		 (long long)t->rank);
+	if ((ret = exec(t, sql)) < 0)
+		return ret;
+	for (i = 0; tables[i]; i++) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = '%s'",
+			 tables[i]);
+		if (query_int(t, sql, 0) == 0)
+			continue; /* an older profile: shim_missing_tables makes it empty */
+		snprintf(sql, sizeof(sql),
+			 "CREATE TEMP VIEW %s AS SELECT * FROM main.%s WHERE processId IN"
+			 " (SELECT id FROM main.PROCESSES WHERE rank = %lld)",
+			 tables[i], tables[i], (long long)t->rank);
+		if ((ret = exec(t, sql)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int export_trace(struct trace *t)
 {
 	int ret;
 
 	/* first: changing temp_store drops existing TEMP tables */
-	if ((ret = exec(t, "PRAGMA temp_store=FILE")) < 0 || (ret = shim_missing_tables(t)) < 0 ||
-	    (ret = exec(t, index_sql)) < 0)
+	if ((ret = exec(t, "PRAGMA temp_store=FILE")) < 0 || (ret = rank_filter(t)) < 0 ||
+	    (ret = shim_missing_tables(t)) < 0 || (ret = exec(t, index_sql)) < 0)
 		return ret;
 	ret = prep(t,
 		   "SELECT e.correlationId FROM x_ext e JOIN x_gpu g"
@@ -1164,53 +1203,19 @@ static void trace_free(struct trace *t)
 	sqlite3_close(t->db);
 }
 
-int cmd_trace(int argc, char **argv)
+/* One export, profile to file; rank >= 0 keeps that rank's processes only. Returns an exit code. */
+static int export_to(const char *profile, const char *out, int force, int64_t rank, int64_t world)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct trace t = { .first_event = 1 };
-	const char *out = NULL;
-	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
-	struct sigaction sa;
+	struct trace t = { .first_event = 1, .rank = rank, .world = world };
+	int err, ret = CPROF_EXIT_USAGE;
 
-	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'f':
-			force = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return CPROF_EXIT_OK;
-		default:
-			usage(stderr);
-			return CPROF_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1 || out == NULL || *out == '\0') {
-		pr_err("%s (cprof trace --help)", optind >= argc ? "no profile given" :
-						  optind < argc - 1 ? "more than one profile given" :
-								      "no output given: -o TRACE.json");
-		return CPROF_EXIT_USAGE;
-	}
 	if (!force && access(out, F_OK) == 0) {
 		pr_err("%s exists; -f overwrites it", out);
 		return CPROF_EXIT_USAGE;
 	}
-	t.db = cprof_profile_open(argv[optind]);
+	t.db = cprof_profile_open(profile);
 	if (t.db == NULL)
 		goto out;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 	if ((err = open_tmp(out, &t.f)) < 0) {
 		pr_err("%s: cannot write next to it: %s", out, strerror(-err));
 		goto out;
@@ -1235,4 +1240,102 @@ int cmd_trace(int argc, char **argv)
 out:
 	trace_free(&t);
 	return ret;
+}
+
+/* --per-rank DIR: DIR/rank-N.json for every rank the profile's processes carry */
+static int export_ranks(const char *profile, const char *dir, int force)
+{
+	sqlite3 *db = cprof_profile_open(profile);
+	sqlite3_stmt *st = NULL;
+	int64_t ranks[4096], world = 0;
+	size_t n = 0, i;
+	int ret = CPROF_EXIT_USAGE;
+
+	if (db == NULL)
+		return CPROF_EXIT_USAGE;
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY rank", -1, &st,
+			       NULL) != SQLITE_OK) {
+		pr_err("%s: cannot read its processes: %s", profile, sqlite3_errmsg(db));
+		goto out;
+	}
+	while (sqlite3_step(st) == SQLITE_ROW && n < sizeof(ranks) / sizeof(ranks[0]))
+		ranks[n++] = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	st = NULL;
+	if (n == 0) {
+		pr_err("%s: no process has a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID); use -o", profile);
+		goto out;
+	}
+	/* the world is what the launcher said, or at least every rank that showed up */
+	if (sqlite3_prepare_v2(db, "SELECT max(worldSize) FROM PROCESSES", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		world = sqlite3_column_int64(st, 0);
+	if (world < (int64_t)n)
+		world = (int64_t)n;
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		pr_err("%s: cannot create it: %s", dir, strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		char path[PATH_MAX];
+
+		if (snprintf(path, sizeof(path), "%s/rank-%lld.json", dir, (long long)ranks[i]) >= (int)sizeof(path)) {
+			pr_err("%s: path too long", dir);
+			goto out;
+		}
+		if ((ret = export_to(profile, path, force, ranks[i], world)) != CPROF_EXIT_OK)
+			goto out;
+	}
+	ret = CPROF_EXIT_OK;
+out:
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return ret;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "per-rank", required_argument, NULL, 'r' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL, *dir = NULL;
+	int opt, force = 0;
+	struct sigaction sa;
+
+	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'r':
+			dir = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return CPROF_EXIT_OK;
+		default:
+			usage(stderr);
+			return CPROF_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || (out == NULL) == (dir == NULL) || (out && *out == '\0') || (dir && *dir == '\0')) {
+		pr_err("%s (cprof trace --help)", optind >= argc ? "no profile given" :
+						  optind < argc - 1 ? "more than one profile given" :
+						  out && dir ? "-o and --per-rank exclude each other" :
+								      "no output given: -o TRACE.json or --per-rank DIR");
+		return CPROF_EXIT_USAGE;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	return dir ? export_ranks(argv[optind], dir, force) : export_to(argv[optind], out, force, -1, 1);
 }

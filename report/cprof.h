@@ -25,6 +25,7 @@ int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 
 /* Opens a profile read-only and checks it is one; on failure prints one line and returns NULL. */

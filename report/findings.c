@@ -356,6 +356,38 @@ static void sync_in_loop(sqlite3 *db, int64_t proc, struct flist *l)
 	sqlite3_finalize(st);
 }
 
+/* one rank much slower than the others: in a data-parallel job everyone waits for it */
+static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT p.rank, max(a.end) - min(a.start) AS run FROM CPROF_API a JOIN PROCESSES p ON p.id = a.processId"
+		" WHERE" P("a.") "AND p.rank IS NOT NULL GROUP BY p.rank ORDER BY run",
+		proc);
+	int64_t rank[1024], last_rank = -1;
+	double run[1024], med;
+	int n = 0;
+	char ev[400], a[32], b[32];
+
+	while (st && sqlite3_step(st) == SQLITE_ROW && n < 1024) {
+		rank[n] = sqlite3_column_int64(st, 0);
+		run[n++] = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (n < 2)
+		return;
+	last_rank = rank[n - 1];
+	med = n % 2 ? run[n / 2] : (run[n / 2 - 1] + run[n / 2]) / 2;
+	if (run[n - 1] >= 1.25 * med && run[n - 1] - med >= 1e6) {
+		cprof_fmt_dur(a, sizeof(a), run[n - 1]);
+		cprof_fmt_dur(b, sizeof(b), med);
+		snprintf(ev, sizeof(ev), "rank %lld ran %s (first to last CUDA call) vs a median of %s over %d ranks (+%.0f%%)",
+			 (long long)last_rank, a, b, n, 100 * (run[n - 1] / med - 1));
+		add(l, "straggler", "warn", ev,
+		    "one rank is much slower than the others: in a data-parallel job every rank waits for it at each "
+		    "collective; look at that rank's host (data loading, CPU contention) and its kernels");
+	}
+}
+
 int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out)
 {
 	struct flist l = { 0 };
@@ -370,6 +402,7 @@ int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, str
 	driver_api(db, proc, &l);
 	tiny_kernels(db, proc, &l);
 	sync_in_loop(db, proc, &l);
+	straggler(db, proc, &l);
 	*out = l.f;
 	return (int)l.n;
 }

@@ -11,6 +11,7 @@ static const struct cprof_cmd commands[] = {
 	{ "report", cmd_report, "the verdict, its evidence, findings, and the kernel/memory/API tables" },
 	{ "check", cmd_check, "the CI gate: expected verdict, GPU idle, regression against a baseline" },
 	{ "diff", cmd_diff, "what changed between two profiles" },
+	{ "merge", cmd_merge, "profiles of several nodes into one" },
 	{ "info", cmd_info, "what a profile holds, in a few lines" },
 	{ "trace", cmd_trace, "a Chrome trace in Kineto's layout (Perfetto, TensorBoard, HTA)" },
 };

@@ -33,7 +33,12 @@ one_line_exit2 "$BIN/cprof" trace other.db -o o.json
 one_line_exit2 "$BIN/cprof" trace tiny.db
 one_line_exit2 "$BIN/cprof" trace -o n.json
 one_line_exit2 "$BIN/cprof" trace tiny.db -o "$T/no/such/dir/t.json"
-"$BIN/cprof" trace tiny.db --per-rank dir 2>/dev/null; assert_eq $? 2 "--per-rank is not there yet"
+# --per-rank: the one rank of the tiny profile (rank 3 of 4) gets its own file, otherwise the same trace
+"$BIN/cprof" trace tiny.db --per-rank ranks || fail "--per-rank"
+[ "$(ls ranks)" = "rank-3.json" ] || fail "per-rank files: $(ls ranks)"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["distributedInfo"]["rank"] == 3 and d["distributedInfo"]["world_size"] == 4, d["distributedInfo"]' ranks/rank-3.json \
+	|| fail "per-rank distributedInfo"
+one_line_exit2 "$BIN/cprof" trace tiny.db -o x.json --per-rank ranks
 
 # an existing output is never overwritten without -f, and -f replaces it whole
 echo "keep me" > existing.json

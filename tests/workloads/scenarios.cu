@@ -133,6 +133,18 @@ int main(int argc, char **argv)
 		printf("%s %d\n", mode, n);
 		return 0;
 	}
+	if (!strcmp(mode, "paced")) {
+		// N launches with US microseconds of host work between them: a rank that is slower than the others
+		int n = argc > 2 ? atoi(argv[2]) : 100, us = argc > 3 ? atoi(argv[3]) : 0;
+		for (int i = 0; i < n; i++) {
+			kern_a<<<8, 128>>>(nullptr);
+			if (us > 0)
+				usleep(us);
+		}
+		cudaDeviceSynchronize();
+		printf("paced %d\n", n);
+		return 0;
+	}
 	if (!strcmp(mode, "syncloop") || !strcmp(mode, "nosyncloop")) {
 		// a sync in every iteration (.item() in a training loop), or one after the loop
 		int n = argc > 2 ? atoi(argv[2]) : 30, every = !strcmp(mode, "syncloop");
@@ -165,6 +177,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
-			" dtod-gemm N | gemm-only N | variance N | steady N | syncloop N | nosyncloop N\n");
+			" dtod-gemm N | gemm-only N | variance N | steady N | syncloop N | nosyncloop N | paced N US\n");
 	return 2;
 }
