@@ -61,15 +61,8 @@ struct dvec {
 
 static int dvec_push(struct dvec *v, double x)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		double *d = realloc(v->d, cap * sizeof(*d));
-
-		if (d == NULL)
-			return -ENOMEM;
-		v->d = d;
-		v->cap = cap;
-	}
+	if (cprof_grow(&v->d, &v->cap, v->n, sizeof(*v->d)) < 0)
+		return -ENOMEM;
 	v->d[v->n++] = x;
 	return 0;
 }
@@ -265,15 +258,8 @@ int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const s
 			/* HTA: the GPU waited for the host when the op was launched after the GPU went idle */
 			if (launch == 0 || launch > cur_e) {
 				v->host_wait_ns += gap;
-				if (ngaps == capgaps) {
-					struct gap *g;
-
-					capgaps = capgaps ? capgaps * 2 : 256;
-					g = realloc(gaps, capgaps * sizeof(*g));
-					if (g == NULL)
-						goto out;
-					gaps = g;
-				}
+				if (cprof_grow(&gaps, &capgaps, ngaps, sizeof(*gaps)) < 0)
+					goto out;
 				gaps[ngaps].s = cur_e;
 				gaps[ngaps++].e = s;
 			} else if (gap < t->kernel_wait_ns) {
@@ -516,15 +502,8 @@ int cprof_phases(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, st
 				break;
 			continue;
 		}
-		if (nseg == cap) {
-			struct seg *p;
-
-			cap = cap ? cap * 2 : 64;
-			p = realloc(seg, cap * sizeof(*p));
-			if (p == NULL)
-				goto out;
-			seg = p;
-		}
+		if (cprof_grow(&seg, &cap, nseg, sizeof(*seg)) < 0)
+			goto out;
 		seg[nseg].s = prev;
 		seg[nseg].e = b;
 		seg[nseg++].kernels = 0;

@@ -47,15 +47,8 @@ static int add_row(void *arg, int64_t key, const char *label, const struct cprof
 	struct table *t = c->t;
 
 	(void)key;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 32;
-		struct row *r = realloc(t->rows, cap * sizeof(*r));
-
-		if (r == NULL)
-			return -1;
-		t->rows = r;
-		t->cap = cap;
-	}
+	if (cprof_grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
+		return -1;
 	memset(&t->rows[t->n], 0, sizeof(t->rows[0]));
 	t->rows[t->n].name = c->demangle ? cprof_demangle(label) : strdup(label);
 	t->rows[t->n].tag = c->tag;

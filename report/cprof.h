@@ -45,6 +45,9 @@ void cprof_fmt_dur(char *buf, size_t size, double ns);
 void cprof_json_str(FILE *f, const char *s);
 void cprof_csv_str(FILE *f, const char *s);
 
+/* Makes room for one more element in a growing array (*arr, n used, *cap allocated): 0 or -ENOMEM. */
+int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem);
+
 /* Kernel names: demangled (caller frees), and shortened for a table column. */
 char *cprof_demangle(const char *name);
 void cprof_shorten(const char *full, char *out, size_t size);

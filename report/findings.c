@@ -23,15 +23,8 @@ static void add(struct flist *l, const char *id, const char *sev, const char *ev
 {
 	va_list ap;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct cprof_finding *p = realloc(l->f, cap * sizeof(*p));
-
-		if (p == NULL)
-			return;
-		l->f = p;
-		l->cap = cap;
-	}
+	if (cprof_grow(&l->f, &l->cap, l->n, sizeof(*l->f)) < 0)
+		return;
 	memset(&l->f[l->n], 0, sizeof(l->f[0]));
 	snprintf(l->f[l->n].id, sizeof(l->f[0].id), "%s", id);
 	snprintf(l->f[l->n].severity, sizeof(l->f[0].severity), "%s", sev);
@@ -40,6 +33,21 @@ static void add(struct flist *l, const char *id, const char *sev, const char *ev
 	vsnprintf(l->f[l->n].message, sizeof(l->f[0].message), fmt, ap);
 	va_end(ap);
 	l->n++;
+}
+
+/* Appends one piece of evidence, "; "-separated; what does not fit is left out whole. */
+static void ev_add(char *ev, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ev_add(char *ev, size_t size, const char *fmt, ...)
+{
+	char part[256];
+	va_list ap;
+	size_t n = strlen(ev);
+
+	va_start(ap, fmt);
+	vsnprintf(part, sizeof(part), fmt, ap);
+	va_end(ap);
+	if (n + strlen(part) + 3 < size)
+		snprintf(ev + n, size - n, "%s%s", n ? "; " : "", part);
 }
 
 static sqlite3_stmt *q(sqlite3 *db, const char *sql, int64_t proc)
@@ -82,8 +90,7 @@ static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v,
 		" SELECT s.value, (SELECT d FROM c c1 WHERE c1.nameId = c.nameId AND c1.i = 1) AS first,"
 		" count(*) AS n FROM c JOIN StringIds s ON s.id = c.nameId WHERE c.i > 1 GROUP BY c.nameId HAVING n >= 4",
 		proc);
-	char ev[400] = "", part[160], a[32], b[32];
-	double worst = 0;
+	char ev[400] = "", a[32], b[32];
 
 	if (st == NULL)
 		return;
@@ -108,11 +115,7 @@ static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v,
 		if (first >= 100000 && first >= 10 * (med > 0 ? med : 1)) {
 			cprof_fmt_dur(a, sizeof(a), first);
 			cprof_fmt_dur(b, sizeof(b), med);
-			snprintf(part, sizeof(part), "%sfirst %s %s vs median %s", ev[0] ? "; " : "", name, a, b);
-			if (strlen(ev) + strlen(part) < sizeof(ev))
-				strcat(ev, part);
-			if (first > worst)
-				worst = first;
+			ev_add(ev, sizeof(ev), "first %s %s vs median %s", name, a, b);
 		}
 	}
 	sqlite3_finalize(st);
@@ -126,10 +129,7 @@ static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v,
 	       proc);
 	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) >= 10000000) {
 		cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 1));
-		snprintf(part, sizeof(part), "%sthe first CUDA call (%s) took %s: context creation", ev[0] ? "; " : "",
-			 text(st, 0), a);
-		if (strlen(ev) + strlen(part) < sizeof(ev))
-			strcat(ev, part);
+		ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", text(st, 0), a);
 	}
 	sqlite3_finalize(st);
 	if (ev[0])
@@ -241,7 +241,7 @@ static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict
 	if (st && sqlite3_step(st) == SQLITE_ROW) {
 		uint64_t tot = sqlite3_column_int64(st, 1);
 
-		if (win && tot * 20 >= win) { /* 5% of the run */
+		if (win && tot * 100 >= 15 * win) { /* 15% of the run: real flush times vary with load */
 			cprof_fmt_dur(d, sizeof(d), (double)tot);
 			snprintf(ev, sizeof(ev), "%lld CUPTI overhead records (buffer requests/flushes), %s, %.1f%% of the run",
 				 (long long)sqlite3_column_int64(st, 0), d, win ? 100.0 * tot / win : 0.0);
@@ -260,7 +260,7 @@ static void variance(sqlite3 *db, int64_t proc, struct flist *l)
 		" (SELECT nameId, end - start AS d FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE" P("") ") k"
 		" JOIN StringIds n ON n.id = k.nameId GROUP BY k.nameId HAVING count(*) >= 5",
 		proc);
-	char ev[400] = "", part[200], k[100], a[32], b[32];
+	char ev[400] = "", k[100], a[32], b[32];
 	int hits = 0;
 
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -270,10 +270,9 @@ static void variance(sqlite3 *db, int64_t proc, struct flist *l)
 			short_kernel(text(st, 0), k, sizeof(k));
 			cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 4));
 			cprof_fmt_dur(b, sizeof(b), sqlite3_column_double(st, 5));
-			snprintf(part, sizeof(part), "%s%s: CV %.2f over %lld runs (%s .. %s)", hits++ ? "; " : "", k, sd / mean,
-				 (long long)sqlite3_column_int64(st, 1), a, b);
-			if (strlen(ev) + strlen(part) < sizeof(ev))
-				strcat(ev, part);
+			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", k, sd / mean,
+			       (long long)sqlite3_column_int64(st, 1), a, b);
+			hits++;
 		}
 	}
 	sqlite3_finalize(st);
@@ -313,17 +312,16 @@ static void tiny_kernels(sqlite3 *db, int64_t proc, struct flist *l)
 		" FROM API_GPU WHERE gpuKind = 'kernel' AND" P("") "GROUP BY name HAVING count(*) >= 10 AND avg(end - start) < l"
 		" ORDER BY count(*) DESC",
 		proc);
-	char ev[400] = "", part[200], k[100], a[32], b[32];
+	char ev[400] = "", k[100], a[32], b[32];
 	int hits = 0;
 
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		short_kernel(text(st, 0), k, sizeof(k));
 		cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 2));
 		cprof_fmt_dur(b, sizeof(b), sqlite3_column_double(st, 3));
-		snprintf(part, sizeof(part), "%s%lld x %s: %s on the GPU, %s to launch", hits++ ? "; " : "",
-			 (long long)sqlite3_column_int64(st, 1), k, a, b);
-		if (strlen(ev) + strlen(part) < sizeof(ev))
-			strcat(ev, part);
+		ev_add(ev, sizeof(ev), "%lld x %s: %s on the GPU, %s to launch", (long long)sqlite3_column_int64(st, 1), k,
+		       a, b);
+		hits++;
 	}
 	sqlite3_finalize(st);
 	if (hits)

@@ -1,4 +1,5 @@
 /* Opening a profile for reading and the helpers every report command shares. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,22 @@ void cprof_csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+	void **p = arr, *np;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	np = realloc(*p, c * elem);
+	if (np == NULL)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
 static void finish_group(double *d, uint64_t n, struct cprof_stats *st)
 {
 	double sum = 0, sq = 0;
@@ -204,16 +221,9 @@ int cprof_group_stats(sqlite3 *db, const char *sql, int64_t bind1,
 			label = strdup(l ? (const char *)l : "?");
 			key = k;
 		}
-		if (n == cap) {
-			double *nd;
-
-			cap = cap ? cap * 2 : 1024;
-			nd = realloc(d, cap * sizeof(*d));
-			if (nd == NULL) {
-				ret = -1;
-				goto out;
-			}
-			d = nd;
+		if (cprof_grow(&d, &cap, n, sizeof(*d)) < 0) {
+			ret = -1;
+			goto out;
 		}
 		d[n++] = (double)sqlite3_column_int64(st, 2);
 	}

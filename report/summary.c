@@ -27,14 +27,9 @@ static int load_names(sqlite3 *db, struct cprof_summary *s)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct cprof_kstat *k;
 
-		if (s->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			k = realloc(s->names, cap * sizeof(*k));
-			if (k == NULL) {
-				sqlite3_finalize(st);
-				return -1;
-			}
-			s->names = k;
+		if (cprof_grow(&s->names, &cap, s->n, sizeof(*s->names)) < 0) {
+			sqlite3_finalize(st);
+			return -1;
 		}
 		k = &s->names[s->n++];
 		k->api = !strcmp((const char *)sqlite3_column_text(st, 0), "api");
