@@ -27,6 +27,7 @@ int cmd_check(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_html(int argc, char **argv);
 
 /* Opens a profile read-only and checks it is one; on failure prints one line and returns NULL. */
 sqlite3 *cprof_profile_open(const char *path);

@@ -14,6 +14,7 @@ static const struct cprof_cmd commands[] = {
 	{ "merge", cmd_merge, "profiles of several nodes into one" },
 	{ "info", cmd_info, "what a profile holds, in a few lines" },
 	{ "trace", cmd_trace, "a Chrome trace in Kineto's layout (Perfetto, TensorBoard, HTA)" },
+	{ "html", cmd_html, "one self-contained HTML page: verdict, findings, timeline, charts, tables" },
 };
 
 static void usage(FILE *f)

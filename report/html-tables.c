@@ -1,0 +1,328 @@
+/* cprof html: the tables of cprof report (kernels, memory operations, CUDA API, Self CPU/CUDA), sortable. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_FMT "cprof html"
+#include "common/log.h"
+#include "report/html.h"
+
+struct load_ctx {
+	struct html_table *t;
+	int cupti;
+	int demangle;
+};
+
+int html_grow(void *arr, size_t *cap, size_t n, size_t elem)
+{
+	void **p = arr, *np;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 32;
+	np = realloc(*p, c * elem);
+	if (np == NULL)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+static int add_row(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
+{
+	struct load_ctx *c = arg;
+	struct html_table *t = c->t;
+	struct html_row *r;
+
+	(void)key;
+	if (html_grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
+		return -ENOMEM;
+	r = &t->rows[t->n];
+	memset(r, 0, sizeof(*r));
+	r->name = c->demangle ? cprof_demangle(label) : strdup(label);
+	if (r->name == NULL)
+		return -ENOMEM;
+	r->cupti = c->cupti;
+	r->st = *st;
+	t->total += st->total;
+	t->n++;
+	return 0;
+}
+
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct html_row *x = a, *y = b;
+
+	if (x->st.total != y->st.total)
+		return x->st.total < y->st.total ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+static int load(struct html *h, const char *sql, struct html_table *t, int cupti, int demangle)
+{
+	struct load_ctx c = { t, cupti, demangle };
+
+	return cprof_group_stats(h->db, sql, 0, add_row, &c) < 0 ? -EIO : 0;
+}
+
+static void sort_table(struct html_table *t)
+{
+	if (t->n)
+		qsort(t->rows, t->n, sizeof(t->rows[0]), by_total_desc);
+}
+
+/* The same queries as cprof report, so both show the same numbers: hooked calls, then the calls only
+ * CUPTI saw (inside libraries, or not hooked), each counted once. */
+static int load_apis(struct html *h)
+{
+	static const char hooked[] =
+		"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+		" ORDER BY a.nameId, d";
+	static const char cupti_only[] =
+		"SELECT r.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start AS d"
+		" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
+		" WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e"
+		" WHERE e.processId = r.processId AND e.correlationId = r.correlationId AND e.externalKind = 5)"
+		" ORDER BY r.nameId, d";
+	static const char driver_only[] =
+		"SELECT d.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), d.end - d.start AS dd"
+		" FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s ON s.id = d.nameId"
+		" WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
+		" WHERE r.processId = d.processId AND r.correlationId = d.correlationId)"
+		" AND NOT EXISTS (SELECT 1 FROM CPROF_API a WHERE a.processId = d.processId AND a.tid = d.threadId"
+		" AND a.start <= d.start AND a.end >= d.end) ORDER BY d.nameId, dd";
+	int ret;
+
+	if ((ret = load(h, hooked, &h->apis, 0, 0)) < 0 || (ret = load(h, cupti_only, &h->apis, 1, 0)) < 0 ||
+	    (ret = load(h, driver_only, &h->apis, 1, 0)) < 0)
+		return ret;
+	sort_table(&h->apis);
+	return 0;
+}
+
+static const char *copy_kind(int k)
+{
+	static const char *const names[] = { "[CUDA memcpy Unknown]", "[CUDA memcpy Host-to-Device]",
+					     "[CUDA memcpy Device-to-Host]", "[CUDA memcpy Host-to-Array]",
+					     "[CUDA memcpy Array-to-Host]", "[CUDA memcpy Array-to-Array]",
+					     "[CUDA memcpy Array-to-Device]", "[CUDA memcpy Device-to-Array]",
+					     "[CUDA memcpy Device-to-Device]", "[CUDA memcpy Host-to-Host]",
+					     "[CUDA memcpy Peer-to-Peer]" };
+
+	return k >= 0 && k <= 10 ? names[k] : names[0];
+}
+
+static int load_memops(struct html *h)
+{
+	struct html_table *t = &h->memops;
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int ret;
+
+	if ((ret = load(h, "SELECT copyKind, copyKind, end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY copyKind, d",
+			t, 0, 0)) < 0)
+		return ret;
+	for (i = 0; i < t->n; i++) {
+		char *n = strdup(copy_kind(atoi(t->rows[i].name)));
+
+		if (n == NULL)
+			return -ENOMEM;
+		free(t->rows[i].name);
+		t->rows[i].name = n;
+	}
+	if ((ret = load(h, "SELECT -1, '[CUDA memset]', end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY d", t, 0,
+			0)) < 0)
+		return ret;
+	if (sqlite3_prepare_v2(h->db,
+			       "SELECT copyKind, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY copyKind"
+			       " UNION ALL SELECT -1, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int k = sqlite3_column_int(st, 0);
+		const char *name = k < 0 ? "[CUDA memset]" : copy_kind(k);
+
+		for (i = 0; i < t->n; i++)
+			if (!strcmp(t->rows[i].name, name))
+				t->rows[i].bytes = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	sort_table(t);
+	return 0;
+}
+
+/* torch.profiler's view: Self CPU of each outermost hooked call name, and the GPU time it queued */
+static int load_torch(struct html *h)
+{
+	struct html_table *t = &h->torch;
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int ret;
+
+	if ((ret = load(h,
+			"SELECT a.nameId, s.value,"
+			" a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+			" WHERE a.nested = 0 ORDER BY a.nameId, d",
+			t, 0, 0)) < 0)
+		return ret;
+	if (sqlite3_prepare_v2(h->db, "SELECT api, sum(end - start) FROM API_GPU GROUP BY api", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		for (i = 0; i < t->n; i++)
+			if (!strcmp(t->rows[i].name, (const char *)sqlite3_column_text(st, 0)))
+				t->rows[i].launched = sqlite3_column_double(st, 1);
+	sqlite3_finalize(st);
+	sort_table(t);
+	return 0;
+}
+
+int html_tables_load(struct html *h)
+{
+	int ret;
+
+	if ((ret = load(h,
+			"SELECT k.nameId, s.value, k.end - k.start AS d FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+			" LEFT JOIN StringIds s ON s.id = k.nameId ORDER BY k.nameId, d",
+			&h->kernels, 0, 1)) < 0)
+		return ret;
+	sort_table(&h->kernels);
+	if ((ret = load_memops(h)) < 0 || (ret = load_apis(h)) < 0 || (ret = load_torch(h)) < 0)
+		return ret;
+	return 0;
+}
+
+static void table_free(struct html_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->rows[i].name);
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+void html_tables_free(struct html *h)
+{
+	table_free(&h->kernels);
+	table_free(&h->memops);
+	table_free(&h->apis);
+	table_free(&h->torch);
+}
+
+/* A cell that sorts by its number, shows it as a duration. */
+static void dur_cell(FILE *f, double ns)
+{
+	char buf[32];
+
+	cprof_fmt_dur(buf, sizeof(buf), ns);
+	fprintf(f, "<td data-v=\"%.0f\">%s</td>", ns, buf);
+}
+
+static void name_cell(FILE *f, const char *full, int cupti)
+{
+	char sh[128];
+
+	cprof_shorten(full, sh, sizeof(sh));
+	fputs("<td class=\"name\" title=\"", f);
+	html_text(f, full);
+	fputs("\">", f);
+	html_text(f, sh);
+	if (cupti)
+		fputs("<sup title=\"seen only by CUPTI: called inside a library or not hooked\">*</sup>", f);
+	fputs("</td>", f);
+}
+
+static void stats_table(struct html *h, const char *id, const char *title, const struct html_table *t, int bytes)
+{
+	FILE *f = h->f;
+	size_t i;
+	int tagged = 0;
+
+	if (t->n == 0)
+		return;
+	fprintf(f, "<h3>%s</h3>\n<div class=\"tw\"><table class=\"sortable\" id=\"%s\"><thead><tr>", title, id);
+	fputs("<th>Time (%)</th><th>Total</th><th>Instances</th><th>Avg</th><th>Med</th><th>Min</th><th>Max</th>"
+	      "<th>StdDev</th>", f);
+	if (bytes)
+		fputs("<th>Total MB</th><th>GB/s</th>", f);
+	fputs("<th class=\"name\">Name</th></tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < t->n; i++) {
+		const struct cprof_stats *s = &t->rows[i].st;
+		double pct = t->total > 0 ? 100.0 * s->total / t->total : 0.0;
+
+		fprintf(f, "<tr><td data-v=\"%.4f\">%.1f</td>", pct, pct);
+		dur_cell(f, s->total);
+		fprintf(f, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)s->n, (unsigned long long)s->n);
+		dur_cell(f, s->avg);
+		dur_cell(f, s->med);
+		dur_cell(f, s->min);
+		dur_cell(f, s->max);
+		dur_cell(f, s->std);
+		if (bytes) {
+			double gbs = s->total > 0 ? t->rows[i].bytes / s->total : 0.0;
+
+			fprintf(f, "<td data-v=\"%.0f\">%.3f</td><td data-v=\"%.4f\">%.1f</td>", t->rows[i].bytes,
+				t->rows[i].bytes / 1e6, gbs, gbs);
+		}
+		name_cell(f, t->rows[i].name, t->rows[i].cupti);
+		fputs("</tr>\n", f);
+		tagged |= t->rows[i].cupti;
+	}
+	fputs("</tbody></table></div>\n", f);
+	if (tagged)
+		fputs("<p class=\"note\">* seen only by CUPTI: called inside a library (cuBLAS, cuDNN) or not hooked</p>\n", f);
+}
+
+static void torch_table(struct html *h)
+{
+	FILE *f = h->f;
+	double cpu = 0, cuda = 0;
+	char a[32], b[32];
+	size_t i;
+
+	if (h->torch.n == 0 && h->kernels.n == 0)
+		return;
+	fputs("<h3>Self CPU and Self CUDA by name</h3>\n<p class=\"note\">As torch.profiler's table; CUDA launched is the "
+	      "GPU time of the work a call queued.</p>\n<div class=\"tw\"><table class=\"sortable\" id=\"t-torch\"><thead><tr>"
+	      "<th class=\"name\">Name</th><th>Self CPU</th><th>Self CUDA</th><th>CUDA launched</th><th># Calls</th>"
+	      "</tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < h->torch.n; i++) {
+		const struct html_row *r = &h->torch.rows[i];
+
+		fputs("<tr>", f);
+		name_cell(f, r->name, 0);
+		dur_cell(f, r->st.total);
+		dur_cell(f, 0);
+		dur_cell(f, r->launched);
+		fprintf(f, "<td data-v=\"%llu\">%llu</td></tr>\n", (unsigned long long)r->st.n, (unsigned long long)r->st.n);
+		cpu += r->st.total;
+	}
+	for (i = 0; i < h->kernels.n; i++) {
+		const struct html_row *r = &h->kernels.rows[i];
+
+		fputs("<tr>", f);
+		name_cell(f, r->name, 0);
+		dur_cell(f, 0);
+		dur_cell(f, r->st.total);
+		fputs("<td data-v=\"-1\">-</td>", f);
+		fprintf(f, "<td data-v=\"%llu\">%llu</td></tr>\n", (unsigned long long)r->st.n, (unsigned long long)r->st.n);
+		cuda += r->st.total;
+	}
+	cprof_fmt_dur(a, sizeof(a), cpu);
+	cprof_fmt_dur(b, sizeof(b), cuda);
+	fprintf(f, "</tbody></table></div>\n<p class=\"note\">Self CPU time total: %s; Self CUDA time total: %s</p>\n", a, b);
+}
+
+void html_tables_write(struct html *h)
+{
+	fputs("<section id=\"tables\"><h2>Tables</h2>\n<p class=\"note\">As <code>cprof report</code> prints them; "
+	      "click a column heading to sort.</p>\n", h->f);
+	stats_table(h, "t-kernels", "GPU kernels", &h->kernels, 0);
+	stats_table(h, "t-memops", "GPU memory operations", &h->memops, 1);
+	stats_table(h, "t-apis", "CUDA API", &h->apis, 0);
+	torch_table(h);
+	if (h->kernels.n == 0 && h->memops.n == 0 && h->apis.n == 0)
+		fputs("<p>No CUDA call or GPU operation was recorded.</p>\n", h->f);
+	fputs("</section>\n", h->f);
+}

@@ -1,0 +1,129 @@
+# Issue 9 / must show: cprof html of a simulated matmul_sweep run renders in headless Chromium with no console
+# error and a screenshot that is not blank; the page holds the verdict banner and reaches for nothing outside.
+# CPROF_DOCS_SCREENSHOT=1 also writes docs/report-screenshot.png (the README's picture) from this run.
+. "$(dirname "$0")/lib.sh"
+need_sim
+command -v chromium > /dev/null || fail "chromium not installed (scripts/install-deps installs it)"
+export SIMGPU_COPY_DATA=0 # timing only: skip moving 64 MiB buffers through this VM's memory
+sim "$BIN/cprof-run" -q -o sweep.db -- "$WL/matmul_sweep" --sizes 64,4096 --steps 20 > /dev/null || fail "sweep"
+"$BIN/cprof" html sweep.db -o report.html 2> err || fail "cprof html: $(cat err)"
+[ ! -s err ] || fail "cprof html printed: $(cat err)"
+
+# the verdict banner first, with the line cprof report prints, and the simulated GPU said
+line=$("$BIN/cprof" report sweep.db | sed -n 's/^Verdict: //p')
+python3 - "$line" << 'EOF' || fail "verdict banner"
+import html, re, sys
+page = open("report.html", encoding="utf-8").read()
+m = re.search(r'<section class="verdict (\w+)" id="verdict"><div class="vword">([^<]*)(.*?)</section>', page, re.S)
+assert m, "no verdict banner"
+assert m.group(2) == "mixed" and m.group(1) == "mx", m.group(1, 2)
+assert "simulated GPU" in m.group(3), "banner does not say simulated GPU"
+assert html.unescape(re.sub(r"<[^>]+>", "", m.group(3))).count("Verdict: " + sys.argv[1]) == 1, "verdict line"
+assert page.index('id="verdict"') < page.index("<h2>Findings</h2>") < page.index('id="timeline"'), "order"
+assert "<title>cprof: mixed - sweep.db (simulated GPU)</title>" in page
+for part in ('id="tl"', 'class="lane host"', 'class="lane gpu"', "GPU 0 utilisation", "2 compute-bound",
+             "Top kernels by GPU time", "Self CPU vs Self GPU", "host wait", "Launch call vs kernel duration",
+             'id="t-kernels"', 'id="t-apis"', "cold-start"):
+    assert part in page, part
+EOF
+# self-contained: no URL at all, and every src/href is inline data
+! grep -Eq 'https?://' report.html || fail "the page names an external URL: $(grep -Eo 'https?://[^"]*' report.html | head -1)"
+bad=$(grep -Eo '(src|href) *= *"[^"]*"' report.html | grep -v '"data:' | head -1)
+[ -z "$bad" ] || fail "the page loads something: $bad"
+
+# headless Chromium: the screenshot, the console, and the DOM after the script ran
+chrome() { timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$T/chrome" --hide-scrollbars "$@"; }
+chrome --enable-logging=stderr --v=0 --window-size=1400,1000 --screenshot="$T/shot.png" "file://$T/report.html" \
+	> /dev/null 2> chrome.err || fail "chromium: $(tail -3 chrome.err)"
+! grep -q ':CONSOLE' chrome.err || fail "console: $(grep ':CONSOLE' chrome.err | head -3)"
+chrome --dump-dom "file://$T/report.html" > dom.html 2> /dev/null || fail "chromium --dump-dom"
+grep -q '<html lang="en" data-js="ok"' dom.html || fail "the page's script did not run to its end"
+! grep -q '<html[^>]*data-js-errors=' dom.html || fail "the page's script raised an error"
+grep -q '<div id="axis"><span' dom.html || fail "the script drew no time axis"
+python3 - "$T/shot.png" << 'EOF' || fail "screenshot"
+import collections, itertools, struct, sys, zlib
+
+def decode(path):
+    d = open(path, "rb").read()
+    assert d[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, []
+    while pos < len(d):
+        n, typ = struct.unpack(">I4s", d[pos:pos + 8])
+        if typ == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", d[pos + 8:pos + 21])
+        elif typ == b"IDAT":
+            idat.append(d[pos + 8:pos + 8 + n])
+        pos += 12 + n
+    assert depth == 8 and ctype in (2, 6) and not interlace, (depth, ctype, interlace)
+    bpp = 3 if ctype == 2 else 4
+    raw, stride = zlib.decompress(b"".join(idat)), w * bpp
+    lo, hi = int("7f" * stride, 16), int("80" * stride, 16)
+    prev, rows, i = bytes(stride), [], 0
+    for _ in range(h):
+        f, line = raw[i], raw[i + 1:i + 1 + stride]
+        i += 1 + stride
+        if f == 2:  # Up: a bytewise add, done on the whole row as one integer (no carries across bytes)
+            a, b = int.from_bytes(line, "big"), int.from_bytes(prev, "big")
+            line = (((a & lo) + (b & lo)) ^ ((a ^ b) & hi)).to_bytes(stride, "big")
+        elif f == 1:  # Sub: a running sum per channel
+            out = bytearray(stride)
+            for c in range(bpp):
+                out[c::bpp] = bytes(itertools.accumulate(line[c::bpp], lambda x, y: (x + y) & 255))
+            line = bytes(out)
+        elif f in (3, 4):
+            out = bytearray(line)
+            for x in range(stride):
+                a, b = out[x - bpp] if x >= bpp else 0, prev[x]
+                if f == 3:
+                    out[x] = (out[x] + ((a + b) >> 1)) & 255
+                else:
+                    c = prev[x - bpp] if x >= bpp else 0
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    out[x] = (out[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+            line = bytes(out)
+        rows.append(line)
+        prev = line
+    return w, h, bpp, rows
+
+w, h, bpp, rows = decode(sys.argv[1])
+assert (w, h) == (1400, 1000), (w, h)
+count = collections.Counter(r[j:j + 3] for r in rows for j in range(0, len(r), bpp))
+background, n = count.most_common(1)[0]
+drawn = 1 - n / (w * h)
+# text, the banner and the cards: far from one colour
+assert len(count) >= 200, "only %d colours" % len(count)
+assert drawn >= 0.15, "%.1f%% of the pixels differ from the background" % (100 * drawn)
+# the verdict banner's blue (#1967d2) covers a good part of the first screen
+banner = count[bytes.fromhex("1967d2")] / (w * h)
+assert banner >= 0.05, "banner colour covers %.1f%%" % (100 * banner)
+EOF
+if [ "${CPROF_DOCS_SCREENSHOT:-0}" = 1 ]; then
+	chrome --window-size=1400,1900 --screenshot="$ROOT/docs/report-screenshot.png" "file://$T/report.html" > /dev/null 2>&1 ||
+		fail "docs screenshot"
+fi
+
+# bad input: one line on stderr, exit 2, nothing written or overwritten
+"$BIN/cprof" html missing.db -o x.html 2> err; rc=$?
+assert_eq "$rc" 2 "missing profile: exit status"
+assert_eq "$(wc -l < err)" 1 "missing profile: lines on stderr"
+[ ! -e x.html ] || fail "missing profile: x.html written"
+echo keep > old.html
+"$BIN/cprof" html sweep.db -o old.html 2> err; rc=$?
+assert_eq "$rc" 2 "existing output without -f: exit status"
+assert_eq "$(wc -l < err)" 1 "existing output without -f: lines on stderr"
+assert_eq "$(cat old.html)" keep "existing output without -f: file touched"
+"$BIN/cprof" html sweep.db -o old.html -f || fail "-f does not overwrite"
+grep -q 'id="verdict"' old.html || fail "-f wrote no page"
+echo "not a profile" > junk.db
+"$BIN/cprof" html junk.db -o y.html 2> err; rc=$?
+assert_eq "$rc" 2 "not a profile: exit status"
+assert_eq "$(wc -l < err)" 1 "not a profile: lines on stderr"
+"$BIN/cprof" html sweep.db 2> err; rc=$?
+assert_eq "$rc" 2 "no -o: exit status"
+assert_eq "$(wc -l < err)" 1 "no -o: lines on stderr"
+"$BIN/cprof" html sweep.db -o z.html --bogus 2> err; rc=$?
+assert_eq "$rc" 2 "unknown option: exit status"
+assert_eq "$(wc -l < err)" 1 "unknown option: lines on stderr"
+[ -z "$(ls ./*.tmp.* 2> /dev/null)" ] || fail "temporary files left behind"
+echo ok
