@@ -365,6 +365,9 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 			 idle ? 100.0 * v->kernel_wait_ns / idle : 0.0, idle ? 100.0 * v->other_ns / idle : 0.0, v->advice);
 }
 
+static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
+		     struct cprof_phase **out);
+
 int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
 		   struct cprof_phase **phases)
 {
@@ -374,7 +377,7 @@ int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, 
 	*phases = NULL;
 	if (cprof_analyse(db, proc, 0, UINT64_MAX, t, &whole) < 0)
 		return -1;
-	n = t->include_startup ? 0 : cprof_phases(db, proc, t, phases);
+	n = t->include_startup ? 0 : phases_of(db, proc, t, &whole, phases);
 	if (n <= 0) {
 		*v = whole;
 		return n < 0 ? -1 : 0;
@@ -467,9 +470,23 @@ struct seg {
 	uint64_t kernels;
 };
 
+static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
+		     struct cprof_phase **out);
+
 int cprof_phases(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_phase **out)
 {
 	struct cprof_verdict all;
+
+	*out = NULL;
+	if (cprof_analyse(db, proc, 0, UINT64_MAX, t, &all) < 0)
+		return -1;
+	return phases_of(db, proc, t, &all, out);
+}
+
+static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
+		     struct cprof_phase **out)
+{
+	struct cprof_verdict all = *whole;
 	struct seg *seg = NULL, *fold = NULL;
 	struct cprof_phase *ph = NULL;
 	size_t nseg = 0, cap = 0, nfold = 0, nph = 0, i, k;
@@ -478,8 +495,6 @@ int cprof_phases(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, st
 	int ret = -1;
 
 	*out = NULL;
-	if (cprof_analyse(db, proc, 0, UINT64_MAX, t, &all) < 0)
-		return -1;
 	if (all.kernels == 0)
 		return 0;
 	start = all.start;

@@ -633,6 +633,15 @@ int cmd_report(int argc, char **argv)
 	for (i = 0; i < nprocs; i++) {
 		struct cprof_phase *pp = NULL;
 
+		/* with one process its verdict is the run's: no second pass over the profile */
+		if (nprocs == 1) {
+			procs[i].v = v;
+			if (load_apis(db, procs[i].id, &procs[i].apis) < 0) {
+				ret = CPROF_EXIT_USAGE;
+				goto out;
+			}
+			continue;
+		}
 		if (load_apis(db, procs[i].id, &procs[i].apis) < 0 ||
 		    cprof_headline(db, procs[i].id, &th, &procs[i].v, &pp) < 0) {
 			ret = CPROF_EXIT_USAGE;

@@ -85,10 +85,12 @@ static void short_kernel(const char *mangled, char *out, size_t size)
 static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
 {
 	sqlite3_stmt *st = q(db,
-		"WITH c AS (SELECT a.nameId, a.end - a.start AS d, row_number() OVER (PARTITION BY a.processId, a.nameId"
-		" ORDER BY a.start) AS i FROM CPROF_API a WHERE" P("a.") "AND a.nested = 0)"
-		" SELECT s.value, (SELECT d FROM c c1 WHERE c1.nameId = c.nameId AND c1.i = 1) AS first,"
-		" count(*) AS n FROM c JOIN StringIds s ON s.id = c.nameId WHERE c.i > 1 GROUP BY c.nameId HAVING n >= 4",
+		/* one pass: each call next to the first of its name */
+		"WITH c AS (SELECT a.nameId, a.end - a.start AS d, row_number() OVER w AS i, first_value(a.end - a.start)"
+		" OVER w AS first FROM CPROF_API a WHERE" P("a.") "AND a.nested = 0"
+		" WINDOW w AS (PARTITION BY a.processId, a.nameId ORDER BY a.start))"
+		" SELECT s.value, max(first), count(*) AS n FROM c JOIN StringIds s ON s.id = c.nameId WHERE c.i > 1"
+		" GROUP BY c.nameId HAVING n >= 4",
 		proc);
 	char ev[400] = "", a[32], b[32];
 
