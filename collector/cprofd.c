@@ -21,11 +21,21 @@ enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2 };
 #define QUIET_MS 50 /* after RUN_END: stop when the FIFO stayed empty this long */
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t interrupt_signal;
 
 static void on_term(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* cprof-run says, with sigqueue before RUN_END, that it forwarded an interrupting signal to the target. */
+static void on_interrupted(int sig, siginfo_t *si, void *uctx)
+{
+	(void)sig;
+	(void)uctx;
+	if (si && si->si_code == SI_QUEUE && si->si_pid == getppid())
+		interrupt_signal = si->si_value.sival_int;
 }
 
 static void usage(FILE *f)
@@ -92,6 +102,11 @@ int main(int argc, char **argv)
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	/* a file size limit (ulimit -f) makes writes fail with EFBIG, which the store reports, instead of killing us */
+	signal(SIGXFSZ, SIG_IGN);
+	sa.sa_sigaction = on_interrupted;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
 
 	/* O_RDWR: the FIFO always has a writer, so reads never see EOF between processes */
 	fd = open(fifo, O_RDWR | O_CLOEXEC);
@@ -120,6 +135,14 @@ int main(int argc, char **argv)
 	for (;;) {
 		ssize_t n = read_some(fd, &in, in.run_ended ? 10 : 100);
 
+		if (n == -EIO) {
+			/* the store failed (disk full, file size limit): what was committed stays, consistent; the
+			 * producers see the collector go and carry on unprofiled */
+			pr_err("cannot write the profile %s; stopping, the profile keeps what was committed", db);
+			in.store_failed = 1;
+			rc = EXIT_STORE;
+			break;
+		}
 		if (n < 0) {
 			pr_err("reading the FIFO: %s", strerror((int)-n));
 			rc = EXIT_STORE;
@@ -149,12 +172,18 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (cprof_store_commit(store, 0) < 0) {
+			pr_err("cannot write the profile %s; stopping, the profile keeps what was committed", db);
+			in.store_failed = 1;
 			rc = EXIT_STORE;
 			break;
 		}
 	}
-	if (cprof_ingest_finish(&in, clean) < 0)
+	in.interrupt_signal = interrupt_signal;
+	if (cprof_ingest_finish(&in, clean) < 0) {
+		if (rc != EXIT_STORE)
+			pr_err("cannot write the profile %s; it keeps what was committed, marked incomplete", db);
 		rc = EXIT_STORE;
+	}
 	cprof_ingest_free(&in);
 	if (cprof_store_close(store) < 0)
 		rc = EXIT_STORE;

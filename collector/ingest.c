@@ -1,5 +1,6 @@
 /* Frame validation and dispatch: a malformed frame costs its producer's stream, never the collector. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,8 @@ static void on_hello(struct cprof_ingest *in, struct cprof_producer *p, const st
 		in->processes++;
 }
 
+#define MAX_STRING_ID (1u << 24)
+
 static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
 {
 	const uint8_t *payload = (const uint8_t *)(h + 1);
@@ -109,6 +112,10 @@ static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const s
 		const struct cprof_wire_string *s = (const void *)(payload + off);
 		int64_t gid;
 
+		/* ids count a process's kernel and API names from 1 (PyTorch registers ~10^5): a huge one is
+		 * malformed, and would cost 8 bytes of map per id below it */
+		if (s->id >= MAX_STRING_ID)
+			return -EBADMSG;
 		if (s->id >= p->strmap_len) {
 			size_t n = s->id + 1 > p->strmap_len * 2 ? s->id + 1 : p->strmap_len * 2;
 			int64_t *m = realloc(p->strmap, n * sizeof(*m));
@@ -127,9 +134,14 @@ static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const s
 	return 0;
 }
 
+/* Times beyond 2^62 ns (year 2116) are no clock's: stored as SQLite integers they would turn negative
+ * or make readers' arithmetic overflow. */
+#define TIME_MAX (1ull << 62)
+#define BYTES_MAX (1ull << 50) /* no copy moves a petabyte */
+
 static int api_valid(const struct cprof_wire_api *ev)
 {
-	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->end_ns >= ev->start_ns;
+	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->end_ns >= ev->start_ns && ev->end_ns < TIME_MAX;
 }
 
 static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
@@ -159,7 +171,8 @@ static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	uint32_t i;
 
 	for (i = 0; i < h->count; i++)
-		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].end_ns < g[i].start_ns)
+		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].end_ns < g[i].start_ns || g[i].end_ns >= TIME_MAX ||
+		    ((g[i].kind == CPROF_GPU_MEMCPY || g[i].kind == CPROF_GPU_MEMSET) && g[i].u64[0] >= BYTES_MAX))
 			return -EBADMSG;
 	for (i = 0; i < h->count; i++) {
 		int64_t name = 0;
@@ -195,6 +208,8 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return 0;
 	}
 	if (h->type == CPROF_MSG_HELLO) {
+		if (((const struct cprof_wire_hello *)(h + 1))->start_ns >= TIME_MAX)
+			return -EBADMSG;
 		on_hello(in, p, (const void *)(h + 1));
 	} else if (p->proc_id == 0) {
 		in->dropped_frames++;
@@ -219,11 +234,14 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 
 		p->lost += l->lost;
 		in->lost += l->lost;
-		return 0;
+		/* each one kept, so the profile shows when the drops happened (a stalled collector, a burst) */
+		return store_ok(in, cprof_store_lost(in->store, p->proc_id, p->pid, l)) < 0 ? -EIO : 0;
 	}
 	case CPROF_MSG_BYE: {
 		const struct cprof_wire_bye *b = (const void *)(h + 1);
 
+		if (b->end_ns >= TIME_MAX)
+			return -EBADMSG;
 		/* the BYE's total is the truth: losses after the last LOST frame are in it */
 		if (b->lost > p->lost) {
 			in->lost += b->lost - p->lost;
@@ -319,12 +337,32 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 	return cprof_store_commit(in->store, 0);
 }
 
+/* The signals cprof-run forwards (the ones that interrupt a run). */
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGINT: return "SIGINT";
+	case SIGTERM: return "SIGTERM";
+	case SIGHUP: return "SIGHUP";
+	case SIGQUIT: return "SIGQUIT";
+	}
+	return "a signal";
+}
+
 int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 {
 	struct cprof_store *s = in->store;
 	uint64_t missing_bye = 0;
 	const char *reason = NULL;
+	char interrupted[96];
+	int failed = in->store_failed;
 	size_t i;
+
+	/* after a failed write (disk full) the transaction is gone; the final state below is tried anyway,
+	 * and what was committed before stays consistent whatever happens */
+	if (failed)
+		cprof_store_abort(s);
+	in->store_failed = 0;
 
 	for (i = 0; i < in->nprod; i++) {
 		struct cprof_producer *p = &in->prod[i];
@@ -336,8 +374,20 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	}
 	if (in->len)
 		in->bad_frames++; /* a torn frame at the end */
-	if (!clean)
+	/* before the verdict below: a profile that cannot be summed up is not complete (a full disk) */
+	if (!failed && cprof_store_threads(s) < 0) {
+		failed = 1;
+		cprof_store_abort(s);
+	}
+	if (in->interrupt_signal > 0)
+		snprintf(interrupted, sizeof(interrupted), "interrupted by %s: the run was stopped before the program finished",
+			 sig_name(in->interrupt_signal));
+	if (failed)
+		reason = "the profile could not be written (disk full?); later events were not stored";
+	else if (!clean)
 		reason = "collector stopped before the run ended";
+	else if (in->interrupt_signal > 0)
+		reason = interrupted;
 	else if (in->lost)
 		reason = "events were lost";
 	else if (in->bad_frames || in->dropped_frames)
@@ -357,10 +407,14 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		cprof_store_meta_int(s, "term_signal", in->run_end.term_signal);
 		cprof_store_meta_int(s, "end_ns", (int64_t)in->run_end.end_ns);
 	}
+	if (in->interrupt_signal > 0)
+		cprof_store_meta_int(s, "interrupted", in->interrupt_signal);
 	cprof_store_meta(s, "finalised", clean ? "1" : "0");
 	cprof_store_meta(s, "complete", reason ? "0" : "1");
 	cprof_store_meta(s, "incomplete_reason", reason ? reason : "");
-	if (in->store_failed)
+	if (in->store_failed || cprof_store_commit(s, 1) < 0) {
+		cprof_store_abort(s);
 		return -EIO;
-	return cprof_store_commit(s, 1);
+	}
+	return failed ? -EIO : 0;
 }

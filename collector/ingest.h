@@ -37,6 +37,7 @@ struct cprof_ingest {
 	uint64_t processes;
 	int run_ended;
 	struct cprof_wire_run_end run_end;
+	int interrupt_signal;     /* cprof-run forwarded this signal to the target (SIGINT, SIGTERM, ...) */
 	int store_failed;
 };
 

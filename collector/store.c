@@ -14,111 +14,15 @@
 #include "common/api.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/schema.h"
 #include "common/version.h"
 #include "collector/store.h"
 
 #define COMMIT_ROWS 50000
 #define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
 
-static const char schema_sql[] =
-	"PRAGMA journal_mode=WAL;"
-	"PRAGMA synchronous=NORMAL;"
-	"CREATE TABLE META(key TEXT PRIMARY KEY, value TEXT);"
-	"CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL UNIQUE);"
-	"CREATE TABLE PROCESSES(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER, host TEXT,"
-	" exe TEXT, argv TEXT, rank INTEGER, localRank INTEGER, worldSize INTEGER, startNs INTEGER,"
-	" endNs INTEGER, clock TEXT, wireVersion INTEGER, forked INTEGER, simulatedGpu INTEGER, byeReason TEXT,"
-	" eventsEmitted INTEGER, eventsRecorded INTEGER, lostEvents INTEGER, frames INTEGER, seqGaps INTEGER);"
-	"CREATE TABLE THREADS(processId INTEGER, tid INTEGER, firstNs INTEGER, lastNs INTEGER, calls INTEGER,"
-	" PRIMARY KEY(processId, tid));"
-	/* one row per hooked call; a0..a7 mean what the API's class says (see the views) */
-	"CREATE TABLE CPROF_API(id INTEGER PRIMARY KEY, processId INTEGER NOT NULL, pid INTEGER, tid INTEGER,"
-	" start INTEGER NOT NULL, end INTEGER NOT NULL, correlationId INTEGER, nameId INTEGER NOT NULL,"
-	" class TEXT, returnValue INTEGER, nested INTEGER, kernelNameId INTEGER, stream INTEGER,"
-	" bytes INTEGER, ptr INTEGER, a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, a4 INTEGER,"
-	" a5 INTEGER, a6 INTEGER, a7 INTEGER);"
-	"CREATE TABLE DIAGNOSTICS(timeNs INTEGER, pid INTEGER, message TEXT);"
-	/* CUPTI's records, with nsys's table names; correlationId is CUPTI's, per process */
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(processId INTEGER, start INTEGER, end INTEGER, deviceId INTEGER,"
-	" contextId INTEGER, streamId INTEGER, correlationId INTEGER, nameId INTEGER, gridX INTEGER, gridY INTEGER,"
-	" gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER, registersPerThread INTEGER,"
-	" staticSharedMemory INTEGER, dynamicSharedMemory INTEGER, graphId INTEGER, graphNodeId INTEGER,"
-	" gridId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(processId INTEGER, start INTEGER, end INTEGER, deviceId INTEGER,"
-	" contextId INTEGER, streamId INTEGER, correlationId INTEGER, bytes INTEGER, copyKind INTEGER,"
-	" srcKind INTEGER, dstKind INTEGER, graphId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(processId INTEGER, start INTEGER, end INTEGER, deviceId INTEGER,"
-	" contextId INTEGER, streamId INTEGER, correlationId INTEGER, bytes INTEGER, value INTEGER,"
-	" memKind INTEGER, graphId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(processId INTEGER, start INTEGER, end INTEGER,"
-	" correlationId INTEGER, nameId INTEGER, cbid INTEGER, threadId INTEGER, returnValue INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_DRIVER(processId INTEGER, start INTEGER, end INTEGER,"
-	" correlationId INTEGER, nameId INTEGER, cbid INTEGER, threadId INTEGER, returnValue INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION(processId INTEGER, start INTEGER, end INTEGER,"
-	" correlationId INTEGER, contextId INTEGER, streamId INTEGER, syncType INTEGER, cudaEventId INTEGER,"
-	" returnValue INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_OVERHEAD(processId INTEGER, start INTEGER, end INTEGER,"
-	" overheadKind INTEGER, objectKind INTEGER, deviceId INTEGER, contextId INTEGER, streamId INTEGER,"
-	" correlationId INTEGER);"
-	"CREATE TABLE CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId INTEGER, externalKind INTEGER,"
-	" externalId INTEGER, correlationId INTEGER);"
-	"CREATE TABLE CPROF_STATUS(processId INTEGER, pid INTEGER, timeNs INTEGER, code TEXT, err INTEGER,"
-	" message TEXT);"
-	/* a hooked call joined to what it put on the GPU: our id -> CUPTI's id -> the GPU record */
-	"CREATE VIEW API_GPU AS SELECT a.id AS apiId, a.processId, s.value AS api, a.start AS apiStart,"
-	" a.end AS apiEnd, e.correlationId AS cuptiCorrelationId, 'kernel' AS gpuKind, k.start, k.end,"
-	" n.value AS name FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
-	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
-	" JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.processId = a.processId AND k.correlationId = e.correlationId"
-	" LEFT JOIN StringIds n ON n.id = k.nameId"
-	" UNION ALL SELECT a.id, a.processId, s.value, a.start, a.end, e.correlationId, 'memcpy', m.start, m.end,"
-	" NULL FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
-	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
-	" JOIN CUPTI_ACTIVITY_KIND_MEMCPY m ON m.processId = a.processId AND m.correlationId = e.correlationId"
-	" UNION ALL SELECT a.id, a.processId, s.value, a.start, a.end, e.correlationId, 'memset', m.start, m.end,"
-	" NULL FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
-	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
-	" JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.processId = a.processId AND m.correlationId = e.correlationId;"
-	/* the joins the report makes (call -> CUPTI id -> GPU op): indexed from the start, so the profile
-	 * of a collector killed mid-run reads as fast as a finished one */
-	"CREATE INDEX ext_ext ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, externalId);"
-	"CREATE INDEX ext_corr ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, correlationId);"
-	"CREATE INDEX rt_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(processId, correlationId);"
-	"CREATE INDEX drv_corr ON CUPTI_ACTIVITY_KIND_DRIVER(processId, correlationId);"
-	"CREATE INDEX k_corr ON CUPTI_ACTIVITY_KIND_KERNEL(processId, correlationId);"
-	"CREATE INDEX mc_corr ON CUPTI_ACTIVITY_KIND_MEMCPY(processId, correlationId);"
-	"CREATE INDEX ms_corr ON CUPTI_ACTIVITY_KIND_MEMSET(processId, correlationId);"
-	"CREATE VIEW GPU_OPS AS SELECT processId, deviceId, streamId, correlationId, start, end, 'kernel' AS kind,"
-	" nameId, NULL AS bytes FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT processId, deviceId, streamId,"
-	" correlationId, start, end, 'memcpy', NULL, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL"
-	" SELECT processId, deviceId, streamId, correlationId, start, end, 'memset', NULL, bytes"
-	" FROM CUPTI_ACTIVITY_KIND_MEMSET;"
-	"CREATE VIEW KERNELS AS SELECT k.*, n.value AS name, k.end - k.start AS duration"
-	" FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN StringIds n ON n.id = k.nameId;"
-	"CREATE VIEW API_CALLS AS SELECT a.id, a.processId, a.pid, a.tid, a.start, a.end,"
-	" a.end - a.start AS duration, s.value AS name, a.class, a.returnValue, a.nested,"
-	" k.value AS kernelName, a.stream, a.bytes, a.correlationId FROM CPROF_API a"
-	" JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId;"
-	"CREATE VIEW LAUNCHES AS SELECT a.id, a.processId, a.tid, a.start, a.end, s.value AS api,"
-	" k.value AS kernelName, a.a0 AS gridX, a.a1 AS gridY, a.a2 AS gridZ, a.a3 AS blockX,"
-	" a.a4 AS blockY, a.a5 AS blockZ, a.a6 AS sharedMem, a.stream, a.returnValue, a.correlationId"
-	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
-	" WHERE a.class = 'launch';"
-	"CREATE VIEW GEMMS AS SELECT a.id, a.processId, a.tid, a.start, a.end, s.value AS api, a.a0 AS m,"
-	" a.a1 AS n, a.a2 AS k, a.a3 AS batch, a.a4 AS aType, a.a5 AS cType, a.a6 AS transA,"
-	" a.a7 AS transB, a.stream, a.returnValue, a.nested FROM CPROF_API a"
-	" JOIN StringIds s ON s.id = a.nameId WHERE a.class = 'gemm';"
-	"CREATE VIEW MEMOPS AS SELECT a.id, a.processId, a.tid, a.start, a.end, s.value AS api, a.class,"
-	" a.bytes, CASE a.class WHEN 'memcpy' THEN a.a0 END AS memcpyKind,"
-	" CASE a.class WHEN 'memset' THEN a.a0 END AS memsetValue, a.stream, a.returnValue"
-	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-	" WHERE a.class IN ('memcpy', 'memset', 'memory');";
-
 enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
-       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST__N };
+       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST__N };
 static const char *const stmt_sql[ST__N] = {
 	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
 		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7)"
@@ -140,6 +44,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_OVERHEAD] = "INSERT INTO CUPTI_ACTIVITY_KIND_OVERHEAD VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
+	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
 };
 
 struct cprof_store {
@@ -151,6 +56,7 @@ struct cprof_store {
 	uint64_t txn_start_ns;
 	uint64_t rows;
 	int simulated;
+	int threads_done;
 };
 
 static int db_err(struct cprof_store *s, const char *what)
@@ -249,19 +155,24 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 
 	if (s == NULL)
 		return -ENOMEM;
-	/* profile files are private: create 0600 before SQLite opens it */
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	/* profile files are private: create 0600 before SQLite opens it. O_EXCL: a file or a symlink planted
+	 * at the path is refused, never followed or overwritten */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		ret = -errno;
 		pr_err("cannot create %s: %s", path, strerror(errno));
 		goto out_free;
 	}
+	/* 0600 whatever the umask (a umask of 0777 would leave a file even we cannot open) */
+	if (fchmod(fd, 0600) < 0)
+		pr_warn("cannot set the mode of %s: %s", path, strerror(errno));
 	close(fd);
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+	/* NOFOLLOW: a symlink swapped in after the create, or planted at the -wal/-shm names, is refused */
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
 		pr_err("cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto out_close;
 	}
-	if (exec(s, schema_sql) < 0)
+	if (exec(s, cprof_schema_sql) < 0)
 		goto out_close;
 	for (i = 0; i < ST__N; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
@@ -281,7 +192,8 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	    cprof_store_meta(s, "clock", "CLOCK_REALTIME") < 0 ||
 	    cprof_store_meta_int(s, "created_ns", (int64_t)cprof_now_ns()) < 0 ||
 	    cprof_store_meta(s, "complete", "0") < 0 || cprof_store_meta(s, "finalised", "0") < 0 ||
-	    cprof_store_meta(s, "incomplete_reason", "collector did not finish (killed or still running)") < 0 ||
+	    cprof_store_meta(s, "incomplete_reason",
+			     "collector did not finish (killed, out of disk space, or still running)") < 0 ||
 	    cprof_store_commit(s, 1) < 0)
 		goto out_close;
 	*out = s;
@@ -295,21 +207,36 @@ out_free:
 	return ret;
 }
 
+int cprof_store_threads(struct cprof_store *s)
+{
+	int ret;
+
+	if (s->threads_done)
+		return 0;
+	if (begin(s) < 0)
+		return -EIO;
+	ret = exec(s, "INSERT OR REPLACE INTO THREADS SELECT processId, tid, min(start), max(end), count(*)"
+		      " FROM CPROF_API GROUP BY processId, tid");
+	if (ret == 0)
+		ret = cprof_store_commit(s, 1);
+	s->threads_done = ret == 0;
+	return ret;
+}
+
 int cprof_store_close(struct cprof_store *s)
 {
 	int ret = 0, i;
 
 	if (s == NULL)
 		return 0;
-	if (begin(s) == 0)
-		ret = exec(s, "INSERT OR REPLACE INTO THREADS SELECT processId, tid, min(start), max(end), count(*)"
-			      " FROM CPROF_API GROUP BY processId, tid");
+	ret = cprof_store_threads(s);
 	if (cprof_store_commit(s, 1) < 0)
 		ret = -EIO;
 	for (i = 0; i < ST__N; i++)
 		sqlite3_finalize(s->st[i]);
+	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
 	if (ret == 0 && exec(s, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
-		ret = -EIO;
+		pr_warn("the profile's WAL could not be merged into it (disk full?); keep the -wal file with it");
 	if (sqlite3_close(s->db) != SQLITE_OK)
 		ret = -EIO;
 	free(s);
@@ -532,6 +459,23 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 	if (ret == 0 && w->code != CPROF_STATUS_CUPTI_STARTED && w->code != CPROF_STATUS_CUPTI_DROPPED)
 		ret = cprof_store_meta(s, "gpu_records_note", w->text);
 	return ret;
+}
+
+int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l)
+{
+	int64_t v[] = { proc_id, pid, (int64_t)cprof_now_ns(), (int64_t)l->lost, (int64_t)l->emitted };
+
+	return insert_ints(s, s->st[ST_LOST], v, 5, "insert lost");
+}
+
+/* After a failed write SQLite may have rolled the transaction back already; make sure it has. Then move
+ * what the WAL holds into the database and empty the WAL, which may free room for the final state. */
+void cprof_store_abort(struct cprof_store *s)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->in_txn = 0;
+	sqlite3_exec(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
 }
 
 uint64_t cprof_store_rows(const struct cprof_store *s)

@@ -26,6 +26,11 @@ int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const 
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id);
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w);
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
+int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l);
+/* The THREADS summary of what was stored, committed (store_close does it if not done). */
+int cprof_store_threads(struct cprof_store *s);
+/* Drops the open transaction (after a failed write, e.g. a full disk). */
+void cprof_store_abort(struct cprof_store *s);
 
 /* Ends the current transaction when it is big or old enough (force: always). */
 int cprof_store_commit(struct cprof_store *s, int force);

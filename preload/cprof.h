@@ -44,6 +44,11 @@ struct cprof_tls {
 extern CPROF_HIDDEN _Atomic int cprof_state;
 extern CPROF_HIDDEN __thread struct cprof_tls cprof_tls __attribute__((tls_model("initial-exec")));
 
+/* A warning from the flusher thread waits for an application thread to print it (the flusher may have
+ * no stderr of its own). flusher.c */
+CPROF_HIDDEN extern _Atomic int cprof_warn_pending;
+CPROF_HIDDEN void cprof_warn_flush(void);
+
 /* init.c */
 CPROF_HIDDEN int cprof_init_slow(void);
 CPROF_HIDDEN void cprof_disable(const char *why);
@@ -56,6 +61,8 @@ static inline int cprof_active(void)
 		return 1;
 	if (st == CPROF_ST_UNINIT || st == CPROF_ST_INITING)
 		return cprof_init_slow() == 0; /* waits while another thread initialises */
+	if (unlikely(atomic_load_explicit(&cprof_warn_pending, memory_order_relaxed)))
+		cprof_warn_flush();
 	return 0;
 }
 
@@ -69,7 +76,7 @@ CPROF_HIDDEN extern _Atomic uint32_t cprof_generation;
 
 CPROF_HIDDEN void cprof_flusher_wake(void);
 CPROF_HIDDEN void cprof_flusher_final(int reason);
-CPROF_HIDDEN void cprof_flusher_drain_now(void);
+
 CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);
 CPROF_HIDDEN int cprof_strings_add(uint32_t id, uint16_t kind, const char *s);
 CPROF_HIDDEN extern _Atomic int cprof_wake_pending;

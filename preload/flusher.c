@@ -1,12 +1,18 @@
 /* The one thread that talks to cprofd: drains the per-thread rings into PIPE_BUF frames, never on an application thread. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,6 +20,10 @@
 #include "common/log.h"
 #include "preload/cprof.h"
 #include "preload/flusher.h"
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 CPROF_HIDDEN _Atomic int cprof_wake_pending;
 
@@ -26,16 +36,28 @@ struct pending_string {
 };
 
 static struct {
-	int fifo_fd;
-	int wake_fd;
+	int fifo_fd;           /* in the flusher's own descriptor table when private_fds */
+	char fifo_path[PATH_MAX];
+	dev_t fifo_dev;
+	ino_t fifo_ino;
+	int want_private;
+	int private_fds;       /* the flusher thread unshared its descriptor table */
 	int flush_ms;
 	int exit_timeout_ms;
+	pid_t pid;             /* the process that started the flusher */
 	pthread_t thread;
 	int running;
+	_Atomic int alive;     /* the thread has not returned */
 	_Atomic int stop;
 	_Atomic int final_done;
+	_Atomic int paused;    /* BYE(exec) sent; nothing more until exec fails */
 	_Atomic int dead;      /* the FIFO broke: nothing more can be sent */
-	pthread_mutex_t drain_lock;
+	_Atomic uint32_t wake_word;   /* futex: application threads never touch a descriptor to wake us */
+	/* a thread that exits or execs asks the flusher for the last drain: only the flusher holds the FIFO */
+	pthread_mutex_t req_lock;     /* one exit/exec request at a time */
+	_Atomic uint32_t req_seq, done_seq; /* done_seq is a futex the requester waits on */
+	_Atomic int req_reason;
+	_Atomic uint64_t req_deadline_ms;
 	pthread_mutex_t strings_lock;
 	struct pending_string *strings;
 	size_t nstrings, cap;
@@ -43,7 +65,7 @@ static struct {
 	int hello_sent;
 	uint64_t sent;         /* events that reached the FIFO */
 	uint64_t lost_reported;
-	uint64_t lost_extra;   /* lost by the drainer itself (FIFO broke) */
+	_Atomic uint64_t lost_extra;   /* lost outside the rings (FIFO broke, CUPTI dropped, ...) */
 	struct cprof_hello_info hello;
 	struct cprof_wire_status *statuses; /* queued under strings_lock */
 	size_t nstatus;
@@ -51,8 +73,18 @@ static struct {
 	size_t ngpu, gpu_sent, gpu_cap;
 	uint64_t last_cupti_flush_ms;
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
-} fl = { .fifo_fd = -1, .wake_fd = -1, .drain_lock = PTHREAD_MUTEX_INITIALIZER,
-	 .strings_lock = PTHREAD_MUTEX_INITIALIZER };
+} fl = { .fifo_fd = -1, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The collector-gone warning is printed by an application thread (see cprof_warn_flush): the flusher's
+ * descriptor table has no stderr, and a warning belongs on the target's current stderr anyway. */
+static char warn_text[256];
+CPROF_HIDDEN _Atomic int cprof_warn_pending;
+
+void cprof_warn_flush(void)
+{
+	if (atomic_exchange(&cprof_warn_pending, 0))
+		pr_warn("%s", warn_text);
+}
 
 static uint64_t mono_ms(void)
 {
@@ -60,6 +92,18 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t seen, int timeout_ms)
+{
+	struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+
+	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, timeout_ms >= 0 ? &ts : NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* SIGPIPE from a write to a FIFO without a reader is thread-directed: with it blocked in the writing
@@ -77,9 +121,61 @@ static void consume_sigpipe(void)
 
 static void mark_dead(const char *why)
 {
-	if (!atomic_exchange(&fl.dead, 1))
-		pr_warn("collector gone (%s); profiling stops, the program continues", why);
+	if (!atomic_exchange(&fl.dead, 1)) {
+		snprintf(warn_text, sizeof(warn_text), "collector gone (%s); profiling stops, the program continues", why);
+		atomic_store(&cprof_warn_pending, 1);
+	}
 	atomic_store(&cprof_state, CPROF_ST_OFF);
+}
+
+static int is_our_fifo(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_dev == fl.fifo_dev &&
+	       st.st_ino == fl.fifo_ino;
+}
+
+/* Opens the FIFO init.c checked, by path, and accepts it only if it is still that FIFO. */
+static int open_fifo(void)
+{
+	int fd = open(fl.fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return -errno;
+	if (!is_our_fifo(fd)) {
+		close(fd);
+		return -ESTALE;
+	}
+	if (fd < 3) {
+		/* never on 0-2: a stray log line from this thread must not land in the FIFO */
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+		close(fd);
+		if (hi < 0)
+			return -errno;
+		fd = hi;
+	}
+	return fd;
+}
+
+/* With a shared descriptor table the target may have closed our FIFO and reused its number
+ * (close_range, dup2): write only to a descriptor that is still our FIFO, reopen it by path otherwise. */
+static int fifo_still_ours(void)
+{
+	int fd;
+
+	if (fl.private_fds || is_our_fifo(fl.fifo_fd))
+		return 1;
+	/* the number is not ours any more: forget it, never close it (it is the target's now) */
+	fl.fifo_fd = -1;
+	fd = open_fifo();
+	if (fd < 0) {
+		mark_dead("its FIFO was closed by the program and cannot be reopened");
+		return 0;
+	}
+	fl.fifo_fd = fd;
+	return 1;
 }
 
 /* One frame, one write: 0, -EAGAIN (pipe still full at the deadline) or -EPIPE. */
@@ -88,7 +184,7 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 	for (;;) {
 		ssize_t n;
 
-		if (atomic_load(&fl.dead))
+		if (atomic_load(&fl.dead) || !fifo_still_ours())
 			return -EPIPE;
 		n = write(fl.fifo_fd, buf, len);
 		if (n == (ssize_t)len)
@@ -176,9 +272,7 @@ out:
 
 void cprof_flusher_add_lost(uint64_t n)
 {
-	pthread_mutex_lock(&fl.drain_lock);
-	fl.lost_extra += n;
-	pthread_mutex_unlock(&fl.drain_lock);
+	atomic_fetch_add(&fl.lost_extra, n);
 }
 
 void cprof_flusher_status(uint32_t code, int32_t err, const char *text)
@@ -232,7 +326,7 @@ static int gpu_keep(const struct cprof_wire_gpu *rec, void *ctx)
 		struct cprof_wire_gpu *p;
 
 		if (cap > GPU_PENDING_MAX || (p = realloc(fl.gpu, cap * sizeof(*p))) == NULL) {
-			fl.lost_extra++;
+			atomic_fetch_add(&fl.lost_extra, 1);
 			return -1;
 		}
 		fl.gpu = p;
@@ -259,7 +353,7 @@ static int send_gpu(uint64_t deadline)
 		if (ret == -EAGAIN)
 			return ret;
 		if (ret == -EPIPE)
-			fl.lost_extra += n;
+			atomic_fetch_add(&fl.lost_extra, n);
 		else {
 			fl.seq++;
 			fl.sent += n;
@@ -335,7 +429,7 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 		if (ret == -EAGAIN)
 			return ret;
 		if (ret == -EPIPE)
-			fl.lost_extra += n;
+			atomic_fetch_add(&fl.lost_extra, n);
 		else {
 			fl.seq++;
 			fl.sent += n;
@@ -349,14 +443,14 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 static uint64_t lost_total(void)
 {
 	struct cprof_ring *r;
-	uint64_t lost = fl.lost_extra;
+	uint64_t lost = atomic_load(&fl.lost_extra);
 
 	for (r = cprof_rings_head(); r; r = r->next)
 		lost += atomic_load_explicit(&r->lost, memory_order_relaxed);
 	return lost;
 }
 
-/* One round; returns 1 when every ring was empty at its snapshot. Caller holds drain_lock. */
+/* One round; returns 1 when every ring was empty at its snapshot. Flusher thread only. */
 static int drain_round(uint64_t deadline)
 {
 	struct cprof_ring *r;
@@ -384,7 +478,7 @@ static int drain_round(uint64_t deadline)
 		if (ret == -EAGAIN)
 			return 0;
 		if (state == CPROF_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
-			atomic_store(&r->state, CPROF_RING_FREE);
+			atomic_compare_exchange_strong(&r->state, &state, CPROF_RING_FREE);
 	}
 	if (fl.ngpu > 0) {
 		empty = 0;
@@ -401,95 +495,56 @@ static int drain_round(uint64_t deadline)
 	return empty;
 }
 
-static void *flusher_main(void *arg)
+/* Closes every descriptor of this thread's (private) table; debug mode keeps 0-2 for its log lines. */
+static void close_all(void)
 {
-	(void)arg;
-	while (!atomic_load(&fl.stop)) {
-		struct pollfd p = { .fd = fl.wake_fd, .events = POLLIN };
-		uint64_t v;
+	int first = cprof_log_level >= CPROF_LOG_DBG ? 3 : 0;
+	DIR *d;
+	struct dirent *e;
 
-		if (poll(&p, 1, fl.flush_ms) > 0 && read(fl.wake_fd, &v, sizeof(v)) < 0) {
-			/* nothing to do: the next poll tells again */
-		}
-		atomic_store(&cprof_wake_pending, 0);
-		if (atomic_load(&fl.stop))
-			break;
-		if (mono_ms() - fl.last_cupti_flush_ms >= CUPTI_FLUSH_MS) {
-			/* not under drain_lock: CUPTI calls our completion callback from here */
-			fl.last_cupti_flush_ms = mono_ms();
-			cprof_cupti_flush(0);
-		}
-		pthread_mutex_lock(&fl.drain_lock);
-		if (!atomic_load(&fl.final_done))
-			drain_round(mono_ms() + fl.flush_ms);
-		pthread_mutex_unlock(&fl.drain_lock);
-		if (atomic_load(&fl.dead))
-			break;
-	}
-	return NULL;
-}
-
-void cprof_flusher_wake(void)
-{
-	uint64_t one = 1;
-
-	if (atomic_exchange_explicit(&cprof_wake_pending, 1, memory_order_relaxed))
+	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
 		return;
-	if (fl.wake_fd >= 0 && write(fl.wake_fd, &one, sizeof(one)) < 0) {
-		/* the periodic tick still drains */
-	}
-}
-
-int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
-{
-	sigset_t all, old;
-	int ret;
-
-	fl.fifo_fd = cfg->fifo_fd;
-	fl.flush_ms = cfg->flush_ms;
-	fl.exit_timeout_ms = cfg->exit_timeout_ms;
-	fl.hello = cfg->hello;
-	for (int i = 0; i < fl.hello.argc; i++)
-		fl.hello.argv[i] = fl.hello.args + (cfg->hello.argv[i] - cfg->hello.args);
-	fl.wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fl.wake_fd < 0)
-		return -errno;
-	/* the flusher takes no signal: the target's handlers run on the target's threads, and SIGPIPE
-	 * raised by our writes stays pending on our thread where it is consumed */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&fl.thread, NULL, flusher_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret != 0) {
-		close(fl.wake_fd);
-		fl.wake_fd = -1;
-		return -ret;
-	}
-	fl.running = 1;
-	return 0;
-}
-
-/* Drains everything recorded so far from the calling thread, bounded by the exit timeout; with
- * reason != 0 also says BYE. Returns with drain_lock released. */
-static void drain_sync(int reason)
-{
-	uint64_t deadline = mono_ms() + fl.exit_timeout_ms;
-	struct timespec abs;
-	sigset_t pipe_set, old;
-
-	clock_gettime(CLOCK_REALTIME, &abs);
-	abs.tv_sec += fl.exit_timeout_ms / 1000;
-	abs.tv_nsec += (fl.exit_timeout_ms % 1000) * 1000000L;
-	if (abs.tv_nsec >= 1000000000L) {
-		abs.tv_sec++;
-		abs.tv_nsec -= 1000000000L;
-	}
-	/* waiting for the flusher's round is bounded: its writes give up at their own deadline */
-	if (pthread_mutex_timedlock(&fl.drain_lock, &abs) != 0)
+	/* kernels before 5.9: walk this thread's table (/proc/self/fd is the main thread's) */
+	d = opendir("/proc/thread-self/fd");
+	if (d == NULL)
 		return;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	while ((e = readdir(d)) != NULL) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != dirfd(d) && fd >= first)
+			close(fd);
+	}
+	closedir(d);
+}
+
+/* A descriptor table of our own: the target's close_range/closefrom/dup2 cannot touch the FIFO, and
+ * nothing of the target's stays open in it (a pipe the target closes sees EOF). */
+static void isolate_fds(void)
+{
+	if (!fl.want_private)
+		return;
+	if (unshare(CLONE_FILES) != 0) {
+		/* seccomp may forbid unshare (containers): the shared table is checked before every write */
+		pr_dbg("unshare(CLONE_FILES): %s; sharing the program's descriptor table", strerror(errno));
+		return;
+	}
+	close_all();
+	fl.private_fds = 1;
+}
+
+static int request_pending(void)
+{
+	return atomic_load(&fl.req_seq) != atomic_load(&fl.done_seq);
+}
+
+/* A drain for a thread that exits (final, BYE, stop) or execs (BYE, pause until exec fails). */
+static void serve_request(void)
+{
+	uint32_t seq = atomic_load(&fl.req_seq);
+	int reason = atomic_load(&fl.req_reason);
+	uint64_t deadline = atomic_load(&fl.req_deadline_ms);
+
+	atomic_store(&fl.paused, 0);
 	while (!atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline))
 		;
 	if (cprof_log_level >= CPROF_LOG_DBG) {
@@ -510,24 +565,149 @@ static void drain_sync(int reason)
 					     .reason = reason };
 		send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline);
 	}
+	if (reason == CPROF_BYE_EXEC)
+		atomic_store(&fl.paused, 1);
+	else if (reason)
+		atomic_store(&fl.stop, 1);
+	atomic_store(&fl.done_seq, seq);
+	futex_wake(&fl.done_seq);
+}
+
+static void *flusher_main(void *arg)
+{
+	(void)arg;
+	isolate_fds();
+	fl.fifo_fd = open_fifo();
+	if (fl.fifo_fd < 0)
+		mark_dead(fl.fifo_fd == -ESTALE ? "its FIFO was replaced" : strerror(-fl.fifo_fd));
+	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
+		uint32_t seen = atomic_load(&fl.wake_word);
+
+		if (!request_pending())
+			futex_wait(&fl.wake_word, seen, fl.flush_ms);
+		atomic_store(&cprof_wake_pending, 0);
+		if (request_pending()) {
+			serve_request();
+			continue;
+		}
+		if (atomic_load(&fl.paused))
+			continue;
+		if (mono_ms() - fl.last_cupti_flush_ms >= CUPTI_FLUSH_MS) {
+			fl.last_cupti_flush_ms = mono_ms();
+			cprof_cupti_flush(0);
+		}
+		drain_round(mono_ms() + fl.flush_ms);
+	}
+	/* a requester that posted after our last look must not wait for its timeout */
+	atomic_store(&fl.alive, 0);
+	atomic_store(&fl.done_seq, atomic_load(&fl.req_seq));
+	futex_wake(&fl.done_seq);
+	if (fl.private_fds && fl.fifo_fd >= 0)
+		close(fl.fifo_fd); /* our table only; the thread's table goes with it anyway */
+	return NULL;
+}
+
+void cprof_flusher_wake(void)
+{
+	if (atomic_exchange_explicit(&cprof_wake_pending, 1, memory_order_relaxed))
+		return;
+	atomic_fetch_add(&fl.wake_word, 1);
+	futex_wake(&fl.wake_word);
+}
+
+int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
+{
+	sigset_t all, old;
+	int ret;
+
+	snprintf(fl.fifo_path, sizeof(fl.fifo_path), "%s", cfg->fifo_path);
+	fl.fifo_dev = cfg->fifo_dev;
+	fl.fifo_ino = cfg->fifo_ino;
+	fl.want_private = cfg->private_fds;
+	fl.flush_ms = cfg->flush_ms;
+	fl.exit_timeout_ms = cfg->exit_timeout_ms;
+	fl.hello = cfg->hello;
+	for (int i = 0; i < fl.hello.argc; i++)
+		fl.hello.argv[i] = fl.hello.args + (cfg->hello.argv[i] - cfg->hello.args);
+	fl.pid = getpid();
+	atomic_store(&fl.alive, 1);
+	/* the flusher takes no signal: the target's handlers run on the target's threads, and SIGPIPE
+	 * raised by our writes stays pending on our thread where it is consumed */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&fl.thread, NULL, flusher_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_mutex_unlock(&fl.drain_lock);
+	if (ret != 0) {
+		atomic_store(&fl.alive, 0);
+		return -ret;
+	}
+	fl.running = 1;
+	return 0;
+}
+
+int cprof_flusher_owner(void)
+{
+	return fl.running && getpid() == fl.pid;
+}
+
+/* Has the flusher drain what was recorded (and say BYE with reason != 0), waiting at most the exit
+ * timeout. Never from a vfork child: its writes would be its parent's, and its parent lives on. */
+static void request(int reason)
+{
+	uint64_t deadline = mono_ms() + fl.exit_timeout_ms;
+	struct timespec abs;
+	uint32_t seq;
+
+	if (!cprof_flusher_owner() || !atomic_load(&fl.alive))
+		return;
+	clock_gettime(CLOCK_REALTIME, &abs);
+	abs.tv_sec += fl.exit_timeout_ms / 1000;
+	abs.tv_nsec += (fl.exit_timeout_ms % 1000) * 1000000L;
+	if (abs.tv_nsec >= 1000000000L) {
+		abs.tv_sec++;
+		abs.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_timedlock(&fl.req_lock, &abs) != 0)
+		return;
+	atomic_store(&fl.req_reason, reason);
+	atomic_store(&fl.req_deadline_ms, deadline);
+	seq = atomic_fetch_add(&fl.req_seq, 1) + 1;
+	atomic_fetch_add(&fl.wake_word, 1);
+	futex_wake(&fl.wake_word);
+	for (;;) {
+		uint32_t done = atomic_load(&fl.done_seq);
+		uint64_t now = mono_ms();
+
+		if ((int32_t)(done - seq) >= 0 || !atomic_load(&fl.alive) || now >= deadline)
+			break;
+		futex_wait(&fl.done_seq, done, (int)(deadline - now));
+	}
+	pthread_mutex_unlock(&fl.req_lock);
 }
 
 void cprof_flusher_final(int reason)
 {
-	if (!fl.running || atomic_exchange(&fl.final_done, 1))
+	if (!cprof_flusher_owner() || atomic_exchange(&fl.final_done, 1))
 		return;
-	atomic_store(&fl.stop, 1);
-	cprof_flusher_wake();
-	drain_sync(reason);
+	request(reason);
+	cprof_warn_flush();
 }
 
-void cprof_flusher_drain_now(void)
+void cprof_flusher_exec_begin(void)
 {
-	if (!fl.running || atomic_load(&fl.final_done))
+	if (!cprof_flusher_owner() || atomic_load(&fl.final_done))
 		return;
-	drain_sync(0);
+	request(CPROF_BYE_EXEC);
+	cprof_warn_flush();
+}
+
+void cprof_flusher_exec_failed(void)
+{
+	/* the process goes on: the instance the BYE closed receives its further events, and its exit BYE */
+	if (!cprof_flusher_owner() || !atomic_exchange(&fl.paused, 0))
+		return;
+	atomic_fetch_add(&fl.wake_word, 1);
+	futex_wake(&fl.wake_word);
 }
 
 void cprof_flusher_reset_after_fork(void)
@@ -535,7 +715,7 @@ void cprof_flusher_reset_after_fork(void)
 	size_t i;
 
 	/* the flusher thread does not exist in the child; its locks may have been held at fork */
-	pthread_mutex_init(&fl.drain_lock, NULL);
+	pthread_mutex_init(&fl.req_lock, NULL);
 	pthread_mutex_init(&fl.strings_lock, NULL);
 	for (i = 0; i < fl.nstrings; i++)
 		free(fl.strings[i].s);
@@ -546,19 +726,26 @@ void cprof_flusher_reset_after_fork(void)
 	fl.statuses = NULL;
 	fl.nstatus = 0;
 	fl.ngpu = fl.gpu_sent = 0;
-	if (fl.wake_fd >= 0)
-		close(fl.wake_fd);
-	if (fl.fifo_fd >= 0)
+	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
+	 * by now: close only what is provably our FIFO */
+	if (!fl.private_fds && is_our_fifo(fl.fifo_fd))
 		close(fl.fifo_fd);
-	fl.wake_fd = fl.fifo_fd = -1;
+	fl.fifo_fd = -1;
+	fl.private_fds = 0;
 	fl.running = 0;
 	fl.hello_sent = 0;
 	fl.seq = 0;
-	fl.sent = fl.lost_reported = fl.lost_extra = 0;
+	fl.sent = fl.lost_reported = 0;
+	atomic_store(&fl.lost_extra, 0);
+	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.stop, 0);
 	atomic_store(&fl.final_done, 0);
+	atomic_store(&fl.paused, 0);
 	atomic_store(&fl.dead, 0);
+	atomic_store(&fl.req_seq, 0);
+	atomic_store(&fl.done_seq, 0);
 	atomic_store(&cprof_wake_pending, 0);
+	atomic_store(&cprof_warn_pending, 0);
 }
 
 void cprof_flusher_strings_lock(int lock)

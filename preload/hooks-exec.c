@@ -6,13 +6,29 @@
 #include <unistd.h>
 
 #include "preload/cprof.h"
+#include "preload/flusher.h"
 
 #define MAX_ARGS 4096
 
+/* The image ends here (whether the new one is profiled or not, e.g. exec with an empty environment):
+ * what it recorded goes out with a BYE(exec). Only in the process that owns the flusher: a vfork child
+ * (Python's subprocess, posix_spawn-like code) shares our memory but its exec does not end us. */
 static void before_exec(void)
 {
-	if (atomic_load_explicit(&cprof_state, memory_order_acquire) == CPROF_ST_ON)
-		cprof_flusher_drain_now();
+	if (atomic_load_explicit(&cprof_state, memory_order_acquire) == CPROF_ST_ON && cprof_flusher_owner()) {
+		cprof_cupti_flush(1); /* GPU records still in CUPTI's buffers die with the image otherwise */
+		cprof_flusher_exec_begin();
+	}
+}
+
+/* exec returned: it failed and this image goes on being profiled. */
+static int after_exec(int ret)
+{
+	int e = errno;
+
+	cprof_flusher_exec_failed();
+	errno = e;
+	return ret;
 }
 
 #define REAL_LIBC(fn) ((__typeof__(&fn))dlsym(RTLD_NEXT, #fn))
@@ -21,60 +37,60 @@ CPROF_EXPORT int execve(const char *path, char *const argv[], char *const envp[]
 {
 	__typeof__(&execve) real = REAL_LIBC(execve);
 
-	before_exec();
 	if (real == NULL) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real(path, argv, envp);
+	before_exec();
+	return after_exec(real(path, argv, envp));
 }
 
 CPROF_EXPORT int execv(const char *path, char *const argv[])
 {
 	__typeof__(&execv) real = REAL_LIBC(execv);
 
-	before_exec();
 	if (real == NULL) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real(path, argv);
+	before_exec();
+	return after_exec(real(path, argv));
 }
 
 CPROF_EXPORT int execvp(const char *file, char *const argv[])
 {
 	__typeof__(&execvp) real = REAL_LIBC(execvp);
 
-	before_exec();
 	if (real == NULL) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real(file, argv);
+	before_exec();
+	return after_exec(real(file, argv));
 }
 
 CPROF_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	__typeof__(&execvpe) real = REAL_LIBC(execvpe);
 
-	before_exec();
 	if (real == NULL) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real(file, argv, envp);
+	before_exec();
+	return after_exec(real(file, argv, envp));
 }
 
 CPROF_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	__typeof__(&fexecve) real = REAL_LIBC(fexecve);
 
-	before_exec();
 	if (real == NULL) {
 		errno = ENOSYS;
 		return -1;
 	}
-	return real(fd, argv, envp);
+	before_exec();
+	return after_exec(real(fd, argv, envp));
 }
 
 /* The variadic forms gather their arguments and go through the vector forms above. */

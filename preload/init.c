@@ -125,6 +125,7 @@ int cprof_init_slow(void)
 {
 	int expect = CPROF_ST_UNINIT, fd;
 	const char *fifo;
+	struct stat st;
 
 	if (!atomic_compare_exchange_strong(&cprof_state, &expect, CPROF_ST_INITING)) {
 		/* another thread is starting us; its init does not call back into CUDA, so this ends */
@@ -151,7 +152,20 @@ int cprof_init_slow(void)
 		atomic_store(&cprof_state, CPROF_ST_OFF);
 		return -1;
 	}
-	cfg.fifo_fd = fd;
+	/* a stale CPROF_FIFO naming a regular file, a device or someone else's FIFO gets no bytes from us */
+	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || st.st_uid != geteuid() ||
+	    strlen(fifo) >= sizeof(cfg.fifo_path)) {
+		close(fd);
+		pr_warn("%s is not a FIFO of this user; not profiling", fifo);
+		atomic_store(&cprof_state, CPROF_ST_OFF);
+		return -1;
+	}
+	/* the flusher reopens it in a descriptor table of its own; this descriptor is the target's table's */
+	close(fd);
+	snprintf(cfg.fifo_path, sizeof(cfg.fifo_path), "%s", fifo);
+	cfg.fifo_dev = st.st_dev;
+	cfg.fifo_ino = st.st_ino;
+	cfg.private_fds = env_int("CPROF_PRIVATE_FDS", 1, 0, 1);
 	cfg.flush_ms = env_int("CPROF_FLUSH_MS", 10, 1, 10000);
 	cfg.exit_timeout_ms = env_int("CPROF_EXIT_TIMEOUT_MS", 1000, 0, 600000);
 	read_identity(&cfg.hello);
@@ -160,7 +174,6 @@ int cprof_init_slow(void)
 	if (simulated_gpu())
 		cfg.hello.fixed.flags |= CPROF_HELLO_SIMGPU;
 	if (cprof_flusher_start(&cfg) < 0) {
-		close(fd);
 		pr_warn("cannot start the flusher thread; not profiling");
 		atomic_store(&cprof_state, CPROF_ST_OFF);
 		return -1;
@@ -222,9 +235,14 @@ __attribute__((constructor)) static void cprof_ctor(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-/* _exit skips atexit: flush here so os._exit() and _exit() keep what they produced. */
+/* _exit skips atexit: flush here so os._exit() and _exit() keep what they produced. A vfork child's
+ * _exit (exec failed) is not ours to flush: cprof_flusher_final checks the pid. */
 static void exit_common(void)
 {
+	if (!cprof_flusher_owner())
+		return;
+	/* what CUPTI still holds is part of what the process produced (exit() does this in cupti.c's atexit) */
+	cprof_cupti_flush(1);
 	cprof_flusher_final(CPROF_BYE__EXIT);
 }
 

@@ -25,10 +25,21 @@ struct cprof_ring *cprof_rings_head(void)
 static void ring_thread_exit(void *arg)
 {
 	struct cprof_ring *r = arg;
+	int live = CPROF_RING_LIVE;
 
-	/* the drainer sends what is left, then marks it FREE for the next thread */
-	if (r)
-		atomic_store_explicit(&r->state, CPROF_RING_DEAD, memory_order_release);
+	if (r == NULL)
+		return;
+	/* a hooked call from a later TLS destructor of this thread must not write into a ring that another
+	 * thread may own by then: it claims a new one */
+	if (cprof_tls.ring == r)
+		cprof_tls.ring = NULL;
+	/* nothing left to send: free for the next thread now, so many short threads reuse few rings */
+	if (atomic_load_explicit(&r->head, memory_order_relaxed) == atomic_load_explicit(&r->tail, memory_order_acquire) &&
+	    atomic_compare_exchange_strong(&r->state, &live, CPROF_RING_FREE))
+		return;
+	/* the drainer sends what is left, then marks it FREE; soon, so that the ring is reused soon */
+	atomic_store_explicit(&r->state, CPROF_RING_DEAD, memory_order_release);
+	cprof_flusher_wake();
 }
 
 static void ring_key_create(void)

@@ -1,12 +1,16 @@
 /* Opening a profile for reading and the helpers every report command shares. */
 #include <errno.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PR_FMT "cprof"
 #include "common/log.h"
+#include "common/schema.h"
 #include "common/version.h"
 #include "report/cprof.h"
 
@@ -23,33 +27,310 @@ static int trace_cb(unsigned type, void *ctx, void *p, void *x)
 	return 0;
 }
 
+/* A view is trusted only when it is, byte for byte, one of the statements cprofd creates. */
+static int view_is_ours(const char *sql)
+{
+	size_t n = strlen(sql);
+	const char *p;
+
+	for (p = cprof_schema_sql; (p = strstr(p, sql)) != NULL; p++)
+		if ((p == cprof_schema_sql || p[-1] == ';') && p[n] == ';')
+			return 1;
+	return 0;
+}
+
+/* Whether cprofd's schema creates name as a table (kind "TABLE") or a view ("VIEW"). */
+static int ours_as(const char *name, const char *kind)
+{
+	char pat[256];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), strcmp(kind, "VIEW") == 0 ? "CREATE VIEW %s AS " : "CREATE TABLE %s(", name);
+	for (p = cprof_schema_sql; (p = strstr(p, pat)) != NULL; p++)
+		if (p == cprof_schema_sql || p[-1] == ';')
+			return 1;
+	return 0;
+}
+
+/* Each check returns 0, or -EINVAL with why filled in (one line for the user). */
+
+/* What the file's schema may hold: no triggers; cprofd's tables as tables, its views as written; the
+ * tables every command reads present. Anything else under one of our names is hostile or corrupt. */
+static int check_schema(sqlite3 *db, char *why, size_t size)
+{
+	static const char *const required[] = { "META", "StringIds", "PROCESSES", "CPROF_API" };
+	sqlite3_stmt *st = NULL;
+	unsigned found = 0;
+	int rc, ret = -EINVAL;
+
+	if (sqlite3_prepare_v2(db, "SELECT type, name, sql FROM main.sqlite_schema", -1, &st, NULL) != SQLITE_OK) {
+		snprintf(why, size, "%s", sqlite3_errmsg(db));
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(st, 0);
+		const char *name = (const char *)sqlite3_column_text(st, 1);
+		const char *sql = (const char *)sqlite3_column_text(st, 2);
+
+		if (type == NULL || name == NULL)
+			continue;
+		if (strcmp(type, "trigger") == 0) {
+			snprintf(why, size, "it contains a trigger (%.64s), which cprof never writes", name);
+			goto out;
+		}
+		for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+			if (strcmp(type, "table") == 0 && strcmp(name, required[i]) == 0)
+				found |= 1u << i;
+		/* names that are not ours are never read, whatever they are */
+		if (ours_as(name, "TABLE") && strcmp(type, "table") != 0) {
+			snprintf(why, size, "%.64s is a %s, not a table", name, type);
+			goto out;
+		}
+		if (ours_as(name, "VIEW") && (strcmp(type, "view") != 0 || sql == NULL || !view_is_ours(sql))) {
+			snprintf(why, size, "view %.64s is not the one cprof writes", name);
+			goto out;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(why, size, "%s", sqlite3_errmsg(db));
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if (!(found & (1u << i))) {
+			snprintf(why, size, "no %s table", required[i]);
+			goto out;
+		}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* A file shorter than the page count in its header lost its end (a WAL may legitimately hold the rest). */
+static int check_truncated(const char *path, char *why, size_t size)
+{
+	unsigned char h[100];
+	char wal[4200];
+	struct stat st, wst;
+	uint64_t page, pages;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0; /* SQLite says why */
+	n = fstat(fd, &st) == 0 ? pread(fd, h, sizeof(h), 0) : -1;
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)
+		return 0;
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(wal, &wst) == 0 && wst.st_size > 0)
+		return 0;
+	page = (uint64_t)h[16] << 8 | h[17];
+	if (page == 1)
+		page = 65536;
+	pages = (uint64_t)h[28] << 24 | (uint64_t)h[29] << 16 | (uint64_t)h[30] << 8 | h[31];
+	/* the header's count is valid only when its change counter matches the version-valid-for field */
+	if (memcmp(h + 24, h + 92, 4) != 0 || pages == 0 || page < 512)
+		return 0;
+	if ((uint64_t)st.st_size < pages * page) {
+		snprintf(why, size, "truncated: %lld bytes of %llu", (long long)st.st_size,
+			 (unsigned long long)(pages * page));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Times and byte counts are what the commands add up and subtract: in a file cprofd wrote, times are
+ * integers in [0, 2^62) with end >= start and a copy moves less than 2^50 bytes; anything else would
+ * make that arithmetic overflow (in C, or in SQLite's sum()). */
+#define TS_MAX "4611686018427387903"
+#define TIMES(s, e) "typeof(" s ") = 'integer' AND typeof(" e ") = 'integer' AND " s " BETWEEN 0 AND " TS_MAX \
+	" AND " e " BETWEEN " s " AND " TS_MAX
+#define BYTES "typeof(bytes) = 'integer' AND bytes BETWEEN 0 AND 1125899906842623"
+
+static int check_ranges(sqlite3 *db, char *why, size_t size)
+{
+	static const char *const rules[][2] = {
+		{ "CPROF_API", TIMES("start", "end") },
+		{ "CUPTI_ACTIVITY_KIND_KERNEL", TIMES("start", "end") },
+		{ "CUPTI_ACTIVITY_KIND_MEMCPY", TIMES("start", "end") " AND " BYTES },
+		{ "CUPTI_ACTIVITY_KIND_MEMSET", TIMES("start", "end") " AND " BYTES },
+		{ "CUPTI_ACTIVITY_KIND_RUNTIME", TIMES("start", "end") },
+		{ "CUPTI_ACTIVITY_KIND_DRIVER", TIMES("start", "end") },
+		{ "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", TIMES("start", "end") },
+		{ "CUPTI_ACTIVITY_KIND_OVERHEAD", TIMES("start", "end") },
+		{ "THREADS", TIMES("firstNs", "lastNs") },
+		{ "PROCESSES", TIMES("startNs", "coalesce(endNs, startNs)") },
+	};
+	char sql[1024];
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		sqlite3_stmt *st;
+		int rc, bad;
+
+		snprintf(sql, sizeof(sql), "SELECT EXISTS(SELECT 1 FROM main.%s WHERE NOT (%s))", rules[i][0], rules[i][1]);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+			/* an optional table that is not there (an older or hand-made profile) holds nothing wrong */
+			if (strstr(sqlite3_errmsg(db), "no such table"))
+				continue;
+			snprintf(why, size, "%s", sqlite3_errmsg(db));
+			return -EINVAL;
+		}
+		rc = sqlite3_step(st);
+		bad = rc == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+		if (bad)
+			snprintf(why, size, "%s has values out of range", rules[i][0]);
+		else if (rc != SQLITE_ROW)
+			snprintf(why, size, "%s", sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		if (bad || rc != SQLITE_ROW)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Damage inside a page shows only when a query reaches it, half-way through a report: look at every page
+ * first (PRAGMA quick_check, ~15 ms per MiB here). */
+static int check_pages(sqlite3 *db, char *why, size_t size)
+{
+	static const char banner[] = "*** in database main ***";
+	sqlite3_stmt *st = NULL;
+	const char *res;
+	int ret = -EINVAL;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_ROW) {
+		snprintf(why, size, "%s", sqlite3_errmsg(db));
+		goto out;
+	}
+	res = (const char *)sqlite3_column_text(st, 0);
+	if (res && strcmp(res, "ok") == 0) {
+		ret = 0;
+		goto out;
+	}
+	if (res && strncmp(res, banner, sizeof(banner) - 1) == 0)
+		for (res += sizeof(banner) - 1; *res == '\n' || *res == ' ';)
+			res++;
+	snprintf(why, size, "damaged: %.160s", res ? res : "?");
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* A file: URI for path. A finished profile (no WAL beside it, no journal) is opened immutable, so that
+ * reading it creates no -wal/-shm files next to it; a profile still being written, or left by a killed
+ * collector with its last commits in the WAL, is opened read-only the ordinary way. */
+static int make_uri(const char *path, char *uri, size_t size)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char side[4200];
+	struct stat st;
+	int immutable = 1;
+	size_t o;
+
+	snprintf(side, sizeof(side), "%s-wal", path);
+	if (stat(side, &st) == 0 && st.st_size > 0)
+		immutable = 0;
+	snprintf(side, sizeof(side), "%s-journal", path);
+	if (stat(side, &st) == 0)
+		immutable = 0;
+	o = snprintf(uri, size, "file:");
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if (o + 4 >= size)
+			return -ENAMETOOLONG;
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("/._-~", *p)) {
+			uri[o++] = *p;
+		} else {
+			uri[o++] = '%';
+			uri[o++] = hex[*p >> 4];
+			uri[o++] = hex[*p & 15];
+		}
+	}
+	if (snprintf(uri + o, size - o, "?mode=ro%s", immutable ? "&immutable=1" : "") >= (int)(size - o))
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* The schema version: ours, or a newer one (said plainly), or none. */
+static int check_version(sqlite3 *db, char *why, size_t size)
+{
+	static const char prefix[] = "cprof.profile/", ours[] = CPROF_PROFILE_SCHEMA;
+	const size_t plen = sizeof(prefix) - 1;
+	sqlite3_stmt *st = NULL;
+	const char *schema = NULL;
+	int ret = -EINVAL;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM META WHERE key='schema'", -1, &st, NULL) != SQLITE_OK) {
+		snprintf(why, size, "%s", sqlite3_errmsg(db));
+		goto out;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		schema = (const char *)sqlite3_column_text(st, 0);
+	if (schema && strcmp(schema, ours) == 0)
+		ret = 0;
+	else if (schema && strncmp(schema, prefix, plen) == 0 && strtol(schema + plen, NULL, 10) > strtol(&ours[plen], NULL, 10))
+		snprintf(why, size, "written by a newer cprof (schema %.40s; this one reads %s)", schema, ours);
+	else
+		snprintf(why, size, "no cprof schema in META");
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+#define FULL_CHECK_MAX_BYTES (16ll << 20)
+
 sqlite3 *cprof_profile_open(const char *path)
 {
 	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	const unsigned char *schema = NULL;
-	char uri[4200];
+	char why[256] = "", uri[3 * 4096 + 64], line[300];
+	struct stat sb;
+	int flag;
+	size_t i;
 
 	if (access(path, R_OK) != 0) {
 		pr_err("%s: cannot read it", path);
 		return NULL;
 	}
-	snprintf(uri, sizeof(uri), "%s", path);
-	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+	if (check_truncated(path, why, sizeof(why)) < 0)
 		goto bad;
-	if (sqlite3_prepare_v2(db, "SELECT value FROM META WHERE key='schema'", -1, &st, NULL) != SQLITE_OK)
+	if (make_uri(path, uri, sizeof(uri)) < 0) {
+		snprintf(why, sizeof(why), "path too long");
 		goto bad;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		schema = sqlite3_column_text(st, 0);
-	if (schema == NULL || strcmp((const char *)schema, CPROF_PROFILE_SCHEMA) != 0)
+	}
+	/* read-only, and a profile is untrusted input: no schema-borne functions (trusted_schema off), no
+	 * triggers, no writes to the schema (defensive), bounded strings and statements */
+	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+		snprintf(why, sizeof(why), "%s", db ? sqlite3_errmsg(db) : "out of memory");
 		goto bad;
-	sqlite3_finalize(st);
+	}
+	if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &flag) != SQLITE_OK ||
+	    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &flag) != SQLITE_OK ||
+	    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &flag) != SQLITE_OK ||
+	    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &flag) != SQLITE_OK) {
+		snprintf(why, sizeof(why), "cannot make SQLite defensive");
+		goto bad;
+	}
+	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 64 << 20);
+	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
+	if (check_schema(db, why, sizeof(why)) < 0 || check_version(db, why, sizeof(why)) < 0)
+		goto bad;
+	/* the checks that read every page cost ~20 ms per MiB: before every command for profiles up to
+	 * 16 MiB; bigger ones (cprof-run's summary of a long run must not wait seconds) are checked as they
+	 * are read, and a damaged page stops the command with status 2 all the same */
+	if ((stat(path, &sb) != 0 || sb.st_size <= FULL_CHECK_MAX_BYTES) &&
+	    (check_pages(db, why, sizeof(why)) < 0 || check_ranges(db, why, sizeof(why)) < 0))
+		goto bad;
 	if (getenv("CPROF_SQL_TRACE"))
 		sqlite3_trace_v2(db, SQLITE_TRACE_PROFILE, trace_cb, NULL);
 	return db;
 bad:
-	pr_err("%s: not a cprof profile (or an unreadable one)", path);
-	sqlite3_finalize(st);
+	/* one line, whatever is wrong: names in a hostile schema and SQLite's check output may hold newlines */
+	snprintf(line, sizeof(line), "%s", why);
+	for (i = 0; line[i]; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = ' ';
+	pr_err("%s: not a cprof profile, or a damaged one (%s)", path, line);
 	sqlite3_close(db);
 	return NULL;
 }
@@ -77,8 +358,13 @@ int64_t cprof_meta_int(sqlite3 *db, const char *key, int64_t def)
 {
 	char buf[64];
 	const char *v = cprof_meta(db, key, buf, sizeof(buf), NULL);
+	long long n;
 
-	return v ? strtoll(v, NULL, 10) : def;
+	if (v == NULL)
+		return def;
+	n = strtoll(v, NULL, 10);
+	/* a hostile value must not overflow the arithmetic done with it (times, counts) */
+	return n > (1ll << 62) ? 1ll << 62 : n < -(1ll << 62) ? -(1ll << 62) : n;
 }
 
 enum cprof_unit cprof_unit_for(double ns)

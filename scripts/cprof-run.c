@@ -26,10 +26,13 @@ enum { RUN_EXIT_INTERNAL = 125, RUN_EXIT_NOEXEC = 126, RUN_EXIT_NOTFOUND = 127, 
 #define READY_TIMEOUT_MS 10000
 
 static volatile pid_t target_pid;
+static volatile sig_atomic_t interrupted_by;
 
 static void forward(int sig, siginfo_t *si, void *uctx)
 {
 	(void)uctx;
+	/* either way the run was interrupted; the profile says so */
+	interrupted_by = sig;
 	/* a signal from the terminal already reached the target (same process group); one sent to us
 	 * by kill(1) or a scheduler did not, so pass it on */
 	if (target_pid > 0 && si && si->si_code <= 0)
@@ -79,25 +82,41 @@ static int expand_output(const char *pattern, char *out, size_t size)
 	return 0;
 }
 
-static int default_output(char *out, size_t size)
-{
-	int i;
-
-	snprintf(out, size, "cprof.db");
-	for (i = 1; access(out, F_OK) == 0; i++)
-		snprintf(out, size, "cprof-%d.db", i);
-	return 0;
-}
-
 static void remove_profile(const char *path)
 {
 	char side[PATH_MAX + 8];
 
+	/* unlink removes a symlink itself, never what it points to */
 	unlink(path);
 	snprintf(side, sizeof(side), "%s-wal", path);
 	unlink(side);
 	snprintf(side, sizeof(side), "%s-shm", path);
 	unlink(side);
+}
+
+/* Anything at the profile's path or its SQLite side files, a dangling symlink included (lstat, not access). */
+static int profile_exists(const char *path)
+{
+	char side[PATH_MAX + 8];
+	struct stat st;
+
+	if (lstat(path, &st) == 0)
+		return 1;
+	snprintf(side, sizeof(side), "%s-wal", path);
+	if (lstat(side, &st) == 0)
+		return 1;
+	snprintf(side, sizeof(side), "%s-shm", path);
+	return lstat(side, &st) == 0;
+}
+
+static int default_output(char *out, size_t size)
+{
+	int i;
+
+	snprintf(out, size, "cprof.db");
+	for (i = 1; profile_exists(out); i++)
+		snprintf(out, size, "cprof-%d.db", i);
+	return 0;
 }
 
 static char *join_command(char **argv)
@@ -290,7 +309,7 @@ int main(int argc, char **argv)
 	int opt, quiet = 0, force = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
 	char *command;
 	pid_t collector, pid;
-	struct sigaction sa;
+	struct sigaction sa, pipe_orig;
 	ssize_t n;
 	int child_errno = 0;
 
@@ -335,7 +354,7 @@ int main(int argc, char **argv)
 		pr_err("profile name too long");
 		return RUN_EXIT_USAGE;
 	}
-	if (access(out, F_OK) == 0) {
+	if (profile_exists(out)) {
 		if (!force) {
 			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
 			return RUN_EXIT_USAGE;
@@ -356,18 +375,23 @@ int main(int argc, char **argv)
 
 	tmp = getenv("TMPDIR");
 	snprintf(rundir, sizeof(rundir), "%s/cprof-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(rundir) == NULL) { /* mkdtemp makes it 0700 */
+	if (mkdtemp(rundir) == NULL) {
 		pr_err("cannot create a run directory in %s: %s", tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		return RUN_EXIT_INTERNAL;
 	}
 	snprintf(fifo, sizeof(fifo), "%s/events.fifo", rundir);
-	if (mkfifo(fifo, 0600) < 0) {
+	/* the umask only takes bits away (0700 & ~umask): set the modes exactly, whatever the umask is;
+	 * 0600 in a 0700 directory is what keeps other users' processes off the FIFO */
+	if (chmod(rundir, 0700) < 0 || mkfifo(fifo, 0600) < 0 || chmod(fifo, 0600) < 0) {
 		pr_err("cannot create %s: %s", fifo, strerror(errno));
+		unlink(fifo);
 		rmdir(rundir);
 		return RUN_EXIT_INTERNAL;
 	}
 
 	command = join_command(argv + optind);
+	/* the target gets the SIGPIPE disposition we were given (a caller may ignore it), not ours */
+	sigaction(SIGPIPE, NULL, &pipe_orig);
 	signal(SIGPIPE, SIG_IGN);
 	collector = start_collector(cprofd, fifo, db, command ? command : "?");
 	free(command);
@@ -394,7 +418,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		int e;
 
-		signal(SIGPIPE, SIG_DFL);
+		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
 		if (target_env(lib, fifo) < 0) {
 			pr_err("cannot set up the environment");
@@ -431,6 +455,12 @@ int main(int argc, char **argv)
 		status = WEXITSTATUS(cstatus);
 	}
 
+	/* the collector learns of the interruption before RUN_END (a queued signal is handled first) */
+	if (interrupted_by) {
+		union sigval v = { .sival_int = interrupted_by };
+
+		sigqueue(collector, SIGUSR1, v);
+	}
 	/* the target's writes are all in the FIFO now; RUN_END lands behind them */
 	if (send_run_end(fifo, status, sig) < 0)
 		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");

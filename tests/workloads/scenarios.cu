@@ -1,10 +1,17 @@
-// Process and thread shapes for the integration tests: threads, fork, exec, a long loop, C++ exceptions.
+// Process and thread shapes for the integration tests: threads, fork, exec, a long loop, C++ exceptions, crashes.
+#include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdexcept>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -20,6 +27,42 @@ static void *thread_b(void *arg)
 	launch_b(*(int *)arg);
 	return nullptr;
 }
+
+static double now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static void *burst_thread(void *arg)
+{
+	launch_a(*(int *)arg);
+	return nullptr;
+}
+
+static void *one_launch(void *arg)
+{
+	(void)arg;
+	launch_a(1);
+	return nullptr;
+}
+
+static std::atomic<int> stop_flag;
+static void *launch_until_stopped(void *arg)
+{
+	long *n = (long *)arg;
+	while (!stop_flag.load()) {
+		launch_b(1);
+		++*n;
+	}
+	return nullptr;
+}
+
+static volatile sig_atomic_t got_term;
+static void on_term(int sig) { (void)sig; got_term = 1; }
+
+extern char **environ;
 
 // depth frames of C++, a throw at the bottom, caught at the top: the unwinder must be the target's own
 static int deep(int depth)
@@ -175,6 +218,235 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		raise(atoi(argv[2]));
 		return 0;
+	}
+	if (!strcmp(mode, "pace")) {
+		// launches for S seconds; the longest single launch call and the longest gap between two returns
+		// say whether the thread was ever held up (by a stalled collector, say)
+		double secs = argc > 2 ? atof(argv[2]) : 1.0, t0 = now_us(), prev = t0, max_call = 0, max_gap = 0;
+		long n = 0;
+		launch_a(1);
+		n++;
+		for (;;) {
+			double a = now_us(), b;
+			kern_a<<<1, 32>>>(nullptr);
+			b = now_us();
+			n++;
+			if (b - a > max_call)
+				max_call = b - a;
+			if (b - prev > max_gap)
+				max_gap = b - prev;
+			prev = b;
+			if (b - t0 > secs * 1e6)
+				break;
+		}
+		printf("launches %ld\n", n);
+		fprintf(stderr, "max_call_us %.0f max_gap_us %.0f\n", max_call, max_gap);
+		return 0;
+	}
+	if (!strcmp(mode, "burst")) {
+		// T threads, N launches each, as fast as they go; one launch first so the kernel handle is cached
+		int t = atoi(argv[2]), n = atoi(argv[3]);
+		pthread_t th[64];
+		launch_a(1);
+		for (int i = 0; i < t && i < 64; i++)
+			pthread_create(&th[i], nullptr, burst_thread, &n);
+		for (int i = 0; i < t && i < 64; i++)
+			pthread_join(th[i], nullptr);
+		printf("launches %ld\n", 1 + (long)t * n);
+		return 0;
+	}
+	if (!strcmp(mode, "manythreads")) {
+		// N short-lived threads, W alive at a time, one launch each (after one launch of our own)
+		int n = atoi(argv[2]), w = argc > 3 ? atoi(argv[3]) : 8;
+		pthread_t th[256];
+		launch_a(1);
+		for (int done = 0; done < n;) {
+			int k = n - done < w ? n - done : w;
+			for (int i = 0; i < k; i++)
+				if (pthread_create(&th[i], nullptr, one_launch, nullptr) != 0)
+					return 3;
+			for (int i = 0; i < k; i++)
+				pthread_join(th[i], nullptr);
+			done += k;
+		}
+		printf("threads %d\n", n);
+		return 0;
+	}
+	if (!strcmp(mode, "crash")) {
+		// N launches, a pause longer than the flush period, then the crash; the disposition of the
+		// crash signal is printed first: cprof must not have changed it
+		int n = atoi(argv[2]);
+		const char *how = argv[3];
+		struct sigaction cur;
+		launch_a(n);
+		sigaction(!strcmp(how, "segv") ? SIGSEGV : SIGABRT, nullptr, &cur);
+		printf("disposition %s\n", cur.sa_handler == SIG_DFL ? "default" : "changed");
+		fflush(stdout);
+		usleep(200 * 1000);
+		if (!strcmp(how, "segv"))
+			*(volatile int *)(uintptr_t)argc = 1; // argc is a small number: not a mapped address
+		if (!strcmp(how, "abort"))
+			abort();
+		if (!strcmp(how, "kill9"))
+			raise(SIGKILL);
+		return 1;
+	}
+	if (!strcmp(mode, "exit3")) {
+		// N launches then exit(3), _exit(3) or _Exit(3), at once: the exit paths flush
+		int n = atoi(argv[2]);
+		const char *how = argv[3];
+		launch_a(n);
+		printf("exiting\n");
+		fflush(stdout);
+		if (!strcmp(how, "_exit"))
+			_exit(3);
+		if (!strcmp(how, "_Exit"))
+			_Exit(3);
+		exit(3);
+	}
+	if (!strcmp(mode, "forkstress")) {
+		// R forks while another thread is inside hooked calls all the time; each child launches once
+		int r = atoi(argv[2]), bad = 0;
+		long bg = 0;
+		pthread_t t;
+		launch_a(1);
+		pthread_create(&t, nullptr, launch_until_stopped, &bg);
+		for (int i = 0; i < r; i++) {
+			int status = 0;
+			pid_t pid = fork();
+			if (pid == 0) {
+				launch_a(1);
+				if (i % 10 == 0)
+					exit(0);
+				_exit(0);
+			}
+			if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				bad++;
+		}
+		stop_flag = 1;
+		pthread_join(t, nullptr);
+		printf("forks %d bad %d\n", r, bad);
+		return bad != 0;
+	}
+	if (!strcmp(mode, "multi")) {
+		// P children at once, N launches each, all writing the one FIFO
+		int p = atoi(argv[2]), n = atoi(argv[3]), go[2], bad = 0;
+		launch_a(1);
+		if (pipe(go) < 0)
+			return 3;
+		fflush(stdout);
+		for (int i = 0; i < p; i++) {
+			if (fork() == 0) {
+				char c;
+				close(go[1]);
+				if (read(go[0], &c, 1) < 0) // everyone starts when the pipe closes
+					_exit(4);
+				launch_b(n);
+				exit(0);
+			}
+		}
+		close(go[0]);
+		close(go[1]);
+		for (int i = 0; i < p; i++) {
+			int status;
+			if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				bad++;
+		}
+		printf("children %d bad %d\n", p, bad);
+		return bad != 0;
+	}
+	if (!strcmp(mode, "closefds")) {
+		// like a daemon: close every descriptor above stderr, open files that reuse the numbers, keep
+		// launching; the files must hold exactly what we wrote
+		const char *dir = argv[2];
+		int fds[8];
+		launch_a(50);
+		usleep(50 * 1000);
+		if (syscall(SYS_close_range, 3, ~0U, 0) != 0)
+			return 3;
+		for (int i = 0; i < 8; i++) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/f%d", dir, i);
+			fds[i] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			if (fds[i] < 0)
+				return 3;
+		}
+		for (int round = 0; round < 3; round++) {
+			launch_a(50);
+			for (int i = 0; i < 8; i++) {
+				char line[32];
+				int len = snprintf(line, sizeof(line), "app %d\n", i);
+				if (write(fds[i], line, len) != len)
+					return 4;
+			}
+			usleep(50 * 1000);
+		}
+		for (int i = 0; i < 8; i++)
+			close(fds[i]);
+		printf("fds %d..%d\n", fds[0], fds[7]);
+		return 0;
+	}
+	if (!strcmp(mode, "spawn")) {
+		// children made without fork's full copy: posix_spawn, vfork + exec, vfork + a failing exec
+		char *args[] = { argv[0], (char *)"after-exec", nullptr };
+		char *missing[] = { (char *)"/nonexistent/cprof-test", nullptr };
+		pid_t pid;
+		int st1 = -1, st2 = -1, st3 = -1;
+		launch_a(2);
+		fflush(stdout);
+		if (posix_spawn(&pid, argv[0], nullptr, nullptr, args, environ) == 0)
+			waitpid(pid, &st1, 0);
+		pid = vfork();
+		if (pid == 0) {
+			execve(argv[0], args, environ);
+			_exit(127);
+		}
+		waitpid(pid, &st2, 0);
+		pid = vfork();
+		if (pid == 0) {
+			execve(missing[0], missing, environ);
+			_exit(127);
+		}
+		waitpid(pid, &st3, 0);
+		launch_a(3);
+		printf("spawn %d vfork %d failed-exec %d\n", WEXITSTATUS(st1), WEXITSTATUS(st2), WEXITSTATUS(st3));
+		return 0;
+	}
+	if (!strcmp(mode, "exec-empty")) {
+		// exec with an empty environment: the new image is not profiled, and says so
+		char *args[] = { (char *)"sh", (char *)"-c", (char *)"echo empty-env:${LD_PRELOAD:-none}:${CPROF_FIFO:-none}", nullptr };
+		char *env[] = { nullptr };
+		launch_a(2);
+		fflush(stdout);
+		execve("/bin/sh", args, env);
+		perror("execve");
+		return 1;
+	}
+	if (!strcmp(mode, "waitsig")) {
+		// launches until a signal ends it (SIGINT and SIGTERM at their default disposition)
+		launch_a(1);
+		printf("ready\n");
+		fflush(stdout);
+		for (;;) {
+			launch_a(10);
+			usleep(1000);
+		}
+	}
+	if (!strcmp(mode, "graceful")) {
+		// launches until SIGTERM, then finishes normally with status 9
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_term;
+		sigaction(SIGTERM, &sa, nullptr);
+		launch_a(1);
+		printf("ready\n");
+		fflush(stdout);
+		while (!got_term) {
+			launch_a(10);
+			usleep(1000);
+		}
+		printf("graceful\n");
+		return 9;
 	}
 	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
 			" dtod-gemm N | gemm-only N | variance N | steady N | syncloop N | nosyncloop N | paced N US\n");
