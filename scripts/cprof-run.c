@@ -42,12 +42,17 @@ static void forward(int sig, siginfo_t *si, void *uctx)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] -- CMD [ARGS...]\n"
+		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
+		"                 -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile.\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
-		"                     %%h = host name, %%p = pid of cprof-run, %%%% = %%\n"
-		"  -f, --force        overwrite an existing profile\n"
+		"                     %%h = host name, %%p = pid of cprof-run, %%r = rank (RANK, SLURM_PROCID,\n"
+		"                     OMPI_COMM_WORLD_RANK, PMI_RANK; \"norank\" when unset), %%%% = %%\n"
+		"  -f, --force        overwrite an existing profile (and --html page)\n"
 		"  -q, --quiet        no summary on stderr\n"
+		"      --html PATH    write 'cprof html PROFILE -o PATH' after CMD: one self-contained page\n"
+		"      --inject-only  load cprof through CUDA_INJECTION64_PATH only, no LD_PRELOAD: GPU records\n"
+		"                     and no hooked calls (for programs where LD_PRELOAD is not wanted)\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
@@ -69,6 +74,15 @@ static int expand_output(const char *pattern, char *out, size_t size)
 			add = host, p++;
 		else if (*p == '%' && p[1] == 'p')
 			snprintf(tmp, sizeof(tmp), "%d", (int)getpid()), p++;
+		else if (*p == '%' && p[1] == 'r') {
+			static const char *const vars[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK", NULL };
+			const char *r = NULL;
+
+			for (int i = 0; vars[i] && (r == NULL || *r == '\0'); i++)
+				r = getenv(vars[i]);
+			snprintf(tmp, sizeof(tmp), "%.32s", r && *r && !strchr(r, '/') ? r : "norank");
+			p++;
+		}
 		else if (*p == '%' && p[1] == '%')
 			tmp[0] = '%', tmp[1] = '\0', p++;
 		else
@@ -139,7 +153,7 @@ static char *join_command(char **argv)
 }
 
 /* The target's environment only: the collector and the summary must not load the library. */
-static int target_env(const char *lib, const char *fifo)
+static int target_env(const char *lib, const char *fifo, int inject_only)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -154,8 +168,8 @@ static int target_env(const char *lib, const char *fifo)
 	}
 	if (inj && *inj && strcmp(inj, lib) != 0)
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
-	if (preload == NULL || setenv("LD_PRELOAD", preload, 1) < 0 || setenv("CPROF_FIFO", fifo, 1) < 0 ||
-	    setenv("CUDA_INJECTION64_PATH", lib, 1) < 0)
+	if (preload == NULL || (!inject_only && setenv("LD_PRELOAD", preload, 1) < 0) ||
+	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0)
 		ret = -ENOMEM;
 	free(preload);
 	return ret;
@@ -279,6 +293,25 @@ static int gate(const char *self_dir, const char *db, const char *options)
 	return status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Runs cprof html on the profile; its lines go to stderr. Returns its exit status, -1 if it did not run. */
+static int html_page(const char *self_dir, const char *db, const char *path, int force)
+{
+	char cprof[PATH_MAX + 8];
+	int status = 0;
+	pid_t pid;
+
+	snprintf(cprof, sizeof(cprof), "%s/cprof", self_dir);
+	pid = fork();
+	if (pid == 0) {
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execl(cprof, "cprof", "html", db, "-o", path, force ? "-f" : (char *)NULL, (char *)NULL);
+		_exit(RUN_EXIT_INTERNAL);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 static void summary(const char *self_dir, const char *db)
 {
 	char cprof[PATH_MAX + 8];
@@ -301,12 +334,13 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
+		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
-	const char *output = NULL, *tmp, *check = NULL;
-	int opt, quiet = 0, force = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
+	const char *output = NULL, *tmp, *check = NULL, *html = NULL;
+	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
 	char *command;
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
@@ -321,11 +355,18 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("cprof-run %s\n", CPROF_VERSION); return 0;
 		case 'C': check = optarg; break;
+		case 'H': html = optarg; break;
+		case 'I': inject_only = 1; break;
 		default: usage(stderr); return RUN_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		pr_err("no command given (usage: cprof-run [options] -- CMD [ARGS...])");
+		return RUN_EXIT_USAGE;
+	}
+	/* before the run, not after it: a long run must not end in a page that cannot be written */
+	if (html && !force && access(html, F_OK) == 0) {
+		pr_err("%s exists; -f overwrites it", html);
 		return RUN_EXIT_USAGE;
 	}
 
@@ -420,7 +461,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, fifo) < 0) {
+		if (target_env(lib, fifo, inject_only) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
@@ -471,6 +512,15 @@ int main(int argc, char **argv)
 		pr_warn("collector exited with status %d; the profile may be incomplete", rc);
 	if (!quiet && access(db, R_OK) == 0)
 		summary(self_dir, db);
+	if (html && access(db, R_OK) == 0) {
+		/* the page is a by-product: its failure is reported, CMD's status stays */
+		int h = html_page(self_dir, db, html, force);
+
+		if (h != 0)
+			pr_warn("cprof html exited %d; no page written to %s", h, html);
+		else if (!quiet)
+			fprintf(stderr, "cprof: report page %s\n", html);
+	}
 	if (check) {
 		int g = gate(self_dir, db, check);
 
