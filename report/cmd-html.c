@@ -14,16 +14,6 @@
 #include "common/version.h"
 #include "report/html.h"
 
-/* Set while the temporary file exists, so an interrupted export removes it. */
-static char tmp_path[PATH_MAX + 32];
-
-static void on_signal(int sig)
-{
-	if (tmp_path[0])
-		unlink(tmp_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
 
 static void usage(FILE *f)
 {
@@ -619,66 +609,6 @@ static int write_page(struct html *h, const struct cprof_thresholds *th)
 
 /* ---- the file: written next to the target, moved in place only when complete ---- */
 
-static int open_tmp(const char *target, FILE **f)
-{
-	mode_t mask;
-	int fd;
-
-	if (snprintf(tmp_path, sizeof(tmp_path), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp_path)) {
-		tmp_path[0] = '\0';
-		return -ENAMETOOLONG;
-	}
-	fd = mkstemp(tmp_path);
-	if (fd < 0) {
-		tmp_path[0] = '\0';
-		return -errno;
-	}
-	/* mkstemp makes 0600; a report is an ordinary output file */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0 || (*f = fdopen(fd, "w")) == NULL) {
-		int err = errno;
-
-		close(fd);
-		unlink(tmp_path);
-		tmp_path[0] = '\0';
-		return -err;
-	}
-	setvbuf(*f, NULL, _IOFBF, 1 << 20);
-	return 0;
-}
-
-static int finish_tmp(FILE *f, const char *target, int force)
-{
-	int ret = 0;
-
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
-		ret = -(errno ? errno : EIO);
-	if (fclose(f) != 0 && ret == 0)
-		ret = -(errno ? errno : EIO);
-	if (ret < 0)
-		goto out;
-	if (force) {
-		if (rename(tmp_path, target) != 0)
-			ret = -errno;
-		goto out;
-	}
-	/* link() refuses an existing target, so a file created meanwhile is not overwritten either */
-	if (link(tmp_path, target) == 0)
-		goto out;
-	ret = -errno;
-	if (ret == -EEXIST)
-		goto out;
-	/* file systems without hard links: the check and the rename are two steps there */
-	if (access(target, F_OK) == 0)
-		ret = -EEXIST;
-	else if (rename(tmp_path, target) == 0)
-		ret = 0;
-out:
-	unlink(tmp_path);
-	tmp_path[0] = '\0';
-	return ret;
-}
 
 static void html_free(struct html *h)
 {
@@ -706,7 +636,6 @@ int cmd_html(int argc, char **argv)
 	struct cprof_thresholds th;
 	const char *out = NULL;
 	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
-	struct sigaction sa;
 
 	memset(&h, 0, sizeof(h));
 	cprof_thresholds_default(&th);
@@ -747,23 +676,16 @@ int cmd_html(int argc, char **argv)
 	h.db = cprof_profile_open(h.profile);
 	if (h.db == NULL)
 		goto out;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	if ((err = open_tmp(out, &h.f)) < 0) {
+	if ((err = cprof_out_open(out, &h.f)) < 0) {
 		pr_err("%s: cannot write next to it: %s", out, strerror(-err));
 		goto out;
 	}
 	if ((err = write_page(&h, &th)) < 0) {
 		pr_err("%s: cannot read the profile: %s", h.profile, err == -EIO ? sqlite3_errmsg(h.db) : strerror(-err));
-		fclose(h.f);
-		unlink(tmp_path);
-		tmp_path[0] = '\0';
+		cprof_out_abort(h.f);
 		goto out;
 	}
-	err = finish_tmp(h.f, out, force);
+	err = cprof_out_finish(h.f, out, force);
 	if (err == -EEXIST) {
 		pr_err("%s exists; -f overwrites it", out);
 		goto out;

@@ -56,17 +56,6 @@ struct trace {
 	int64_t world; /* world size to write with --per-rank */
 };
 
-/* Set while the temporary file exists, so an interrupted export removes it. */
-static char tmp_path[PATH_MAX + 32];
-
-static void on_signal(int sig)
-{
-	if (tmp_path[0])
-		unlink(tmp_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprof trace PROFILE.db -o TRACE.json [-f]\n"
@@ -1127,67 +1116,6 @@ static int export_trace(struct trace *t)
 	return 0;
 }
 
-/* Writes next to the target and moves it in place only when complete: a failed export leaves no half file. */
-static int open_tmp(const char *target, FILE **f)
-{
-	mode_t mask;
-	int fd;
-
-	if (snprintf(tmp_path, sizeof(tmp_path), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp_path)) {
-		tmp_path[0] = '\0';
-		return -ENAMETOOLONG;
-	}
-	fd = mkstemp(tmp_path);
-	if (fd < 0) {
-		tmp_path[0] = '\0';
-		return -errno;
-	}
-	/* mkstemp makes 0600; a trace is an ordinary output file */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0 || (*f = fdopen(fd, "w")) == NULL) {
-		int err = errno;
-
-		close(fd);
-		unlink(tmp_path);
-		tmp_path[0] = '\0';
-		return -err;
-	}
-	setvbuf(*f, NULL, _IOFBF, 1 << 20);
-	return 0;
-}
-
-static int finish_tmp(FILE *f, const char *target, int force)
-{
-	int ret = 0;
-
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
-		ret = -(errno ? errno : EIO);
-	if (fclose(f) != 0 && ret == 0)
-		ret = -(errno ? errno : EIO);
-	if (ret < 0)
-		goto out;
-	if (force) {
-		if (rename(tmp_path, target) != 0)
-			ret = -errno;
-		goto out;
-	}
-	/* link() refuses an existing target, so a file created meanwhile is not overwritten either */
-	if (link(tmp_path, target) == 0)
-		goto out;
-	ret = -errno;
-	if (ret == -EEXIST)
-		goto out;
-	/* file systems without hard links: the check and the rename are two steps there */
-	if (access(target, F_OK) == 0)
-		ret = -EEXIST;
-	else if (rename(tmp_path, target) == 0)
-		ret = 0;
-out:
-	unlink(tmp_path);
-	tmp_path[0] = '\0';
-	return ret;
-}
 
 static void trace_free(struct trace *t)
 {
@@ -1216,18 +1144,16 @@ static int export_to(const char *profile, const char *out, int force, int64_t ra
 	t.db = cprof_profile_open(profile);
 	if (t.db == NULL)
 		goto out;
-	if ((err = open_tmp(out, &t.f)) < 0) {
+	if ((err = cprof_out_open(out, &t.f)) < 0) {
 		pr_err("%s: cannot write next to it: %s", out, strerror(-err));
 		goto out;
 	}
 	if (export_trace(&t) < 0) {
 		/* export_trace said what failed */
-		fclose(t.f);
-		unlink(tmp_path);
-		tmp_path[0] = '\0';
+		cprof_out_abort(t.f);
 		goto out;
 	}
-	err = finish_tmp(t.f, out, force);
+	err = cprof_out_finish(t.f, out, force);
 	if (err == -EEXIST) {
 		pr_err("%s exists; -f overwrites it", out);
 		goto out;
@@ -1304,7 +1230,6 @@ int cmd_trace(int argc, char **argv)
 	};
 	const char *out = NULL, *dir = NULL;
 	int opt, force = 0;
-	struct sigaction sa;
 
 	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -1332,10 +1257,5 @@ int cmd_trace(int argc, char **argv)
 								      "no output given: -o TRACE.json or --per-rank DIR");
 		return CPROF_EXIT_USAGE;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 	return dir ? export_ranks(argv[optind], dir, force) : export_to(argv[optind], out, force, -1, 1);
 }

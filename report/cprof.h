@@ -49,6 +49,12 @@ void cprof_csv_str(FILE *f, const char *s);
 /* Makes room for one more element in a growing array (*arr, n used, *cap allocated): 0 or -ENOMEM. */
 int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem);
 
+/* Output files written to a temporary name next to the target and moved in place only when complete
+ * (an interrupted or failed export leaves nothing); never over an existing file unless force. */
+int cprof_out_open(const char *target, FILE **f);
+int cprof_out_finish(FILE *f, const char *target, int force);
+void cprof_out_abort(FILE *f);
+
 /* Kernel names: demangled (caller frees), and shortened for a table column. */
 char *cprof_demangle(const char *name);
 void cprof_shorten(const char *full, char *out, size_t size);

@@ -1,0 +1,97 @@
+/* Output files (traces, pages) written next to their target and moved in place only when complete. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/cprof.h"
+
+/* Set while the temporary file exists, so an interrupted export removes it. */
+static char tmp_path[PATH_MAX + 32];
+
+static void on_signal(int sig)
+{
+	if (tmp_path[0])
+		unlink(tmp_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int cprof_out_open(const char *target, FILE **f)
+{
+	struct sigaction sa;
+	mode_t mask;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (snprintf(tmp_path, sizeof(tmp_path), "%s.tmp.XXXXXX", target) >= (int)sizeof(tmp_path)) {
+		tmp_path[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(tmp_path);
+	if (fd < 0) {
+		tmp_path[0] = '\0';
+		return -errno;
+	}
+	/* mkstemp makes 0600; a trace or a page is an ordinary output file */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0 || (*f = fdopen(fd, "w")) == NULL) {
+		int err = errno;
+
+		close(fd);
+		unlink(tmp_path);
+		tmp_path[0] = '\0';
+		return -err;
+	}
+	setvbuf(*f, NULL, _IOFBF, 1 << 20);
+	return 0;
+}
+
+void cprof_out_abort(FILE *f)
+{
+	fclose(f);
+	if (tmp_path[0])
+		unlink(tmp_path);
+	tmp_path[0] = '\0';
+}
+
+int cprof_out_finish(FILE *f, const char *target, int force)
+{
+	int ret = 0;
+
+	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
+		ret = -(errno ? errno : EIO);
+	if (fclose(f) != 0 && ret == 0)
+		ret = -(errno ? errno : EIO);
+	if (ret < 0)
+		goto out;
+	if (force) {
+		if (rename(tmp_path, target) != 0)
+			ret = -errno;
+		goto out;
+	}
+	/* link() refuses an existing target, so a file created meanwhile is not overwritten either */
+	if (link(tmp_path, target) == 0)
+		goto out;
+	ret = -errno;
+	if (ret == -EEXIST)
+		goto out;
+	/* file systems without hard links: the check and the rename are two steps there */
+	if (access(target, F_OK) == 0)
+		ret = -EEXIST;
+	else if (rename(tmp_path, target) == 0)
+		ret = 0;
+out:
+	unlink(tmp_path);
+	tmp_path[0] = '\0';
+	return ret;
+}
