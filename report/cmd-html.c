@@ -498,7 +498,7 @@ static int load_procs(struct html *h, const struct cprof_thresholds *th)
 		struct html_proc *p;
 		const unsigned char *a = sqlite3_column_text(st, 4);
 
-		if (html_grow(&h->procs, &h->nprocs_cap, h->nprocs, sizeof(*h->procs)) < 0) {
+		if (cprof_grow(&h->procs, &h->nprocs_cap, h->nprocs, sizeof(*h->procs)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}

@@ -13,22 +13,6 @@ struct load_ctx {
 	int demangle;
 };
 
-int html_grow(void *arr, size_t *cap, size_t n, size_t elem)
-{
-	void **p = arr, *np;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 32;
-	np = realloc(*p, c * elem);
-	if (np == NULL)
-		return -ENOMEM;
-	*p = np;
-	*cap = c;
-	return 0;
-}
-
 static int add_row(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
 {
 	struct load_ctx *c = arg;
@@ -36,7 +20,7 @@ static int add_row(void *arg, int64_t key, const char *label, const struct cprof
 	struct html_row *r;
 
 	(void)key;
-	if (html_grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
+	if (cprof_grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
 		return -ENOMEM;
 	r = &t->rows[t->n];
 	memset(r, 0, sizeof(*r));

@@ -110,7 +110,7 @@ static int32_t name_add(struct tl *t, enum name_kind kind, int64_t sid, const ch
 {
 	struct name *n;
 
-	if (html_grow(&t->names, &t->capnames, t->nnames, sizeof(*t->names)) < 0)
+	if (cprof_grow(&t->names, &t->capnames, t->nnames, sizeof(*t->names)) < 0)
 		return -1;
 	n = &t->names[t->nnames];
 	memset(n, 0, sizeof(*n));
@@ -240,7 +240,7 @@ static int track_add(struct tl *t, struct track *k, uint64_t s, uint64_t e, int3
 	}
 	if (k->n >= DETAIL_LIMIT)
 		return track_aggregate(t, k) < 0 ? -ENOMEM : (bucket_add(t, k, s, e, name), 0);
-	if (html_grow(&k->ev, &k->cap, k->n, sizeof(*k->ev)) < 0)
+	if (cprof_grow(&k->ev, &k->cap, k->n, sizeof(*k->ev)) < 0)
 		return -ENOMEM;
 	k->ev[k->n].s = s;
 	k->ev[k->n].e = e;
@@ -287,7 +287,7 @@ static struct lane *lane_get(struct tl *t, int gpu, int64_t proc, int64_t a, int
 			return l;
 		}
 	}
-	if (html_grow(&t->lanes, &t->caplanes, t->nlanes, sizeof(*t->lanes)) < 0)
+	if (cprof_grow(&t->lanes, &t->caplanes, t->nlanes, sizeof(*t->lanes)) < 0)
 		return NULL;
 	l = &t->lanes[t->nlanes];
 	memset(l, 0, sizeof(*l));
@@ -339,7 +339,7 @@ static int map_handles(struct tl *t)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct handle_map *m;
 
-		if (html_grow(&t->hmap, &t->caphmap, t->nhmap, sizeof(*t->hmap)) < 0) {
+		if (cprof_grow(&t->hmap, &t->caphmap, t->nhmap, sizeof(*t->hmap)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -442,7 +442,7 @@ static struct device_util *device_get(struct tl *t, int64_t dev)
 	for (i = 0; i < t->ndev; i++)
 		if (t->dev[i].dev == dev)
 			return &t->dev[i];
-	if (html_grow(&t->dev, &t->capdev, t->ndev, sizeof(*t->dev)) < 0)
+	if (cprof_grow(&t->dev, &t->capdev, t->ndev, sizeof(*t->dev)) < 0)
 		return NULL;
 	memset(&t->dev[t->ndev], 0, sizeof(t->dev[0]));
 	t->dev[t->ndev].dev = dev;
