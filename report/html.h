@@ -63,7 +63,6 @@ struct html {
 void html_text(FILE *f, const char *s);
 /* A JavaScript string literal that is safe inside <script> (no "</script>" can close it). */
 void html_js_str(FILE *f, const char *s);
-/* Grows *arr (n used, *cap allocated) to hold one more element: 0 or -ENOMEM. */
 int html_hist_bin(double ns);
 
 int html_tables_load(struct html *h);
