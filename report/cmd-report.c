@@ -405,7 +405,19 @@ static const char rank_sql[] =
 	" FROM PROCESSES p JOIN (SELECT processId, min(start) s, max(end) e FROM CPROF_API GROUP BY processId) a"
 	" ON a.processId = p.id WHERE p.rank IS NOT NULL GROUP BY p.rank ORDER BY p.rank";
 
-static void print_ranks(sqlite3 *db)
+/* A rank's verdict: its process's (the one with the most recorded events when it has several). */
+static const char *rank_verdict(const struct proc *procs, size_t nprocs, int64_t rank)
+{
+	const struct proc *best = NULL;
+	size_t i;
+
+	for (i = 0; i < nprocs; i++)
+		if (procs[i].rank == rank && (best == NULL || procs[i].recorded > best->recorded))
+			best = &procs[i];
+	return best ? best->v.verdict : "?";
+}
+
+static void print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 {
 	sqlite3_stmt *st;
 	int n = 0;
@@ -415,17 +427,18 @@ static void print_ranks(sqlite3 *db)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if (n++ == 0)
-			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time\n");
+			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time  Verdict\n");
 		cprof_fmt_dur(run, sizeof(run), sqlite3_column_double(st, 3));
 		cprof_fmt_dur(gpu, sizeof(gpu), sqlite3_column_double(st, 5));
-		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s\n", (long long)sqlite3_column_int64(st, 0),
+		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)sqlite3_column_int64(st, 0),
 		       (long long)sqlite3_column_int64(st, 1), (const char *)sqlite3_column_text(st, 2), run,
-		       (long long)sqlite3_column_int64(st, 4), gpu);
+		       (long long)sqlite3_column_int64(st, 4), gpu,
+		       rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
 	}
 	sqlite3_finalize(st);
 }
 
-static void json_ranks(sqlite3 *db)
+static void json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 {
 	sqlite3_stmt *st;
 	int n = 0;
@@ -436,8 +449,9 @@ static void json_ranks(sqlite3 *db)
 			printf("%s{\"rank\":%lld,\"processes\":%lld,\"hosts\":", n++ ? "," : "",
 			       (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
 			cprof_json_str(stdout, (const char *)sqlite3_column_text(st, 2));
-			printf(",\"run_ns\":%lld,\"kernels\":%lld,\"kernel_ns\":%lld}", (long long)sqlite3_column_int64(st, 3),
-			       (long long)sqlite3_column_int64(st, 4), (long long)sqlite3_column_int64(st, 5));
+			printf(",\"run_ns\":%lld,\"kernels\":%lld,\"kernel_ns\":%lld,\"verdict\":\"%s\"}",
+			       (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4),
+			       (long long)sqlite3_column_int64(st, 5), rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
 		}
 		sqlite3_finalize(st);
 	}
@@ -684,7 +698,7 @@ int cmd_report(int argc, char **argv)
 		json_table(&memops, top, 0);
 		printf(",\"apis\":");
 		json_table(&apis, top, 0);
-		json_ranks(db);
+		json_ranks(db, procs, nprocs);
 		printf(",\"phases\":[");
 		for (i = 0; i < (size_t)nph; i++) {
 			printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)ph[i].start,
@@ -753,7 +767,7 @@ int cmd_report(int argc, char **argv)
 				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", line);
 			}
 		}
-		print_ranks(db);
+		print_ranks(db, procs, nprocs);
 		if (by == BY_ALL || by == BY_KERNEL)
 			print_stats_table("GPU kernels", &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
 		if (by == BY_ALL)

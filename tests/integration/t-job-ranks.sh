@@ -17,6 +17,8 @@ import json, sys
 d = json.load(sys.stdin)
 ranks = {r["rank"]: r for r in d["ranks"]}
 assert [ranks[r]["kernels"] for r in (0, 1, 2)] == [40, 50, 60], d["ranks"]
+assert all(ranks[r]["verdict"] in ("overhead-bound", "compute-bound", "mixed") for r in ranks), d["ranks"]
+assert ranks[2]["run_ns"] > ranks[0]["run_ns"], d["ranks"]
 f = {x["id"]: x for x in d["findings"]}
 assert "straggler" in f and f["straggler"]["evidence"].startswith("rank 2 "), d["findings"]
 ' || fail "$method: report ranks or straggler"
