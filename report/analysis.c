@@ -10,7 +10,8 @@
 #include "report/analysis.h"
 #include "report/cprof.h"
 
-#define PHASE_MIN_KERNELS 8 /* a piece between two syncs with fewer kernels is folded into the next */
+#define PHASE_MIN_KERNELS 8   /* a piece between two syncs with fewer kernels is folded into the next */
+#define PHASE_MAX_PIECES 128 /* pieces analysed at most */
 
 void cprof_thresholds_default(struct cprof_thresholds *t)
 {
@@ -563,7 +564,21 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 		fold[nfold - 2].kernels += fold[nfold - 1].kernels;
 		nfold--;
 	}
-	/* neighbours with the same verdict are one phase */
+	/* a run that syncs every step would give thousands of pieces: phases are its coarse shape, so
+	 * neighbouring pieces are grouped to at most PHASE_MAX_PIECES before any is analysed */
+	if (nfold > PHASE_MAX_PIECES) {
+		size_t per = (nfold + PHASE_MAX_PIECES - 1) / PHASE_MAX_PIECES, n = 0;
+
+		for (i = 0; i < nfold; i += per) {
+			size_t last = i + per - 1 < nfold ? i + per - 1 : nfold - 1;
+
+			fold[n].s = fold[i].s;
+			fold[n].e = fold[last].e;
+			fold[n++].kernels = 0;
+		}
+		nfold = n;
+	}
+	/* neighbours with the same verdict are one phase, analysed once as a whole */
 	ph = calloc(nfold ? nfold : 1, sizeof(*ph));
 	if (ph == NULL)
 		goto out;
@@ -574,8 +589,7 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 			goto out;
 		if (nph > 0 && !strcmp(ph[nph - 1].v.verdict, v.verdict) && ph[nph - 1].end == fold[i].s) {
 			ph[nph - 1].end = fold[i].e;
-			if (cprof_analyse(db, proc, ph[nph - 1].start, ph[nph - 1].end, t, &ph[nph - 1].v) < 0)
-				goto out;
+			ph[nph - 1].v.kernels = 0; /* marks a merged phase: analysed again below */
 			continue;
 		}
 		ph[nph].start = fold[i].s;
@@ -583,6 +597,9 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 		ph[nph].v = v;
 		nph++;
 	}
+	for (i = 0; i < nph; i++)
+		if (ph[i].v.kernels == 0 && cprof_analyse(db, proc, ph[i].start, ph[i].end, t, &ph[i].v) < 0)
+			goto out;
 	*out = ph;
 	ph = NULL;
 	ret = (int)nph;
