@@ -35,6 +35,7 @@ enum { CPROF_RING_LIVE = 1, CPROF_RING_DEAD = 2, CPROF_RING_FREE = 3 };
 
 struct cprof_tls {
 	struct cprof_ring *ring;
+	uint64_t tail_seen; /* the ring's tail when last read: re-read only when the ring looks full */
 	uint32_t generation; /* rings of another generation belong to a parent process (fork) */
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
@@ -93,20 +94,27 @@ static inline void cprof_record(const struct cprof_wire_api *ev)
 			return;
 	}
 	h = atomic_load_explicit(&r->head, memory_order_relaxed);
-	t = atomic_load_explicit(&r->tail, memory_order_acquire);
-	if (unlikely(h - t >= CPROF_RING_EVENTS)) {
-		atomic_store_explicit(&r->lost, atomic_load_explicit(&r->lost, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
-		if (!atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
-			cprof_flusher_wake();
-		return;
+	/* the tail is the flusher's cache line: read it only when the ring looks full, not per event */
+	if (unlikely(h - cprof_tls.tail_seen >= CPROF_RING_EVENTS)) {
+		cprof_tls.tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
+		if (h - cprof_tls.tail_seen >= CPROF_RING_EVENTS) {
+			atomic_store_explicit(&r->lost, atomic_load_explicit(&r->lost, memory_order_relaxed) + 1,
+					      memory_order_relaxed);
+			if (!atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
+				cprof_flusher_wake();
+			return;
+		}
 	}
 	r->ev[h & (CPROF_RING_EVENTS - 1)] = *ev;
 	r->ev[h & (CPROF_RING_EVENTS - 1)].tid = cprof_tls.tid;
 	atomic_store_explicit(&r->head, h + 1, memory_order_release);
-	if (unlikely(h - t == CPROF_RING_EVENTS / 4) &&
-	    !atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
-		cprof_flusher_wake();
+	/* every quarter ring: wake the flusher early when a quarter is waiting */
+	if (unlikely((h & (CPROF_RING_EVENTS / 4 - 1)) == 0)) {
+		t = atomic_load_explicit(&r->tail, memory_order_acquire);
+		cprof_tls.tail_seen = t;
+		if (h - t >= CPROF_RING_EVENTS / 4 && !atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
+			cprof_flusher_wake();
+	}
 }
 
 /* cupti.c: the GPU lane. */

@@ -92,6 +92,7 @@ struct cprof_ring *cprof_ring_for_thread(void)
 	}
 	r->tid = cprof_tls.tid;
 	cprof_tls.ring = r;
+	cprof_tls.tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	pthread_once(&ring_key_once, ring_key_create);
 	pthread_setspecific(ring_key, r);
 	return r;
