@@ -168,7 +168,8 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 		pr_warn("cannot set the mode of %s: %s", path, strerror(errno));
 	close(fd);
 	/* NOFOLLOW: a symlink swapped in after the create, or planted at the -wal/-shm names, is refused */
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+	/* one thread uses this connection: no per-call mutex (8% of cprofd at 500k events/s) */
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		pr_err("cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto out_close;
 	}

@@ -54,7 +54,7 @@ CPROF_HIDDEN void cprof_warn_flush(void);
 CPROF_HIDDEN int cprof_init_slow(void);
 CPROF_HIDDEN void cprof_disable(const char *why);
 
-static inline int cprof_active(void)
+static inline __attribute__((always_inline)) int cprof_active(void)
 {
 	int st = atomic_load_explicit(&cprof_state, memory_order_acquire);
 
@@ -83,7 +83,7 @@ CPROF_HIDDEN int cprof_strings_add(uint32_t id, uint16_t kind, const char *s);
 CPROF_HIDDEN extern _Atomic int cprof_wake_pending;
 
 /* Record one finished call into this thread's ring. Never blocks; a full ring counts a loss. */
-static inline void cprof_record(const struct cprof_wire_api *ev)
+static inline __attribute__((always_inline)) void cprof_record(const struct cprof_wire_api *ev)
 {
 	struct cprof_ring *r = cprof_tls.ring;
 	uint64_t h, t;
@@ -136,7 +136,7 @@ struct cprof_call {
 	int pushed;
 };
 
-static inline int cprof_enter(struct cprof_call *c)
+static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *c)
 {
 	if (!cprof_active())
 		return 0;
@@ -156,7 +156,7 @@ static inline int cprof_enter(struct cprof_call *c)
 	return 1;
 }
 
-static inline void cprof_leave(struct cprof_call *c, struct cprof_wire_api *ev, unsigned api, int ret)
+static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call *c, struct cprof_wire_api *ev, unsigned api, int ret)
 {
 	ev->end_ns = cprof_now_ns();
 	if (c->pushed)
