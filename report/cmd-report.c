@@ -94,25 +94,8 @@ static int load(sqlite3 *db, const char *sql, int64_t proc, struct table *t, cha
  * a hook). A CUPTI record carrying our external id is a hooked call: counted once, as the hook's. */
 static int load_apis(sqlite3 *db, int64_t proc, struct table *t)
 {
-	static const char hooked[] =
-		"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-		" WHERE (?1 = 0 OR a.processId = ?1) ORDER BY a.nameId, d";
-	static const char cupti_only[] =
-		"SELECT r.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start AS d"
-		" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
-		" WHERE (?1 = 0 OR r.processId = ?1) AND NOT EXISTS (SELECT 1 FROM"
-		" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE e.processId = r.processId"
-		" AND e.correlationId = r.correlationId AND e.externalKind = 5) ORDER BY r.nameId, d";
-	static const char driver_only[] =
-		"SELECT d.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), d.end - d.start AS dd"
-		" FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s ON s.id = d.nameId"
-		" WHERE (?1 = 0 OR d.processId = ?1) AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
-		" WHERE r.processId = d.processId AND r.correlationId = d.correlationId)"
-		" AND NOT EXISTS (SELECT 1 FROM CPROF_API a WHERE a.processId = d.processId AND a.tid = d.threadId"
-		" AND a.start <= d.start AND a.end >= d.end) ORDER BY d.nameId, dd";
-
-	if (load(db, hooked, proc, t, 0, 0) < 0 || load(db, cupti_only, proc, t, '*', 0) < 0 ||
-	    load(db, driver_only, proc, t, '*', 0) < 0)
+	if (load(db, cprof_sql_api_hooked, proc, t, 0, 0) < 0 || load(db, cprof_sql_api_cupti_only, proc, t, '*', 0) < 0 ||
+	    load(db, cprof_sql_api_driver_only, proc, t, '*', 0) < 0)
 		return -1;
 	table_sort(t);
 	return 0;
@@ -129,18 +112,6 @@ static int load_kernels(sqlite3 *db, int64_t proc, struct table *t)
 	return 0;
 }
 
-static const char *copy_kind(int k)
-{
-	static const char *const names[] = { "[CUDA memcpy Unknown]", "[CUDA memcpy Host-to-Device]",
-					     "[CUDA memcpy Device-to-Host]", "[CUDA memcpy Host-to-Array]",
-					     "[CUDA memcpy Array-to-Host]", "[CUDA memcpy Array-to-Array]",
-					     "[CUDA memcpy Array-to-Device]", "[CUDA memcpy Device-to-Array]",
-					     "[CUDA memcpy Device-to-Device]", "[CUDA memcpy Host-to-Host]",
-					     "[CUDA memcpy Peer-to-Peer]" };
-
-	return k >= 0 && k <= 10 ? names[k] : names[0];
-}
-
 /* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
 static int load_memops(sqlite3 *db, int64_t proc, struct table *t)
 {
@@ -153,7 +124,7 @@ static int load_memops(sqlite3 *db, int64_t proc, struct table *t)
 		 proc, t, 0, 0) < 0)
 		return -1;
 	for (i = 0; i < t->n; i++) {
-		char *n = strdup(copy_kind(atoi(t->rows[i].name)));
+		char *n = strdup(cprof_copy_kind_name(atoi(t->rows[i].name)));
 
 		free(t->rows[i].name);
 		t->rows[i].name = n;
@@ -172,7 +143,7 @@ static int load_memops(sqlite3 *db, int64_t proc, struct table *t)
 	sqlite3_bind_int64(st, 1, proc);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int k = sqlite3_column_int(st, 0);
-		const char *name = k < 0 ? "[CUDA memset]" : copy_kind(k);
+		const char *name = k < 0 ? "[CUDA memset]" : cprof_copy_kind_name(k);
 
 		for (i = 0; i < t->n; i++)
 			if (!strcmp(t->rows[i].name, name))

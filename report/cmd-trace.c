@@ -115,33 +115,6 @@ static void put_ts(struct trace *t, int64_t abs_ns)
 	put_us(t, abs_ns - t->base_ns);
 }
 
-/* Length of the UTF-8 sequence at s if it is valid, else 0. */
-static int utf8_len(const unsigned char *s)
-{
-	int n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* A JSON string; bytes that are not UTF-8 (argv can hold anything) become U+FFFD so every parser accepts it. */
 static void put_str(struct trace *t, const char *s)
 {
@@ -156,7 +129,7 @@ static void put_str(struct trace *t, const char *s)
 			fputc_unlocked(*p++, t->f);
 		} else if (*p < 0x20) {
 			fprintf(t->f, "\\u%04x", *p++);
-		} else if ((n = utf8_len(p)) > 0) {
+		} else if ((n = cprof_utf8_len(p)) > 0) {
 			fwrite_unlocked(p, 1, (size_t)n, t->f);
 			p += n;
 		} else {

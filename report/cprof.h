@@ -55,6 +55,12 @@ int cprof_out_open(const char *target, FILE **f);
 int cprof_out_finish(FILE *f, const char *target, int force);
 void cprof_out_abort(FILE *f);
 
+/* Shared SQL of the API summary (see profile.c), nsys's names for CUPTI copy kinds, and the length of
+ * the valid UTF-8 sequence at s (0 when it is not one). */
+extern const char cprof_sql_api_hooked[], cprof_sql_api_cupti_only[], cprof_sql_api_driver_only[];
+const char *cprof_copy_kind_name(int k);
+int cprof_utf8_len(const unsigned char *s);
+
 /* Kernel names: demangled (caller frees), and shortened for a table column. */
 char *cprof_demangle(const char *name);
 void cprof_shorten(const char *full, char *out, size_t size);

@@ -60,41 +60,14 @@ static void sort_table(struct html_table *t)
  * CUPTI saw (inside libraries, or not hooked), each counted once. */
 static int load_apis(struct html *h)
 {
-	static const char hooked[] =
-		"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-		" ORDER BY a.nameId, d";
-	static const char cupti_only[] =
-		"SELECT r.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start AS d"
-		" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
-		" WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e"
-		" WHERE e.processId = r.processId AND e.correlationId = r.correlationId AND e.externalKind = 5)"
-		" ORDER BY r.nameId, d";
-	static const char driver_only[] =
-		"SELECT d.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), d.end - d.start AS dd"
-		" FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s ON s.id = d.nameId"
-		" WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
-		" WHERE r.processId = d.processId AND r.correlationId = d.correlationId)"
-		" AND NOT EXISTS (SELECT 1 FROM CPROF_API a WHERE a.processId = d.processId AND a.tid = d.threadId"
-		" AND a.start <= d.start AND a.end >= d.end) ORDER BY d.nameId, dd";
 	int ret;
 
-	if ((ret = load(h, hooked, &h->apis, 0, 0)) < 0 || (ret = load(h, cupti_only, &h->apis, 1, 0)) < 0 ||
-	    (ret = load(h, driver_only, &h->apis, 1, 0)) < 0)
+	if ((ret = load(h, cprof_sql_api_hooked, &h->apis, 0, 0)) < 0 ||
+	    (ret = load(h, cprof_sql_api_cupti_only, &h->apis, 1, 0)) < 0 ||
+	    (ret = load(h, cprof_sql_api_driver_only, &h->apis, 1, 0)) < 0)
 		return ret;
 	sort_table(&h->apis);
 	return 0;
-}
-
-static const char *copy_kind(int k)
-{
-	static const char *const names[] = { "[CUDA memcpy Unknown]", "[CUDA memcpy Host-to-Device]",
-					     "[CUDA memcpy Device-to-Host]", "[CUDA memcpy Host-to-Array]",
-					     "[CUDA memcpy Array-to-Host]", "[CUDA memcpy Array-to-Array]",
-					     "[CUDA memcpy Array-to-Device]", "[CUDA memcpy Device-to-Array]",
-					     "[CUDA memcpy Device-to-Device]", "[CUDA memcpy Host-to-Host]",
-					     "[CUDA memcpy Peer-to-Peer]" };
-
-	return k >= 0 && k <= 10 ? names[k] : names[0];
 }
 
 static int load_memops(struct html *h)
@@ -108,7 +81,7 @@ static int load_memops(struct html *h)
 			t, 0, 0)) < 0)
 		return ret;
 	for (i = 0; i < t->n; i++) {
-		char *n = strdup(copy_kind(atoi(t->rows[i].name)));
+		char *n = strdup(cprof_copy_kind_name(atoi(t->rows[i].name)));
 
 		if (n == NULL)
 			return -ENOMEM;
@@ -125,7 +98,7 @@ static int load_memops(struct html *h)
 		return -EIO;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		int k = sqlite3_column_int(st, 0);
-		const char *name = k < 0 ? "[CUDA memset]" : copy_kind(k);
+		const char *name = k < 0 ? "[CUDA memset]" : cprof_copy_kind_name(k);
 
 		for (i = 0; i < t->n; i++)
 			if (!strcmp(t->rows[i].name, name))

@@ -528,3 +528,62 @@ out:
 	free(label);
 	return ret;
 }
+
+/* The API summary's three sources, shared by cprof report and cprof html so both show the same numbers:
+ * hooked calls, then the calls only CUPTI saw (inside libraries, or not hooked), each counted once.
+ * ?1 is a process id, 0 for all. */
+const char cprof_sql_api_hooked[] =
+	"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
+	" WHERE (?1 = 0 OR a.processId = ?1) ORDER BY a.nameId, d";
+const char cprof_sql_api_cupti_only[] =
+	"SELECT r.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start AS d"
+	" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
+	" WHERE (?1 = 0 OR r.processId = ?1) AND NOT EXISTS (SELECT 1 FROM"
+	" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE e.processId = r.processId"
+	" AND e.correlationId = r.correlationId AND e.externalKind = 5) ORDER BY r.nameId, d";
+const char cprof_sql_api_driver_only[] =
+	"SELECT d.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), d.end - d.start AS dd"
+	" FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s ON s.id = d.nameId"
+	" WHERE (?1 = 0 OR d.processId = ?1) AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
+	" WHERE r.processId = d.processId AND r.correlationId = d.correlationId)"
+	" AND NOT EXISTS (SELECT 1 FROM CPROF_API a WHERE a.processId = d.processId AND a.tid = d.threadId"
+	" AND a.start <= d.start AND a.end >= d.end) ORDER BY d.nameId, dd";
+
+const char *cprof_copy_kind_name(int k)
+{
+	static const char *const names[] = { "[CUDA memcpy Unknown]", "[CUDA memcpy Host-to-Device]",
+					     "[CUDA memcpy Device-to-Host]", "[CUDA memcpy Host-to-Array]",
+					     "[CUDA memcpy Array-to-Host]", "[CUDA memcpy Array-to-Array]",
+					     "[CUDA memcpy Array-to-Device]", "[CUDA memcpy Device-to-Array]",
+					     "[CUDA memcpy Device-to-Device]", "[CUDA memcpy Host-to-Host]",
+					     "[CUDA memcpy Peer-to-Peer]" };
+
+	return k >= 0 && k <= 10 ? names[k] : names[0];
+}
+
+/* Length of the UTF-8 sequence at s if it is valid, else 0. */
+int cprof_utf8_len(const unsigned char *s)
+{
+	int n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if ((s[0] & 0xe0) == 0xc0)
+		n = 2, cp = s[0] & 0x1f;
+	else if ((s[0] & 0xf0) == 0xe0)
+		n = 3, cp = s[0] & 0x0f;
+	else if ((s[0] & 0xf8) == 0xf0)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
