@@ -25,6 +25,7 @@ SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
 SQLITE_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
 CHECK_CFLAGS  := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
+ELF_LIBS      := $(shell pkg-config --libs libelf 2>/dev/null || echo -lelf)
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
@@ -76,7 +77,7 @@ $(BUILD)/lib/libcprof.so: $(PRELOAD_OBJS) preload/libcprof.map
 $(BUILD)/bin/cprofd: $(call obj_of,host,$(COLLECTOR_SRCS)) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lpthread
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) -lpthread
 
 $(BUILD)/bin/cprof: $(call obj_of,host,$(REPORT_SRCS)) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
@@ -94,10 +95,11 @@ binaries: $(BINARIES) simgpu
 
 # ---- tests ----
 UNIT_SRCS := $(wildcard tests/unit/*.c)
-$(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c) $(HOST_OBJS_COMMON)
+# -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
+$(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) $(CHECK_LIBS)
+	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl
 
 WORKLOAD_NVCC := $(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=[sm_90,compute_90]
 $(BUILD)/tests/%: tests/workloads/%.cu | $(DEPS_STAMP)
@@ -113,7 +115,7 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 	$(Q)$(WORKLOAD_NVCC) -I$(CUPTI_INC) -o $@ $< -L$(CUPTI_LIBDIR) -lcupti
 
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
-	$(BUILD)/tests/cupti_user
+	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"

@@ -9,6 +9,7 @@
 #include "common/api.h"
 #include "common/log.h"
 #include "collector/ingest.h"
+#include "collector/nvtx.h"
 
 int cprof_ingest_init(struct cprof_ingest *in, struct cprof_store *store)
 {
@@ -23,6 +24,7 @@ void cprof_ingest_free(struct cprof_ingest *in)
 {
 	size_t i;
 
+	cprof_nvtx_free(in);
 	for (i = 0; i < in->nprod; i++)
 		free(in->prod[i].strmap);
 	free(in->prod);
@@ -75,6 +77,7 @@ static void end_producer(struct cprof_ingest *in, struct cprof_producer *p, cons
 {
 	if (p->proc_id == 0)
 		return;
+	store_ok(in, cprof_nvtx_process_end(in, p)); /* ranges still open, while p's strings are known */
 	store_ok(in, cprof_store_process_end(in->store, p->proc_id, bye, p->recorded, p->lost, p->frames,
 					     p->seq_gaps));
 	p->ended = 1;
@@ -155,6 +158,15 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	for (i = 0; i < h->count; i++) {
 		int64_t kname = 0;
 
+		if (cprof_api_class(ev[i].api) == CPROF_CLASS_NVTX) {
+			int ret = cprof_nvtx_event(in, p, &ev[i]);
+
+			if (ret == -EBADMSG)
+				return ret;
+			if (store_ok(in, ret) < 0)
+				return -EIO;
+			continue;
+		}
 		if (ev[i].name && ev[i].name < p->strmap_len)
 			kname = p->strmap[ev[i].name];
 		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &ev[i], kname)) < 0)
@@ -184,6 +196,32 @@ static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	}
 	p->recorded += h->count;
 	in->gpu_records += h->count;
+	return 0;
+}
+
+static int on_stacks(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
+{
+	const uint8_t *payload = (const uint8_t *)(h + 1);
+	size_t off = 0;
+	uint32_t i;
+
+	for (i = 0; i < h->count; i++) {
+		const struct cprof_wire_stack *st = (const void *)(payload + off);
+		const struct cprof_wire_frame *f = (const void *)(st + 1);
+		int k;
+
+		for (k = 0; k < st->nnative + st->npy; k++) {
+			/* string ids name modules (native) or file and function (Python); map them to the profile's */
+			int64_t a = f[k].module < p->strmap_len ? p->strmap[f[k].module] : 0;
+			int64_t b = f[k].func < p->strmap_len ? p->strmap[f[k].func] : 0;
+
+			if (store_ok(in, cprof_store_frame(in->store, p->proc_id, st->id, k < st->nnative ? k : k - st->nnative,
+							   k < st->nnative, f[k].off, a, b)) < 0)
+				return -EIO;
+		}
+		off += sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(*f);
+	}
+	in->stacks += h->count;
 	return 0;
 }
 
@@ -227,6 +265,8 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return on_api(in, p, h);
 	case CPROF_MSG_GPU:
 		return on_gpu(in, p, h);
+	case CPROF_MSG_STACKS:
+		return on_stacks(in, p, h);
 	case CPROF_MSG_STATUS:
 		return store_ok(in, cprof_store_status(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
 	case CPROF_MSG_LOST: {
@@ -374,6 +414,8 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	}
 	if (in->len)
 		in->bad_frames++; /* a torn frame at the end */
+	if (!failed && in->stacks)
+		cprof_store_symbolize(s);
 	/* before the verdict below: a profile that cannot be summed up is not complete (a full disk) */
 	if (!failed && cprof_store_threads(s) < 0) {
 		failed = 1;
@@ -400,6 +442,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);
 	cprof_store_meta_int(s, "events", (int64_t)in->events);
 	cprof_store_meta_int(s, "gpu_records", (int64_t)in->gpu_records);
+	cprof_store_meta_int(s, "stacks", (int64_t)in->stacks);
 	cprof_store_meta_int(s, "processes", (int64_t)in->processes);
 	cprof_store_meta_int(s, "processes_without_bye", (int64_t)missing_bye);
 	if (in->run_ended) {

@@ -33,12 +33,14 @@ struct cprof_ingest {
 	uint64_t dropped_frames;  /* well-formed but from a banned or unknown producer */
 	uint64_t events;
 	uint64_t gpu_records;
+	uint64_t stacks;
 	uint64_t lost;
 	uint64_t processes;
 	int run_ended;
 	struct cprof_wire_run_end run_end;
 	int interrupt_signal;     /* cprof-run forwarded this signal to the target (SIGINT, SIGTERM, ...) */
 	int store_failed;
+	struct cprof_nvtx *nvtx;  /* NVTX pairing state (collector/nvtx.c), NULL until the first annotation */
 };
 
 int cprof_ingest_init(struct cprof_ingest *in, struct cprof_store *store);

@@ -17,16 +17,17 @@
 #include "common/schema.h"
 #include "common/version.h"
 #include "collector/store.h"
+#include "collector/symbolize.h"
 
 #define COMMIT_ROWS 50000
 #define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
 
 enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
-       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST__N };
+       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_FRAME, ST__N };
 static const char *const stmt_sql[ST__N] = {
 	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
-		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7)"
-		   " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7, stackId,"
+		   " stackInherited) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_PROC] = "INSERT INTO PROCESSES(pid, ppid, host, exe, argv, rank, localRank, worldSize, startNs,"
 		    " clock, wireVersion, forked, simulatedGpu) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_PROC_END] = "UPDATE PROCESSES SET endNs=?, byeReason=?, eventsEmitted=?, eventsRecorded=?,"
@@ -45,6 +46,9 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
+	/* OR IGNORE: a stack sent twice (a frame requeued after a full pipe) is the same stack */
+	[ST_FRAME] = "INSERT OR IGNORE INTO CPROF_STACK_FRAMES(processId, stackId, level, kind, moduleId, offset,"
+		     " fileId, funcId, line) VALUES(?,?,?,?,?,?,?,?,?)",
 };
 
 struct cprof_store {
@@ -86,6 +90,20 @@ static int begin(struct cprof_store *s)
 	s->in_txn = 1;
 	s->txn_rows = 0;
 	s->txn_start_ns = cprof_now_ns();
+	return 0;
+}
+
+struct sqlite3 *cprof_store_db(struct cprof_store *s)
+{
+	return s->db;
+}
+
+int cprof_store_begin(struct cprof_store *s, unsigned rows)
+{
+	if (begin(s) < 0)
+		return -EIO;
+	s->txn_rows += rows;
+	s->rows += rows;
 	return 0;
 }
 
@@ -360,12 +378,64 @@ int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const 
 	sqlite3_bind_int64(st, 14, (int64_t)ev->ptr);
 	for (i = 0; i < 8; i++)
 		sqlite3_bind_int64(st, 15 + i, ev->arg[i]);
+	if (ev->stack) {
+		sqlite3_bind_int64(st, 23, ev->stack);
+		sqlite3_bind_int(st, 24, !!(ev->flags & CPROF_API_F_STACK_INHERITED));
+	} else {
+		sqlite3_bind_null(st, 23);
+		sqlite3_bind_null(st, 24);
+	}
 	if (sqlite3_step(st) != SQLITE_DONE)
 		ret = db_err(s, "insert api");
 	sqlite3_reset(st);
 	s->rows++;
 	s->txn_rows++;
 	return ret;
+}
+
+int cprof_store_frame(struct cprof_store *s, int64_t proc_id, uint32_t stack, int level, int native, uint64_t off,
+		      int64_t module_or_file, int64_t func)
+{
+	sqlite3_stmt *st = s->st[ST_FRAME];
+	int ret = 0, i;
+
+	if (begin(s) < 0)
+		return -EIO;
+	for (i = 5; i <= 9; i++)
+		sqlite3_bind_null(st, i);
+	sqlite3_bind_int64(st, 1, proc_id);
+	sqlite3_bind_int64(st, 2, stack);
+	sqlite3_bind_int(st, 3, level);
+	sqlite3_bind_text(st, 4, native ? "native" : "python", -1, SQLITE_STATIC);
+	if (native) {
+		if (module_or_file > 0)
+			sqlite3_bind_int64(st, 5, module_or_file);
+		sqlite3_bind_int64(st, 6, (int64_t)(off & INT64_MAX));
+	} else {
+		if (module_or_file > 0)
+			sqlite3_bind_int64(st, 7, module_or_file);
+		if (func > 0)
+			sqlite3_bind_int64(st, 8, func);
+		sqlite3_bind_int64(st, 9, (int64_t)(off & 0xffffffff));
+	}
+	if (sqlite3_step(st) != SQLITE_DONE)
+		ret = db_err(s, "insert stack frame");
+	sqlite3_reset(st);
+	s->rows++;
+	s->txn_rows++;
+	return ret;
+}
+
+int cprof_store_symbolize(struct cprof_store *s)
+{
+	int n;
+
+	if (begin(s) < 0)
+		return -EIO;
+	n = cprof_symbolize_profile(s->db);
+	if (n < 0)
+		pr_warn("native stack frames could not be symbolised (%s); the report shows module+offset", strerror(-n));
+	return n;
 }
 
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message)

@@ -23,6 +23,11 @@ int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct
 int cprof_store_string(struct cprof_store *s, const char *text, size_t len, int64_t *global_id);
 int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_api *ev,
 		    int64_t kernel_name_id);
+/* One frame of a stack: native (module, offset) or Python (file, function, line in off). */
+int cprof_store_frame(struct cprof_store *s, int64_t proc_id, uint32_t stack, int level, int native, uint64_t off,
+		      int64_t module_or_file, int64_t func);
+/* Names the native frames from the modules' symbol tables (at the end of the run: files still there). */
+int cprof_store_symbolize(struct cprof_store *s);
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id);
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w);
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
@@ -34,6 +39,11 @@ void cprof_store_abort(struct cprof_store *s);
 
 /* Ends the current transaction when it is big or old enough (force: always). */
 int cprof_store_commit(struct cprof_store *s, int force);
+
+/* The open connection, for collector modules with statements of their own (nvtx.c, symbolize.c).
+ * Call cprof_store_begin(s, rows) before writing: the rows join the store's batched transaction. */
+struct sqlite3 *cprof_store_db(struct cprof_store *s);
+int cprof_store_begin(struct cprof_store *s, unsigned rows);
 
 /* Statistics for tests and the summary. */
 uint64_t cprof_store_rows(const struct cprof_store *s);

@@ -47,7 +47,16 @@
 	X(CPROF_API_cublasGemmStridedBatchedEx, "cublasGemmStridedBatchedEx", CPROF_CLASS_GEMM) \
 	X(CPROF_API_cublasGemmBatchedEx, "cublasGemmBatchedEx", CPROF_CLASS_GEMM)   \
 	X(CPROF_API_cublasLtMatmul, "cublasLtMatmul", CPROF_CLASS_GEMM)             \
-	X(CPROF_API_cublasSetStream_v2, "cublasSetStream_v2", CPROF_CLASS_OTHER)
+	X(CPROF_API_cublasSetStream_v2, "cublasSetStream_v2", CPROF_CLASS_OTHER)    \
+	X(CPROF_API_nvtxRangePush, "nvtxRangePush", CPROF_CLASS_NVTX)              \
+	X(CPROF_API_nvtxRangePop, "nvtxRangePop", CPROF_CLASS_NVTX)                \
+	X(CPROF_API_nvtxRangeStart, "nvtxRangeStart", CPROF_CLASS_NVTX)            \
+	X(CPROF_API_nvtxRangeEnd, "nvtxRangeEnd", CPROF_CLASS_NVTX)                \
+	X(CPROF_API_nvtxMark, "nvtxMark", CPROF_CLASS_NVTX)                        \
+	X(CPROF_API_nvtxNameOsThread, "nvtxNameOsThread", CPROF_CLASS_NVTX)        \
+	X(CPROF_API_nvtxNameCudaStream, "nvtxNameCudaStream", CPROF_CLASS_NVTX)    \
+	X(CPROF_API_nvtxNameCudaDevice, "nvtxNameCudaDevice", CPROF_CLASS_NVTX)    \
+	X(CPROF_API_nvtxDomainCreate, "nvtxDomainCreate", CPROF_CLASS_NVTX)
 
 enum cprof_api_class {
 	CPROF_CLASS_OTHER = 0,
@@ -59,6 +68,7 @@ enum cprof_api_class {
 	CPROF_CLASS_QUERY,
 	CPROF_CLASS_MODULE,
 	CPROF_CLASS_GEMM,
+	CPROF_CLASS_NVTX, /* user annotations: stored as NVTX_EVENTS, not as calls */
 };
 
 #define CPROF_API_ENUM(id, sym, cls) id,

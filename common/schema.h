@@ -20,7 +20,21 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	" start INTEGER NOT NULL, end INTEGER NOT NULL, correlationId INTEGER, nameId INTEGER NOT NULL,"
 	" class TEXT, returnValue INTEGER, nested INTEGER, kernelNameId INTEGER, stream INTEGER,"
 	" bytes INTEGER, ptr INTEGER, a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, a4 INTEGER,"
-	" a5 INTEGER, a6 INTEGER, a7 INTEGER);"
+	" a5 INTEGER, a6 INTEGER, a7 INTEGER, stackId INTEGER, stackInherited INTEGER);"
+	/* call stacks, stored once per process and referenced by CPROF_API.stackId (nsys: CUDA_CALLCHAINS);
+	 * level 0 is the innermost frame. native: moduleId + offset (from the load bias), symbolId set by
+	 * cprofd when the run ends; python: fileId, funcId, line */
+	"CREATE TABLE CPROF_STACK_FRAMES(processId INTEGER NOT NULL, stackId INTEGER NOT NULL, level INTEGER NOT NULL,"
+	" kind TEXT NOT NULL, moduleId INTEGER, offset INTEGER, symbolId INTEGER, fileId INTEGER, funcId INTEGER,"
+	" line INTEGER, PRIMARY KEY(processId, stackId, kind, level));"
+	/* NVTX annotations, ranges paired by cprofd (push/pop per thread, start/end by id); depth 0 = outermost,
+	 * parentId the enclosing push/pop range on the same thread */
+	"CREATE TABLE NVTX_EVENTS(id INTEGER PRIMARY KEY, processId INTEGER NOT NULL, pid INTEGER, tid INTEGER,"
+	" start INTEGER NOT NULL, end INTEGER, eventType TEXT NOT NULL, textId INTEGER, domainId INTEGER,"
+	" categoryId INTEGER, color INTEGER, depth INTEGER, parentId INTEGER, endTid INTEGER);"
+	/* names given to threads, streams, devices (nvtxNameOsThread, ...): kind 'thread' | 'stream' | 'device' */
+	"CREATE TABLE CPROF_NAMES(processId INTEGER NOT NULL, kind TEXT NOT NULL, key INTEGER NOT NULL,"
+	" nameId INTEGER NOT NULL, PRIMARY KEY(processId, kind, key));"
 	"CREATE TABLE DIAGNOSTICS(timeNs INTEGER, pid INTEGER, message TEXT);"
 	/* CUPTI's records, with nsys's table names; correlationId is CUPTI's, per process */
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(processId INTEGER, start INTEGER, end INTEGER, deviceId INTEGER,"

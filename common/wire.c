@@ -83,6 +83,28 @@ static int check_strings(const struct cprof_wire_hdr *h, const uint8_t *payload,
 	return off == plen ? CPROF_WIRE_OK : CPROF_WIRE_BAD_PAYLOAD;
 }
 
+static int check_stacks(const struct cprof_wire_hdr *h, const uint8_t *payload, size_t plen)
+{
+	size_t off = 0;
+	uint32_t i;
+
+	if (h->count == 0)
+		return CPROF_WIRE_BAD_LENGTH;
+	for (i = 0; i < h->count; i++) {
+		const struct cprof_wire_stack *st = (const void *)(payload + off);
+		size_t rec;
+
+		if (plen - off < sizeof(*st))
+			return CPROF_WIRE_BAD_PAYLOAD;
+		rec = sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(struct cprof_wire_frame);
+		if (rec > plen - off || st->id == 0 || st->nnative > CPROF_STACK_MAX_NATIVE ||
+		    st->npy > CPROF_STACK_MAX_PY || st->nnative + st->npy == 0)
+			return CPROF_WIRE_BAD_PAYLOAD;
+		off += rec;
+	}
+	return off == plen ? CPROF_WIRE_OK : CPROF_WIRE_BAD_PAYLOAD;
+}
+
 static int check_fixed(const struct cprof_wire_hdr *h, size_t plen, size_t rec, uint32_t max_count)
 {
 	if (h->count == 0 || h->count > max_count || plen != (size_t)h->count * rec)
@@ -123,6 +145,8 @@ int cprof_wire_check(const void *buf, size_t avail, size_t *frame_len)
 		if (h->count == 0)
 			return CPROF_WIRE_BAD_LENGTH;
 		return check_strings(h, payload, plen);
+	case CPROF_MSG_STACKS:
+		return check_stacks(h, payload, plen);
 	case CPROF_MSG_API:
 		return check_fixed(h, plen, sizeof(struct cprof_wire_api), CPROF_WIRE_API_PER_FRAME);
 	case CPROF_MSG_LOST:

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define CPROF_WIRE_MAGIC   0x46525043u /* "CPRF" as little-endian bytes */
-#define CPROF_WIRE_VERSION 1
+#define CPROF_WIRE_VERSION 2 /* 2: api events carry a stack id; STACKS frames */
 /* One frame is one write(2) of at most PIPE_BUF bytes: POSIX makes such writes to a FIFO atomic,
  * so many processes and threads can share one FIFO without interleaving. */
 #define CPROF_WIRE_MAX_FRAME 4096
@@ -22,6 +22,7 @@ enum cprof_msg_type {
 	CPROF_MSG_RUN_END = 6, /* from cprof-run: the target finished; drain and finalise */
 	CPROF_MSG_GPU = 7,     /* batch of CUPTI activity records, converted to fixed-width records */
 	CPROF_MSG_STATUS = 8,  /* something about the process's profiling changed (CUPTI started, missing, ...) */
+	CPROF_MSG_STACKS = 9,  /* call stacks captured at hooked calls, each sent once per process */
 	CPROF_MSG__MAX
 };
 
@@ -73,7 +74,13 @@ struct cprof_wire_string {
 	uint16_t kind; /* enum cprof_string_kind */
 };
 _Static_assert(sizeof(struct cprof_wire_string) == 8, "string layout");
-enum cprof_string_kind { CPROF_STR_KERNEL = 1, CPROF_STR_API = 2 };
+enum cprof_string_kind {
+	CPROF_STR_KERNEL = 1, CPROF_STR_API = 2,
+	CPROF_STR_MODULE = 3,  /* path of a loaded ELF module (native stack frames) */
+	CPROF_STR_PYFILE = 4,  /* co_filename of a Python code object */
+	CPROF_STR_PYFUNC = 5,  /* co_name (co_qualname where there is one) */
+	CPROF_STR_NVTX = 6,    /* NVTX message, domain, category, or a thread/stream name */
+};
 #define CPROF_WIRE_MAX_STRING (CPROF_WIRE_MAX_PAYLOAD - sizeof(struct cprof_wire_string))
 
 /* One hooked call. The meaning of arg[] depends on the API class (see below). */
@@ -90,13 +97,17 @@ struct cprof_wire_api {
 	int32_t ret;     /* the value the real function returned, unchanged */
 	uint32_t name;   /* per-process string id (kernel name), 0 = none */
 	uint32_t arg[8];
+	uint32_t stack;  /* per-process stack id (STACKS), 0 = none captured */
+	uint32_t pad;
 };
-_Static_assert(sizeof(struct cprof_wire_api) == 96, "api event layout");
+_Static_assert(sizeof(struct cprof_wire_api) == 104, "api event layout");
 _Static_assert(offsetof(struct cprof_wire_api, tid) == 48, "api event layout");
 _Static_assert(offsetof(struct cprof_wire_api, arg) == 64, "api event layout");
 
 #define CPROF_API_F_NESTED 0x1 /* called from inside another hooked call (cuBLAS -> cuBLASLt) */
 #define CPROF_API_F_REAL_MISSING 0x2 /* the real symbol could not be found; nothing was called */
+/* stack is the one last captured at the same call site (sampled mode), not this call's own */
+#define CPROF_API_F_STACK_INHERITED 0x4
 
 /* arg[] by class. launch: grid x,y,z, block x,y,z, dynamic shared memory, -.
  * memcpy: kind (cudaMemcpyKind), -. memset: value. gemm: m, n, k, batch, atype, ctype, transa, transb.
@@ -162,12 +173,36 @@ _Static_assert(sizeof(struct cprof_wire_gpu) == 96, "gpu record layout");
 _Static_assert(offsetof(struct cprof_wire_gpu, u32) == 56, "gpu record layout");
 #define CPROF_WIRE_GPU_PER_FRAME (CPROF_WIRE_MAX_PAYLOAD / sizeof(struct cprof_wire_gpu))
 
+/* STACKS payload: count records, each a cprof_wire_stack then nnative + npy cprof_wire_frame, innermost
+ * first. A native frame is a return address as (module string id, offset from the module's load bias);
+ * a Python frame is (file string id, function string id, line). */
+struct cprof_wire_stack {
+	uint32_t id;      /* per-process, from 1 */
+	uint16_t nnative;
+	uint16_t npy;
+};
+_Static_assert(sizeof(struct cprof_wire_stack) == 8, "stack layout");
+struct cprof_wire_frame {
+	uint64_t off;     /* native: address - load bias; python: line */
+	uint32_t module;  /* native: module string id; python: file string id */
+	uint32_t func;    /* python: function string id; native: 0 */
+};
+_Static_assert(sizeof(struct cprof_wire_frame) == 16, "frame layout");
+#define CPROF_STACK_MAX_NATIVE 64
+#define CPROF_STACK_MAX_PY     48
+
+/* NVTX (class nvtx api events; see common/api.h): start_ns = end_ns = the moment of the call,
+ * name = message string id, arg[] as below, ptr = range id of start/end ranges, stream = the named
+ * stream (nvtxNameCudaStream), bytes = payload. */
+enum { CPROF_ARG_NVTX_DOMAIN = 0, CPROF_ARG_NVTX_CATEGORY, CPROF_ARG_NVTX_COLOR, CPROF_ARG_NVTX_KEY };
+
 enum cprof_status_code {
 	CPROF_STATUS_CUPTI_STARTED = 1,
 	CPROF_STATUS_CUPTI_MISSING = 2,   /* libcupti.so.13 not found: API events only */
 	CPROF_STATUS_CUPTI_FAILED = 3,    /* CUPTI refused (no driver: 999, another subscriber: 39, ...) */
 	CPROF_STATUS_CUPTI_CONFLICT = 4,  /* the target itself uses CUPTI (torch.profiler, Kineto): we backed off */
 	CPROF_STATUS_CUPTI_DROPPED = 5,   /* CUPTI dropped records (err = how many) */
+	CPROF_STATUS_STACKS_NATIVE_MISSING = 6, /* libunwind.so.8 not found: stacks hold Python frames only */
 };
 struct cprof_wire_status {
 	uint32_t code; /* enum cprof_status_code */

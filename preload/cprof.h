@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/api.h"
@@ -128,6 +129,15 @@ struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records; called by the drainer only. */
 CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx);
 
+/* stacks.c: call stacks at launches, copies, memsets, GEMMs and syncs (CPROF_STACKS). */
+enum { CPROF_STACKS_OFF = 0, CPROF_STACKS_SAMPLED, CPROF_STACKS_ALL };
+CPROF_HIDDEN extern int cprof_stack_mode;
+CPROF_HIDDEN void cprof_stacks_init(void);
+CPROF_HIDDEN void cprof_stacks_lock(int lock);
+CPROF_HIDDEN void cprof_stacks_reset_after_fork(void);
+/* Sets ev->stack (and CPROF_API_F_STACK_INHERITED) for a call of api returning to ret_addr. */
+CPROF_HIDDEN void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api);
+
 /* Begin/end of a hooked call. enter returns 0 when the call must only be passed through. */
 struct cprof_call {
 	uint64_t start;
@@ -167,6 +177,9 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 	ev->api = api;
 	ev->ret = ret;
 	ev->flags |= c->nested ? CPROF_API_F_NESTED : 0;
+	/* after end_ns: the time spent unwinding is not charged to the call */
+	if (cprof_stack_mode != CPROF_STACKS_OFF)
+		cprof_stack_attach(ev, __builtin_return_address(0), api);
 	cprof_record(ev);
 }
 
@@ -191,6 +204,14 @@ CPROF_HIDDEN void cprof_kernel_alias(const void *alias, const void *key);
 CPROF_HIDDEN uint32_t cprof_kernel_name_id(const void *key);
 CPROF_HIDDEN void cprof_kernels_lock(int lock);
 CPROF_HIDDEN uint32_t cprof_string_id_new(void);
+
+/* strings.c: interned text (module paths, Python names, NVTX messages) -> per-process string id, queued
+ * for the collector once per process; 0 when it cannot be interned. Lock-free when already known. */
+CPROF_HIDDEN uint32_t cprof_intern(uint16_t kind, const char *s, size_t len);
+CPROF_HIDDEN void cprof_strings_lock(int lock);
+
+/* flusher.c: a stack for the collector (sent after the strings it names, before later events). */
+CPROF_HIDDEN int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_frame *frames);
 
 /* flusher.c: a STATUS message for the collector (and the profile). */
 CPROF_HIDDEN void cprof_flusher_add_lost(uint64_t n);

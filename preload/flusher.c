@@ -69,6 +69,8 @@ static struct {
 	struct cprof_hello_info hello;
 	struct cprof_wire_status *statuses; /* queued under strings_lock */
 	size_t nstatus;
+	uint8_t *stacks;                    /* serialised STACKS records, queued under strings_lock */
+	size_t stacks_len, stacks_cap, nstacks;
 	struct cprof_wire_gpu *gpu;         /* converted CUPTI records not yet sent */
 	size_t ngpu, gpu_sent, gpu_cap;
 	uint64_t last_cupti_flush_ms;
@@ -270,6 +272,88 @@ out:
 	return ret;
 }
 
+int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_frame *frames)
+{
+	size_t n = sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(*frames);
+	int ret = 0;
+
+	pthread_mutex_lock(&fl.strings_lock);
+	if (fl.stacks_len + n > fl.stacks_cap) {
+		size_t cap = fl.stacks_cap ? fl.stacks_cap * 2 : 16384;
+		uint8_t *p;
+
+		while (cap < fl.stacks_len + n)
+			cap *= 2;
+		p = realloc(fl.stacks, cap);
+		if (p == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		fl.stacks = p;
+		fl.stacks_cap = cap;
+	}
+	memcpy(fl.stacks + fl.stacks_len, st, sizeof(*st));
+	memcpy(fl.stacks + fl.stacks_len + sizeof(*st), frames, n - sizeof(*st));
+	fl.stacks_len += n;
+	fl.nstacks++;
+out:
+	pthread_mutex_unlock(&fl.strings_lock);
+	return ret;
+}
+
+/* Stacks go after the strings they name and before the events that refer to them. A stack that cannot
+ * be sent is lost with the stream; its events then name an id the profile does not have. */
+static int send_stacks(uint64_t deadline)
+{
+	uint8_t *buf;
+	size_t len, off = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&fl.strings_lock);
+	buf = fl.stacks;
+	len = fl.stacks_len;
+	fl.stacks = NULL;
+	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
+	pthread_mutex_unlock(&fl.strings_lock);
+
+	while (off < len && ret == 0) {
+		struct cprof_wire_hdr *h = (void *)fl.frame;
+		size_t flen = sizeof(*h);
+		uint32_t count = 0;
+
+		while (off < len) {
+			const struct cprof_wire_stack *st = (const void *)(buf + off);
+			size_t n = sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(struct cprof_wire_frame);
+
+			if (flen + n > CPROF_WIRE_MAX_FRAME)
+				break;
+			memcpy(fl.frame + flen, st, n);
+			flen += n;
+			off += n;
+			count++;
+		}
+		cprof_wire_hdr_init(h, CPROF_MSG_STACKS, fl.hello.fixed.pid, fl.seq, count, flen);
+		ret = write_frame(fl.frame, flen, deadline);
+		if (ret == 0)
+			fl.seq++;
+		else if (ret == -EAGAIN) {
+			/* requeue what is left (this frame's too): only its order before the events matters,
+			 * and no event is drained in a round whose stacks did not all go */
+			size_t at = off - (flen - sizeof(*h));
+
+			while (at < len) {
+				const struct cprof_wire_stack *st = (const void *)(buf + at);
+
+				if (cprof_stacks_add(st, (const void *)(st + 1)) < 0)
+					break;
+				at += sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(struct cprof_wire_frame);
+			}
+		}
+	}
+	free(buf);
+	return ret;
+}
+
 void cprof_flusher_add_lost(uint64_t n)
 {
 	atomic_fetch_add(&fl.lost_extra, n);
@@ -467,7 +551,7 @@ static int drain_round(uint64_t deadline)
 	/* CUPTI records are converted here; the names they need are queued before the strings go */
 	if (cprof_cupti_collect(gpu_keep, NULL) > 0)
 		empty = 0;
-	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0)
+	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0 || send_stacks(deadline) < 0)
 		return 0;
 	for (r = cprof_rings_head(); r; r = r->next) {
 		int state = atomic_load_explicit(&r->state, memory_order_acquire);
@@ -725,6 +809,9 @@ void cprof_flusher_reset_after_fork(void)
 	free(fl.statuses);
 	fl.statuses = NULL;
 	fl.nstatus = 0;
+	free(fl.stacks);
+	fl.stacks = NULL;
+	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	fl.ngpu = fl.gpu_sent = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */

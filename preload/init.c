@@ -15,6 +15,7 @@
 #define PR_FMT "cprof"
 #include "common/log.h"
 #include "preload/cprof.h"
+#include "preload/python.h"
 #include "preload/flusher.h"
 
 CPROF_HIDDEN _Atomic int cprof_state = CPROF_ST_UNINIT;
@@ -183,6 +184,8 @@ int cprof_init_slow(void)
 		atexit_registered = 1;
 		atexit(at_exit_flush);
 	}
+	if (!forked)
+		cprof_stacks_init();
 	atomic_store(&cprof_state, CPROF_ST_ON);
 	pr_dbg("profiling pid %d into %s", (int)getpid(), fifo);
 	/* CUDA does not work across fork without exec: a forked child records API calls only */
@@ -194,12 +197,16 @@ int cprof_init_slow(void)
 static void atfork_prepare(void)
 {
 	cprof_kernels_lock(1);
+	cprof_strings_lock(1);
+	cprof_stacks_lock(1);
 	cprof_flusher_strings_lock(1);
 }
 
 static void atfork_parent(void)
 {
 	cprof_flusher_strings_lock(0);
+	cprof_stacks_lock(0);
+	cprof_strings_lock(0);
 	cprof_kernels_lock(0);
 }
 
@@ -208,6 +215,10 @@ static void atfork_child(void)
 	int st;
 
 	cprof_flusher_strings_lock(0);
+	cprof_stacks_lock(0);
+	cprof_stacks_reset_after_fork();
+	cprof_py_reset_after_fork();
+	cprof_strings_lock(0);
 	cprof_kernels_lock(0);
 	cprof_flusher_reset_after_fork();
 	cprof_rings_reset_after_fork();

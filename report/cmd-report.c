@@ -8,9 +8,10 @@
 #include "common/log.h"
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/stacks.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
-enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS };
+enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS, BY_OP, BY_CALLSITE };
 
 struct row {
 	char *name;  /* full (demangled) name */
@@ -486,7 +487,7 @@ static void json_verdict_fields(const struct cprof_verdict *v)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|stream|process]\n"
+	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|stream|process]\n"
 		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n");
 }
 
@@ -519,6 +520,8 @@ int cmd_report(int argc, char **argv)
 	struct proc *procs = NULL;
 	struct table apis = { 0 }, kernels = { 0 }, memops = { 0 }, torch = { 0 };
 	struct cprof_thresholds th;
+	struct cprof_stacks stacks = { 0 };
+	struct cprof_attr_table ops = { 0 }, sites = { 0 }, chains = { 0 };
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
@@ -562,8 +565,12 @@ int cmd_report(int argc, char **argv)
 				by = BY_STREAM;
 			else if (!strcmp(optarg, "process"))
 				by = BY_PROCESS;
+			else if (!strcmp(optarg, "op"))
+				by = BY_OP;
+			else if (!strcmp(optarg, "callsite"))
+				by = BY_CALLSITE;
 			else {
-				pr_err("--by %s is not available in this version (kernel, api, stream or process)", optarg);
+				pr_err("--by %s: expected kernel, api, op, callsite, stream or process", optarg);
 				return CPROF_EXIT_USAGE;
 			}
 			break;
@@ -615,6 +622,13 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	nf = cprof_findings(db, 0, &v, &fd);
+	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
+	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
+	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
+		pr_err("%s: cannot read the call stacks: %s", argv[optind], sqlite3_errmsg(db));
+		ret = CPROF_EXIT_USAGE;
+		goto out;
+	}
 	for (i = 0; i < nprocs; i++) {
 		struct cprof_phase *pp = NULL;
 
@@ -669,6 +683,12 @@ int cmd_report(int argc, char **argv)
 		json_table(&memops, top, 0);
 		printf(",\"apis\":");
 		json_table(&apis, top, 0);
+		printf(",\"stacks\":%zu,\"ops\":", stacks.n);
+		cprof_attr_json(&ops, CPROF_BY_OP, top);
+		printf(",\"callsites\":");
+		cprof_attr_json(&sites, CPROF_BY_CALLSITE, top);
+		printf(",\"chains\":");
+		cprof_attr_json(&chains, CPROF_BY_CHAIN, top);
 		json_ranks(db, procs, nprocs);
 		printf(",\"phases\":[");
 		for (i = 0; i < (size_t)nph; i++) {
@@ -703,6 +723,8 @@ int cmd_report(int argc, char **argv)
 			printf("}");
 		}
 		printf("]}\n");
+	} else if (fmt == FMT_CSV && (by == BY_OP || by == BY_CALLSITE)) {
+		cprof_attr_csv(by == BY_OP ? &ops : &sites, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, top_set ? top : 0);
 	} else if (fmt == FMT_CSV) {
 		const struct table *t = by == BY_KERNEL ? &kernels : &apis;
 
@@ -756,6 +778,17 @@ int cmd_report(int argc, char **argv)
 			}
 		if (by == BY_ALL)
 			print_torch(&torch, &kernels, top);
+		if (by == BY_ALL && chains.n)
+			cprof_attr_print(&chains, CPROF_BY_CHAIN, top);
+		if (by == BY_ALL && sites.n)
+			cprof_attr_print(&sites, CPROF_BY_CALLSITE, top);
+		if (by == BY_OP || by == BY_CALLSITE) {
+			if (stacks.n == 0)
+				printf("\nNo call stacks in this profile (recorded with --stacks off, or by an older cprof).\n");
+			else
+				cprof_attr_print(by == BY_OP ? &ops : &sites, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE,
+						 top_set ? top : 0);
+		}
 		if (by == BY_STREAM) {
 			sqlite3_stmt *st;
 
@@ -804,6 +837,10 @@ out:
 	table_free(&kernels);
 	table_free(&memops);
 	table_free(&torch);
+	cprof_attr_free(&ops);
+	cprof_attr_free(&sites);
+	cprof_attr_free(&chains);
+	cprof_stacks_free(&stacks);
 	sqlite3_close(db);
 	return ret;
 }

@@ -11,6 +11,7 @@
 #define PR_FMT "cprof trace"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/stacks.h"
 
 /* Kineto's constants (libkineto output_base.h / output_json.cpp): GPU processes sort after every real pid,
  * the CUPTI overhead lane is pid -1 and sorts after the GPUs. */
@@ -52,6 +53,10 @@ struct trace {
 	struct demangled *dm;
 	size_t ndm, capdm;
 	sqlite3_stmt *flows;
+	struct cprof_stacks stacks;
+	struct pyspan *py;  /* per thread: the Python frames open as python_function spans */
+	size_t npy, cappy;
+	int64_t py_ids;
 	int64_t rank;  /* >= 0: only this rank's processes (--per-rank) */
 	int64_t world; /* world size to write with --per-rank */
 };
@@ -703,10 +708,11 @@ out:
 
 /* ---- events ---- */
 
+/* %s: the stack column, NULL for a profile from before stacks */
 static const char hooked_sql[] =
 	"SELECT a.processId, a.pid, a.tid, a.start, a.end, a.correlationId, s.value, a.class, a.returnValue,"
 	" a.nested, a.kernelNameId, k.value, a.stream, a.bytes, a.a0, a.a1, a.a2, a.a3, a.a4, a.a5, a.a6,"
-	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value"
+	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value, %s"
 	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
 	" LEFT JOIN x_hsum h ON h.processId = a.processId AND h.extId = a.correlationId"
 	" LEFT JOIN x_api x ON x.processId = a.processId AND x.correlationId = coalesce(h.gcorr, h.anycorr)"
@@ -714,8 +720,72 @@ static const char hooked_sql[] =
 
 enum {
 	H_PROC, H_PID, H_TID, H_START, H_END, H_EXT, H_NAME, H_CLASS, H_RET, H_NESTED, H_KNAMEID, H_KNAME, H_STREAM,
-	H_BYTES, H_A0, H_A1, H_A2, H_A3, H_A4, H_A5, H_A6, H_GCORR, H_ANYCORR, H_NGPU, H_CBID, H_XNAME,
+	H_BYTES, H_A0, H_A1, H_A2, H_A3, H_A4, H_A5, H_A6, H_GCORR, H_ANYCORR, H_NGPU, H_CBID, H_XNAME, H_STACK,
 };
+
+/* ---- python_function spans: consecutive calls of a thread that share their outer Python frames share
+ * those frames' spans (what a sampling profiler shows; the frames' exact entry and exit are not known) ---- */
+struct pyframe_open {
+	const char *name;
+	int64_t start, end, id;
+};
+struct pyspan {
+	int64_t pid, tid;
+	struct pyframe_open f[64]; /* outermost first */
+	int n;
+};
+
+static void py_close(struct trace *t, struct pyspan *ps, int keep)
+{
+	while (ps->n > keep) {
+		struct pyframe_open *o = &ps->f[--ps->n];
+
+		span_begin(t, "python_function", o->name, ps->pid, ps->tid, o->start, o->end);
+		put(t, ", \"args\": {\"Python id\": ");
+		put_i(t, o->id);
+		put(t, ", \"Python parent id\": ");
+		put_i(t, ps->n ? ps->f[ps->n - 1].id : 0);
+		put(t, "}}");
+	}
+}
+
+static int py_track(struct trace *t, int64_t pid, int64_t tid, int64_t start, int64_t end, const struct cprof_stack *s)
+{
+	struct pyspan *ps = NULL;
+	size_t i;
+	int k, n, same = 0;
+
+	for (i = 0; i < t->npy; i++)
+		if (t->py[i].pid == pid && t->py[i].tid == tid)
+			ps = &t->py[i];
+	if (ps == NULL) {
+		if (cprof_grow(&t->py, &t->cappy, t->npy, sizeof(t->py[0])) < 0)
+			return -ENOMEM;
+		ps = &t->py[t->npy++];
+		memset(ps, 0, sizeof(*ps));
+		ps->pid = pid;
+		ps->tid = tid;
+	}
+	n = (int)(s->npy < 64 ? s->npy : 64);
+	/* s->py is innermost first; the open frames are outermost first */
+	while (same < ps->n && same < n && !strcmp(ps->f[same].name, s->py[s->npy - 1 - same]))
+		same++;
+	py_close(t, ps, same);
+	for (k = 0; k < same; k++)
+		ps->f[k].end = end;
+	for (k = same; k < n; k++)
+		ps->f[ps->n++] = (struct pyframe_open){ .name = s->py[s->npy - 1 - k], .start = start, .end = end,
+							 .id = ++t->py_ids };
+	return 0;
+}
+
+static void py_close_all(struct trace *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->npy; i++)
+		py_close(t, &t->py[i], 0);
+}
 
 /* What the hook recorded beyond Kineto's keys; never a key named "stream", which HTA takes for a GPU op. */
 static void hooked_extras(struct trace *t, sqlite3_stmt *st)
@@ -751,6 +821,15 @@ static void hooked_extras(struct trace *t, sqlite3_stmt *st)
 		arg_i(t, "return value", sqlite3_column_int64(st, H_RET));
 	if (sqlite3_column_int64(st, H_NESTED))
 		arg_i(t, "nested", 1);
+	if (sqlite3_column_type(st, H_STACK) != SQLITE_NULL) {
+		const struct cprof_stack *s = cprof_stacks_find(&t->stacks, sqlite3_column_int64(st, H_PROC),
+								sqlite3_column_int64(st, H_STACK));
+
+		if (s && s->callsite)
+			arg_s(t, "call site", s->callsite);
+		if (s && s->ops)
+			arg_s(t, "ops", s->ops);
+	}
 }
 
 /* Every hooked call (cudart and cuBLAS) as Kineto's cuda_runtime span; its correlation is CUPTI's id of the
@@ -759,8 +838,10 @@ static int write_hooked(struct trace *t)
 {
 	sqlite3_stmt *st = NULL;
 	int rc, ret;
+	char sql[sizeof(hooked_sql) + 32];
 
-	if ((ret = prep(t, hooked_sql, &st)) < 0)
+	snprintf(sql, sizeof(sql), hooked_sql, t->stacks.n ? "a.stackId" : "NULL");
+	if ((ret = prep(t, sql, &st)) < 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t proc = sqlite3_column_int64(st, H_PROC), pid = sqlite3_column_int64(st, H_PID);
@@ -785,6 +866,12 @@ static int write_hooked(struct trace *t)
 		arg_i(t, "correlation", corr);
 		hooked_extras(t, st);
 		put(t, "}}");
+		if (sqlite3_column_type(st, H_STACK) != SQLITE_NULL) {
+			const struct cprof_stack *s = cprof_stacks_find(&t->stacks, proc, sqlite3_column_int64(st, H_STACK));
+
+			if (s && s->npy && (ret = py_track(t, pid, tid, start, sqlite3_column_int64(st, H_END), s)) < 0)
+				goto out;
+		}
 		if (ngpu == 1) {
 			flow(t, 's', corr, pid, tid, start);
 		} else if (ngpu > 1) {
@@ -799,6 +886,7 @@ static int write_hooked(struct trace *t)
 		}
 	}
 	ret = step_done(t, rc);
+	py_close_all(t);
 out:
 	sqlite3_finalize(st);
 	return ret;
@@ -1076,6 +1164,10 @@ static int export_trace(struct trace *t)
 		   &t->flows);
 	if (ret < 0 || (ret = load_procs(t)) < 0 || (ret = load_tidmap(t)) < 0)
 		return ret;
+	if ((ret = cprof_stacks_load(t->db, &t->stacks)) < 0) {
+		pr_err("cannot read the call stacks: %s", sqlite3_errmsg(t->db));
+		return ret;
+	}
 	t->simulated = cprof_meta_int(t->db, "simulated_gpu", 0) == 1;
 	choose_base(t);
 	write_header(t);
@@ -1100,6 +1192,8 @@ static void trace_free(struct trace *t)
 	free(t->procs);
 	free(t->tidmap);
 	free(t->seen_threads);
+	free(t->py);
+	cprof_stacks_free(&t->stacks);
 	sqlite3_finalize(t->flows);
 	sqlite3_close(t->db);
 }

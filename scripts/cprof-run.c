@@ -43,7 +43,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
-		"                 -- CMD [ARGS...]\n"
+		"                 [--stacks off|sampled|all] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile.\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
 		"                     %%h = host name, %%p = pid of cprof-run, %%r = rank (RANK, SLURM_PROCID,\n"
@@ -53,6 +53,9 @@ static void usage(FILE *f)
 		"      --html PATH    write 'cprof html PROFILE -o PATH' after CMD: one self-contained page\n"
 		"      --inject-only  load cprof through CUDA_INJECTION64_PATH only, no LD_PRELOAD: GPU records\n"
 		"                     and no hooked calls (for programs where LD_PRELOAD is not wanted)\n"
+		"      --stacks MODE  call stacks (native and Python) at launches, copies, memsets, GEMMs and syncs:\n"
+		"                     sampled (default: the first 4 calls of each call site, then 1 in 64; the\n"
+		"                     others reuse their site's last stack), all (every call), off\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
@@ -153,7 +156,7 @@ static char *join_command(char **argv)
 }
 
 /* The target's environment only: the collector and the summary must not load the library. */
-static int target_env(const char *lib, const char *fifo, int inject_only)
+static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -169,7 +172,14 @@ static int target_env(const char *lib, const char *fifo, int inject_only)
 	if (inj && *inj && strcmp(inj, lib) != 0)
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
 	if (preload == NULL || (!inject_only && setenv("LD_PRELOAD", preload, 1) < 0) ||
-	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0)
+	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0 ||
+	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0))
+		ret = -ENOMEM;
+	/* NVTX v3 loads its injection library on the first annotation; one that is set already is the user's
+	 * choice (e.g. another tool's) and stays */
+	else if ((inj = getenv("NVTX_INJECTION64_PATH")) && *inj && strcmp(inj, lib) != 0)
+		pr_warn("NVTX_INJECTION64_PATH=%s kept: NVTX annotations go there, not to cprof", inj);
+	else if (setenv("NVTX_INJECTION64_PATH", lib, 1) < 0)
 		ret = -ENOMEM;
 	free(preload);
 	return ret;
@@ -335,11 +345,12 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
+		{ "stacks", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
-	const char *output = NULL, *tmp, *check = NULL, *html = NULL;
+	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL;
 	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
 	char *command;
 	pid_t collector, pid;
@@ -357,6 +368,13 @@ int main(int argc, char **argv)
 		case 'C': check = optarg; break;
 		case 'H': html = optarg; break;
 		case 'I': inject_only = 1; break;
+		case 'S':
+			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
+				pr_err("--stacks %s: expected off, sampled or all", optarg);
+				return RUN_EXIT_USAGE;
+			}
+			stacks = optarg;
+			break;
 		default: usage(stderr); return RUN_EXIT_USAGE;
 		}
 	}
@@ -461,7 +479,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, fifo, inject_only) < 0) {
+		if (target_env(lib, fifo, inject_only, stacks) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}

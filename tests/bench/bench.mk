@@ -3,8 +3,8 @@
 
 BENCH_DIR := $(BUILD)/bench
 BENCH_COMMON_OBJS = $(patsubst %.c,$(BUILD)/obj/host/%.o,$(wildcard common/*.c))
-BENCH_STORE_OBJS = $(BUILD)/obj/host/tests/bench/store-bench.o $(BUILD)/obj/host/collector/ingest.o \
-	$(BUILD)/obj/host/collector/store.o $(BENCH_COMMON_OBJS)
+BENCH_STORE_OBJS = $(BUILD)/obj/host/tests/bench/store-bench.o $(BUILD)/obj/host/collector/ingest.o $(BUILD)/obj/host/collector/nvtx.o \
+	$(BUILD)/obj/host/collector/store.o $(BUILD)/obj/host/collector/symbolize.o $(BENCH_COMMON_OBJS)
 
 BENCH_PROGS := $(BENCH_DIR)/libfloor.so $(BENCH_DIR)/store-bench $(BENCH_DIR)/launcher
 
@@ -17,7 +17,7 @@ $(BENCH_DIR)/libfloor.so: tests/bench/floor.c | $(DEPS_STAMP)
 $(BENCH_DIR)/store-bench: $(BENCH_STORE_OBJS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lpthread
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) -lpthread
 
 $(BENCH_DIR)/launcher: tests/bench/launcher.cu | $(DEPS_STAMP)
 	@mkdir -p $(@D)

@@ -9,7 +9,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -I. -fno-omit-frame-pointer \
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link $(SQLITE_CFLAGS)
 FUZZ_COMMON  := $(wildcard common/*.c)
-FUZZ_WIRE_SRCS    := tests/fuzz/fuzz_wire.c collector/ingest.c collector/store.c $(FUZZ_COMMON)
+FUZZ_WIRE_SRCS    := tests/fuzz/fuzz_wire.c collector/ingest.c collector/nvtx.c collector/store.c collector/symbolize.c $(FUZZ_COMMON)
 FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c $(filter-out report/main.c,$(wildcard report/*.c)) $(FUZZ_COMMON)
 FUZZ_BINS    := $(FUZZ_OUT)/fuzz_wire $(FUZZ_OUT)/fuzz_profile
 fuzz_objs = $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(1))
@@ -33,7 +33,7 @@ $(FUZZ_OUT)/obj/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h) | $(DEP
 
 $(FUZZ_OUT)/fuzz_wire: $(call fuzz_objs,$(FUZZ_WIRE_SRCS))
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(SQLITE_LIBS) -lpthread
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) -lpthread
 
 $(FUZZ_OUT)/fuzz_profile: $(call fuzz_objs,$(FUZZ_PROFILE_SRCS))
 	@$(if $(Q),echo "  LD      $@")

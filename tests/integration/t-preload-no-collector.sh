@@ -25,4 +25,9 @@ assert_eq "$(cat regular.file)" "the target's own file" "a regular file at CPROF
 # a C++ program throwing through 20 frames 100 times, profiled: exceptions stay the target's
 out=$("$BIN/cprof-run" -q -o x.db -- "$WL/scenarios" throw) || fail "throw scenario failed: $out"
 assert_eq "$out" "caught 100" "exceptions caught"
+# the same with a stack unwound (libunwind, loaded RTLD_LOCAL) at every launch inside the 20 frames
+out=$("$BIN/cprof-run" -q --stacks all -o y.db -- "$WL/scenarios" throw) || fail "throw scenario with stacks failed: $out"
+assert_eq "$out" "caught 100" "exceptions caught with --stacks all"
+assert_eq "$(sqlite3 y.db "SELECT count(*) FROM LAUNCHES l JOIN CPROF_API a ON a.id = l.id WHERE a.stackId IS NULL")" 0 "every launch has a stack"
+assert_ge "$(sqlite3 y.db "SELECT max(level) FROM CPROF_STACK_FRAMES")" 20 "stacks through the 20 frames"
 echo ok

@@ -189,6 +189,60 @@ static const struct corruption corruptions[] = {
 	{ "truncated", truncated, CPROF_WIRE_SHORT },
 };
 
+/* STACKS: variable records, each its header then nnative + npy frames; every size is checked */
+static size_t make_stacks(uint16_t nnative, uint16_t npy, uint32_t count)
+{
+	struct cprof_wire_hdr *h = (void *)frame;
+	size_t len = sizeof(*h);
+	uint32_t i;
+	int k;
+
+	for (i = 0; i < count; i++) {
+		struct cprof_wire_stack st = { .id = i + 1, .nnative = nnative, .npy = npy };
+		struct cprof_wire_frame f = { .off = 0x1234 + i, .module = 3, .func = 0 };
+
+		memcpy(frame + len, &st, sizeof(st));
+		len += sizeof(st);
+		for (k = 0; k < nnative + npy; k++) {
+			memcpy(frame + len, &f, sizeof(f));
+			len += sizeof(f);
+		}
+	}
+	cprof_wire_hdr_init(h, CPROF_MSG_STACKS, 42, 0, count, (uint32_t)len);
+	return len;
+}
+
+START_TEST(test_wire_stacks_checked)
+{
+	size_t flen = 0, len;
+	struct cprof_wire_hdr *h = (void *)frame;
+
+	ck_assert_uint_eq(sizeof(struct cprof_wire_api), 104);
+	len = make_stacks(20, 3, 10);
+	ck_assert_int_eq(cprof_wire_check(frame, len, &flen), CPROF_WIRE_OK);
+	ck_assert_uint_eq(flen, len);
+	/* a frame count that runs past the payload */
+	((struct cprof_wire_stack *)(h + 1))->nnative = 21;
+	ck_assert_int_ne(cprof_wire_check(frame, len, &flen), CPROF_WIRE_OK);
+	/* more stacks announced than present */
+	len = make_stacks(2, 0, 3);
+	h->count = 4;
+	ck_assert_int_ne(cprof_wire_check(frame, len, &flen), CPROF_WIRE_OK);
+	/* deeper than the limit, empty, or id 0 */
+	len = make_stacks(CPROF_STACK_MAX_NATIVE + 1, 0, 1);
+	ck_assert_int_ne(cprof_wire_check(frame, len, &flen), CPROF_WIRE_OK);
+	len = make_stacks(0, 0, 1);
+	ck_assert_int_ne(cprof_wire_check(frame, len, &flen), CPROF_WIRE_OK);
+	len = make_stacks(1, 1, 1);
+	((struct cprof_wire_stack *)(h + 1))->id = 0;
+	ck_assert_int_ne(cprof_wire_check(frame, len, &flen), CPROF_WIRE_OK);
+	/* the biggest stack fits one frame */
+	len = make_stacks(CPROF_STACK_MAX_NATIVE, CPROF_STACK_MAX_PY, 1);
+	ck_assert_uint_le(len, CPROF_WIRE_MAX_FRAME);
+	ck_assert_int_eq(cprof_wire_check(frame, len, &flen), CPROF_WIRE_OK);
+}
+END_TEST
+
 START_TEST(test_wire_malformed_rejected)
 {
 	const struct corruption *c = &corruptions[_i];
@@ -244,6 +298,7 @@ Suite *wire_suite(void)
 	tcase_add_test(tc, test_wire_small_messages_roundtrip);
 	tcase_add_loop_test(tc, test_wire_malformed_rejected, 0, sizeof(corruptions) / sizeof(corruptions[0]));
 	tcase_add_test(tc, test_wire_fixed_records_checked);
+	tcase_add_test(tc, test_wire_stacks_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }

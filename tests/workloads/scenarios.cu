@@ -65,13 +65,18 @@ static void on_term(int sig) { (void)sig; got_term = 1; }
 extern char **environ;
 
 // depth frames of C++, a throw at the bottom, caught at the top: the unwinder must be the target's own
-static int deep(int depth)
+// (noinline and the barrier keep the compiler from turning the recursion into a loop: 20 real frames)
+__attribute__((noinline)) static int deep(int depth)
 {
+	int r;
+
 	if (depth == 0) {
 		launch_a(1);
 		throw std::runtime_error("bottom");
 	}
-	return deep(depth - 1) + 1;
+	r = deep(depth - 1);
+	asm volatile("" : "+r"(r)::"memory");
+	return r + 1;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,27 @@
+/* Python call sites: the CPython frames of the calling thread, read through CPython's exported functions. */
+#ifndef CPROF_PRELOAD_PYTHON_H
+#define CPROF_PRELOAD_PYTHON_H
+
+#include <stdint.h>
+
+#include "common/wire.h"
+#include "preload/cprof.h"
+
+/* 1 once CPython 3.9+ (with a GIL) was found in the process. Checked lazily: cheap after the first
+ * call; while no Python is found it looks again now and then (libpython may be dlopen'ed later). */
+CPROF_HIDDEN int cprof_py_available(void);
+
+/* A cheap key of the innermost Python frame: its code object mixed with the current instruction
+ * offset (3.11+; the line on 3.9/3.10), so two calls on one line may differ. 0 when no Python frame
+ * can be read now (no Python, not initialised, this thread does not hold the GIL, no frame). */
+CPROF_HIDDEN uint64_t cprof_py_site(void);
+
+/* Python frames of the calling thread, innermost first (off = line, module = file string id,
+ * func = qualified name string id); returns how many, at most max (0 when none can be read). */
+CPROF_HIDDEN int cprof_py_capture(struct cprof_wire_frame *out, int max);
+
+/* In the child after fork (single-threaded): forgets state a thread that did not survive may have
+ * been changing. */
+CPROF_HIDDEN void cprof_py_reset_after_fork(void);
+
+#endif

@@ -1,0 +1,402 @@
+/* Call stacks at hooked calls: libunwind (dlopen'ed, per-thread cache), sampled per call site, each distinct stack sent once. */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PR_FMT "cprof: stacks"
+#include "common/log.h"
+#include "preload/cprof.h"
+#include "preload/python.h"
+
+CPROF_HIDDEN int cprof_stack_mode; /* CPROF_STACKS_*; read by cprof_leave on every call */
+
+static unsigned stack_first = 4;  /* sampled: the first calls of each site get their own stack ... */
+static unsigned stack_every = 64; /* ... then one in this many; the others reuse the site's last one */
+static uint64_t api_mask[(CPROF_API__COUNT + 63) / 64];
+
+/* libunwind, loaded RTLD_LOCAL: linking it would give the target's C++ exceptions to another unwinder */
+static int (*unw_backtrace_fn)(void **buffer, int size);
+
+/* ---- loaded modules: address -> (path, load bias) ---- */
+struct mod {
+	uintptr_t lo, hi, bias;
+	const char *path;
+	size_t len;
+};
+struct modtab {
+	size_t n;
+	unsigned long long adds, subs;
+	struct mod m[];
+};
+static _Atomic(struct modtab *) modtab;
+static pthread_mutex_t modtab_lock = PTHREAD_MUTEX_INITIALIZER;
+static char exe_path[4096];
+static uintptr_t self_lo, self_hi; /* libcprof.so itself: its frames are not the caller's */
+
+struct build {
+	struct mod *m;
+	size_t n, cap;
+	unsigned long long adds, subs;
+};
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct build *b = arg;
+	const char *path = info->dlpi_name;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	int i;
+
+	(void)size;
+	b->adds = info->dlpi_adds;
+	b->subs = info->dlpi_subs;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (lo >= hi)
+		return 0;
+	if (path == NULL || *path == '\0')
+		path = exe_path; /* the main program has no name here */
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		struct mod *m = realloc(b->m, cap * sizeof(*m));
+
+		if (m == NULL)
+			return 1;
+		b->m = m;
+		b->cap = cap;
+	}
+	b->m[b->n++] = (struct mod){ .lo = lo, .hi = hi, .bias = info->dlpi_addr, .path = path, .len = strlen(path) };
+	return 0;
+}
+
+static int mod_cmp(const void *a, const void *b)
+{
+	const struct mod *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* A new snapshot of the loaded modules; the old one stays readable (threads may be in it) and is leaked:
+ * this happens once per dlopen that a stack runs into. */
+static struct modtab *modtab_rebuild(void)
+{
+	struct modtab *cur, *t = NULL;
+	struct build b = { 0 };
+	size_t i;
+
+	pthread_mutex_lock(&modtab_lock);
+	cur = atomic_load(&modtab);
+	dl_iterate_phdr(add_module, &b);
+	if (cur && cur->adds == b.adds && cur->subs == b.subs)
+		goto out; /* nothing was loaded since: the address is in no module (JIT code) */
+	t = malloc(sizeof(*t) + b.n * sizeof(t->m[0]));
+	if (t == NULL)
+		goto out;
+	t->n = b.n;
+	t->adds = b.adds;
+	t->subs = b.subs;
+	memcpy(t->m, b.m, b.n * sizeof(t->m[0]));
+	qsort(t->m, t->n, sizeof(t->m[0]), mod_cmp);
+	for (i = 0; i < t->n; i++)
+		t->m[i].path = strdup(t->m[i].path) ?: "";
+	atomic_store(&modtab, t);
+	cur = t;
+out:
+	pthread_mutex_unlock(&modtab_lock);
+	free(b.m);
+	return cur;
+}
+
+static const struct mod *mod_find(const struct modtab *t, uintptr_t a)
+{
+	size_t lo = 0, hi = t ? t->n : 0;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (a < t->m[mid].lo)
+			hi = mid;
+		else if (a >= t->m[mid].hi)
+			lo = mid + 1;
+		else
+			return &t->m[mid];
+	}
+	return NULL;
+}
+
+/* ---- distinct stacks: hash -> id, lock-free to read ---- */
+#define DEDUP_BITS 16
+#define DEDUP_SIZE (1u << DEDUP_BITS)
+struct dslot {
+	_Atomic uint64_t hash;
+	uint32_t id;
+};
+static struct dslot dedup[DEDUP_SIZE];
+static size_t dedup_used;
+static pthread_mutex_t dedup_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t next_stack_id = 1;
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t fmix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Returns the stack's id, sending it first when it is new; 0 when it cannot be kept. */
+static uint32_t stack_id(uint64_t h, const struct cprof_wire_stack *st, const struct cprof_wire_frame *f)
+{
+	uint32_t i = (uint32_t)h & (DEDUP_SIZE - 1), n, id = 0;
+
+	h = h ? h : 1;
+	for (n = 0; n < DEDUP_SIZE; n++, i = (i + 1) & (DEDUP_SIZE - 1)) {
+		uint64_t k = atomic_load_explicit(&dedup[i].hash, memory_order_acquire);
+
+		if (k == h)
+			return dedup[i].id;
+		if (k == 0)
+			break;
+	}
+	pthread_mutex_lock(&dedup_lock);
+	if (dedup_used >= DEDUP_SIZE * 3 / 4)
+		goto out; /* 49152 distinct stacks: later new ones are not kept */
+	for (n = 0, i = (uint32_t)h & (DEDUP_SIZE - 1); n < DEDUP_SIZE; n++, i = (i + 1) & (DEDUP_SIZE - 1)) {
+		uint64_t k = atomic_load_explicit(&dedup[i].hash, memory_order_relaxed);
+
+		if (k == h) {
+			id = dedup[i].id;
+			goto out;
+		}
+		if (k == 0)
+			break;
+	}
+	id = atomic_fetch_add(&next_stack_id, 1);
+	struct cprof_wire_stack copy = *st;
+	copy.id = id;
+	if (cprof_stacks_add(&copy, f) < 0) {
+		id = 0;
+		goto out;
+	}
+	dedup[i].id = id;
+	atomic_store_explicit(&dedup[i].hash, h, memory_order_release);
+	dedup_used++;
+out:
+	pthread_mutex_unlock(&dedup_lock);
+	return id;
+}
+
+static uint32_t capture(void)
+{
+	void *ips[CPROF_STACK_MAX_NATIVE + 16];
+	struct cprof_wire_frame f[CPROF_STACK_MAX_NATIVE + CPROF_STACK_MAX_PY];
+	struct cprof_wire_stack st = { 0 };
+	struct modtab *t = atomic_load_explicit(&modtab, memory_order_acquire);
+	uint64_t h = 0;
+	int n = 0, i = 0, k, rebuilt = 0;
+
+	if (unw_backtrace_fn)
+		n = unw_backtrace_fn(ips, (int)(sizeof(ips) / sizeof(ips[0])));
+	/* our own frames (the hook, this file) come first: the stack starts at the hook's caller */
+	while (i < n && (uintptr_t)ips[i] >= self_lo && (uintptr_t)ips[i] < self_hi)
+		i++;
+	for (; i < n && st.nnative < CPROF_STACK_MAX_NATIVE; i++) {
+		uintptr_t a = (uintptr_t)ips[i];
+		const struct mod *m = mod_find(t, a);
+
+		if (m == NULL && !rebuilt) {
+			rebuilt = 1;
+			t = modtab_rebuild();
+			m = mod_find(t, a);
+		}
+		k = st.nnative++;
+		f[k].off = m ? a - m->bias : a;
+		f[k].module = m ? cprof_intern(CPROF_STR_MODULE, m->path, m->len) : 0;
+		f[k].func = 0;
+		h = mix(h, a);
+	}
+	if (cprof_py_available()) {
+		st.npy = (uint16_t)cprof_py_capture(f + st.nnative, CPROF_STACK_MAX_PY);
+		for (k = 0; k < st.npy; k++)
+			h = mix(mix(mix(h, f[st.nnative + k].off), f[st.nnative + k].module), f[st.nnative + k].func);
+	}
+	if (st.nnative + st.npy == 0)
+		return 0;
+	return stack_id(fmix(h ^ ((uint64_t)st.npy << 48)), &st, f);
+}
+
+/* Per-thread call-site table: the hook's return address, the kernel, the innermost Python line. */
+#define SITES 256
+struct site {
+	uint64_t key;
+	uint32_t count;
+	uint32_t stack;
+};
+struct sites {
+	uint32_t generation;
+	struct site s[SITES];
+};
+static __thread struct sites *tls_sites __attribute__((tls_model("initial-exec")));
+static pthread_key_t sites_key;
+
+static void sites_free(void *p)
+{
+	free(p);
+}
+
+void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api)
+{
+	struct sites *ts = tls_sites;
+	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
+	struct site *e;
+	uint64_t key;
+	uint32_t n;
+
+	if (api >= CPROF_API__COUNT || !(api_mask[api / 64] >> (api % 64) & 1))
+		return;
+	if (cprof_stack_mode == CPROF_STACKS_ALL) {
+		ev->stack = capture();
+		return;
+	}
+	if (unlikely(ts == NULL || ts->generation != gen)) {
+		/* a fork child's ids are its own: the parent's sites name stacks the child never sent */
+		if (ts == NULL) {
+			ts = calloc(1, sizeof(*ts));
+			if (ts == NULL)
+				return;
+			tls_sites = ts;
+			pthread_setspecific(sites_key, ts);
+		} else
+			memset(ts, 0, sizeof(*ts));
+		ts->generation = gen;
+	}
+	key = fmix((uintptr_t)ret_addr ^ fmix(ev->ptr + ev->name));
+	if (cprof_py_available())
+		key = fmix(key ^ cprof_py_site());
+	e = &ts->s[key & (SITES - 1)];
+	if (e->key != key) {
+		e->key = key;
+		e->count = 0;
+		e->stack = 0;
+	}
+	n = e->count++;
+	if (n < stack_first || (n - stack_first) % stack_every == stack_every - 1) {
+		uint32_t id = capture();
+
+		if (id)
+			e->stack = id;
+		ev->stack = id;
+	} else if (e->stack) {
+		ev->stack = e->stack;
+		ev->flags |= CPROF_API_F_STACK_INHERITED;
+	}
+}
+
+static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long v;
+
+	if (s == NULL || *s == '\0')
+		return def;
+	v = strtoul(s, &end, 10);
+	if (*end || v < lo || v > hi) {
+		pr_warn("%s=%s ignored (expected %u..%u)", name, s, lo, hi);
+		return def;
+	}
+	return (unsigned)v;
+}
+
+/* Called once from cprof_init_slow, before any hook records. */
+void cprof_stacks_init(void)
+{
+	static const enum cprof_api_class classes[] = { CPROF_CLASS_LAUNCH, CPROF_CLASS_MEMCPY, CPROF_CLASS_MEMSET,
+							 CPROF_CLASS_GEMM, CPROF_CLASS_SYNC };
+	const char *mode = getenv("CPROF_STACKS");
+	Dl_info self;
+	void *h, **as;
+	int (*set_caching)(void *, int);
+	unsigned api, c;
+	ssize_t n;
+
+	if (mode == NULL || *mode == '\0' || strcmp(mode, "sampled") == 0)
+		cprof_stack_mode = CPROF_STACKS_SAMPLED;
+	else if (strcmp(mode, "all") == 0)
+		cprof_stack_mode = CPROF_STACKS_ALL;
+	else {
+		if (strcmp(mode, "off") != 0)
+			pr_warn("CPROF_STACKS=%s: expected off, sampled or all; stacks are off", mode);
+		cprof_stack_mode = CPROF_STACKS_OFF;
+		return;
+	}
+	stack_first = env_uint("CPROF_STACK_FIRST", 4, 0, 1u << 30);
+	stack_every = env_uint("CPROF_STACK_EVERY", 64, 1, 1u << 30);
+	for (api = 1; api < CPROF_API__COUNT; api++)
+		for (c = 0; c < sizeof(classes) / sizeof(classes[0]); c++)
+			if (cprof_api_class(api) == classes[c])
+				api_mask[api / 64] |= 1ull << (api % 64);
+	pthread_key_create(&sites_key, sites_free);
+	n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+	exe_path[n > 0 ? n : 0] = '\0';
+	if (dladdr((void *)cprof_stacks_init, &self) && self.dli_fbase) {
+		const struct mod *m = mod_find(modtab_rebuild(), (uintptr_t)cprof_stacks_init);
+
+		if (m) {
+			self_lo = m->lo;
+			self_hi = m->hi;
+		}
+	}
+	h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+	if (h == NULL) {
+		pr_warn("libunwind.so.8 not found: no native call stacks (Python call sites still work)");
+		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind.so.8 not found: no native call stacks");
+		return;
+	}
+	unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	set_caching = (int (*)(void *, int))dlsym(h, "_ULx86_64_set_caching_policy");
+	as = dlsym(h, "_ULx86_64_local_addr_space");
+	/* UNW_CACHE_PER_THREAD (2): no lock shared between the program's threads while unwinding */
+	if (set_caching && as)
+		set_caching(*as, 2);
+}
+
+void cprof_stacks_lock(int lock)
+{
+	if (lock) {
+		pthread_mutex_lock(&dedup_lock);
+		pthread_mutex_lock(&modtab_lock);
+	} else {
+		pthread_mutex_unlock(&modtab_lock);
+		pthread_mutex_unlock(&dedup_lock);
+	}
+}
+
+/* In a fork child: the parent's stacks were sent as the parent's; the child sends its own. */
+void cprof_stacks_reset_after_fork(void)
+{
+	pthread_mutex_init(&dedup_lock, NULL);
+	pthread_mutex_init(&modtab_lock, NULL);
+	memset(dedup, 0, sizeof(dedup));
+	dedup_used = 0;
+	atomic_store(&next_stack_id, 1);
+}

@@ -1,0 +1,128 @@
+/* Interned strings (module paths, Python names, NVTX messages): text -> per-process id, lock-free to read. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PR_FMT "cprof: strings"
+#include "common/log.h"
+#include "preload/cprof.h"
+
+#define SMAP_BITS 16
+#define SMAP_SIZE (1u << SMAP_BITS)
+
+struct istr {
+	uint64_t hash;
+	uint32_t id;
+	uint16_t kind;
+	uint16_t len;
+	_Atomic uint32_t queued_gen; /* generation in which it was queued for the collector */
+	char text[];
+};
+
+static _Atomic(struct istr *) *smap;
+static size_t smap_used;
+static pthread_mutex_t smap_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t fnv(uint16_t kind, const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull ^ kind;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static int same(const struct istr *e, uint64_t h, uint16_t kind, const char *s, size_t len)
+{
+	return e->hash == h && e->kind == kind && e->len == len && memcmp(e->text, s, len) == 0;
+}
+
+static struct istr *find(uint64_t h, uint16_t kind, const char *s, size_t len, uint32_t *slot)
+{
+	uint32_t i = (uint32_t)h & (SMAP_SIZE - 1), n;
+
+	for (n = 0; n < SMAP_SIZE; n++, i = (i + 1) & (SMAP_SIZE - 1)) {
+		struct istr *e = atomic_load_explicit(&smap[i], memory_order_acquire);
+
+		if (e == NULL) {
+			*slot = i;
+			return NULL;
+		}
+		if (same(e, h, kind, s, len))
+			return e;
+	}
+	*slot = UINT32_MAX;
+	return NULL;
+}
+
+/* Once per process generation the string goes to the collector (a fork child sends its own). */
+static uint32_t queued(struct istr *e)
+{
+	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
+
+	if (unlikely(atomic_load_explicit(&e->queued_gen, memory_order_relaxed) != gen)) {
+		if (atomic_exchange(&e->queued_gen, gen) != gen && cprof_strings_add(e->id, e->kind, e->text) < 0) {
+			atomic_store(&e->queued_gen, 0);
+			return 0;
+		}
+	}
+	return e->id;
+}
+
+uint32_t cprof_intern(uint16_t kind, const char *s, size_t len)
+{
+	struct istr *e;
+	uint64_t h;
+	uint32_t slot;
+
+	if (s == NULL)
+		return 0;
+	if (len > CPROF_WIRE_MAX_STRING - 8)
+		len = CPROF_WIRE_MAX_STRING - 8;
+	h = fnv(kind, s, len);
+	if (likely(smap != NULL)) {
+		e = find(h, kind, s, len, &slot);
+		if (likely(e != NULL))
+			return queued(e);
+	}
+	pthread_mutex_lock(&smap_lock);
+	if (smap == NULL) {
+		void *m = mmap(NULL, sizeof(*smap) * SMAP_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			pthread_mutex_unlock(&smap_lock);
+			return 0;
+		}
+		smap = m;
+	}
+	e = find(h, kind, s, len, &slot);
+	if (e == NULL) {
+		/* a full table (65536 distinct strings, e.g. NVTX messages with counters in them) stops interning */
+		if (slot == UINT32_MAX || smap_used >= SMAP_SIZE * 3 / 4 || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
+			pthread_mutex_unlock(&smap_lock);
+			return 0;
+		}
+		e->hash = h;
+		e->kind = kind;
+		e->len = (uint16_t)len;
+		e->id = cprof_string_id_new();
+		atomic_init(&e->queued_gen, 0);
+		memcpy(e->text, s, len);
+		e->text[len] = '\0';
+		atomic_store_explicit(&smap[slot], e, memory_order_release);
+		smap_used++;
+	}
+	pthread_mutex_unlock(&smap_lock);
+	return queued(e);
+}
+
+void cprof_strings_lock(int lock)
+{
+	if (lock)
+		pthread_mutex_lock(&smap_lock);
+	else
+		pthread_mutex_unlock(&smap_lock);
+}

@@ -1,0 +1,540 @@
+/* Call stacks of a profile read back: the ATen dispatch chain, the call site, and tables by op and by call site. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cprof.h"
+#include "report/stacks.h"
+
+#define ARROW " \xe2\x86\x92 " /* " → " */
+
+static int has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* "at::_ops::mm::call(...)" -> "aten::mm". ATen's op structs are named name_overload (add_Tensor,
+ * addmm_out): the overload is dropped when it is recognisable (capitalised, or "out"). */
+int cprof_aten_op(const char *demangled, char *out, size_t size)
+{
+	const char *p = strstr(demangled, "at::_ops::"), *e;
+	size_t n;
+
+	if (p == NULL || (p != demangled && p[-1] != ' ' && p[-1] != '('))
+		return 0;
+	p += strlen("at::_ops::");
+	e = strstr(p, "::");
+	if (e == NULL || (strncmp(e, "::call(", 7) && strncmp(e, "::redispatch(", 13)))
+		return 0;
+	n = (size_t)(e - p);
+	for (;;) {
+		const char *u = memrchr(p, '_', n);
+
+		if (u == NULL || u == p)
+			break;
+		if ((u[1] >= 'A' && u[1] <= 'Z') || (n - (size_t)(u - p) == 4 && !strncmp(u, "_out", 4)))
+			n = (size_t)(u - p);
+		else
+			break;
+	}
+	if (n == 0 || n + 7 > size)
+		return 0;
+	memcpy(out, "aten::", 6);
+	memcpy(out + 6, p, n);
+	out[6 + n] = '\0';
+	return 1;
+}
+
+/* Library and interpreter files are not where the user's code is: the call site is the innermost other one. */
+static int py_is_library(const char *file)
+{
+	return file == NULL || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
+	       strstr(file, "/lib/python3") || !strncmp(file, "<frozen", 7);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path ? path : "?";
+}
+
+/* Native frames inside the CUDA libraries and cprof are the call's machinery, not its caller. */
+static int native_is_cuda(const char *module)
+{
+	const char *b = basename_of(module);
+
+	return !strncmp(b, "libcudart", 9) || !strncmp(b, "libcublas", 9) || !strncmp(b, "libcudnn", 8) ||
+	       !strncmp(b, "libcprof", 8) || !strncmp(b, "libcuda.", 8) || !strncmp(b, "libnccl", 7) ||
+	       !strncmp(b, "libffi", 6) || !strncmp(b, "libsimgpu", 9);
+}
+
+struct frame_row {
+	int64_t proc, stack;
+	int python;
+	int level;
+	char *module, *symbol, *file, *func;
+	int64_t offset, line;
+};
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+static int cmp_stack(const void *a, const void *b)
+{
+	const struct cprof_stack *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Builds the derived strings of one stack from its frames (python first, each innermost first). */
+static int finish_stack(struct cprof_stack *s, struct frame_row *fr, size_t n)
+{
+	char chain[1024] = "", op[256], last[256] = "", buf[1024];
+	size_t i, len = 0;
+	const struct frame_row *site = NULL, *inner_py = NULL, *native_site = NULL;
+
+	/* the dispatch chain reads outermost first; redispatch through autograd repeats an op: once */
+	for (i = n; i-- > 0;) {
+		char *d;
+
+		if (fr[i].python || fr[i].symbol == NULL)
+			continue;
+		d = cprof_demangle(fr[i].symbol);
+		if (d && cprof_aten_op(d, op, sizeof(op)) && strcmp(op, last) != 0) {
+			len += snprintf(chain + len, len < sizeof(chain) ? sizeof(chain) - len : 0, "%s%s",
+					len ? ARROW : "", op);
+			snprintf(last, sizeof(last), "%s", op);
+		}
+		free(d);
+	}
+	for (i = 0; i < n; i++) {
+		if (fr[i].python) {
+			if (inner_py == NULL)
+				inner_py = &fr[i];
+			if (site == NULL && !py_is_library(fr[i].file))
+				site = &fr[i];
+		} else if (native_site == NULL && !native_is_cuda(fr[i].module) &&
+			   !(fr[i].symbol && strstr(fr[i].symbol, "__device_stub__"))) {
+			/* nvcc's generated launch stub is the <<<>>> itself; its caller is the call site */
+			native_site = &fr[i];
+		}
+	}
+	if (site == NULL)
+		site = inner_py;
+	s->ops = chain[0] ? strdup(chain) : NULL;
+	if (site) {
+		snprintf(buf, sizeof(buf), "%s:%lld %s", site->file ? site->file : "?", (long long)site->line,
+			 site->func ? site->func : "?");
+		s->callsite = strdup(buf);
+		s->python = 1;
+	} else if (native_site) {
+		char *d = native_site->symbol ? cprof_demangle(native_site->symbol) : NULL;
+		char shortd[160];
+
+		if (d) {
+			cprof_shorten(d, shortd, sizeof(shortd));
+			snprintf(buf, sizeof(buf), "%s (%s)", shortd, basename_of(native_site->module));
+		} else
+			snprintf(buf, sizeof(buf), "%s+0x%llx", basename_of(native_site->module),
+				 (unsigned long long)native_site->offset);
+		free(d);
+		s->callsite = strdup(buf);
+	}
+	/* the frames as text, innermost first, for the trace and --format json */
+	s->frames = calloc(n + 1, sizeof(char *));
+	if (s->frames == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (fr[i].python)
+			snprintf(buf, sizeof(buf), "%s:%lld %s", fr[i].file ? fr[i].file : "?", (long long)fr[i].line,
+				 fr[i].func ? fr[i].func : "?");
+		else if (fr[i].symbol) {
+			char *d = cprof_demangle(fr[i].symbol);
+
+			snprintf(buf, sizeof(buf), "%s (%s)", d ? d : fr[i].symbol, basename_of(fr[i].module));
+			free(d);
+		} else
+			snprintf(buf, sizeof(buf), "%s+0x%llx", basename_of(fr[i].module), (unsigned long long)fr[i].offset);
+		s->frames[i] = strdup(buf);
+	}
+	s->nframes = n;
+	for (i = 0; i < n && fr[i].python; i++)
+		;
+	s->py = calloc(i + 1, sizeof(char *));
+	if (s->py == NULL)
+		return -ENOMEM;
+	for (s->npy = 0; s->npy < i; s->npy++) {
+		snprintf(buf, sizeof(buf), "%s(%lld): %s", fr[s->npy].file ? fr[s->npy].file : "?",
+			 (long long)fr[s->npy].line, fr[s->npy].func ? fr[s->npy].func : "?");
+		s->py[s->npy] = strdup(buf);
+	}
+	return 0;
+}
+
+int cprof_stacks_load(sqlite3 *db, struct cprof_stacks *out)
+{
+	sqlite3_stmt *st = NULL;
+	struct frame_row *fr = NULL;
+	size_t nfr = 0, capfr = 0, cap = 0;
+	int ret = 0, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!has_table(db, "CPROF_STACK_FRAMES"))
+		return 0;
+	/* python frames first (kind 'python' > 'native' with DESC), each stack's frames innermost first */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT f.processId, f.stackId, f.kind = 'python', f.level, m.value, y.value, fi.value, fu.value,"
+			       " f.offset, f.line FROM CPROF_STACK_FRAMES f LEFT JOIN StringIds m ON m.id = f.moduleId"
+			       " LEFT JOIN StringIds y ON y.id = f.symbolId LEFT JOIN StringIds fi ON fi.id = f.fileId"
+			       " LEFT JOIN StringIds fu ON fu.id = f.funcId"
+			       " ORDER BY f.processId, f.stackId, f.kind DESC, f.level",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	for (;;) {
+		int64_t proc = 0, stack = 0;
+
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			proc = sqlite3_column_int64(st, 0);
+			stack = sqlite3_column_int64(st, 1);
+		}
+		/* a stack is complete when the next row is another one */
+		if (nfr && (rc != SQLITE_ROW || proc != fr[0].proc || stack != fr[0].stack)) {
+			size_t i;
+
+			if (cprof_grow(&out->v, &cap, out->n, sizeof(out->v[0])) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			memset(&out->v[out->n], 0, sizeof(out->v[0]));
+			out->v[out->n].proc = fr[0].proc;
+			out->v[out->n].id = fr[0].stack;
+			ret = finish_stack(&out->v[out->n++], fr, nfr);
+			for (i = 0; i < nfr; i++) {
+				free(fr[i].module);
+				free(fr[i].symbol);
+				free(fr[i].file);
+				free(fr[i].func);
+			}
+			nfr = 0;
+			if (ret < 0)
+				goto out;
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		if (cprof_grow(&fr, &capfr, nfr, sizeof(fr[0])) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		fr[nfr] = (struct frame_row){ .proc = proc, .stack = stack, .python = sqlite3_column_int(st, 2),
+					      .level = sqlite3_column_int(st, 3), .module = dup_col(st, 4),
+					      .symbol = dup_col(st, 5), .file = dup_col(st, 6), .func = dup_col(st, 7),
+					      .offset = sqlite3_column_int64(st, 8), .line = sqlite3_column_int64(st, 9) };
+		nfr++;
+	}
+	if (rc != SQLITE_DONE)
+		ret = -EIO;
+	qsort(out->v, out->n, sizeof(out->v[0]), cmp_stack);
+out:
+	sqlite3_finalize(st);
+	free(fr);
+	return ret;
+}
+
+const struct cprof_stack *cprof_stacks_find(const struct cprof_stacks *s, int64_t proc, int64_t id)
+{
+	struct cprof_stack key = { .proc = proc, .id = id };
+
+	if (s->n == 0 || id <= 0)
+		return NULL;
+	return bsearch(&key, s->v, s->n, sizeof(s->v[0]), cmp_stack);
+}
+
+void cprof_stacks_free(struct cprof_stacks *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->v[i].ops);
+		free(s->v[i].callsite);
+		for (k = 0; k < s->v[i].nframes; k++)
+			free(s->v[i].frames[k]);
+		free(s->v[i].frames);
+		for (k = 0; k < s->v[i].npy; k++)
+			free(s->v[i].py[k]);
+		free(s->v[i].py);
+	}
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- attribution: every hooked call with a stack, and the GPU time of the work it launched ---- */
+
+static int row_add(struct cprof_attr_table *t, size_t *cap, const char *label, const char *detail)
+{
+	size_t i;
+
+	/* tables have tens to hundreds of rows: a scan from the end (runs repeat) is enough */
+	for (i = t->n; i-- > 0;)
+		if (!strcmp(t->rows[i].label, label) && !strcmp(t->rows[i].detail ? t->rows[i].detail : "", detail ? detail : ""))
+			return (int)i;
+	if (cprof_grow(&t->rows, cap, t->n, sizeof(t->rows[0])) < 0)
+		return -ENOMEM;
+	memset(&t->rows[t->n], 0, sizeof(t->rows[0]));
+	t->rows[t->n].label = strdup(label);
+	t->rows[t->n].detail = detail ? strdup(detail) : NULL;
+	return (int)t->n++;
+}
+
+static int by_gpu_desc(const void *a, const void *b)
+{
+	const struct cprof_attr_row *x = a, *y = b;
+
+	if (x->gpu_ns != y->gpu_ns)
+		return x->gpu_ns < y->gpu_ns ? 1 : -1;
+	if (x->cpu_ns != y->cpu_ns)
+		return x->cpu_ns < y->cpu_ns ? 1 : -1;
+	return strcmp(x->label, y->label);
+}
+
+/* The calls of a profile with their stack and launched GPU time: one row per hooked call that has a stack. */
+static const char attr_sql[] =
+	"SELECT a.processId, a.stackId, a.nested, a.end - a.start, coalesce(g.gpu, 0), coalesce(g.n, 0),"
+	" coalesce(a.stackInherited, 0), s.value, coalesce(g.kernel, '') FROM CPROF_API a"
+	" JOIN StringIds s ON s.id = a.nameId"
+	" LEFT JOIN (SELECT apiId, sum(end - start) AS gpu, count(*) AS n, max(name) AS kernel FROM API_GPU"
+	"  GROUP BY apiId) g ON g.apiId = a.id"
+	" WHERE a.stackId IS NOT NULL AND (?1 = 0 OR a.processId = ?1)";
+
+int cprof_attr_build(sqlite3 *db, const struct cprof_stacks *stacks, enum cprof_attr_by by, int64_t proc,
+		     struct cprof_attr_table *t)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (stacks->n == 0)
+		return 0;
+	if (sqlite3_prepare_v2(db, attr_sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, proc);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const struct cprof_stack *s = cprof_stacks_find(stacks, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+		int nested = sqlite3_column_int(st, 2);
+		double cpu = nested ? 0 : sqlite3_column_double(st, 3), gpu = sqlite3_column_double(st, 4);
+		uint64_t gops = (uint64_t)sqlite3_column_int64(st, 5);
+		const char *api = (const char *)sqlite3_column_text(st, 7);
+		const char *kernel = (const char *)sqlite3_column_text(st, 8);
+		char opbuf[1024], chainbuf[2048], kbuf[160];
+		int r;
+
+		if (s == NULL)
+			continue;
+		t->calls_with_stack += !nested;
+		t->inherited += sqlite3_column_int(st, 6) && !nested;
+		if (by == CPROF_BY_CALLSITE) {
+			if (s->callsite == NULL)
+				continue;
+			r = row_add(t, &cap, s->callsite, NULL);
+			if (r < 0) {
+				ret = r;
+				break;
+			}
+			t->rows[r].calls += !nested;
+			t->rows[r].cpu_ns += cpu;
+			t->rows[r].gpu_ns += gpu;
+			t->rows[r].gpu_ops += gops;
+			continue;
+		}
+		if (by == CPROF_BY_CHAIN) {
+			char *d;
+
+			if (gops == 0 || kernel == NULL || *kernel == '\0')
+				continue;
+			d = cprof_demangle(kernel);
+			cprof_shorten(d ? d : kernel, kbuf, sizeof(kbuf));
+			free(d);
+			snprintf(chainbuf, sizeof(chainbuf), "%s%s%s", s->ops ? s->ops : "", s->ops ? ARROW : "", api);
+			r = row_add(t, &cap, kbuf, chainbuf);
+			if (r < 0) {
+				ret = r;
+				break;
+			}
+			t->rows[r].calls += !nested;
+			t->rows[r].cpu_ns += cpu;
+			t->rows[r].gpu_ns += gpu;
+			t->rows[r].gpu_ops += gops;
+			continue;
+		}
+		/* by op: the innermost op gets Self, every op of the chain gets Total (once, if it recurs) */
+		if (s->ops == NULL)
+			continue;
+		{
+			char *ops[64], *p = opbuf, *arrow;
+			int nops = 0, i, k;
+
+			snprintf(opbuf, sizeof(opbuf), "%s", s->ops);
+			while (nops < 64) {
+				ops[nops++] = p;
+				arrow = strstr(p, ARROW);
+				if (arrow == NULL)
+					break;
+				*arrow = '\0';
+				p = arrow + strlen(ARROW);
+			}
+			for (i = nops - 1; i >= 0; i--) {
+				for (k = nops - 1; k > i; k--)
+					if (!strcmp(ops[k], ops[i]))
+						break;
+				if (k > i)
+					continue;
+				r = row_add(t, &cap, ops[i], NULL);
+				if (r < 0) {
+					ret = r;
+					goto out;
+				}
+				if (i == nops - 1) {
+					t->rows[r].calls += !nested;
+					t->rows[r].cpu_ns += cpu;
+					t->rows[r].gpu_ns += gpu;
+					t->rows[r].gpu_ops += gops;
+				}
+				t->rows[r].cpu_total_ns += cpu;
+				t->rows[r].gpu_total_ns += gpu;
+			}
+		}
+	}
+out:
+	sqlite3_finalize(st);
+	if (t->n)
+		qsort(t->rows, t->n, sizeof(t->rows[0]), by_gpu_desc);
+	return ret;
+}
+
+void cprof_attr_free(struct cprof_attr_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		free(t->rows[i].label);
+		free(t->rows[i].detail);
+	}
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+static size_t rows_shown(const struct cprof_attr_table *t, size_t top)
+{
+	return top && top < t->n ? top : t->n;
+}
+
+void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
+{
+	char a[32], b[32], c[32], d[32], label[96];
+	size_t i, n = rows_shown(t, top);
+
+	if (by == CPROF_BY_CHAIN) {
+		printf("\nWhere the kernels were launched from (the dispatch chain on the launching call's stack)\n\n");
+		printf(" %-44s  %12s  %8s  %s\n", "Kernel", "GPU time", "Launches", "Chain (outermost first)");
+		printf(" %-44s  %12s  %8s  %s\n", "------", "--------", "--------", "-----------------------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].gpu_ns);
+			snprintf(label, sizeof(label), "%s", t->rows[i].label);
+			printf(" %-44.44s  %12s  %8llu  %s%s\n", label, a, (unsigned long long)t->rows[i].gpu_ops,
+			       t->rows[i].detail ? t->rows[i].detail : "", ARROW "<kernel>");
+		}
+	} else if (by == CPROF_BY_OP) {
+		printf("\nBy operator (ATen ops found on the stacks of the CUDA calls; Self = calls made with the op\n"
+		       "innermost, Total = with the op anywhere on the chain; CPU = time inside those CUDA calls)\n\n");
+		printf(" %-36s  %12s  %12s  %12s  %12s  %9s\n", "Name", "Self CPU", "CPU total", "Self CUDA", "CUDA total",
+		       "# Calls");
+		printf(" %-36s  %12s  %12s  %12s  %12s  %9s\n", "----", "--------", "---------", "---------", "----------",
+		       "-------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].cpu_ns);
+			cprof_fmt_dur(b, sizeof(b), t->rows[i].cpu_total_ns);
+			cprof_fmt_dur(c, sizeof(c), t->rows[i].gpu_ns);
+			cprof_fmt_dur(d, sizeof(d), t->rows[i].gpu_total_ns);
+			printf(" %-36.36s  %12s  %12s  %12s  %12s  %9llu\n", t->rows[i].label, a, b, c, d,
+			       (unsigned long long)t->rows[i].calls);
+		}
+		if (t->n == 0)
+			printf(" (no ATen op on any captured stack: at::_ops::<op>::call frames name them)\n");
+	} else {
+		int w = 9;
+
+		for (i = 0; i < n; i++)
+			if ((int)strlen(t->rows[i].label) > w)
+				w = (int)strlen(t->rows[i].label);
+		w = w > 100 ? 100 : w;
+		printf("\nBy call site (innermost frame outside libraries: Python when the launching thread held the GIL)\n\n");
+		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "Call site", "# Calls", "Self CPU", "Self CUDA", "GPU ops");
+		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "---------", "-------", "--------", "---------", "-------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].cpu_ns);
+			cprof_fmt_dur(b, sizeof(b), t->rows[i].gpu_ns);
+			printf(" %-*.*s  %9llu  %12s  %12s  %8llu\n", w, w, t->rows[i].label, (unsigned long long)t->rows[i].calls,
+			       a, b, (unsigned long long)t->rows[i].gpu_ops);
+		}
+	}
+	if (t->inherited)
+		printf(" (sampled stacks: %llu of %llu calls reuse the last stack taken at the same call site;"
+		       " --stacks all takes every one)\n",
+		       (unsigned long long)t->inherited, (unsigned long long)t->calls_with_stack);
+}
+
+void cprof_attr_json(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
+{
+	size_t i, n = rows_shown(t, top);
+
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		const struct cprof_attr_row *r = &t->rows[i];
+
+		printf("%s{\"%s\":", i ? "," : "", by == CPROF_BY_CHAIN ? "kernel" : by == CPROF_BY_OP ? "name" : "callsite");
+		cprof_json_str(stdout, r->label);
+		if (by == CPROF_BY_CHAIN) {
+			printf(",\"chain\":");
+			cprof_json_str(stdout, r->detail ? r->detail : "");
+		}
+		printf(",\"calls\":%llu,\"gpu_ops\":%llu,\"self_cpu_ns\":%.0f,\"self_cuda_ns\":%.0f",
+		       (unsigned long long)r->calls, (unsigned long long)r->gpu_ops, r->cpu_ns, r->gpu_ns);
+		if (by == CPROF_BY_OP)
+			printf(",\"cpu_total_ns\":%.0f,\"cuda_total_ns\":%.0f", r->cpu_total_ns, r->gpu_total_ns);
+		putchar('}');
+	}
+	putchar(']');
+}
+
+void cprof_attr_csv(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
+{
+	size_t i, n = rows_shown(t, top);
+
+	printf("calls,gpu_ops,self_cpu_ns,self_cuda_ns,cpu_total_ns,cuda_total_ns,%s\n",
+	       by == CPROF_BY_OP ? "name" : "callsite");
+	for (i = 0; i < n; i++) {
+		const struct cprof_attr_row *r = &t->rows[i];
+
+		printf("%llu,%llu,%.0f,%.0f,%.0f,%.0f,", (unsigned long long)r->calls, (unsigned long long)r->gpu_ops,
+		       r->cpu_ns, r->gpu_ns, by == CPROF_BY_OP ? r->cpu_total_ns : r->cpu_ns,
+		       by == CPROF_BY_OP ? r->gpu_total_ns : r->gpu_ns);
+		cprof_csv_str(stdout, r->label);
+		putchar('\n');
+	}
+}

@@ -1,0 +1,212 @@
+// NVTX v3 annotations for the tests: `steps N` (nested step/forward/backward ranges, names, a domain, a range
+// ended on another thread, a mark), `plain N` (the same GPU work, no NVTX call), `bench N` (N push+pop pairs).
+// stdout: one summary line, the same with or without a profiler; exits nonzero on a CUDA error or a wrong level.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+
+#define CK(call)                                                                       \
+	do {                                                                           \
+		cudaError_t e_ = (call);                                               \
+		if (e_ != cudaSuccess) {                                               \
+			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,    \
+				cudaGetErrorString(e_));                               \
+			exit(1);                                                       \
+		}                                                                      \
+	} while (0)
+
+enum { FWD_KERNELS = 3, BWD_KERNELS = 2, COLD_KERNELS = 4, N_ELEMS = 1 << 16 };
+
+__global__ void forward(float *x, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		x[i] = x[i] * 0.5f + 1.0f;
+}
+
+__global__ void backward(float *x, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		x[i] = x[i] - 0.25f;
+}
+
+static double now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static void busy_ms(double ms)
+{
+	double end = now_ns() + ms * 1e6;
+	while (now_ns() < end)
+		;
+}
+
+// Without a tool NVTX returns NVTX_NO_PUSH_POP_TRACKING (-2); with one, the 0-based level.
+static void check_level(const char *what, int got, int want)
+{
+	if (got >= 0 && got != want) {
+		fprintf(stderr, "nvtx_demo: %s returned level %d, want %d\n", what, got, want);
+		exit(3);
+	}
+}
+
+static void *end_elsewhere(void *arg)
+{
+	nvtxRangeEnd(*(nvtxRangeId_t *)arg);
+	return nullptr;
+}
+
+static int run(int steps, bool annotate)
+{
+	float *x;
+	cudaStream_t s;
+	int kernels = 0, blocks = (N_ELEMS + 255) / 256;
+	nvtxDomainHandle_t dom = nullptr;
+	nvtxStringHandle_t load = nullptr;
+
+	CK(cudaMalloc(&x, N_ELEMS * sizeof(float)));
+	CK(cudaMemset(x, 0, N_ELEMS * sizeof(float)));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	if (annotate) {
+		nvtxNameOsThreadA((uint32_t)syscall(SYS_gettid), "main thread");
+		nvtxNameCudaStreamA(s, "compute stream");
+		dom = nvtxDomainCreateA("demo.io");
+		load = nvtxDomainRegisterStringA(dom, "load batch");
+
+		nvtxEventAttributes_t a;
+		memset(&a, 0, sizeof(a));
+		a.version = NVTX_VERSION;
+		a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+		a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+		a.message.registered = load;
+		check_level("nvtxDomainRangePushEx", nvtxDomainRangePushEx(dom, &a), 0);
+		busy_ms(1);
+		check_level("nvtxDomainRangePop", nvtxDomainRangePop(dom), 0);
+
+		check_level("nvtxRangePushW", nvtxRangePushW(L"wide \u00fcn\u00efcode \u2713"), 0);
+		check_level("nvtxRangePop", nvtxRangePop(), 0);
+	}
+	for (int i = 0; i < steps; i++) {
+		if (annotate)
+			check_level("push step", nvtxRangePushA("step"), 0);
+		if (annotate)
+			check_level("push forward", nvtxRangePushA("forward"), 1);
+		for (int k = 0; k < FWD_KERNELS; k++, kernels++)
+			forward<<<blocks, 256, 0, s>>>(x, N_ELEMS);
+		if (i == 0) {
+			// the cold first step: more work and host time than any later one
+			for (int k = 0; k < COLD_KERNELS; k++, kernels++)
+				forward<<<blocks, 256, 0, s>>>(x, N_ELEMS);
+			busy_ms(20);
+		}
+		CK(cudaGetLastError());
+		if (annotate)
+			check_level("pop forward", nvtxRangePop(), 1);
+		if (annotate) {
+			nvtxEventAttributes_t a;
+			memset(&a, 0, sizeof(a));
+			a.version = NVTX_VERSION;
+			a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+			a.colorType = NVTX_COLOR_ARGB;
+			a.color = 0xff00ff00u;
+			a.category = 7;
+			a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+			a.message.ascii = "backward";
+			check_level("push backward", nvtxRangePushEx(&a), 1);
+		}
+		for (int k = 0; k < BWD_KERNELS; k++, kernels++)
+			backward<<<blocks, 256, 0, s>>>(x, N_ELEMS);
+		CK(cudaGetLastError());
+		if (annotate)
+			check_level("pop backward", nvtxRangePop(), 1);
+		CK(cudaStreamSynchronize(s));
+		if (annotate)
+			check_level("pop step", nvtxRangePop(), 0);
+	}
+	if (annotate) {
+		// a range that another thread ends
+		nvtxRangeId_t id = nvtxRangeStartA("async io");
+		pthread_t t;
+		busy_ms(1);
+		if (pthread_create(&t, nullptr, end_elsewhere, &id) != 0 || pthread_join(t, nullptr) != 0) {
+			fprintf(stderr, "nvtx_demo: pthread failed\n");
+			exit(1);
+		}
+		nvtxMarkA("checkpoint");
+		// a pop without a push: NVTX says it returns a negative level
+		if (nvtxRangePop() >= 0) {
+			fprintf(stderr, "nvtx_demo: an unmatched pop returned a level\n");
+			exit(3);
+		}
+	}
+	CK(cudaDeviceSynchronize());
+	CK(cudaStreamDestroy(s));
+	CK(cudaFree(x));
+	printf("steps %d kernels %d\n", steps, kernels);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+// The cost of one push+pop pair as the program sees it: after a first pair (which pays the start-up), in
+// bursts of 1000 pairs that fit a profiler's per-thread buffer, with pauses (not timed) for it to drain.
+static int bench(long n)
+{
+	enum { BURST = 1000 };
+	long bursts = (n + BURST - 1) / BURST, done = 0;
+	double *per = (double *)calloc(bursts, sizeof(double)), t = 0;
+
+	if (per == nullptr)
+		return 1;
+	nvtxRangePushA("bench");
+	nvtxRangePop();
+	for (long b = 0; b < bursts; b++) {
+		long burst = n - done < BURST ? n - done : BURST;
+		double t0 = now_ns();
+		for (long i = 0; i < burst; i++) {
+			nvtxRangePushA("bench");
+			nvtxRangePop();
+		}
+		double dt = now_ns() - t0;
+		t += dt;
+		per[b] = dt / burst;
+		done += burst;
+		usleep(6000);
+	}
+	qsort(per, bursts, sizeof(double), cmp_double);
+	printf("push+pop %.1f ns per pair (median of %ld bursts), %.1f ns mean, %ld pairs\n", per[bursts / 2], bursts,
+	       t / n, n);
+	free(per);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3 || atol(argv[2]) < 1) {
+		fprintf(stderr, "usage: %s steps|plain|bench N\n", argv[0]);
+		return 2;
+	}
+	if (strcmp(argv[1], "steps") == 0)
+		return run(atoi(argv[2]), true);
+	if (strcmp(argv[1], "plain") == 0)
+		return run(atoi(argv[2]), false);
+	if (strcmp(argv[1], "bench") == 0)
+		return bench(atol(argv[2]));
+	fprintf(stderr, "usage: %s steps|plain|bench N\n", argv[0]);
+	return 2;
+}
