@@ -75,6 +75,17 @@ enum cprof_api_class {
 enum cprof_api { CPROF_API_LIST(CPROF_API_ENUM) CPROF_API__COUNT };
 #undef CPROF_API_ENUM
 
+/* The class of an id; inline so that a constant id folds to a constant class. */
+static inline enum cprof_api_class cprof_api_class_of(unsigned api)
+{
+#define CPROF_API_CASE(id, sym, cls) case id: return cls;
+	switch (api) {
+	CPROF_API_LIST(CPROF_API_CASE)
+	}
+#undef CPROF_API_CASE
+	return CPROF_CLASS_OTHER;
+}
+
 const char *cprof_api_name(unsigned api);
 enum cprof_api_class cprof_api_class(unsigned api);
 const char *cprof_api_class_name(enum cprof_api_class cls);

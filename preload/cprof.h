@@ -135,6 +135,13 @@ CPROF_HIDDEN extern int cprof_stack_mode;
 CPROF_HIDDEN void cprof_stacks_init(void);
 CPROF_HIDDEN void cprof_stacks_lock(int lock);
 CPROF_HIDDEN void cprof_stacks_reset_after_fork(void);
+static inline __attribute__((always_inline)) int cprof_api_stacked(unsigned api)
+{
+	enum cprof_api_class c = cprof_api_class_of(api);
+
+	return c == CPROF_CLASS_LAUNCH || c == CPROF_CLASS_MEMCPY || c == CPROF_CLASS_MEMSET || c == CPROF_CLASS_GEMM ||
+	       c == CPROF_CLASS_SYNC;
+}
 /* Sets ev->stack (and CPROF_API_F_STACK_INHERITED) for a call of api returning to ret_addr. */
 CPROF_HIDDEN void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api);
 
@@ -177,8 +184,9 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 	ev->api = api;
 	ev->ret = ret;
 	ev->flags |= c->nested ? CPROF_API_F_NESTED : 0;
-	/* after end_ns: the time spent unwinding is not charged to the call */
-	if (cprof_stack_mode != CPROF_STACKS_OFF)
+	/* after end_ns: the time spent unwinding is not charged to the call. The class test folds away in
+	 * each hook (api is a constant there). */
+	if (cprof_stack_mode != CPROF_STACKS_OFF && cprof_api_stacked(api))
 		cprof_stack_attach(ev, __builtin_return_address(0), api);
 	cprof_record(ev);
 }

@@ -50,10 +50,26 @@ static struct nvtxDomainRegistration_st lost_domain = { .magic = NVTX_MAGIC, .sl
 static _Atomic uint64_t next_range_id;
 static _Atomic int warned;
 
-static void warn_once(const char *what)
+static void warn_once(void)
 {
 	if (!atomic_exchange(&warned, 1))
-		pr_warn("%s: out of memory; some annotations lose their text", what);
+		pr_warn("out of memory: some annotations are recorded without their text or domain");
+}
+
+/* a fork while another thread creates a domain must not leave the child's lock taken */
+static void domains_lock_fork(void)
+{
+	pthread_mutex_lock(&domains_lock);
+}
+
+static void domains_unlock_fork(void)
+{
+	pthread_mutex_unlock(&domains_lock);
+}
+
+__attribute__((constructor)) static void nvtx_ctor(void)
+{
+	pthread_atfork(domains_lock_fork, domains_unlock_fork, domains_unlock_fork);
 }
 
 static struct nvtxStringRegistration_st *text_new(const char *s, size_t len)
@@ -61,7 +77,7 @@ static struct nvtxStringRegistration_st *text_new(const char *s, size_t len)
 	struct nvtxStringRegistration_st *t = malloc(sizeof(*t) + len + 1);
 
 	if (t == NULL) {
-		warn_once("nvtx");
+		warn_once();
 		return NULL;
 	}
 	t->magic = NVTX_MAGIC;
@@ -446,7 +462,7 @@ static nvtxDomainHandle_t domain_create(const char *text, size_t len)
 	}
 	pthread_mutex_unlock(&domains_lock);
 	if (d == NULL) {
-		warn_once("nvtxDomainCreate");
+		warn_once();
 		return &lost_domain;
 	}
 	if (cprof_active()) {

@@ -48,7 +48,7 @@ enum { PY_UNKNOWN = 0, PY_ON, PY_OFF /* final */, PY_NOT_YET /* no CPython symbo
 static _Atomic int py_state;
 static pthread_mutex_t py_lock = PTHREAD_MUTEX_INITIALIZER;
 /* per thread, so a process without Python shares no counter between its threads */
-static __thread uint32_t py_retry_in;
+static __thread uint32_t py_retry_in __attribute__((tls_model("initial-exec")));
 #define PY_RETRY_EVERY 4096
 
 static void *sym(const char *name)

@@ -15,8 +15,7 @@
 CPROF_HIDDEN int cprof_stack_mode; /* CPROF_STACKS_*; read by cprof_leave on every call */
 
 static unsigned stack_first = 4;  /* sampled: the first calls of each site get their own stack ... */
-static unsigned stack_every = 64; /* ... then one in this many; the others reuse the site's last one */
-static uint64_t api_mask[(CPROF_API__COUNT + 63) / 64];
+static unsigned stack_every = 256; /* ... then one in this many; the others reuse the site's last one */
 
 /* libunwind, loaded RTLD_LOCAL: linking it would give the target's C++ exceptions to another unwinder */
 static int (*unw_backtrace_fn)(void **buffer, int size);
@@ -205,6 +204,8 @@ out:
 	return id;
 }
 
+static _Atomic int py_seen; /* once Python is there it stays: no more looking */
+
 static uint32_t capture(void)
 {
 	void *ips[CPROF_STACK_MAX_NATIVE + 16];
@@ -234,7 +235,7 @@ static uint32_t capture(void)
 		f[k].func = 0;
 		h = mix(h, a);
 	}
-	if (cprof_py_available()) {
+	if (atomic_load_explicit(&py_seen, memory_order_relaxed) || cprof_py_available()) {
 		st.npy = (uint16_t)cprof_py_capture(f + st.nnative, CPROF_STACK_MAX_PY);
 		for (k = 0; k < st.npy; k++)
 			h = mix(mix(mix(h, f[st.nnative + k].off), f[st.nnative + k].module), f[st.nnative + k].func);
@@ -248,11 +249,13 @@ static uint32_t capture(void)
 #define SITES 256
 struct site {
 	uint64_t key;
-	uint32_t count;
+	uint32_t left;  /* calls until the next stack is taken */
 	uint32_t stack;
+	uint32_t taken;
 };
 struct sites {
 	uint32_t generation;
+	uint32_t py_check_in; /* calls until Python is looked for again (a program may load it late) */
 	struct site s[SITES];
 };
 static __thread struct sites *tls_sites __attribute__((tls_model("initial-exec")));
@@ -263,16 +266,23 @@ static void sites_free(void *p)
 	free(p);
 }
 
+static __attribute__((noinline)) int py_look(struct sites *ts)
+{
+	ts->py_check_in = 4096;
+	if (!cprof_py_available())
+		return 0;
+	atomic_store_explicit(&py_seen, 1, memory_order_relaxed);
+	return 1;
+}
+
 void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api)
 {
 	struct sites *ts = tls_sites;
 	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
 	struct site *e;
 	uint64_t key;
-	uint32_t n;
 
-	if (api >= CPROF_API__COUNT || !(api_mask[api / 64] >> (api % 64) & 1))
-		return;
+	(void)api;
 	if (cprof_stack_mode == CPROF_STACKS_ALL) {
 		ev->stack = capture();
 		return;
@@ -289,23 +299,26 @@ void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigne
 			memset(ts, 0, sizeof(*ts));
 		ts->generation = gen;
 	}
-	key = fmix((uintptr_t)ret_addr ^ fmix(ev->ptr + ev->name));
-	if (cprof_py_available())
-		key = fmix(key ^ cprof_py_site());
-	e = &ts->s[key & (SITES - 1)];
+	key = (uintptr_t)ret_addr ^ (ev->ptr * 0x9e3779b97f4a7c15ull);
+	if (atomic_load_explicit(&py_seen, memory_order_relaxed) || (ts->py_check_in-- == 0 && py_look(ts)))
+		key ^= cprof_py_site();
+	key = (key ^ (key >> 29)) * 0xbf58476d1ce4e5b9ull;
+	e = &ts->s[(key >> 40) & (SITES - 1)];
 	if (e->key != key) {
 		e->key = key;
-		e->count = 0;
+		e->left = 0;
 		e->stack = 0;
+		e->taken = 0;
 	}
-	n = e->count++;
-	if (n < stack_first || (n - stack_first) % stack_every == stack_every - 1) {
+	if (e->left == 0) {
 		uint32_t id = capture();
 
 		if (id)
 			e->stack = id;
 		ev->stack = id;
-	} else if (e->stack) {
+		/* the first calls of a site each get their own stack, then one in stack_every */
+		e->left = ++e->taken < stack_first ? 0 : stack_every - 1;
+	} else if (e->left--, e->stack) {
 		ev->stack = e->stack;
 		ev->flags |= CPROF_API_F_STACK_INHERITED;
 	}
@@ -330,13 +343,10 @@ static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned h
 /* Called once from cprof_init_slow, before any hook records. */
 void cprof_stacks_init(void)
 {
-	static const enum cprof_api_class classes[] = { CPROF_CLASS_LAUNCH, CPROF_CLASS_MEMCPY, CPROF_CLASS_MEMSET,
-							 CPROF_CLASS_GEMM, CPROF_CLASS_SYNC };
 	const char *mode = getenv("CPROF_STACKS");
 	Dl_info self;
 	void *h, **as;
 	int (*set_caching)(void *, int);
-	unsigned api, c;
 	ssize_t n;
 
 	if (mode == NULL || *mode == '\0' || strcmp(mode, "sampled") == 0)
@@ -350,11 +360,7 @@ void cprof_stacks_init(void)
 		return;
 	}
 	stack_first = env_uint("CPROF_STACK_FIRST", 4, 0, 1u << 30);
-	stack_every = env_uint("CPROF_STACK_EVERY", 64, 1, 1u << 30);
-	for (api = 1; api < CPROF_API__COUNT; api++)
-		for (c = 0; c < sizeof(classes) / sizeof(classes[0]); c++)
-			if (cprof_api_class(api) == classes[c])
-				api_mask[api / 64] |= 1ull << (api % 64);
+	stack_every = env_uint("CPROF_STACK_EVERY", 256, 1, 1u << 30);
 	pthread_key_create(&sites_key, sites_free);
 	n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 	exe_path[n > 0 ? n : 0] = '\0';

@@ -54,7 +54,7 @@ static void usage(FILE *f)
 		"      --inject-only  load cprof through CUDA_INJECTION64_PATH only, no LD_PRELOAD: GPU records\n"
 		"                     and no hooked calls (for programs where LD_PRELOAD is not wanted)\n"
 		"      --stacks MODE  call stacks (native and Python) at launches, copies, memsets, GEMMs and syncs:\n"
-		"                     sampled (default: the first 4 calls of each call site, then 1 in 64; the\n"
+		"                     sampled (default: the first 4 calls of each call site, then 1 in 256; the\n"
 		"                     others reuse their site's last stack), all (every call), off\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
