@@ -15,6 +15,7 @@
 
 void cprof_thresholds_default(struct cprof_thresholds *t)
 {
+	memset(t, 0, sizeof(*t));
 	t->compute_pct = 80;
 	t->overhead_pct = 50;
 	t->host_wait_share = 50;
@@ -142,6 +143,7 @@ int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const s
 	int explicit_window = from != 0, have = 0, ret = -1;
 
 	memset(v, 0, sizeof(*v));
+	v->step_re = t->step_re;
 	/* the run: first to last CUDA activity, calls or GPU ops */
 	st = prep(db,
 		  "SELECT min(s), max(e) FROM (SELECT min(start) s, max(end) e FROM CPROF_API WHERE" PROC_WIN
@@ -375,9 +377,16 @@ int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, 
 	struct cprof_verdict whole;
 	int n, i, same = 1;
 
+	struct cprof_step *steps = NULL;
+	int nsteps;
+
 	*phases = NULL;
 	if (cprof_analyse(db, proc, 0, UINT64_MAX, t, &whole) < 0)
 		return -1;
+	nsteps = cprof_steps_load(db, proc, t->step_re, &steps);
+	whole.steps = nsteps > 1 ? nsteps : 0;
+	whole.cold_step = whole.steps && !t->include_startup && cprof_steps_cold(steps, nsteps);
+	free(steps);
 	n = t->include_startup ? 0 : phases_of(db, proc, t, &whole, phases);
 	if (n <= 0) {
 		*v = whole;
@@ -408,6 +417,8 @@ int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, 
 	v->busy_pct = v->end > v->start ? 100.0 * v->busy_ns / (double)(v->end - v->start) : 0;
 	v->run_start = whole.run_start;
 	v->run_end = whole.run_end;
+	v->steps = whole.steps;
+	v->cold_step = whole.cold_step;
 	v->startup_ns = (*phases)[0].start - whole.run_start;
 	for (i = 1; i < n; i++)
 		same &= !strcmp((*phases)[i].v.verdict, (*phases)[0].v.verdict);
@@ -499,6 +510,37 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 	if (all.kernels == 0)
 		return 0;
 	start = all.start;
+	if (whole->steps > 1) {
+		/* the program marked its steps (NVTX): they are the pieces, each up to the next one's start;
+		 * the last keeps what follows it (the GPU draining its queue); a cold first step is setup */
+		struct cprof_step *steps = NULL;
+		int n = cprof_steps_load(db, proc, t->step_re, &steps), j;
+
+		if (n < 0)
+			goto out;
+		uint64_t drain = 0;
+
+		/* the last step ends when the GPU work queued before its end is done, not with the teardown */
+		if (n > 0 && (st = prep(db, "SELECT max(end) FROM API_GPU WHERE (?1 = 0 OR processId = ?1) AND apiStart >= ?2"
+					 " AND apiStart < ?3", proc, steps[n - 1].start,
+					 steps[n - 1].end)) != NULL) {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				drain = (uint64_t)sqlite3_column_int64(st, 0) + 1;
+			sqlite3_finalize(st);
+			st = NULL;
+		}
+		for (j = whole->cold_step ? 1 : 0; j < n; j++) {
+			if (cprof_grow(&fold, &cap, nfold, sizeof(*fold)) < 0) {
+				free(steps);
+				goto out;
+			}
+			fold[nfold].s = steps[j].start;
+			fold[nfold].e = j + 1 < n ? steps[j + 1].start : (drain > steps[j].end ? drain : steps[j].end);
+			fold[nfold++].kernels = 1;
+		}
+		free(steps);
+		goto pieces;
+	}
 	/* cut at every synchronising call: the host waited for the GPU there, a natural step edge */
 	st = prep(db,
 		  "SELECT DISTINCT a.end FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE" PROC_WIN
@@ -564,6 +606,7 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 		fold[nfold - 2].kernels += fold[nfold - 1].kernels;
 		nfold--;
 	}
+pieces:
 	/* a run that syncs every step would give thousands of pieces: phases are its coarse shape, so
 	 * neighbouring pieces are grouped to at most PHASE_MAX_PIECES before any is analysed */
 	if (nfold > PHASE_MAX_PIECES) {

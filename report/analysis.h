@@ -16,6 +16,7 @@ struct cprof_thresholds {
 	double host_wait_share;   /* "most of the idle time" (50) */
 	uint64_t kernel_wait_ns;  /* a gap shorter than this between GPU ops is kernel wait (as HTA) */
 	int include_startup;      /* count the time before the first GPU op */
+	const char *step_re;      /* NVTX ranges whose names match are the steps (NULL: the default pattern) */
 };
 void cprof_thresholds_default(struct cprof_thresholds *t);
 
@@ -38,6 +39,9 @@ struct cprof_verdict {
 	double med_kernel_ns;      /* median kernel */
 	uint64_t api_in_host_wait_ns; /* part of host-wait gaps spent inside CUDA calls */
 	char cause[64];            /* what the host was doing while the GPU waited */
+	const char *step_re;       /* the step pattern used (thresholds') */
+	int steps;                 /* steps marked with NVTX ranges: they cut the phases (0: inferred) */
+	int cold_step;             /* the first step was far slower than the median: excluded */
 	char advice[160];
 };
 
@@ -71,6 +75,22 @@ int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, str
 /* Idle share as Holistic Trace Analysis's temporal breakdown computes it from our trace: GPU ops of all
  * streams, rounded inward to whole microseconds, window first op start to last op end. -1: no ops. */
 double cprof_hta_idle_pct(sqlite3 *db, int64_t proc);
+
+/* Steps: NVTX ranges matching the pattern (cprof_step_re_default when re is NULL), the outermost ones on
+ * the thread that has the most, in time order. Returns the count (0: none, or no NVTX in the profile). */
+struct cprof_step {
+	uint64_t start, end;
+	int64_t proc, tid;
+	char name[64];
+};
+extern const char cprof_step_re_default[];
+int cprof_steps_load(sqlite3 *db, int64_t proc, const char *re, struct cprof_step **out);
+int cprof_step_re_check(const char *re, char *err, size_t size);
+uint64_t cprof_steps_median(const struct cprof_step *s, int n, int from);
+/* 1 when the first of n steps took more than 1.5x the median of the others (n >= 3) */
+int cprof_steps_cold(const struct cprof_step *s, int n);
+/* The steps section of cprof report (text, or JSON keys "step_pattern" and "steps" with a leading comma). */
+int cprof_steps_print(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, int json, size_t top);
 
 /* One line a person can act on. */
 void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size);

@@ -488,7 +488,8 @@ static void json_verdict_fields(const struct cprof_verdict *v)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|stream|process]\n"
-		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n");
+		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n"
+		   "                    [--step-range REGEX]   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n");
 }
 
 static int parse_double(const char *opt, const char *arg, double lo, double hi, double *out)
@@ -511,6 +512,7 @@ int cmd_report(int argc, char **argv)
 		{ "by", required_argument, NULL, 'b' },          { "include-startup", no_argument, NULL, 'i' },
 		{ "compute-pct", required_argument, NULL, 'c' }, { "overhead-pct", required_argument, NULL, 'o' },
 		{ "kernel-wait-us", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
+		{ "step-range", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt fmt = FMT_TEXT;
@@ -577,6 +579,16 @@ int cmd_report(int argc, char **argv)
 		case 'i':
 			th.include_startup = 1;
 			break;
+		case 's': {
+			char err[128];
+
+			if (cprof_step_re_check(optarg, err, sizeof(err)) < 0) {
+				pr_err("--step-range '%s': %s", optarg, err);
+				return CPROF_EXIT_USAGE;
+			}
+			th.step_re = optarg;
+			break;
+		}
 		case 'c':
 			if (parse_double("--compute-pct", optarg, 0, 100, &th.compute_pct) < 0)
 				return CPROF_EXIT_USAGE;
@@ -690,6 +702,7 @@ int cmd_report(int argc, char **argv)
 		printf(",\"chains\":");
 		cprof_attr_json(&chains, CPROF_BY_CHAIN, top);
 		json_ranks(db, procs, nprocs);
+		cprof_steps_print(db, 0, &th, 1, top);
 		printf(",\"phases\":[");
 		for (i = 0; i < (size_t)nph; i++) {
 			printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)ph[i].start,
@@ -751,6 +764,8 @@ int cmd_report(int argc, char **argv)
 		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : reason);
 		print_verdict_text(&v, ph, nph, fd, nf);
+		if (by == BY_ALL)
+			cprof_steps_print(db, 0, &th, 0, top_set ? top : 0);
 		if (nprocs > 1) {
 			printf("\nPer process\n");
 			for (i = 0; i < nprocs; i++) {

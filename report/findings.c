@@ -134,6 +134,19 @@ static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v,
 		ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", text(st, 0), a);
 	}
 	sqlite3_finalize(st);
+	/* steps the program marked: the first one against the others */
+	if (v->steps > 2) {
+		struct cprof_step *steps = NULL;
+		int n = cprof_steps_load(db, proc, v->step_re, &steps);
+
+		if (n > 2 && cprof_steps_cold(steps, n)) {
+			cprof_fmt_dur(a, sizeof(a), (double)(steps[0].end - steps[0].start));
+			cprof_fmt_dur(b, sizeof(b), (double)cprof_steps_median(steps, n, 1));
+			ev_add(ev, sizeof(ev), "first step (NVTX range \"%.40s\") took %s vs median %s of the other %d steps%s",
+			       steps[0].name, a, b, n - 1, v->cold_step ? ": excluded from the verdict" : "");
+		}
+		free(steps);
+	}
 	if (ev[0])
 		add(l, "cold-start", "info", ev,
 		    "cold start: first calls pay context creation, lazy module loading and library set-up; they are "
@@ -284,6 +297,44 @@ static void variance(sqlite3 *db, int64_t proc, struct flist *l)
 		    "change, or something competes for the GPU");
 }
 
+/* step times that wander: the program's pace is not steady (data loading, allocator, Python GC, contention) */
+static void step_variance(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+{
+	struct cprof_step *steps = NULL;
+	int n, i, from, slow = 0;
+	double sum = 0, sq = 0, mean, sd;
+	char ev[400], a[32], b[32], c[32];
+
+	if (v->steps < 5)
+		return;
+	n = cprof_steps_load(db, proc, v->step_re, &steps);
+	from = n > 2 && cprof_steps_cold(steps, n) ? 1 : 0;
+	if (n - from < 4)
+		goto out;
+	for (i = from; i < n; i++) {
+		double d = (double)(steps[i].end - steps[i].start);
+
+		sum += d;
+		sq += d * d;
+		if (d > (double)(steps[slow].end - steps[slow].start) || slow < from)
+			slow = i;
+	}
+	mean = sum / (n - from);
+	sd = sq / (n - from) - mean * mean > 0 ? __builtin_sqrt(sq / (n - from) - mean * mean) : 0;
+	if (mean > 0 && sd / mean > 0.25) {
+		cprof_fmt_dur(a, sizeof(a), (double)cprof_steps_median(steps, n, from));
+		cprof_fmt_dur(b, sizeof(b), (double)(steps[slow].end - steps[slow].start));
+		cprof_fmt_dur(c, sizeof(c), sd);
+		snprintf(ev, sizeof(ev), "%d steps%s: median %s, std %s (CV %.2f), slowest step %d (\"%.40s\") %s", n - from,
+			 from ? " after the first" : "", a, c, sd / mean, slow + 1, steps[slow].name, b);
+		add(l, "step-variance", "warn", ev,
+		    "step times vary (coefficient of variation > 0.25): the steady state is not steady; look at the slow "
+		    "steps for data loading, host work, allocator growth or synchronisation");
+	}
+out:
+	free(steps);
+}
+
 /* kernels launched through the driver API, as Triton and torch.compile do: no hook sees them */
 static void driver_api(sqlite3 *db, int64_t proc, struct flist *l)
 {
@@ -399,6 +450,7 @@ int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, str
 	final_sync(db, proc, v, &l);
 	cupti_overhead(db, proc, v, &l);
 	variance(db, proc, &l);
+	step_variance(db, proc, v, &l);
 	driver_api(db, proc, &l);
 	tiny_kernels(db, proc, &l);
 	sync_in_loop(db, proc, &l);
