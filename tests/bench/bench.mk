@@ -27,5 +27,5 @@ $(BENCH_DIR)/launcher: tests/bench/launcher.cu | $(DEPS_STAMP)
 .PHONY: bench-progs
 bench-progs: $(BENCH_PROGS)
 
-bench: $(DEPS_STAMP) binaries $(BUILD)/tests/scenarios $(BUILD)/tests/matmul_sweep $(BENCH_PROGS)
+bench: $(DEPS_STAMP) binaries $(BUILD)/tests/scenarios $(BUILD)/tests/matmul_sweep $(BUILD)/tests/nvtx_demo $(BENCH_PROGS)
 	$(Q)BUILD=$(abspath $(BUILD)) scripts/bench
