@@ -146,7 +146,13 @@ int html_tables_load(struct html *h)
 	sort_table(&h->kernels);
 	if ((ret = load_memops(h)) < 0 || (ret = load_apis(h)) < 0 || (ret = load_torch(h)) < 0)
 		return ret;
-	return 0;
+	if ((ret = cprof_stacks_load(h->db, &h->stacks)) < 0 ||
+	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_OP, 0, &h->ops)) < 0 ||
+	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CALLSITE, 0, &h->sites)) < 0 ||
+	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CHAIN, 0, &h->chains)) < 0)
+		return ret;
+	h->nsteps = cprof_steps_load(h->db, 0, h->v.step_re, &h->steps);
+	return h->nsteps < 0 ? h->nsteps : 0;
 }
 
 static void table_free(struct html_table *t)
@@ -165,6 +171,11 @@ void html_tables_free(struct html *h)
 	table_free(&h->memops);
 	table_free(&h->apis);
 	table_free(&h->torch);
+	cprof_attr_free(&h->ops);
+	cprof_attr_free(&h->sites);
+	cprof_attr_free(&h->chains);
+	cprof_stacks_free(&h->stacks);
+	free(h->steps);
 }
 
 /* A cell that sorts by its number, shows it as a duration. */
@@ -271,6 +282,75 @@ static void torch_table(struct html *h)
 	fprintf(f, "</tbody></table></div>\n<p class=\"note\">Self CPU time total: %s; Self CUDA time total: %s</p>\n", a, b);
 }
 
+/* The tables built from call stacks: ops (Self/Total), call sites, each kernel's chain. */
+static void attr_table(struct html *h, const char *id, const char *title, const char *note,
+		       const struct cprof_attr_table *t, enum cprof_attr_by by)
+{
+	FILE *f = h->f;
+	size_t i;
+
+	if (t->n == 0)
+		return;
+	fprintf(f, "<h3>%s</h3>\n<p class=\"note\">%s</p>\n<div class=\"tw\"><table class=\"sortable\" id=\"%s\"><thead><tr>"
+		   "<th class=\"name\">%s</th>", title, note, id,
+		by == CPROF_BY_OP ? "Op" : by == CPROF_BY_CALLSITE ? "Call site" : "Kernel");
+	if (by == CPROF_BY_CHAIN)
+		fputs("<th class=\"name\">Chain (outermost first)</th><th>GPU time</th><th>Launches</th>", f);
+	else if (by == CPROF_BY_OP)
+		fputs("<th>Self CPU</th><th>CPU total</th><th>Self CUDA</th><th>CUDA total</th><th># Calls</th>", f);
+	else
+		fputs("<th># Calls</th><th>Self CPU</th><th>Self CUDA</th><th>GPU ops</th>", f);
+	fputs("</tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < t->n; i++) {
+		const struct cprof_attr_row *r = &t->rows[i];
+
+		fputs("<tr>", f);
+		name_cell(f, r->label, 0);
+		if (by == CPROF_BY_CHAIN) {
+			fputs("<td class=\"name\">", f);
+			html_text(f, r->detail ? r->detail : "");
+			fputs("</td>", f);
+			dur_cell(f, r->gpu_ns);
+			fprintf(f, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)r->gpu_ops, (unsigned long long)r->gpu_ops);
+		} else if (by == CPROF_BY_OP) {
+			dur_cell(f, r->cpu_ns);
+			dur_cell(f, r->cpu_total_ns);
+			dur_cell(f, r->gpu_ns);
+			dur_cell(f, r->gpu_total_ns);
+			fprintf(f, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)r->calls, (unsigned long long)r->calls);
+		} else {
+			fprintf(f, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)r->calls, (unsigned long long)r->calls);
+			dur_cell(f, r->cpu_ns);
+			dur_cell(f, r->gpu_ns);
+			fprintf(f, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)r->gpu_ops, (unsigned long long)r->gpu_ops);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table></div>\n", f);
+}
+
+static void steps_table(struct html *h)
+{
+	FILE *f = h->f;
+	int i, cold;
+
+	if (h->nsteps < 2)
+		return;
+	cold = cprof_steps_cold(h->steps, h->nsteps);
+	fprintf(f, "<h3>Steps</h3>\n<p class=\"note\">%d NVTX ranges matching <code>", h->nsteps);
+	html_text(f, h->v.step_re ? h->v.step_re : cprof_step_re_default);
+	fprintf(f, "</code>%s</p>\n<div class=\"tw\"><table class=\"sortable\" id=\"t-steps\"><thead><tr><th>Step</th>"
+		   "<th class=\"name\">Range</th><th>Time</th></tr></thead>\n<tbody>\n",
+		cold ? "; the first one is a cold start, kept out of the verdict" : "");
+	for (i = 0; i < h->nsteps; i++) {
+		fprintf(f, "<tr><td data-v=\"%d\">%d%s</td>", i + 1, i + 1, i == 0 && cold ? " (cold)" : "");
+		name_cell(f, h->steps[i].name, 0);
+		dur_cell(f, (double)(h->steps[i].end - h->steps[i].start));
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table></div>\n", f);
+}
+
 void html_tables_write(struct html *h)
 {
 	fputs("<section id=\"tables\"><h2>Tables</h2>\n<p class=\"note\">As <code>cprof report</code> prints them; "
@@ -279,6 +359,15 @@ void html_tables_write(struct html *h)
 	stats_table(h, "t-memops", "GPU memory operations", &h->memops, 1);
 	stats_table(h, "t-apis", "CUDA API", &h->apis, 0);
 	torch_table(h);
+	steps_table(h);
+	attr_table(h, "t-chains", "Where the kernels were launched from",
+		   "The ATen dispatch chain on the stack of the call that launched each kernel.", &h->chains, CPROF_BY_CHAIN);
+	attr_table(h, "t-ops", "By operator",
+		   "ATen ops on the stacks of the CUDA calls: Self = the op innermost, Total = anywhere on the chain; "
+		   "CPU = time inside those CUDA calls, CUDA = GPU time of the work they launched.", &h->ops, CPROF_BY_OP);
+	attr_table(h, "t-callsites", "By call site",
+		   "The innermost frame outside libraries: Python when the launching thread held the GIL.", &h->sites,
+		   CPROF_BY_CALLSITE);
 	if (h->kernels.n == 0 && h->memops.n == 0 && h->apis.n == 0)
 		fputs("<p>No CUDA call or GPU operation was recorded.</p>\n", h->f);
 	fputs("</section>\n", h->f);

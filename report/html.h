@@ -9,6 +9,7 @@
 
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/stacks.h"
 
 /* Duration histograms: log-spaced bins, HTML_HIST_PER_DECADE per decade from 1 ns. */
 #define HTML_HIST_PER_DECADE 5
@@ -54,6 +55,10 @@ struct html {
 	uint64_t t0, t1;          /* the page's time 0 and end: first to last CUDA activity, CUPTI's included */
 	uint64_t n_kernel_total;
 	struct html_table kernels, memops, apis, torch;
+	struct cprof_stacks stacks;
+	struct cprof_attr_table ops, sites, chains; /* from the call stacks, when the profile has them */
+	struct cprof_step *steps;
+	int nsteps;
 	/* filled by the timeline pass */
 	uint64_t hist_launch[HTML_HIST_BINS], hist_kernel[HTML_HIST_BINS];
 	uint64_t n_launch, n_kernel;

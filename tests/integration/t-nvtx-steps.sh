@@ -28,6 +28,10 @@ js warm.db "f=[x for x in d['findings'] if x['id']=='cold-start']; assert not f 
 "$BIN/cprof" report cold.db > r.txt || fail "text report"
 grep -q "^Steps: 10 NVTX ranges" r.txt || fail "steps section"
 grep -Eq "^ +1  step .*cold start$" r.txt || fail "step 1 marked cold in the text"
+# the HTML page lists the steps, the first marked cold
+"$BIN/cprof" html cold.db -o page.html || fail "cprof html"
+grep -q 'id="t-steps"' page.html || fail "html steps table"
+grep -q '1 (cold)' page.html || fail "html cold step"
 # --step-range: the forward ranges (nested in the steps) are steps of their own when chosen
 assert_eq "$(js cold.db "print(len(d['steps']), d['step_pattern'])" "--step-range ^forward$")" "10 ^forward$" "--step-range"
 assert_eq "$(js cold.db "print(len(d['steps']))" "--step-range ^nothing$")" 0 "--step-range matching nothing"

@@ -46,6 +46,10 @@ done
 assert_ge "$(q sampled.db "SELECT count(*) FROM CPROF_API WHERE stackInherited = 1")" 1 "sampled mode inherits"
 "$BIN/cprof" report sampled.db --by op | grep -q "aten::matmul" || fail "text --by op"
 "$BIN/cprof" report sampled.db | grep -q "aten::matmul → aten::mm → __cudaLaunchKernel" || fail "chain in the default report"
+# the HTML page carries the same tables
+"$BIN/cprof" html sampled.db -o page.html || fail "cprof html"
+for id in t-chains t-ops t-callsites; do grep -q "id=\"$id\"" page.html || fail "html table $id"; done
+grep -q "aten::matmul → aten::mm → __cudaLaunchKernel" page.html || fail "html chain"
 # off: no stack anywhere, same calls, and the report says why there is no table
 assert_eq "$(q off.db "SELECT count(*) FROM CPROF_STACK_FRAMES")" 0 "no stacks with --stacks off"
 assert_eq "$(q off.db "SELECT count(*) FROM LAUNCHES")" "$(q all.db "SELECT count(*) FROM LAUNCHES")" "same launches with and without stacks"
