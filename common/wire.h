@@ -193,7 +193,8 @@ _Static_assert(sizeof(struct cprof_wire_frame) == 16, "frame layout");
 
 /* NVTX (class nvtx api events; see common/api.h): start_ns = end_ns = the moment of the call,
  * name = message string id, arg[] as below, ptr = range id of start/end ranges, stream = the named
- * stream (nvtxNameCudaStream), bytes = payload. */
+ * stream (nvtxNameCudaStream), bytes = payload. ret of a push/pop: the nesting level NVTX returned
+ * (-1: a pop without a push, -2: not tracked), which keeps the collector's pairing in step after losses. */
 enum { CPROF_ARG_NVTX_DOMAIN = 0, CPROF_ARG_NVTX_CATEGORY, CPROF_ARG_NVTX_COLOR, CPROF_ARG_NVTX_KEY };
 
 enum cprof_status_code {

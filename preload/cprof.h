@@ -213,6 +213,17 @@ CPROF_HIDDEN uint32_t cprof_kernel_name_id(const void *key);
 CPROF_HIDDEN void cprof_kernels_lock(int lock);
 CPROF_HIDDEN uint32_t cprof_string_id_new(void);
 
+/* MurmurHash3's 64-bit finaliser: hash table keys from pointers and mixed values. */
+static inline uint64_t cprof_fmix64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return k;
+}
+
 /* strings.c: interned text (module paths, Python names, NVTX messages) -> per-process string id, queued
  * for the collector once per process; 0 when it cannot be interned. Lock-free when already known. */
 CPROF_HIDDEN uint32_t cprof_intern(uint16_t kind, const char *s, size_t len);

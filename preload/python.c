@@ -198,16 +198,6 @@ static void err_restore(struct pyerr *e)
 		py.Err_Restore(e->t, e->v, e->tb);
 }
 
-static inline uint64_t fmix64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return k;
-}
-
 uint64_t cprof_py_site(void)
 {
 	struct pyerr e;
@@ -236,7 +226,7 @@ uint64_t cprof_py_site(void)
 		return 0;
 	/* the pointer is only a key: the frame keeps its code alive while it runs */
 	py.DecRef(code);
-	k = fmix64((uint64_t)(uintptr_t)code ^ ((uint64_t)(uint32_t)pos << 47));
+	k = cprof_fmix64((uint64_t)(uintptr_t)code ^ ((uint64_t)(uint32_t)pos << 47));
 	return k ? k : 1;
 }
 
@@ -259,7 +249,7 @@ static uint32_t ctab_cap, ctab_used;
 
 static inline uint32_t code_slot(const void *code, uint32_t cap)
 {
-	return (uint32_t)(fmix64((uintptr_t)code) & (cap - 1));
+	return (uint32_t)(cprof_fmix64((uintptr_t)code) & (cap - 1));
 }
 
 static struct code_ent *ctab_find(const void *code)
@@ -361,7 +351,7 @@ static struct line_ent {
 
 static inline struct line_ent *line_slot(const void *code, int lasti)
 {
-	return &line_memo[fmix64((uintptr_t)code ^ ((uint64_t)(uint32_t)lasti << 40)) & (LINE_MEMO - 1)];
+	return &line_memo[cprof_fmix64((uintptr_t)code ^ ((uint64_t)(uint32_t)lasti << 40)) & (LINE_MEMO - 1)];
 }
 
 struct pyfr {

@@ -152,16 +152,6 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h;
 }
 
-static uint64_t fmix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
-
 /* Returns the stack's id, sending it first when it is new; 0 when it cannot be kept. */
 static uint32_t stack_id(uint64_t h, const struct cprof_wire_stack *st, const struct cprof_wire_frame *f)
 {
@@ -242,7 +232,7 @@ static uint32_t capture(void)
 	}
 	if (st.nnative + st.npy == 0)
 		return 0;
-	return stack_id(fmix(h ^ ((uint64_t)st.npy << 48)), &st, f);
+	return stack_id(cprof_fmix64(h ^ ((uint64_t)st.npy << 48)), &st, f);
 }
 
 /* Per-thread call-site table: the hook's return address, the kernel, the innermost Python line. */

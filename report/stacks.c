@@ -312,6 +312,14 @@ static int by_gpu_desc(const void *a, const void *b)
 	return strcmp(x->label, y->label);
 }
 
+static void account(struct cprof_attr_row *r, int nested, double cpu, double gpu, uint64_t gops)
+{
+	r->calls += !nested;
+	r->cpu_ns += cpu;
+	r->gpu_ns += gpu;
+	r->gpu_ops += gops;
+}
+
 /* The calls of a profile with their stack and launched GPU time: one row per hooked call that has a stack. */
 static const char attr_sql[] =
 	"SELECT a.processId, a.stackId, a.nested, a.end - a.start, coalesce(g.gpu, 0), coalesce(g.n, 0),"
@@ -348,38 +356,29 @@ int cprof_attr_build(sqlite3 *db, const struct cprof_stacks *stacks, enum cprof_
 			continue;
 		t->calls_with_stack += !nested;
 		t->inherited += sqlite3_column_int(st, 6) && !nested;
-		if (by == CPROF_BY_CALLSITE) {
-			if (s->callsite == NULL)
-				continue;
-			r = row_add(t, &cap, s->callsite, NULL);
-			if (r < 0) {
-				ret = r;
-				break;
-			}
-			t->rows[r].calls += !nested;
-			t->rows[r].cpu_ns += cpu;
-			t->rows[r].gpu_ns += gpu;
-			t->rows[r].gpu_ops += gops;
-			continue;
-		}
-		if (by == CPROF_BY_CHAIN) {
-			char *d;
+		if (by != CPROF_BY_OP) {
+			const char *label = s->callsite, *detail = NULL;
 
-			if (gops == 0 || kernel == NULL || *kernel == '\0')
+			if (by == CPROF_BY_CHAIN) {
+				char *d;
+
+				if (gops == 0 || kernel == NULL || *kernel == '\0')
+					continue;
+				d = cprof_demangle(kernel);
+				cprof_shorten(d ? d : kernel, kbuf, sizeof(kbuf));
+				free(d);
+				snprintf(chainbuf, sizeof(chainbuf), "%s%s%s", s->ops ? s->ops : "", s->ops ? ARROW : "", api);
+				label = kbuf;
+				detail = chainbuf;
+			}
+			if (label == NULL)
 				continue;
-			d = cprof_demangle(kernel);
-			cprof_shorten(d ? d : kernel, kbuf, sizeof(kbuf));
-			free(d);
-			snprintf(chainbuf, sizeof(chainbuf), "%s%s%s", s->ops ? s->ops : "", s->ops ? ARROW : "", api);
-			r = row_add(t, &cap, kbuf, chainbuf);
+			r = row_add(t, &cap, label, detail);
 			if (r < 0) {
 				ret = r;
 				break;
 			}
-			t->rows[r].calls += !nested;
-			t->rows[r].cpu_ns += cpu;
-			t->rows[r].gpu_ns += gpu;
-			t->rows[r].gpu_ops += gops;
+			account(&t->rows[r], nested, cpu, gpu, gops);
 			continue;
 		}
 		/* by op: the innermost op gets Self, every op of the chain gets Total (once, if it recurs) */
@@ -409,12 +408,8 @@ int cprof_attr_build(sqlite3 *db, const struct cprof_stacks *stacks, enum cprof_
 					ret = r;
 					goto out;
 				}
-				if (i == nops - 1) {
-					t->rows[r].calls += !nested;
-					t->rows[r].cpu_ns += cpu;
-					t->rows[r].gpu_ns += gpu;
-					t->rows[r].gpu_ops += gops;
-				}
+				if (i == nops - 1)
+					account(&t->rows[r], nested, cpu, gpu, gops);
 				t->rows[r].cpu_total_ns += cpu;
 				t->rows[r].gpu_total_ns += gpu;
 			}
