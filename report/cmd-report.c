@@ -8,10 +8,11 @@
 #include "common/log.h"
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/ranges.h"
 #include "report/stacks.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
-enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS, BY_OP, BY_CALLSITE };
+enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS, BY_OP, BY_CALLSITE, BY_RANGE };
 
 struct row {
 	char *name;  /* full (demangled) name */
@@ -487,7 +488,7 @@ static void json_verdict_fields(const struct cprof_verdict *v)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|stream|process]\n"
+	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|range|stream|process]\n"
 		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n"
 		   "                    [--step-range REGEX]   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n");
 }
@@ -524,6 +525,7 @@ int cmd_report(int argc, char **argv)
 	struct cprof_thresholds th;
 	struct cprof_stacks stacks = { 0 };
 	struct cprof_attr_table ops = { 0 }, sites = { 0 }, chains = { 0 };
+	struct cprof_range_table ranges = { 0 };
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
@@ -571,8 +573,10 @@ int cmd_report(int argc, char **argv)
 				by = BY_OP;
 			else if (!strcmp(optarg, "callsite"))
 				by = BY_CALLSITE;
+			else if (!strcmp(optarg, "range"))
+				by = BY_RANGE;
 			else {
-				pr_err("--by %s: expected kernel, api, op, callsite, stream or process", optarg);
+				pr_err("--by %s: expected kernel, api, op, callsite, range, stream or process", optarg);
 				return CPROF_EXIT_USAGE;
 			}
 			break;
@@ -641,6 +645,10 @@ int cmd_report(int argc, char **argv)
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
+	if (cprof_ranges_build(db, 0, &ranges) < 0) {
+		ret = CPROF_EXIT_USAGE; /* cprof_ranges_build said why */
+		goto out;
+	}
 	for (i = 0; i < nprocs; i++) {
 		struct cprof_phase *pp = NULL;
 
@@ -701,6 +709,10 @@ int cmd_report(int argc, char **argv)
 		cprof_attr_json(&sites, CPROF_BY_CALLSITE, top);
 		printf(",\"chains\":");
 		cprof_attr_json(&chains, CPROF_BY_CHAIN, top);
+		printf(",\"nvtx\":{\"ranges\":%llu,\"open_ranges\":%llu,\"marks\":%llu},\"ranges\":",
+		       (unsigned long long)ranges.ranges, (unsigned long long)ranges.open_ranges,
+		       (unsigned long long)ranges.marks);
+		cprof_ranges_json(&ranges, top);
 		json_ranks(db, procs, nprocs);
 		cprof_steps_print(db, 0, &th, 1, top);
 		printf(",\"phases\":[");
@@ -736,6 +748,8 @@ int cmd_report(int argc, char **argv)
 			printf("}");
 		}
 		printf("]}\n");
+	} else if (fmt == FMT_CSV && by == BY_RANGE) {
+		cprof_ranges_csv(&ranges, top_set ? top : 0);
 	} else if (fmt == FMT_CSV && (by == BY_OP || by == BY_CALLSITE)) {
 		cprof_attr_csv(by == BY_OP ? &ops : &sites, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, top_set ? top : 0);
 	} else if (fmt == FMT_CSV) {
@@ -793,6 +807,8 @@ int cmd_report(int argc, char **argv)
 			}
 		if (by == BY_ALL)
 			print_torch(&torch, &kernels, top);
+		if ((by == BY_ALL && ranges.n) || by == BY_RANGE)
+			cprof_ranges_print(&ranges, by == BY_RANGE && !top_set ? 0 : top);
 		if (by == BY_ALL && chains.n)
 			cprof_attr_print(&chains, CPROF_BY_CHAIN, top);
 		if (by == BY_ALL && sites.n)
@@ -855,6 +871,7 @@ out:
 	cprof_attr_free(&ops);
 	cprof_attr_free(&sites);
 	cprof_attr_free(&chains);
+	cprof_ranges_free(&ranges);
 	cprof_stacks_free(&stacks);
 	sqlite3_close(db);
 	return ret;

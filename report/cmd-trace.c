@@ -11,6 +11,7 @@
 #define PR_FMT "cprof trace"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/ranges.h"
 #include "report/stacks.h"
 
 /* Kineto's constants (libkineto output_base.h / output_json.cpp): GPU processes sort after every real pid,
@@ -35,6 +36,14 @@ struct demangled {
 	char *text;
 };
 
+/* A lane named with NVTX: a thread (pid, tid) or a stream (device, CUPTI stream id). */
+enum { NAME_THREAD, NAME_STREAM };
+struct lane_name {
+	int kind;
+	int64_t pid, tid;
+	char *name;
+};
+
 struct trace {
 	sqlite3 *db;
 	FILE *f;
@@ -57,6 +66,9 @@ struct trace {
 	struct pyspan *py;  /* per thread: the Python frames open as python_function spans */
 	size_t npy, cappy;
 	int64_t py_ids;
+	struct lane_name *names;
+	size_t nnames, capnames;
+	int nvtx; /* the profile has NVTX events or names: the TEMP tables of write_nvtx exist */
 	int64_t rank;  /* >= 0: only this rank's processes (--per-rank) */
 	int64_t world; /* world size to write with --per-rank */
 };
@@ -324,6 +336,10 @@ static int shim_missing_tables(struct trace *t)
 		  "processId, start, end, overheadKind, objectKind, deviceId, contextId, streamId, correlationId" },
 		{ "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", "processId, externalKind, externalId, correlationId" },
 		{ "THREADS", "processId, tid, firstNs, lastNs, calls" },
+		{ "NVTX_EVENTS",
+		  "id INTEGER PRIMARY KEY, processId, pid, tid, start, end, eventType, textId, domainId, categoryId, color,"
+		  " depth, parentId, endTid" },
+		{ "CPROF_NAMES", "processId, kind, key, nameId" },
 	};
 	char sql[512];
 	size_t i;
@@ -607,14 +623,26 @@ static int thread_seen(struct trace *t, int64_t pid, int64_t tid)
 	return 0;
 }
 
+static const char *lane_name(const struct trace *t, int kind, int64_t pid, int64_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nnames; i++)
+		if (t->names[i].kind == kind && t->names[i].pid == pid && t->names[i].tid == tid)
+			return t->names[i].name;
+	return NULL;
+}
+
 static void thread_meta(struct trace *t, int64_t pid, int64_t tid)
 {
+	const char *given = lane_name(t, NAME_THREAD, pid, tid);
 	char name[64];
 
 	if (thread_seen(t, pid, tid))
 		return;
 	snprintf(name, sizeof(name), "thread %lld", (long long)tid);
-	put_meta(t, "thread_name", pid, tid, "name", name, 0);
+	/* a name given with nvtxNameOsThread replaces the number */
+	put_meta(t, "thread_name", pid, tid, "name", given ? given : name, 0);
 	put_meta(t, "thread_sort_index", pid, tid, "sort_index", NULL, tid);
 }
 
@@ -647,6 +675,17 @@ static int write_metadata(struct trace *t)
 	/* CPU threads: those the hooks saw, then CUPTI threads no hook ran on */
 	ret = prep(t,
 		   "SELECT p.pid, t.tid FROM THREADS t JOIN PROCESSES p ON p.id = t.processId ORDER BY p.pid, t.tid",
+		   &st);
+	if (ret < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		thread_meta(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
+	if ((ret = step_done(t, rc)) < 0)
+		goto out;
+	sqlite3_finalize(st);
+	/* threads that only annotated (no CUDA call) still get their lane named */
+	ret = prep(t,
+		   "SELECT DISTINCT p.pid, e.tid FROM NVTX_EVENTS e JOIN PROCESSES p ON p.id = e.processId ORDER BY 1, 2",
 		   &st);
 	if (ret < 0)
 		goto out;
@@ -690,8 +729,10 @@ static int write_metadata(struct trace *t)
 			put_meta(t, "process_sort_index", dev, 0, "sort_index", NULL, dev + KINETO_EXCEED_MAX_PID);
 			last = dev;
 		}
-		/* Kineto formats "stream {} {}" with an empty postfix: the trailing space is its */
-		snprintf(name, sizeof(name), "stream %lld ", (long long)stream);
+		/* Kineto formats "stream {} {}" with an empty postfix: the trailing space is its; the postfix is where
+		 * a name given with nvtxNameCudaStream goes */
+		snprintf(name, sizeof(name), "stream %lld %.60s", (long long)stream,
+			 lane_name(t, NAME_STREAM, dev, stream) ? lane_name(t, NAME_STREAM, dev, stream) : "");
 		put_meta(t, "thread_name", dev, stream, "name", name, 0);
 		put_meta(t, "thread_sort_index", dev, stream, "sort_index", NULL, stream);
 	}
@@ -1094,6 +1135,184 @@ static int write_overhead(struct trace *t)
 	return ret;
 }
 
+/* ---- NVTX: ranges as Kineto's user_annotation spans on their thread, projected onto the GPU lanes as
+ * gpu_user_annotation spans; names given to threads and streams name their lanes ---- */
+
+/* %s: what a range never ended is measured up to (cprof_sql_process_end), or nothing when every range ended.
+ * x_ops: every GPU op by CUPTI id; x_lcall: the calls that reached the GPU on threads that annotated, by thread
+ * and time, so the ranges find theirs through an index instead of a scan each; x_rng: the ranges, ended. */
+static const char nvtx_index_sql[] =
+	"CREATE TEMP TABLE x_ops(processId INTEGER, correlationId INTEGER, deviceId INTEGER, streamId INTEGER,"
+	" start INTEGER, end INTEGER);"
+	"INSERT INTO x_ops SELECT processId, correlationId, deviceId, streamId, start, end FROM CUPTI_ACTIVITY_KIND_KERNEL"
+	" UNION ALL SELECT processId, correlationId, deviceId, streamId, start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+	" UNION ALL SELECT processId, correlationId, deviceId, streamId, start, end FROM CUPTI_ACTIVITY_KIND_MEMSET;"
+	"CREATE INDEX temp.x_ops_corr ON x_ops(processId, correlationId);"
+	"CREATE TEMP TABLE x_lcall(processId INTEGER, tid INTEGER, start INTEGER, extId INTEGER);"
+	"INSERT INTO x_lcall SELECT a.processId, a.tid, a.start, a.correlationId FROM CPROF_API a JOIN x_hsum h"
+	" ON h.processId = a.processId AND h.extId = a.correlationId WHERE h.ngpu > 0"
+	" AND (a.processId, a.tid) IN (SELECT processId, tid FROM NVTX_EVENTS);"
+	"CREATE INDEX temp.x_lcall_t ON x_lcall(processId, tid, start);"
+	"CREATE TEMP TABLE x_pend(processId INTEGER PRIMARY KEY, e INTEGER);"
+	"%s"
+	"CREATE TEMP TABLE x_rng(id INTEGER PRIMARY KEY, processId INTEGER, tid INTEGER, start INTEGER, end INTEGER,"
+	" depth INTEGER, textId INTEGER);"
+	"INSERT INTO x_rng SELECT n.id, n.processId, n.tid, n.start, max(n.start, coalesce(n.end, p.e, n.start)),"
+	" coalesce(n.depth, 0), n.textId FROM NVTX_EVENTS n LEFT JOIN x_pend p ON p.processId = n.processId"
+	" WHERE n.eventType IN ('range', 'startend');";
+
+static int nvtx_index(struct trace *t)
+{
+	char *sql, ins[1024];
+	int ret;
+
+	t->nvtx = query_int(t, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS) OR EXISTS(SELECT 1 FROM CPROF_NAMES)", 0) != 0;
+	if (!t->nvtx)
+		return 0; /* a profile without annotations costs nothing more */
+	ins[0] = '\0';
+	if (query_int(t, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE end IS NULL AND eventType != 'mark')", 0))
+		snprintf(ins, sizeof(ins), "INSERT INTO x_pend %s;", cprof_sql_process_end);
+	if (asprintf(&sql, nvtx_index_sql, ins) < 0)
+		return -ENOMEM;
+	ret = exec(t, sql);
+	free(sql);
+	return ret;
+}
+
+static int name_add(struct trace *t, int kind, int64_t pid, int64_t tid, const char *name)
+{
+	struct lane_name *n;
+
+	if (cprof_grow(&t->names, &t->capnames, t->nnames, sizeof(t->names[0])) < 0)
+		return -ENOMEM;
+	n = &t->names[t->nnames];
+	n->kind = kind;
+	n->pid = pid;
+	n->tid = tid;
+	n->name = strdup(name);
+	if (n->name == NULL)
+		return -ENOMEM;
+	t->nnames++;
+	return 0;
+}
+
+/* Threads by (pid, tid) as their CPU lanes; streams by the cudaStream_t handle the hooked calls carried, which
+ * their GPU ops turn into CUPTI's (device, stream id), the GPU lane. */
+static int load_names(struct trace *t)
+{
+	static const char *const sql[] = {
+		"SELECT p.pid, n.key, s.value FROM CPROF_NAMES n JOIN PROCESSES p ON p.id = n.processId"
+		" JOIN StringIds s ON s.id = n.nameId WHERE n.kind = 'thread' ORDER BY n.processId, n.key",
+		"SELECT DISTINCT o.deviceId, o.streamId, s.value, n.processId FROM CPROF_NAMES n"
+		" JOIN StringIds s ON s.id = n.nameId JOIN CPROF_API a ON a.processId = n.processId AND a.stream = n.key"
+		" JOIN x_ext e ON e.processId = a.processId AND e.externalId = a.correlationId"
+		" JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
+		" WHERE n.kind = 'stream' ORDER BY n.processId, o.deviceId, o.streamId",
+	};
+	sqlite3_stmt *st = NULL;
+	int kind, rc, ret = 0;
+
+	if (!t->nvtx)
+		return 0;
+	for (kind = NAME_THREAD; kind <= NAME_STREAM; kind++) {
+		if ((ret = prep(t, sql[kind], &st)) < 0)
+			return ret;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			if ((ret = name_add(t, kind, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+					    col_str(st, 2))) < 0)
+				goto out;
+		if ((ret = step_done(t, rc)) < 0)
+			goto out;
+		sqlite3_finalize(st);
+		st = NULL;
+	}
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* What NVTX said beyond the name; "External id" pairs a range with its GPU projection, as Kineto does. */
+static void nvtx_args(struct trace *t, sqlite3_stmt *st)
+{
+	put(t, ", \"args\": {\"External id\": ");
+	put_i(t, sqlite3_column_int64(st, 0));
+	if (sqlite3_column_type(st, 7) != SQLITE_NULL)
+		arg_s(t, "domain", col_str(st, 7));
+	if (sqlite3_column_type(st, 10) != SQLITE_NULL)
+		arg_i(t, "category", sqlite3_column_int64(st, 10));
+	if (sqlite3_column_type(st, 11) != SQLITE_NULL)
+		arg_i(t, "color", sqlite3_column_int64(st, 11));
+	if (sqlite3_column_int(st, 8))
+		arg_i(t, "never ended", 1);
+	else if (sqlite3_column_type(st, 9) != SQLITE_NULL && sqlite3_column_int64(st, 9) != sqlite3_column_int64(st, 2))
+		arg_i(t, "ended on thread", sqlite3_column_int64(st, 9));
+	put(t, "}}");
+}
+
+static int write_nvtx(struct trace *t)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	if (!t->nvtx)
+		return 0;
+	/* outer ranges first: a viewer nests spans that start together in the order it reads them */
+	ret = prep(t,
+		   "SELECT n.id, n.processId, n.tid, n.start, coalesce(r.end, n.start), n.eventType,"
+		   " coalesce(s.value, '(no message)'), d.value, n.end IS NULL, n.endTid, n.categoryId, n.color"
+		   " FROM NVTX_EVENTS n LEFT JOIN x_rng r ON r.id = n.id LEFT JOIN StringIds s ON s.id = n.textId"
+		   " LEFT JOIN StringIds d ON d.id = n.domainId ORDER BY n.start, coalesce(n.depth, 0), n.id",
+		   &st);
+	if (ret < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = proc_pid(t, sqlite3_column_int64(st, 1)), tid = sqlite3_column_int64(st, 2);
+
+		if (!strcmp(col_str(st, 5), "mark")) {
+			ev_begin(t);
+			put(t, "\"ph\": \"i\", \"s\": \"t\", \"cat\": \"user_annotation\", \"name\": ");
+			put_str(t, col_str(st, 6));
+			put(t, ", \"pid\": ");
+			put_i(t, pid);
+			put(t, ", \"tid\": ");
+			put_i(t, tid);
+			put(t, ", \"ts\": ");
+			put_ts(t, sqlite3_column_int64(st, 3));
+		} else {
+			span_begin(t, "user_annotation", col_str(st, 6), pid, tid, sqlite3_column_int64(st, 3),
+				   sqlite3_column_int64(st, 4));
+		}
+		nvtx_args(t, st);
+	}
+	if ((ret = step_done(t, rc)) < 0)
+		goto out;
+	sqlite3_finalize(st);
+	/* per range and stream, from the first to the last GPU op launched by a call made inside the range on its
+	 * thread (Kineto's gpu_user_annotation); the longer span first, so the outer range holds the inner one */
+	ret = prep(t,
+		   "SELECT r.id, o.deviceId, o.streamId, min(o.start) AS gs, max(o.end) AS ge,"
+		   " coalesce(x.value, '(no message)'), r.depth FROM x_rng r CROSS JOIN x_lcall c"
+		   " ON c.processId = r.processId AND c.tid = r.tid AND c.start >= r.start AND c.start <= r.end"
+		   " JOIN x_ext e ON e.processId = c.processId AND e.externalId = c.extId"
+		   " JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
+		   " LEFT JOIN StringIds x ON x.id = r.textId"
+		   " GROUP BY r.id, o.deviceId, o.streamId ORDER BY gs, ge DESC, r.depth, r.id",
+		   &st);
+	if (ret < 0)
+		return ret;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		span_begin(t, "gpu_user_annotation", col_str(st, 5), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			   sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
+		put(t, ", \"args\": {\"External id\": ");
+		put_i(t, sqlite3_column_int64(st, 0));
+		put(t, "}}");
+	}
+	ret = step_done(t, rc);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
 /* Kineto writes every ts relative to a base so a double keeps ns precision; the base is the profile's first
  * timestamp rounded down to a whole second. */
 static void choose_base(struct trace *t)
@@ -1105,7 +1324,8 @@ static void choose_base(struct trace *t)
 				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"
 				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY"
 				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMSET"
-				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_OVERHEAD)",
+				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_OVERHEAD"
+				  " UNION ALL SELECT min(start) FROM NVTX_EVENTS)",
 				  -1);
 
 	if (first < 0)
@@ -1124,7 +1344,8 @@ static int rank_filter(struct trace *t)
 					      "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
 					      "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
 					      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_OVERHEAD",
-					      "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", NULL };
+					      "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", "NVTX_EVENTS", "CPROF_NAMES",
+					      NULL };
 	char sql[512];
 	int ret, i;
 
@@ -1162,7 +1383,8 @@ static int export_trace(struct trace *t)
 		   " ON g.processId = e.processId AND g.correlationId = e.correlationId"
 		   " WHERE e.processId = ?1 AND e.externalId = ?2 ORDER BY 1",
 		   &t->flows);
-	if (ret < 0 || (ret = load_procs(t)) < 0 || (ret = load_tidmap(t)) < 0)
+	if (ret < 0 || (ret = load_procs(t)) < 0 || (ret = load_tidmap(t)) < 0 || (ret = nvtx_index(t)) < 0 ||
+	    (ret = load_names(t)) < 0)
 		return ret;
 	if ((ret = cprof_stacks_load(t->db, &t->stacks)) < 0) {
 		pr_err("cannot read the call stacks: %s", sqlite3_errmsg(t->db));
@@ -1171,7 +1393,7 @@ static int export_trace(struct trace *t)
 	t->simulated = cprof_meta_int(t->db, "simulated_gpu", 0) == 1;
 	choose_base(t);
 	write_header(t);
-	if ((ret = write_metadata(t)) < 0 || (ret = write_hooked(t)) < 0 ||
+	if ((ret = write_metadata(t)) < 0 || (ret = write_nvtx(t)) < 0 || (ret = write_hooked(t)) < 0 ||
 	    (ret = write_api_records(t, "CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_runtime")) < 0 ||
 	    (ret = write_api_records(t, "CUPTI_ACTIVITY_KIND_DRIVER", "cuda_driver")) < 0 ||
 	    (ret = write_gpu_ops(t, GPU_KERNEL)) < 0 || (ret = write_gpu_ops(t, GPU_MEMCPY)) < 0 ||
@@ -1193,6 +1415,9 @@ static void trace_free(struct trace *t)
 	free(t->tidmap);
 	free(t->seen_threads);
 	free(t->py);
+	for (i = 0; i < t->nnames; i++)
+		free(t->names[i].name);
+	free(t->names);
 	cprof_stacks_free(&t->stacks);
 	sqlite3_finalize(t->flows);
 	sqlite3_close(t->db);

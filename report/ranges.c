@@ -1,0 +1,649 @@
+/* cprof report --by range: NVTX ranges with their CPU time, the CUDA calls made inside them and the GPU time those launched. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_FMT "cprof report"
+#include "common/log.h"
+#include "report/cprof.h"
+#include "report/ranges.h"
+
+/* The latest time a process is known to have been alive: its exit, its last call, its last annotation. */
+const char cprof_sql_process_end[] =
+	"SELECT p.id, max(coalesce(p.endNs, 0), coalesce(a.e, 0), coalesce(n.e, 0)) FROM PROCESSES p"
+	" LEFT JOIN (SELECT processId, max(end) AS e FROM CPROF_API GROUP BY processId) a ON a.processId = p.id"
+	" LEFT JOIN (SELECT processId, max(coalesce(end, start)) AS e FROM NVTX_EVENTS GROUP BY processId) n"
+	" ON n.processId = p.id ORDER BY p.id";
+
+struct rng {
+	int64_t id, proc, tid, start, end, parent_id, domain_id;
+	int startend, open;
+	int parent; /* index of the enclosing range, -1 when none */
+	int row;    /* its row in the table, -1 until resolved */
+	int64_t self;
+	/* running sums of the thread's calls when the range began, and what fell inside it */
+	int64_t snap_calls, snap_api, snap_gpu, snap_ops;
+	int64_t calls, api, gpu, ops;
+	char *text, *domain;
+};
+
+struct by_id {
+	int64_t id;
+	int idx;
+};
+
+struct by_end {
+	int64_t proc, tid, end;
+	int idx;
+};
+
+struct sums {
+	int64_t calls, api, gpu, ops;
+};
+
+/* Rows are found by path through an open-addressing hash (10^5 ranges share a handful of paths). */
+struct rowmap {
+	int *slot; /* row index + 1, 0 = empty */
+	size_t size;
+};
+
+static uint64_t hash_key(const char *s, int startend)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)startend;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static int rowmap_grow(struct rowmap *m, const struct cprof_range_table *t)
+{
+	size_t size = m->size ? m->size * 2 : 256, i;
+	int *slot = calloc(size, sizeof(*slot));
+
+	if (slot == NULL)
+		return -ENOMEM;
+	for (i = 0; i < t->n; i++) {
+		size_t h = hash_key(t->rows[i].path, t->rows[i].startend) & (size - 1);
+
+		while (slot[h])
+			h = (h + 1) & (size - 1);
+		slot[h] = (int)i + 1;
+	}
+	free(m->slot);
+	m->slot = slot;
+	m->size = size;
+	return 0;
+}
+
+/* The row of path, made when new; takes path (freed when it is not kept). */
+static int row_get(struct cprof_range_table *t, size_t *cap, struct rowmap *m, char *path, int startend)
+{
+	size_t h;
+	int ret;
+
+	if (m->size == 0 && (ret = rowmap_grow(m, t)) < 0)
+		goto fail;
+	h = hash_key(path, startend) & (m->size - 1);
+	while (m->slot[h]) {
+		struct cprof_range_row *r = &t->rows[m->slot[h] - 1];
+
+		if (r->startend == startend && !strcmp(r->path, path)) {
+			free(path);
+			return m->slot[h] - 1;
+		}
+		h = (h + 1) & (m->size - 1);
+	}
+	if ((ret = cprof_grow(&t->rows, cap, t->n, sizeof(t->rows[0]))) < 0)
+		goto fail;
+	memset(&t->rows[t->n], 0, sizeof(t->rows[0]));
+	t->rows[t->n].path = path;
+	t->rows[t->n].startend = startend;
+	m->slot[h] = (int)t->n + 1;
+	t->n++;
+	/* at most half full, so probes stay short */
+	if (t->n * 2 > m->size && (ret = rowmap_grow(m, t)) < 0)
+		return ret;
+	return (int)t->n - 1;
+fail:
+	free(path);
+	return ret;
+}
+
+static int cmp_by_id(const void *a, const void *b)
+{
+	const struct by_id *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_thread_start(const void *a, const void *b)
+{
+	const struct rng *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_by_end(const void *a, const void *b)
+{
+	const struct by_end *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return x->idx - y->idx;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct cprof_range_row *x = a, *y = b;
+
+	if (x->gpu_ns != y->gpu_ns)
+		return x->gpu_ns < y->gpu_ns ? 1 : -1;
+	if (x->cpu_ns != y->cpu_ns)
+		return x->cpu_ns < y->cpu_ns ? 1 : -1;
+	if (x->startend != y->startend)
+		return x->startend - y->startend;
+	return strcmp(x->path, y->path);
+}
+
+/* -1 when 0 < 1, the order of (proc, tid) keys */
+static int cmp_thread(int64_t p0, int64_t t0, int64_t p1, int64_t t1)
+{
+	if (p0 != p1)
+		return p0 < p1 ? -1 : 1;
+	return t0 < t1 ? -1 : t0 > t1;
+}
+
+static int has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
+static const char ranges_sql[] =
+	"SELECT e.id, e.processId, e.tid, e.start, e.end, e.eventType = 'startend', e.parentId, e.domainId,"
+	" t.value, d.value FROM NVTX_EVENTS e LEFT JOIN StringIds t ON t.id = e.textId"
+	" LEFT JOIN StringIds d ON d.id = e.domainId"
+	" WHERE e.eventType IN ('range', 'startend') AND (?1 = 0 OR e.processId = ?1)";
+
+static int load_ranges(sqlite3 *db, int64_t proc, struct rng **out, size_t *n, struct cprof_range_table *t)
+{
+	sqlite3_stmt *st = NULL;
+	struct rng *r = NULL;
+	size_t cap = 0, cnt = 0;
+	int rc, ret = 0;
+
+	if (sqlite3_prepare_v2(db, ranges_sql, -1, &st, NULL) != SQLITE_OK) {
+		ret = -EIO;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, proc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *text = sqlite3_column_text(st, 8), *dom = sqlite3_column_text(st, 9);
+		struct rng *x;
+
+		if ((ret = cprof_grow(&r, &cap, cnt, sizeof(*r))) < 0)
+			goto out;
+		x = &r[cnt];
+		memset(x, 0, sizeof(*x));
+		x->id = sqlite3_column_int64(st, 0);
+		x->proc = sqlite3_column_int64(st, 1);
+		x->tid = sqlite3_column_int64(st, 2);
+		x->start = sqlite3_column_int64(st, 3);
+		x->open = sqlite3_column_type(st, 4) == SQLITE_NULL;
+		x->end = x->open ? x->start : sqlite3_column_int64(st, 4);
+		x->startend = sqlite3_column_int(st, 5);
+		x->parent_id = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+		x->domain_id = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
+		x->parent = x->row = -1;
+		/* a range without a message still has a place in the tree */
+		x->text = strdup(text ? (const char *)text : "(no message)");
+		x->domain = dom ? strdup((const char *)dom) : NULL;
+		cnt++;
+		if (x->text == NULL || (dom && x->domain == NULL)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		t->open_ranges += x->open;
+	}
+	if (rc != SQLITE_DONE)
+		ret = -EIO;
+out:
+	sqlite3_finalize(st);
+	*out = r;
+	*n = cnt;
+	return ret;
+}
+
+/* A range never ended is measured up to its process's end. */
+static int close_open(sqlite3 *db, struct rng *r, size_t n)
+{
+	struct pend {
+		int64_t proc, end;
+	} *ends = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, cnt = 0, i;
+	int rc, ret = 0;
+
+	if (sqlite3_prepare_v2(db, cprof_sql_process_end, -1, &st, NULL) != SQLITE_OK) {
+		ret = -EIO;
+		goto out;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if ((ret = cprof_grow(&ends, &cap, cnt, sizeof(*ends))) < 0)
+			goto out;
+		ends[cnt].proc = sqlite3_column_int64(st, 0);
+		ends[cnt].end = sqlite3_column_int64(st, 1);
+		cnt++;
+	}
+	if (rc != SQLITE_DONE) {
+		ret = -EIO;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		size_t lo = 0, hi = cnt;
+
+		/* the ends come ordered by process id */
+		while (r[i].open && lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (ends[mid].proc == r[i].proc) {
+				if (ends[mid].end > r[i].start)
+					r[i].end = ends[mid].end;
+				break;
+			}
+			if (ends[mid].proc < r[i].proc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+out:
+	sqlite3_finalize(st);
+	free(ends);
+	return ret;
+}
+
+/* Gives range i its row, after its parent's: the path is the parent's plus its own name. */
+static int resolve(struct rng *r, int i, struct cprof_range_table *t, size_t *cap, struct rowmap *m, int depth)
+{
+	struct rng *x = &r[i];
+	const char *parent_path = NULL;
+	int64_t parent_dom = -1;
+	size_t len;
+	char *path;
+	int ret;
+
+	if (x->row >= 0)
+		return x->row;
+	/* a corrupt parent chain (a cycle) must not recurse forever */
+	if (x->parent >= 0 && depth < 256) {
+		if ((ret = resolve(r, x->parent, t, cap, m, depth + 1)) < 0)
+			return ret;
+		parent_path = t->rows[ret].path;
+		parent_dom = r[x->parent].domain_id;
+	}
+	len = (parent_path ? strlen(parent_path) + 1 : 0) + (x->domain ? strlen(x->domain) + 1 : 0) + strlen(x->text) + 1;
+	path = malloc(len);
+	if (path == NULL)
+		return -ENOMEM;
+	/* the domain is said once, where the path enters it */
+	snprintf(path, len, "%s%s%s%s%s", parent_path ? parent_path : "", parent_path ? "/" : "",
+		 x->domain && x->domain_id != parent_dom ? x->domain : "", x->domain && x->domain_id != parent_dom ? ":" : "",
+		 x->text);
+	ret = row_get(t, cap, m, path, x->startend);
+	if (ret >= 0)
+		x->row = ret;
+	return ret;
+}
+
+static void add_sums(struct sums *s, int nested, int64_t dur, int64_t gpu, int64_t ops)
+{
+	s->calls += !nested;
+	s->api += nested ? 0 : dur;
+	s->gpu += gpu;
+	s->ops += ops;
+}
+
+static void snap(struct rng *x, const struct sums *s)
+{
+	x->snap_calls = s->calls;
+	x->snap_api = s->api;
+	x->snap_gpu = s->gpu;
+	x->snap_ops = s->ops;
+}
+
+static void settle(struct rng *x, const struct sums *s)
+{
+	x->calls = s->calls - x->snap_calls;
+	x->api = s->api - x->snap_api;
+	x->gpu = s->gpu - x->snap_gpu;
+	x->ops = s->ops - x->snap_ops;
+}
+
+/* The calls of the threads that have ranges, ordered per thread; GPU time from every call (a library's nested
+ * launches included), call count and time from the outermost ones, as the rest of the report counts them. The GPU
+ * time per call is summed from the external correlations and each GPU table through its index (API_GPU would read
+ * CPROF_API three times more, GPU_OPS would be copied whole). */
+#define CALL_OPS(table)                                                                                          \
+	" SELECT e.processId AS p, e.externalId AS x, o.end - o.start AS d"                                          \
+	" FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e JOIN " table " o ON o.processId = e.processId"             \
+	" AND o.correlationId = e.correlationId WHERE e.externalKind = 5 AND (?1 = 0 OR e.processId = ?1)"
+static const char calls_sql[] =
+	"SELECT a.processId, a.tid, a.start, a.end - a.start, a.nested, coalesce(g.gpu, 0), coalesce(g.n, 0)"
+	" FROM CPROF_API a LEFT JOIN (SELECT p, x, sum(d) AS gpu, count(*) AS n FROM ("
+	CALL_OPS("CUPTI_ACTIVITY_KIND_KERNEL") " UNION ALL" CALL_OPS("CUPTI_ACTIVITY_KIND_MEMCPY") " UNION ALL"
+	CALL_OPS("CUPTI_ACTIVITY_KIND_MEMSET") ") GROUP BY p, x) g ON g.p = a.processId AND g.x = a.correlationId"
+	" WHERE (?1 = 0 OR a.processId = ?1)"
+	" AND (a.processId, a.tid) IN (SELECT processId, tid FROM NVTX_EVENTS WHERE eventType IN ('range', 'startend'))"
+	" ORDER BY a.processId, a.tid, a.start";
+
+/* One ordered pass per thread: the running sums of the thread's calls are noted when a range begins (ranges by
+ * start) and subtracted when it ends (ranges by end), so a call costs O(1) however many ranges hold it. */
+static int sweep(sqlite3 *db, int64_t proc, struct rng *r, size_t n)
+{
+	sqlite3_stmt *st = NULL;
+	struct by_end *be = NULL;
+	struct sums s = { 0 };
+	size_t rs = 0, re = 0, i;
+	int64_t cp = 0, ct = 0;
+	int rc, ret = 0, have = 0;
+
+	be = malloc((n ? n : 1) * sizeof(*be));
+	if (be == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		be[i] = (struct by_end){ r[i].proc, r[i].tid, r[i].end, (int)i };
+	qsort(be, n, sizeof(*be), cmp_by_end);
+	if (sqlite3_prepare_v2(db, calls_sql, -1, &st, NULL) != SQLITE_OK) {
+		ret = -EIO;
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, proc);
+	for (;;) {
+		int64_t p = 0, tid = 0, start = 0;
+
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW) {
+			p = sqlite3_column_int64(st, 0);
+			tid = sqlite3_column_int64(st, 1);
+			start = sqlite3_column_int64(st, 2);
+		}
+		if (have && (rc != SQLITE_ROW || p != cp || tid != ct)) {
+			/* the thread's last call: what is left of its ranges began or ended after it */
+			for (; rs < n && r[rs].proc == cp && r[rs].tid == ct; rs++)
+				snap(&r[rs], &s);
+			for (; re < n && be[re].proc == cp && be[re].tid == ct; re++)
+				settle(&r[be[re].idx], &s);
+			have = 0;
+		}
+		if (rc != SQLITE_ROW)
+			break;
+		if (!have) {
+			/* ranges of threads without calls keep their zeros */
+			while (rs < n && cmp_thread(r[rs].proc, r[rs].tid, p, tid) < 0)
+				rs++;
+			while (re < n && cmp_thread(be[re].proc, be[re].tid, p, tid) < 0)
+				re++;
+			memset(&s, 0, sizeof(s));
+			cp = p;
+			ct = tid;
+			have = 1;
+		}
+		/* a call counts for a range when it starts inside it, both ends included */
+		for (; rs < n && r[rs].proc == p && r[rs].tid == tid && r[rs].start <= start; rs++)
+			snap(&r[rs], &s);
+		for (; re < n && be[re].proc == p && be[re].tid == tid && be[re].end < start; re++)
+			settle(&r[be[re].idx], &s);
+		add_sums(&s, sqlite3_column_int(st, 4), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 5),
+			 sqlite3_column_int64(st, 6));
+	}
+	if (rc != SQLITE_DONE)
+		ret = -EIO;
+out:
+	sqlite3_finalize(st);
+	free(be);
+	return ret;
+}
+
+static int64_t count_marks(sqlite3 *db, int64_t proc)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 'mark' AND (?1 = 0 OR processId = ?1)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, proc);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
+{
+	struct rng *r = NULL;
+	struct by_id *ids = NULL;
+	struct rowmap m = { 0 };
+	size_t n = 0, cap = 0, i;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!has_table(db, "NVTX_EVENTS"))
+		return 0;
+	t->marks = (uint64_t)count_marks(db, proc);
+	if ((ret = load_ranges(db, proc, &r, &n, t)) < 0)
+		goto out;
+	t->ranges = n;
+	if (n == 0)
+		goto out;
+	if (t->open_ranges && (ret = close_open(db, r, n)) < 0)
+		goto out;
+	qsort(r, n, sizeof(*r), cmp_thread_start);
+	ids = malloc(n * sizeof(*ids));
+	if (ids == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		ids[i] = (struct by_id){ r[i].id, (int)i };
+	qsort(ids, n, sizeof(*ids), cmp_by_id);
+	for (i = 0; i < n; i++) {
+		struct by_id key = { r[i].parent_id, 0 }, *hit;
+
+		r[i].self = r[i].end - r[i].start;
+		if (r[i].startend || r[i].parent_id < 0)
+			continue;
+		hit = bsearch(&key, ids, n, sizeof(*ids), cmp_by_id);
+		if (hit && hit->idx != (int)i && !r[hit->idx].startend)
+			r[i].parent = hit->idx;
+	}
+	for (i = 0; i < n; i++)
+		if (r[i].parent >= 0)
+			r[r[i].parent].self -= r[i].end - r[i].start;
+	if ((ret = sweep(db, proc, r, n)) < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct cprof_range_row *w;
+		double d = (double)(r[i].end - r[i].start);
+		int k = resolve(r, (int)i, t, &cap, &m, 0);
+
+		if (k < 0) {
+			ret = k;
+			goto out;
+		}
+		w = &t->rows[k];
+		if (w->count == 0 || d < w->min_ns)
+			w->min_ns = d;
+		if (w->count == 0 || d > w->max_ns)
+			w->max_ns = d;
+		w->count++;
+		w->cpu_ns += d;
+		w->self_cpu_ns += (double)(r[i].self > 0 ? r[i].self : 0);
+		w->calls += (uint64_t)r[i].calls;
+		w->api_ns += (double)r[i].api;
+		w->gpu_ns += (double)r[i].gpu;
+		w->gpu_ops += (uint64_t)r[i].ops;
+	}
+	qsort(t->rows, t->n, sizeof(t->rows[0]), cmp_rows);
+out:
+	if (ret == -EIO)
+		pr_err("reading the NVTX ranges failed: %s", sqlite3_errmsg(db));
+	for (i = 0; i < n; i++) {
+		free(r[i].text);
+		free(r[i].domain);
+	}
+	free(r);
+	free(ids);
+	free(m.slot);
+	return ret;
+}
+
+void cprof_ranges_free(struct cprof_range_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->rows[i].path);
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
+
+static size_t rows_shown(const struct cprof_range_table *t, size_t top)
+{
+	return top && top < t->n ? top : t->n;
+}
+
+/* A left-aligned column w characters wide: names are UTF-8, so characters are counted, not bytes. */
+static void put_cell(const char *s, int w)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int used = 0;
+
+	while (*p && used < w) {
+		int n = cprof_utf8_len(p);
+
+		if (n <= 0)
+			n = 1;
+		fwrite(p, 1, (size_t)n, stdout);
+		p += n;
+		used++;
+	}
+	for (; used < w; used++)
+		putchar(' ');
+}
+
+static int cell_width(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+void cprof_ranges_print(const struct cprof_range_table *t, size_t top)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+	size_t i, n = rows_shown(t, top);
+	int w = 5;
+
+	printf("\nNVTX ranges (CPU = time inside the ranges, Self = minus their child ranges; Calls = hooked CUDA calls\n"
+	       "that started inside them on their thread, GPU = the work those calls launched)\n\n");
+	if (t->n == 0) {
+		printf(" (no NVTX range in this profile%s)\n", t->marks ? "; marks only" : "");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (cell_width(t->rows[i].path) + 1 > w)
+			w = cell_width(t->rows[i].path) + 1;
+	w = w > 60 ? 60 : w;
+	printf(" %-*s  %7s  %11s  %11s  %11s  %11s  %11s  %8s  %11s  %11s  %8s\n", w, "Range", "Count", "CPU total",
+	       "Self CPU", "Avg", "Min", "Max", "Calls", "API time", "GPU time", "GPU ops");
+	printf(" %-*s  %7s  %11s  %11s  %11s  %11s  %11s  %8s  %11s  %11s  %8s\n", w, "-----", "-----", "---------",
+	       "--------", "---", "---", "---", "-----", "--------", "--------", "-------");
+	for (i = 0; i < n; i++) {
+		const struct cprof_range_row *r = &t->rows[i];
+		char label[512];
+
+		cprof_fmt_dur(a, sizeof(a), r->cpu_ns);
+		cprof_fmt_dur(b, sizeof(b), r->self_cpu_ns);
+		cprof_fmt_dur(c, sizeof(c), r->count ? r->cpu_ns / (double)r->count : 0.0);
+		cprof_fmt_dur(d, sizeof(d), r->min_ns);
+		cprof_fmt_dur(e, sizeof(e), r->max_ns);
+		cprof_fmt_dur(f, sizeof(f), r->api_ns);
+		cprof_fmt_dur(g, sizeof(g), r->gpu_ns);
+		/* '~' marks a start/end range: it has no place in the push/pop tree */
+		snprintf(label, sizeof(label), "%s%s", r->path, r->startend ? "~" : "");
+		putchar(' ');
+		put_cell(label, w);
+		printf("  %7llu  %11s  %11s  %11s  %11s  %11s  %8llu  %11s  %11s  %8llu\n", (unsigned long long)r->count, a, b, c, d, e, (unsigned long long)r->calls, f, g,
+		       (unsigned long long)r->gpu_ops);
+	}
+	if (n < t->n)
+		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
+	printf(" %llu ranges, %llu mark%s", (unsigned long long)t->ranges, (unsigned long long)t->marks,
+	       t->marks == 1 ? "" : "s");
+	for (i = 0; i < t->n; i++)
+		if (t->rows[i].startend)
+			break;
+	if (i < t->n)
+		printf("; ~ start/end range (nvtxRangeStart/End: not nested)");
+	if (t->open_ranges)
+		printf("; %llu never ended, counted up to the end of their process", (unsigned long long)t->open_ranges);
+	printf("\n");
+}
+
+void cprof_ranges_json(const struct cprof_range_table *t, size_t top)
+{
+	size_t i, n = rows_shown(t, top);
+
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		const struct cprof_range_row *r = &t->rows[i];
+
+		printf("%s{\"path\":", i ? "," : "");
+		cprof_json_str(stdout, r->path);
+		printf(",\"type\":\"%s\",\"count\":%llu,\"cpu_ns\":%.0f,\"self_cpu_ns\":%.0f,\"avg_ns\":%.0f,\"min_ns\":%.0f,"
+		       "\"max_ns\":%.0f,\"calls\":%llu,\"api_ns\":%.0f,\"gpu_ns\":%.0f,\"gpu_ops\":%llu}",
+		       r->startend ? "startend" : "range", (unsigned long long)r->count, r->cpu_ns, r->self_cpu_ns,
+		       r->count ? r->cpu_ns / (double)r->count : 0.0, r->min_ns, r->max_ns, (unsigned long long)r->calls,
+		       r->api_ns, r->gpu_ns, (unsigned long long)r->gpu_ops);
+	}
+	putchar(']');
+}
+
+void cprof_ranges_csv(const struct cprof_range_table *t, size_t top)
+{
+	size_t i, n = rows_shown(t, top);
+
+	printf("type,count,cpu_ns,self_cpu_ns,min_ns,max_ns,calls,api_ns,gpu_ns,gpu_ops,path\n");
+	for (i = 0; i < n; i++) {
+		const struct cprof_range_row *r = &t->rows[i];
+
+		printf("%s,%llu,%.0f,%.0f,%.0f,%.0f,%llu,%.0f,%.0f,%llu,", r->startend ? "startend" : "range",
+		       (unsigned long long)r->count, r->cpu_ns, r->self_cpu_ns, r->min_ns, r->max_ns,
+		       (unsigned long long)r->calls, r->api_ns, r->gpu_ns, (unsigned long long)r->gpu_ops);
+		cprof_csv_str(stdout, r->path);
+		putchar('\n');
+	}
+}
