@@ -1197,17 +1197,22 @@ static int name_add(struct trace *t, int kind, int64_t pid, int64_t tid, const c
 }
 
 /* Threads by (pid, tid) as their CPU lanes; streams by the cudaStream_t handle the hooked calls carried, which
- * their GPU ops turn into CUPTI's (device, stream id), the GPU lane. */
+ * their GPU ops turn into CUPTI's (device, stream id), the GPU lane (a handle freed and handed out again names
+ * the stream it had first). */
 static int load_names(struct trace *t)
 {
 	static const char *const sql[] = {
 		"SELECT p.pid, n.key, s.value FROM CPROF_NAMES n JOIN PROCESSES p ON p.id = n.processId"
 		" JOIN StringIds s ON s.id = n.nameId WHERE n.kind = 'thread' ORDER BY n.processId, n.key",
-		"SELECT DISTINCT o.deviceId, o.streamId, s.value, n.processId FROM CPROF_NAMES n"
-		" JOIN StringIds s ON s.id = n.nameId JOIN CPROF_API a ON a.processId = n.processId AND a.stream = n.key"
-		" JOIN x_ext e ON e.processId = a.processId AND e.externalId = a.correlationId"
-		" JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
-		" WHERE n.kind = 'stream' ORDER BY n.processId, o.deviceId, o.streamId",
+		/* the first call on the handle that reached the GPU says where: CPROF_API has no index on stream, and
+		 * a scan that stops there is short */
+		"SELECT m.lane >> 32, m.lane & 4294967295, m.name FROM (SELECT n.processId AS p, s.value AS name,"
+		" (SELECT o.deviceId * 4294967296 + o.streamId FROM CPROF_API a"
+		"  CROSS JOIN x_ext e ON e.processId = a.processId AND e.externalId = a.correlationId"
+		"  CROSS JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
+		"  WHERE a.processId = n.processId AND a.stream = n.key LIMIT 1) AS lane"
+		" FROM CPROF_NAMES n JOIN StringIds s ON s.id = n.nameId WHERE n.kind = 'stream') m"
+		" WHERE m.lane IS NOT NULL ORDER BY m.p, m.lane",
 	};
 	sqlite3_stmt *st = NULL;
 	int kind, rc, ret = 0;
@@ -1288,13 +1293,15 @@ static int write_nvtx(struct trace *t)
 		goto out;
 	sqlite3_finalize(st);
 	/* per range and stream, from the first to the last GPU op launched by a call made inside the range on its
-	 * thread (Kineto's gpu_user_annotation); the longer span first, so the outer range holds the inner one */
+	 * thread (Kineto's gpu_user_annotation); the longer span first, so the outer range holds the inner one.
+	 * CROSS JOIN fixes the order range -> its calls -> their ops: the TEMP tables have no statistics, and SQLite
+	 * left to itself scans every op for every range */
 	ret = prep(t,
 		   "SELECT r.id, o.deviceId, o.streamId, min(o.start) AS gs, max(o.end) AS ge,"
 		   " coalesce(x.value, '(no message)'), r.depth FROM x_rng r CROSS JOIN x_lcall c"
 		   " ON c.processId = r.processId AND c.tid = r.tid AND c.start >= r.start AND c.start <= r.end"
-		   " JOIN x_ext e ON e.processId = c.processId AND e.externalId = c.extId"
-		   " JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
+		   " CROSS JOIN x_ext e ON e.processId = c.processId AND e.externalId = c.extId"
+		   " CROSS JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
 		   " LEFT JOIN StringIds x ON x.id = r.textId"
 		   " GROUP BY r.id, o.deviceId, o.streamId ORDER BY gs, ge DESC, r.depth, r.id",
 		   &st);

@@ -294,8 +294,9 @@ static int resolve(struct rng *r, int i, struct cprof_range_table *t, size_t *ca
 
 	if (x->row >= 0)
 		return x->row;
-	/* a corrupt parent chain (a cycle) must not recurse forever */
-	if (x->parent >= 0 && depth < 256) {
+	/* -2 while its parents are resolved: a corrupt chain that comes back to it (a cycle) ends there */
+	x->row = -2;
+	if (x->parent >= 0 && r[x->parent].row != -2 && depth < 256) {
 		if ((ret = resolve(r, x->parent, t, cap, m, depth + 1)) < 0)
 			return ret;
 		parent_path = t->rows[ret].path;
@@ -506,8 +507,8 @@ int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
 	}
 	qsort(t->rows, t->n, sizeof(t->rows[0]), cmp_rows);
 out:
-	if (ret == -EIO)
-		pr_err("reading the NVTX ranges failed: %s", sqlite3_errmsg(db));
+	if (ret < 0)
+		pr_err("reading the NVTX ranges failed: %s", ret == -EIO ? sqlite3_errmsg(db) : strerror(-ret));
 	for (i = 0; i < n; i++) {
 		free(r[i].text);
 		free(r[i].domain);
