@@ -108,6 +108,8 @@ _Static_assert(offsetof(struct cprof_wire_api, arg) == 64, "api event layout");
 #define CPROF_API_F_REAL_MISSING 0x2 /* the real symbol could not be found; nothing was called */
 /* stack is the one last captured at the same call site (sampled mode), not this call's own */
 #define CPROF_API_F_STACK_INHERITED 0x4
+/* ptr is a kernel's host stub or cudaKernel_t whose name the flusher looks up (off the application thread) */
+#define CPROF_API_F_KERNEL_KEY 0x8
 
 /* arg[] by class. launch: grid x,y,z, block x,y,z, dynamic shared memory, -.
  * memcpy: kind (cudaMemcpyKind), -. memset: value. gemm: m, n, k, batch, atype, ctype, transa, transb.

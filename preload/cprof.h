@@ -34,8 +34,25 @@ struct cprof_ring {
 };
 enum { CPROF_RING_LIVE = 1, CPROF_RING_DEAD = 2, CPROF_RING_FREE = 3 };
 
+/* Per-thread call sites for sampled stacks (stacks.c): the hook's return address, the kernel, the
+ * innermost Python line (when there is Python). */
+#define CPROF_SITES 256
+struct cprof_site {
+	uint64_t key;
+	uint32_t left;  /* calls until the next stack is taken */
+	uint32_t stack; /* the last one taken here */
+	uint32_t taken;
+	uint32_t pad;
+};
+struct cprof_sites {
+	uint32_t generation;
+	uint32_t py_check_in; /* slow-path calls until Python is looked for again (it may be loaded late) */
+	struct cprof_site s[CPROF_SITES];
+};
+
 struct cprof_tls {
 	struct cprof_ring *ring;
+	struct cprof_sites *sites;
 	uint64_t tail_seen; /* the ring's tail when last read: re-read only when the ring looks full */
 	uint32_t generation; /* rings of another generation belong to a parent process (fork) */
 	uint32_t tid;
@@ -144,6 +161,42 @@ static inline __attribute__((always_inline)) int cprof_api_stacked(unsigned api)
 }
 /* Sets ev->stack (and CPROF_API_F_STACK_INHERITED) for a call of api returning to ret_addr. */
 CPROF_HIDDEN void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api);
+CPROF_HIDDEN extern _Atomic int cprof_py_seen;
+
+static inline __attribute__((always_inline)) uint64_t cprof_site_key(const void *ret_addr, const struct cprof_wire_api *ev)
+{
+	return (uintptr_t)ret_addr ^ (ev->ptr << 16);
+}
+
+static inline __attribute__((always_inline)) struct cprof_site *cprof_site_of(struct cprof_sites *ts, uint64_t key)
+{
+	/* return addresses and host stubs differ in their low bits; a collision only costs a sample */
+	return &ts->s[(key ^ (key >> 8) ^ (key >> 20)) & (CPROF_SITES - 1)];
+}
+
+/* The common case inline: a known site between two samples reuses its stack; the rest (a new site, a
+ * sample, Python in the process, mode all) goes to cprof_stack_attach. */
+static inline __attribute__((always_inline)) void cprof_stack_fast(struct cprof_wire_api *ev, const void *ret_addr,
+								  unsigned api)
+{
+	struct cprof_sites *ts = cprof_tls.sites;
+
+	if (likely(ts != NULL && ts->generation == cprof_tls.generation && cprof_stack_mode == CPROF_STACKS_SAMPLED &&
+		   !atomic_load_explicit(&cprof_py_seen, memory_order_relaxed))) {
+		uint64_t key = cprof_site_key(ret_addr, ev);
+		struct cprof_site *e = cprof_site_of(ts, key);
+
+		if (likely(e->key == key && e->left != 0)) {
+			e->left--;
+			if (e->stack) {
+				ev->stack = e->stack;
+				ev->flags |= CPROF_API_F_STACK_INHERITED;
+			}
+			return;
+		}
+	}
+	cprof_stack_attach(ev, ret_addr, api);
+}
 
 /* Begin/end of a hooked call. enter returns 0 when the call must only be passed through. */
 struct cprof_call {
@@ -187,7 +240,7 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 	/* after end_ns: the time spent unwinding is not charged to the call. The class test folds away in
 	 * each hook (api is a constant there). */
 	if (cprof_stack_mode != CPROF_STACKS_OFF && cprof_api_stacked(api))
-		cprof_stack_attach(ev, __builtin_return_address(0), api);
+		cprof_stack_fast(ev, __builtin_return_address(0), api);
 	cprof_record(ev);
 }
 

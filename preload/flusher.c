@@ -499,9 +499,23 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 	struct cprof_wire_hdr *hdr = (void *)fl.frame;
 	struct cprof_wire_api *out = (void *)(hdr + 1);
 
+	uint64_t k;
+	int ret;
+
+	/* kernel names, named here rather than on the launching thread; the slots up to the snapshot are
+	 * published and the owner no longer writes them. A name seen for the first time goes out first. */
+	for (k = t; k < h; k++) {
+		struct cprof_wire_api *e = &r->ev[k & (CPROF_RING_EVENTS - 1)];
+
+		if (e->flags & CPROF_API_F_KERNEL_KEY) {
+			e->name = cprof_kernel_name_id((const void *)(uintptr_t)e->ptr);
+			e->flags &= ~CPROF_API_F_KERNEL_KEY;
+		}
+	}
+	if (t < h && (ret = send_strings(deadline)) < 0)
+		return ret;
 	while (t < h) {
 		uint64_t n = h - t, i;
-		int ret;
 
 		if (n > CPROF_WIRE_API_PER_FRAME)
 			n = CPROF_WIRE_API_PER_FRAME;

@@ -194,7 +194,7 @@ out:
 	return id;
 }
 
-static _Atomic int py_seen; /* once Python is there it stays: no more looking */
+CPROF_HIDDEN _Atomic int cprof_py_seen; /* once Python is there it stays: no more looking */
 
 static uint32_t capture(void)
 {
@@ -225,7 +225,7 @@ static uint32_t capture(void)
 		f[k].func = 0;
 		h = mix(h, a);
 	}
-	if (atomic_load_explicit(&py_seen, memory_order_relaxed) || cprof_py_available()) {
+	if (atomic_load_explicit(&cprof_py_seen, memory_order_relaxed) || cprof_py_available()) {
 		st.npy = (uint16_t)cprof_py_capture(f + st.nnative, CPROF_STACK_MAX_PY);
 		for (k = 0; k < st.npy; k++)
 			h = mix(mix(mix(h, f[st.nnative + k].off), f[st.nnative + k].module), f[st.nnative + k].func);
@@ -235,20 +235,6 @@ static uint32_t capture(void)
 	return stack_id(cprof_fmix64(h ^ ((uint64_t)st.npy << 48)), &st, f);
 }
 
-/* Per-thread call-site table: the hook's return address, the kernel, the innermost Python line. */
-#define SITES 256
-struct site {
-	uint64_t key;
-	uint32_t left;  /* calls until the next stack is taken */
-	uint32_t stack;
-	uint32_t taken;
-};
-struct sites {
-	uint32_t generation;
-	uint32_t py_check_in; /* calls until Python is looked for again (a program may load it late) */
-	struct site s[SITES];
-};
-static __thread struct sites *tls_sites __attribute__((tls_model("initial-exec")));
 static pthread_key_t sites_key;
 
 static void sites_free(void *p)
@@ -256,20 +242,20 @@ static void sites_free(void *p)
 	free(p);
 }
 
-static __attribute__((noinline)) int py_look(struct sites *ts)
+static __attribute__((noinline)) int py_look(struct cprof_sites *ts)
 {
-	ts->py_check_in = 4096;
+	ts->py_check_in = 64;
 	if (!cprof_py_available())
 		return 0;
-	atomic_store_explicit(&py_seen, 1, memory_order_relaxed);
+	atomic_store_explicit(&cprof_py_seen, 1, memory_order_relaxed);
 	return 1;
 }
 
 void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api)
 {
-	struct sites *ts = tls_sites;
-	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
-	struct site *e;
+	struct cprof_sites *ts = cprof_tls.sites;
+	uint32_t gen = cprof_tls.generation;
+	struct cprof_site *e;
 	uint64_t key;
 
 	(void)api;
@@ -283,17 +269,16 @@ void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigne
 			ts = calloc(1, sizeof(*ts));
 			if (ts == NULL)
 				return;
-			tls_sites = ts;
+			cprof_tls.sites = ts;
 			pthread_setspecific(sites_key, ts);
 		} else
 			memset(ts, 0, sizeof(*ts));
 		ts->generation = gen;
 	}
-	key = (uintptr_t)ret_addr ^ (ev->ptr * 0x9e3779b97f4a7c15ull);
-	if (atomic_load_explicit(&py_seen, memory_order_relaxed) || (ts->py_check_in-- == 0 && py_look(ts)))
-		key ^= cprof_py_site();
-	key = (key ^ (key >> 29)) * 0xbf58476d1ce4e5b9ull;
-	e = &ts->s[(key >> 40) & (SITES - 1)];
+	key = cprof_site_key(ret_addr, ev);
+	if (atomic_load_explicit(&cprof_py_seen, memory_order_relaxed) || (ts->py_check_in-- == 0 && py_look(ts)))
+		key = cprof_fmix64(key ^ cprof_py_site());
+	e = cprof_site_of(ts, key);
 	if (e->key != key) {
 		e->key = key;
 		e->left = 0;

@@ -672,20 +672,11 @@ static int write_metadata(struct trace *t)
 		goto out;
 	sqlite3_finalize(st);
 
-	/* CPU threads: those the hooks saw, then CUPTI threads no hook ran on */
+	/* CPU threads: those the hooks saw and those that only annotated (no CUDA call), then CUPTI threads
+	 * no hook ran on */
 	ret = prep(t,
-		   "SELECT p.pid, t.tid FROM THREADS t JOIN PROCESSES p ON p.id = t.processId ORDER BY p.pid, t.tid",
-		   &st);
-	if (ret < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		thread_meta(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-	if ((ret = step_done(t, rc)) < 0)
-		goto out;
-	sqlite3_finalize(st);
-	/* threads that only annotated (no CUDA call) still get their lane named */
-	ret = prep(t,
-		   "SELECT DISTINCT p.pid, e.tid FROM NVTX_EVENTS e JOIN PROCESSES p ON p.id = e.processId ORDER BY 1, 2",
+		   "SELECT p.pid, t.tid FROM THREADS t JOIN PROCESSES p ON p.id = t.processId UNION"
+		   " SELECT p.pid, e.tid FROM NVTX_EVENTS e JOIN PROCESSES p ON p.id = e.processId ORDER BY 1, 2",
 		   &st);
 	if (ret < 0)
 		goto out;
