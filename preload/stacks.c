@@ -321,6 +321,7 @@ void cprof_stacks_init(void)
 	const char *mode = getenv("CPROF_STACKS");
 	Dl_info self;
 	void *h, **as;
+	const char *lib;
 	int (*set_caching)(void *, int);
 	ssize_t n;
 
@@ -347,10 +348,12 @@ void cprof_stacks_init(void)
 			self_hi = m->hi;
 		}
 	}
-	h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
+	/* CPROF_LIBUNWIND names another copy (a machine without libunwind8 can carry one) */
+	lib = getenv("CPROF_LIBUNWIND");
+	h = dlopen(lib && *lib ? lib : "libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
 	if (h == NULL) {
-		pr_warn("libunwind.so.8 not found: no native call stacks (Python call sites still work)");
-		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind.so.8 not found: no native call stacks");
+		pr_warn("%s not found: no native call stacks (Python call sites still work)", lib && *lib ? lib : "libunwind.so.8");
+		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind not found: no native call stacks");
 		return;
 	}
 	unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");

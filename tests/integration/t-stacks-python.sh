@@ -45,4 +45,13 @@ for s in inner:
     parent = ids[s["args"]["Python parent id"]]
     assert parent["name"].endswith(": main") and parent["ts"] <= s["ts"], parent
 PY
+# no libunwind: one warning, the program runs unchanged, the Python call sites are still there, and the
+# profile says why the stacks have no native frames
+CPROF_LIBUNWIND=/nonexistent/libunwind.so.8 sim "$BIN/cprof-run" -q -o nounw.db -- python3 "$SCRIPT" 3 2 > out.txt 2> err.txt \
+	|| fail "py_callsites without libunwind"
+assert_eq "$(cat out.txt)" "gemm 3 memset 2 memsetasync 1" "output without libunwind"
+assert_eq "$(grep -c 'no native call stacks' err.txt)" 1 "one warning without libunwind"
+assert_eq "$(q nounw.db "SELECT count(*) FROM CPROF_STATUS WHERE code = 'stacks-native-missing'")" 1 "status recorded"
+assert_eq "$(q nounw.db "SELECT count(*) FROM CPROF_STACK_FRAMES WHERE kind = 'native'")" 0 "no native frames"
+"$BIN/cprof" report nounw.db --by callsite --format csv | grep -qF ",$SCRIPT:$(line gemm) gemm_step" || fail "call site without libunwind"
 echo ok
