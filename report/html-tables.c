@@ -151,6 +151,8 @@ int html_tables_load(struct html *h)
 	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CALLSITE, 0, &h->sites)) < 0 ||
 	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CHAIN, 0, &h->chains)) < 0)
 		return ret;
+	if ((ret = cprof_ranges_build(h->db, 0, &h->ranges)) < 0)
+		return ret;
 	h->nsteps = cprof_steps_load(h->db, 0, h->v.step_re, &h->steps);
 	return h->nsteps < 0 ? h->nsteps : 0;
 }
@@ -175,6 +177,7 @@ void html_tables_free(struct html *h)
 	cprof_attr_free(&h->sites);
 	cprof_attr_free(&h->chains);
 	cprof_stacks_free(&h->stacks);
+	cprof_ranges_free(&h->ranges);
 	free(h->steps);
 }
 
@@ -329,6 +332,37 @@ static void attr_table(struct html *h, const char *id, const char *title, const 
 	fputs("</tbody></table></div>\n", f);
 }
 
+static void ranges_table(struct html *h)
+{
+	FILE *f = h->f;
+	size_t i;
+
+	if (h->ranges.n == 0)
+		return;
+	fputs("<h3>NVTX ranges</h3>\n<p class=\"note\">Nesting joined with /; CPU = time inside the ranges, Self = minus "
+	      "their child ranges; Calls = hooked CUDA calls that started inside them on their thread; GPU = the work "
+	      "those calls launched.</p>\n<div class=\"tw\"><table class=\"sortable\" id=\"t-ranges\"><thead><tr>"
+	      "<th class=\"name\">Range</th><th>Count</th><th>CPU total</th><th>Self CPU</th><th>Min</th><th>Max</th>"
+	      "<th>Calls</th><th>API time</th><th>GPU time</th><th>GPU ops</th></tr></thead>\n<tbody>\n", f);
+	for (i = 0; i < h->ranges.n; i++) {
+		const struct cprof_range_row *r = &h->ranges.rows[i];
+
+		fputs("<tr>", f);
+		name_cell(f, r->path, 0);
+		fprintf(f, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)r->count, (unsigned long long)r->count);
+		dur_cell(f, r->cpu_ns);
+		dur_cell(f, r->self_cpu_ns);
+		dur_cell(f, r->min_ns);
+		dur_cell(f, r->max_ns);
+		fprintf(f, "<td data-v=\"%llu\">%llu</td>", (unsigned long long)r->calls, (unsigned long long)r->calls);
+		dur_cell(f, r->api_ns);
+		dur_cell(f, r->gpu_ns);
+		fprintf(f, "<td data-v=\"%llu\">%llu</td></tr>\n", (unsigned long long)r->gpu_ops,
+			(unsigned long long)r->gpu_ops);
+	}
+	fputs("</tbody></table></div>\n", f);
+}
+
 static void steps_table(struct html *h)
 {
 	FILE *f = h->f;
@@ -360,6 +394,7 @@ void html_tables_write(struct html *h)
 	stats_table(h, "t-apis", "CUDA API", &h->apis, 0);
 	torch_table(h);
 	steps_table(h);
+	ranges_table(h);
 	attr_table(h, "t-chains", "Where the kernels were launched from",
 		   "The ATen dispatch chain on the stack of the call that launched each kernel.", &h->chains, CPROF_BY_CHAIN);
 	attr_table(h, "t-ops", "By operator",

@@ -9,6 +9,7 @@
 
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/ranges.h"
 #include "report/stacks.h"
 
 /* Duration histograms: log-spaced bins, HTML_HIST_PER_DECADE per decade from 1 ns. */
@@ -59,6 +60,7 @@ struct html {
 	struct cprof_attr_table ops, sites, chains; /* from the call stacks, when the profile has them */
 	struct cprof_step *steps;
 	int nsteps;
+	struct cprof_range_table ranges; /* NVTX */
 	/* filled by the timeline pass */
 	uint64_t hist_launch[HTML_HIST_BINS], hist_kernel[HTML_HIST_BINS];
 	uint64_t n_launch, n_kernel;

@@ -32,6 +32,8 @@ grep -Eq "^ +1  step .*cold start$" r.txt || fail "step 1 marked cold in the tex
 "$BIN/cprof" html cold.db -o page.html || fail "cprof html"
 grep -q 'id="t-steps"' page.html || fail "html steps table"
 grep -q '1 (cold)' page.html || fail "html cold step"
+grep -q 'id="t-ranges"' page.html || fail "html NVTX ranges table"
+grep -q '>step/forward<' page.html || fail "html nested range path"
 # --step-range: the forward ranges (nested in the steps) are steps of their own when chosen
 assert_eq "$(js cold.db "print(len(d['steps']), d['step_pattern'])" "--step-range ^forward$")" "10 ^forward$" "--step-range"
 assert_eq "$(js cold.db "print(len(d['steps']))" "--step-range ^nothing$")" 0 "--step-range matching nothing"
