@@ -165,6 +165,7 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 				return ret;
 			if (store_ok(in, ret) < 0)
 				return -EIO;
+			in->nvtx_events++;
 			continue;
 		}
 		if (ev[i].name && ev[i].name < p->strmap_len)
@@ -443,6 +444,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "events", (int64_t)in->events);
 	cprof_store_meta_int(s, "gpu_records", (int64_t)in->gpu_records);
 	cprof_store_meta_int(s, "stacks", (int64_t)in->stacks);
+	cprof_store_meta_int(s, "nvtx_events", (int64_t)in->nvtx_events);
 	cprof_store_meta_int(s, "processes", (int64_t)in->processes);
 	cprof_store_meta_int(s, "processes_without_bye", (int64_t)missing_bye);
 	if (in->run_ended) {

@@ -34,6 +34,7 @@ struct cprof_ingest {
 	uint64_t events;
 	uint64_t gpu_records;
 	uint64_t stacks;
+	uint64_t nvtx_events;     /* of events: NVTX annotations, not CUDA calls */
 	uint64_t lost;
 	uint64_t processes;
 	int run_ended;

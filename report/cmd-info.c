@@ -9,7 +9,7 @@ int cmd_info(int argc, char **argv)
 {
 	char command[1024], reason[256], sim[8];
 	sqlite3 *db;
-	int64_t status;
+	int64_t status, nvtx;
 	int complete;
 
 	if (argc != 2 || argv[1][0] == '-') {
@@ -28,8 +28,12 @@ int cmd_info(int argc, char **argv)
 	printf("cprof: command: %s", command);
 	if (status >= 0)
 		printf(" (exit status %lld)", (long long)status);
-	printf("\ncprof: %lld process(es), %lld CUDA API calls, %lld lost events, %s%s%s\n",
-	       (long long)cprof_meta_int(db, "processes", 0), (long long)cprof_meta_int(db, "events", 0),
+	nvtx = cprof_meta_int(db, "nvtx_events", 0);
+	printf("\ncprof: %lld process(es), %lld CUDA API calls, ", (long long)cprof_meta_int(db, "processes", 0),
+	       (long long)(cprof_meta_int(db, "events", 0) - nvtx));
+	if (nvtx)
+		printf("%lld NVTX annotations, ", (long long)nvtx);
+	printf("%lld lost events, %s%s%s\n",
 	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
 	       complete ? "" : ": ", complete ? "" : reason);
 	printf("cprof: see it with: cprof report %s\n", argv[1]);

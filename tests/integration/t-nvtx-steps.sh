@@ -3,7 +3,10 @@
 # does not when it is not; --step-range chooses other ranges; no NVTX, no steps.
 . "$(dirname "$0")/lib.sh"
 need_sim
-sim "$BIN/cprof-run" -q -o cold.db -- "$WL/nvtx_demo" steps 10 > /dev/null || fail "nvtx_demo (cold)"
+sim "$BIN/cprof-run" -o cold.db -- "$WL/nvtx_demo" steps 10 > /dev/null 2> run.txt || fail "nvtx_demo (cold)"
+# cprof-run's summary counts CUDA calls and annotations apart
+grep -q "$(q cold.db "SELECT count(*) FROM CPROF_API") CUDA API calls, $(q cold.db "SELECT value FROM META WHERE key = 'nvtx_events'") NVTX annotations" run.txt \
+	|| fail "summary line: $(grep 'process(es)' run.txt)"
 # warm: kernels launched once before the steps; stacks off, because the default sampling unwinds the first
 # calls of every call site, which lengthens a 30 us first step by as much as the steps themselves take
 NVTX_DEMO_WARM=1 sim "$BIN/cprof-run" -q --stacks off -o warm.db -- "$WL/nvtx_demo" steps 10 > /dev/null || fail "nvtx_demo (warm)"
