@@ -330,7 +330,8 @@ static int read_frames(sqlite3 *db, sqlite3_stmt *st, struct frame_row **out, si
 		rc = db_err(db, "reading stack frames");
 		goto out;
 	}
-	qsort(rows, n, sizeof(*rows), row_cmp);
+	if (n) /* qsort(NULL, 0) is undefined */
+		qsort(rows, n, sizeof(*rows), row_cmp);
 	*out = rows;
 	*n_out = n;
 	rows = NULL;

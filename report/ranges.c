@@ -373,7 +373,8 @@ static int sweep(sqlite3 *db, int64_t proc, struct rng *r, size_t n)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		be[i] = (struct by_end){ r[i].proc, r[i].tid, r[i].end, (int)i };
-	qsort(be, n, sizeof(*be), cmp_by_end);
+	if (n)
+		qsort(be, n, sizeof(*be), cmp_by_end);
 	if (sqlite3_prepare_v2(db, calls_sql, -1, &st, NULL) != SQLITE_OK) {
 		ret = -EIO;
 		goto out;
@@ -459,7 +460,8 @@ int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
 		goto out;
 	if (t->open_ranges && (ret = close_open(db, r, n)) < 0)
 		goto out;
-	qsort(r, n, sizeof(*r), cmp_thread_start);
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_thread_start);
 	ids = malloc(n * sizeof(*ids));
 	if (ids == NULL) {
 		ret = -ENOMEM;
@@ -467,7 +469,8 @@ int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
 	}
 	for (i = 0; i < n; i++)
 		ids[i] = (struct by_id){ r[i].id, (int)i };
-	qsort(ids, n, sizeof(*ids), cmp_by_id);
+	if (n)
+		qsort(ids, n, sizeof(*ids), cmp_by_id);
 	for (i = 0; i < n; i++) {
 		struct by_id key = { r[i].parent_id, 0 }, *hit;
 
@@ -505,7 +508,8 @@ int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
 		w->gpu_ns += (double)r[i].gpu;
 		w->gpu_ops += (uint64_t)r[i].ops;
 	}
-	qsort(t->rows, t->n, sizeof(t->rows[0]), cmp_rows);
+	if (t->n)
+		qsort(t->rows, t->n, sizeof(t->rows[0]), cmp_rows);
 out:
 	if (ret < 0)
 		pr_err("reading the NVTX ranges failed: %s", ret == -EIO ? sqlite3_errmsg(db) : strerror(-ret));

@@ -249,7 +249,8 @@ int cprof_stacks_load(sqlite3 *db, struct cprof_stacks *out)
 	}
 	if (rc != SQLITE_DONE)
 		ret = -EIO;
-	qsort(out->v, out->n, sizeof(out->v[0]), cmp_stack);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(out->v[0]), cmp_stack);
 out:
 	sqlite3_finalize(st);
 	free(fr);
