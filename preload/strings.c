@@ -99,9 +99,18 @@ uint32_t cprof_intern(uint16_t kind, const char *s, size_t len)
 		smap = m;
 	}
 	e = find(h, kind, s, len, &slot);
+	if (e == NULL && smap_used >= SMAP_SIZE * 3 / 4) {
+		/* full (49152 distinct strings, e.g. NVTX messages with counters in them): later new strings
+		 * all become one placeholder, which the quarter kept free has room for */
+		static const char full[] = "(not kept: too many distinct strings)";
+
+		s = full;
+		len = sizeof(full) - 1;
+		h = fnv(kind, s, len);
+		e = find(h, kind, s, len, &slot);
+	}
 	if (e == NULL) {
-		/* a full table (65536 distinct strings, e.g. NVTX messages with counters in them) stops interning */
-		if (slot == UINT32_MAX || smap_used >= SMAP_SIZE * 3 / 4 || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
+		if (slot == UINT32_MAX || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
 			pthread_mutex_unlock(&smap_lock);
 			return 0;
 		}

@@ -207,7 +207,7 @@ static int bench(long n)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || atol(argv[2]) < 1) {
-		fprintf(stderr, "usage: %s steps|plain|bench N\n", argv[0]);
+		fprintf(stderr, "usage: %s steps|plain|bench|many N\n", argv[0]);
 		return 2;
 	}
 	if (strcmp(argv[1], "steps") == 0)
@@ -216,6 +216,21 @@ int main(int argc, char **argv)
 		return run(atoi(argv[2]), false);
 	if (strcmp(argv[1], "bench") == 0)
 		return bench(atol(argv[2]));
-	fprintf(stderr, "usage: %s steps|plain|bench N\n", argv[0]);
+	if (strcmp(argv[1], "many") == 0) {
+		// N ranges, each with a message of its own ("item 0", "item 1", ...)
+		char msg[32];
+		long n = atol(argv[2]);
+
+		for (long i = 0; i < n; i++) {
+			snprintf(msg, sizeof(msg), "item %ld", i);
+			nvtxRangePushA(msg);
+			nvtxRangePop();
+			if (i % 1000 == 999)
+				usleep(20000); // the profiler's rings drain (4096 events a thread)
+		}
+		printf("many %ld\n", n);
+		return 0;
+	}
+	fprintf(stderr, "usage: %s steps|plain|bench|many N\n", argv[0]);
 	return 2;
 }
