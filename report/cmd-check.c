@@ -126,6 +126,9 @@ int cmd_check(int argc, char **argv)
 	if (baseline) {
 		failed += regress("total GPU kernel time", old.kernel_ns, now.kernel_ns, max_reg, "ns");
 		failed += regress("kernel launches", (double)old.kernel_count, (double)now.kernel_count, max_reg, "count");
+		/* the program's own steps (NVTX), when both runs mark them: the time a user waits for */
+		if (old.steps && now.steps)
+			failed += regress("median step time", old.step_median_ns, now.step_median_ns, max_reg, "ns");
 		for (i = 0; i < old.n; i++) {
 			const struct cprof_kstat *o = &old.names[i], *n;
 			char what[300];

@@ -72,6 +72,12 @@ int cmd_diff(int argc, char **argv)
 	printf("  kernel time  %16s -> %s (%s)\n", x, y, p);
 	pct(p, sizeof(p), (double)a.kernel_count, (double)b.kernel_count);
 	printf("  kernels      %16lld -> %lld (%s)\n", (long long)a.kernel_count, (long long)b.kernel_count, p);
+	if (a.steps && b.steps) {
+		cprof_fmt_dur(x, sizeof(x), a.step_median_ns);
+		cprof_fmt_dur(y, sizeof(y), b.step_median_ns);
+		pct(p, sizeof(p), a.step_median_ns, b.step_median_ns);
+		printf("  median step  %16s -> %s (%s; %d -> %d NVTX steps)\n", x, y, p, a.steps, b.steps);
+	}
 	printf("\n  %-6s  %12s  %12s  %8s  %9s  %9s  %s\n", "Kind", "Old time", "New time", "Change", "Old count",
 	       "New count", "Name");
 	for (i = 0; i < n && i < 20; i++) {

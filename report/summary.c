@@ -58,6 +58,16 @@ int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struc
 		return -1;
 	}
 	free(ph);
+	{
+		struct cprof_step *st = NULL;
+		int n = cprof_steps_load(s->db, 0, t->step_re, &st);
+
+		if (n > 1) {
+			s->steps = n;
+			s->step_median_ns = (double)cprof_steps_median(st, n, cprof_steps_cold(st, n) ? 1 : 0);
+		}
+		free(st);
+	}
 	s->complete = cprof_meta_int(s->db, "complete", 0) == 1;
 	cprof_meta(s->db, "incomplete_reason", s->reason, sizeof(s->reason), "");
 	for (i = 0; i < s->n; i++)

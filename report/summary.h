@@ -24,6 +24,8 @@ struct cprof_summary {
 	size_t n;
 	int64_t kernel_count;
 	double kernel_ns;
+	int steps;             /* NVTX steps (0: none) */
+	double step_median_ns; /* the steps' median time, a cold first step left out */
 };
 
 /* Opens and reduces a profile; on failure prints one line and returns -1. */
