@@ -115,9 +115,10 @@ static int finish_stack(struct cprof_stack *s, struct frame_row *fr, size_t n)
 		if (fr[i].python || fr[i].symbol == NULL)
 			continue;
 		d = cprof_demangle(fr[i].symbol);
-		if (d && cprof_aten_op(d, op, sizeof(op)) && strcmp(op, last) != 0) {
-			len += snprintf(chain + len, len < sizeof(chain) ? sizeof(chain) - len : 0, "%s%s",
-					len ? ARROW : "", op);
+		/* a chain too long for the buffer keeps its outer ops whole */
+		if (d && cprof_aten_op(d, op, sizeof(op)) && strcmp(op, last) != 0 &&
+		    len + strlen(ARROW) + strlen(op) < sizeof(chain)) {
+			len += snprintf(chain + len, sizeof(chain) - len, "%s%s", len ? ARROW : "", op);
 			snprintf(last, sizeof(last), "%s", op);
 		}
 		free(d);
