@@ -348,7 +348,9 @@ static void write_header(struct html *h)
 	cprof_fmt_dur(dur, sizeof(dur), (double)(h->v.run_end - h->v.run_start));
 	fprintf(f, "</code><br><b>Processes:</b> %zu &nbsp; <b>CUDA API calls:</b> %lld &nbsp; <b>kernels:</b> %llu &nbsp; "
 		   "<b>run:</b> %s &nbsp; <b>lost events:</b> %lld &nbsp; %s</p>\n",
-		h->nprocs, (long long)cprof_meta_int(h->db, "events", 0), (unsigned long long)h->n_kernel_total, dur,
+		h->nprocs,
+		(long long)(cprof_meta_int(h->db, "events", 0) - cprof_meta_int(h->db, "nvtx_events", 0)),
+		(unsigned long long)h->n_kernel_total, dur,
 		(long long)cprof_meta_int(h->db, "lost_events", 0), complete ? "complete" : "<b>INCOMPLETE</b>");
 	if (note[0]) {
 		fputs("<p class=\"meta\"><b>GPU records:</b> ", f);
@@ -366,8 +368,9 @@ static void write_phases_table(struct html *h)
 
 	if (h->nph <= 1)
 		return;
-	fputs("<h2>Phases</h2>\n<p class=\"note\">The run cut at synchronising calls; neighbours with the same verdict "
-	      "merged. Start is from time 0 of the timeline.</p>\n<table><thead><tr><th>#</th><th>Start</th><th>Length</th>"
+	fprintf(f, "<h2>Phases</h2>\n<p class=\"note\">The run cut at %s; neighbours with the same verdict "
+	      "merged. Start is from time 0 of the timeline.</p>\n", h->v.steps ? "its NVTX steps" : "synchronising calls");
+	fputs("<table><thead><tr><th>#</th><th>Start</th><th>Length</th>"
 	      "<th class=\"name\">Verdict</th><th>GPU busy</th><th>Kernels</th><th>Median kernel</th><th>Median launch</th>"
 	      "</tr></thead><tbody>\n", f);
 	for (i = 0; i < h->nph; i++) {

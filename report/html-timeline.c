@@ -43,7 +43,7 @@ struct track {
 };
 
 struct lane {
-	int gpu;
+	int gpu;      /* 1: a GPU stream; 0: a host thread; -1: a host thread's NVTX ranges (drawn first) */
 	int64_t proc; /* PROCESSES.id: stream ids are per context, so per process */
 	int64_t a, b; /* host: processId, tid (or -handle - 1); GPU: device, stream */
 	int64_t pid;
@@ -87,6 +87,7 @@ static const char *api_colour(const char *cls)
 	static const char *const map[][2] = {
 		{ "launch", "#4a8af4" }, { "gemm", "#7b61ff" },  { "memcpy", "#f29900" }, { "memset", "#fbbc04" },
 		{ "sync", "#d93025" },   { "memory", "#12a4af" }, { "module", "#80868b" },
+		{ "nvtx", "#34a853" },
 	};
 	size_t i;
 
@@ -306,7 +307,7 @@ static int lane_cmp(const void *x, const void *y)
 
 	if (a->gpu != b->gpu)
 		return a->gpu - b->gpu;
-	if (a->gpu && a->a != b->a)
+	if (a->gpu > 0 && a->a != b->a)
 		return a->a < b->a ? -1 : 1; /* GPU lanes by device first */
 	if (a->proc != b->proc)
 		return a->proc < b->proc ? -1 : 1;
@@ -470,6 +471,54 @@ static void util_commit(struct tl *t, struct device_util *d, uint64_t s, uint64_
 		if (z > a)
 			d->busy[b] += z - a;
 	}
+}
+
+static int64_t query_int(sqlite3 *db, const char *sql, int64_t def);
+
+/* NVTX ranges: a lane above each annotating thread; the outermost ranges full height, nested ones thin. */
+static int nvtx_pass(struct tl *t)
+{
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0;
+
+	if (query_int(t->h->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'NVTX_EVENTS'", 0) == 0)
+		return 0;
+	/* ranges never ended are drawn to the end of the page */
+	if (sqlite3_prepare_v2(t->h->db,
+			       "SELECT processId, tid, start, end, textId, depth FROM NVTX_EVENTS"
+			       " WHERE eventType IN ('range', 'startend') ORDER BY start",
+			       -1, &st, NULL) != SQLITE_OK) {
+		pr_err("query failed: %s", sqlite3_errmsg(t->h->db));
+		return -EIO;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
+		uint64_t s = sqlite3_column_int64(st, 2);
+		uint64_t e = sqlite3_column_type(st, 3) == SQLITE_NULL ? t->t1 : (uint64_t)sqlite3_column_int64(st, 3);
+		struct lane *l = lane_get(t, -1, proc, proc, tid);
+
+		if (l == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (s < t->t0)
+			s = t->t0;
+		if (e > t->t1)
+			e = t->t1;
+		if (e < s)
+			continue;
+		ret = track_add(t, sqlite3_column_int(st, 5) > 0 ? &l->sub : &l->main, s, e,
+				name_for(t, NK_API, sqlite3_column_int64(st, 4), "nvtx"));
+		if (ret < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		pr_err("reading the profile failed: %s", sqlite3_errmsg(t->h->db));
+		ret = -EIO;
+	}
+out:
+	sqlite3_finalize(st);
+	return ret;
 }
 
 /* GPU ops in start order: the per-stream lanes, and the union per device for the utilisation strip (ops of
@@ -672,7 +721,11 @@ static void write_lane(struct tl *t, const struct lane *l)
 		if (t->h->procs[i].id == l->proc)
 			argv = t->h->procs[i].argv;
 	cprof_fmt_dur(busy, sizeof(busy), l->main.busy_ns + l->sub.busy_ns);
-	if (l->gpu) {
+	if (l->gpu < 0) {
+		snprintf(label, sizeof(label), "pid %lld \xc2\xb7 thread %lld \xc2\xb7 NVTX", (long long)l->pid, (long long)l->b);
+		snprintf(title, sizeof(title), "NVTX ranges of thread %lld: %llu outermost (full bars), %llu nested (thin bars)",
+			 (long long)l->b, (unsigned long long)l->main.events, (unsigned long long)l->sub.events);
+	} else if (l->gpu) {
 		snprintf(label, sizeof(label), "GPU %lld \xc2\xb7 stream %lld", (long long)l->a, (long long)l->b);
 		if (t->h->nprocs > 1)
 			snprintf(label + strlen(label), sizeof(label) - strlen(label), " \xc2\xb7 pid %lld", (long long)l->pid);
@@ -691,7 +744,7 @@ static void write_lane(struct tl *t, const struct lane *l)
 			 l->sub.events ? "; thin bar: calls only CUPTI saw (inside libraries, or not hooked)" : "",
 			 l->main.agg || l->sub.agg ? "; drawn as density buckets (too many calls for one rectangle each)" : "");
 	}
-	lane_open(t, l->gpu ? "gpu" : "host", label, title);
+	lane_open(t, l->gpu > 0 ? "gpu" : l->gpu < 0 ? "host nvtx" : "host", label, title);
 	write_track(t, &l->main, "m");
 	write_track(t, &l->sub, "s");
 	fputs("</svg></div>\n", t->h->f);
@@ -738,7 +791,7 @@ static void write_phases(struct tl *t)
 
 	if (excl_end <= t->t0 && h->nph == 0 && !strcmp(h->v.verdict, "no-gpu-activity"))
 		return; /* nothing to mark */
-	fputs("<div class=\"lane phs\"><div class=\"ll\" title=\"phases: the run cut at synchronising calls, each with its"
+	fputs("<div class=\"lane phs\"><div class=\"ll\" title=\"phases: the run cut at synchronising calls (or at its NVTX steps), each with its"
 	      " verdict; grey: start-up and warm-up, excluded from the verdict\">Phases</div><div class=\"marks\">", f);
 	if (excl_end > t->t0)
 		fprintf(f, "<span class=\"pm ex\" data-t0=\"0\" data-t1=\"%.3f\" title=\"start-up and warm-up: excluded from"
@@ -823,6 +876,11 @@ static void write_legend(struct tl *t)
 		fprintf(f, "<span><i style=\"background:%s\"></i>%s call</span>", api_colour(classes[i]), classes[i]);
 	fprintf(f, "<span><i style=\"background:%s\"></i>other call</span>", api_colour(NULL));
 	fprintf(f, "<span><i style=\"background:%s\"></i>call only CUPTI saw</span>", CUPTI_COLOUR);
+	for (i = 0; i < t->nlanes; i++)
+		if (t->lanes[i].gpu < 0) {
+			fprintf(f, "<span><i style=\"background:%s\"></i>NVTX range (thin: nested)</span>", api_colour("nvtx"));
+			break;
+		}
 	fputs("<span><i class=\"b-ex\"></i>start-up / warm-up (excluded)</span></div>\n", f);
 }
 
@@ -887,7 +945,8 @@ int html_timeline(struct html *h)
 	}
 	memset(t.memcpy_name, 0xff, sizeof(t.memcpy_name));
 	t.memset_name = -1;
-	if ((ret = map_handles(&t)) < 0 || (ret = host_pass(&t)) < 0 || (ret = gpu_pass(&t)) < 0 ||
+	if ((ret = map_handles(&t)) < 0 || (ret = host_pass(&t)) < 0 || (ret = nvtx_pass(&t)) < 0 ||
+	    (ret = gpu_pass(&t)) < 0 ||
 	    (ret = enforce_budget(&t)) < 0 || (ret = colour_kernels(&t)) < 0)
 		goto out;
 	if (t.nlanes)

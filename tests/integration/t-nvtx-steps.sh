@@ -36,6 +36,14 @@ grep -Eq "^ +1  step .*cold start$" r.txt || fail "step 1 marked cold in the tex
 grep -q 'id="t-steps"' page.html || fail "html steps table"
 grep -q '1 (cold)' page.html || fail "html cold step"
 grep -q 'id="t-ranges"' page.html || fail "html NVTX ranges table"
+grep -q 'class="lane host nvtx"' page.html || fail "html NVTX lane in the timeline"
+# the page with its NVTX lane still runs its script to the end in a browser
+if command -v chromium > /dev/null; then
+	timeout 60 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$T/chrome" \
+		--dump-dom "file://$T/page.html" > dom.html 2> /dev/null || fail "chromium --dump-dom"
+	grep -q '<html lang="en" data-js="ok"' dom.html || fail "the page's script did not run to its end"
+	! grep -q '<html[^>]*data-js-errors=' dom.html || fail "the page's script raised an error"
+fi
 grep -q '>step/forward<' page.html || fail "html nested range path"
 # --step-range: the forward ranges (nested in the steps) are steps of their own when chosen
 assert_eq "$(js cold.db "print(len(d['steps']), d['step_pattern'])" "--step-range ^forward$")" "10 ^forward$" "--step-range"
