@@ -515,25 +515,12 @@ out:
 	return ret;
 }
 
-static int64_t query_int(sqlite3 *db, const char *sql, int64_t def)
-{
-	sqlite3_stmt *st;
-	int64_t v = def;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return def;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* Time 0 of the page: the first CUDA activity, counting calls only CUPTI saw (context creation inside
  * cudaSetDevice, say), which may come before the first hooked one. */
 static void choose_origin(struct html *h)
 {
-	int64_t c0 = query_int(h->db, "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1);
-	int64_t c1 = query_int(h->db, "SELECT max(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1);
+	int64_t c0 = cprof_query_int(h->db, "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1);
+	int64_t c1 = cprof_query_int(h->db, "SELECT max(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1);
 
 	h->t0 = h->v.run_start;
 	h->t1 = h->v.run_end;
@@ -562,7 +549,7 @@ static int write_page(struct html *h, const struct cprof_thresholds *th)
 	h->nf = cprof_findings(h->db, 0, &h->v, &h->fd);
 	if (h->nf < 0)
 		h->nf = 0;
-	h->n_kernel_total = (uint64_t)query_int(h->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", 0);
+	h->n_kernel_total = (uint64_t)cprof_query_int(h->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", 0);
 	choose_origin(h);
 	if ((ret = load_procs(h, th)) < 0 || (ret = html_tables_load(h)) < 0)
 		return ret;

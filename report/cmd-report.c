@@ -225,19 +225,6 @@ static int load_procs(sqlite3 *db, struct proc **out, size_t *n)
 	return 0;
 }
 
-static int64_t count_sql(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *st;
-	int64_t v = 0;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 /* ---- text ---- */
 
 static size_t shown(const struct table *t, size_t top)
@@ -629,7 +616,7 @@ int cmd_report(int argc, char **argv)
 	cprof_meta(db, "command", command, sizeof(command), "?");
 	cprof_meta(db, "simulated_gpu", simulated, sizeof(simulated), "0");
 	cprof_meta(db, "gpu_records_note", gpu_note, sizeof(gpu_note), "");
-	api_calls = count_sql(db, "SELECT count(*) FROM CPROF_API");
+	api_calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
 	if (load_procs(db, &procs, &nprocs) < 0 || load_apis(db, 0, &apis) < 0 || load_kernels(db, 0, &kernels) < 0 ||
 	    load_memops(db, 0, &memops) < 0 || load_torch(db, 0, &apis, &kernels, &torch) < 0 ||
 	    (nph = cprof_headline(db, 0, &th, &v, &ph)) < 0) {
@@ -688,12 +675,12 @@ int cmd_report(int argc, char **argv)
 		}
 		printf(",\"counts\":{\"api_calls\":%lld,\"kernels\":%lld,\"memcpys\":%lld,\"memsets\":%lld,"
 		       "\"processes\":%zu,\"launch_calls\":%lld,\"memcpy_calls\":%lld,\"memset_calls\":%lld}",
-		       (long long)api_calls, (long long)count_sql(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"),
-		       (long long)count_sql(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"),
-		       (long long)count_sql(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET"), nprocs,
-		       (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='launch'"),
-		       (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='memcpy'"),
-		       (long long)count_sql(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'"));
+		       (long long)api_calls, (long long)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", 0),
+		       (long long)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY", 0),
+		       (long long)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET", 0), nprocs,
+		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='launch'", 0),
+		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memcpy'", 0),
+		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0));
 		printf(",\"lost_events\":%lld,\"complete\":%s,\"incomplete_reason\":", (long long)lost,
 		       complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);

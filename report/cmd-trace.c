@@ -287,19 +287,6 @@ static int exec(struct trace *t, const char *sql)
 	return 0;
 }
 
-static int64_t query_int(struct trace *t, const char *sql, int64_t def)
-{
-	sqlite3_stmt *st;
-	int64_t v = def;
-
-	if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return def;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 static const char *col_str(sqlite3_stmt *st, int i)
 {
 	const unsigned char *s = sqlite3_column_text(st, i);
@@ -346,8 +333,7 @@ static int shim_missing_tables(struct trace *t)
 	int ret;
 
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		snprintf(sql, sizeof(sql), "SELECT 1 FROM sqlite_master WHERE type='table' AND name='%s'", tables[i][0]);
-		if (query_int(t, sql, 0))
+		if (cprof_has_table(t->db, tables[i][0]))
 			continue;
 		snprintf(sql, sizeof(sql), "CREATE TEMP TABLE %s(%s)", tables[i][0], tables[i][1]);
 		if ((ret = exec(t, sql)) < 0)
@@ -575,9 +561,9 @@ static void write_header(struct trace *t)
 {
 	char command[4096], buf[32];
 	int64_t rank = t->rank >= 0 ? t->rank
-				    : query_int(t, "SELECT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY id LIMIT 1", 0);
+				    : cprof_query_int(t->db, "SELECT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY id LIMIT 1", 0);
 	int64_t world = t->rank >= 0 ? t->world
-				     : query_int(t, "SELECT worldSize FROM PROCESSES WHERE worldSize IS NOT NULL"
+				     : cprof_query_int(t->db, "SELECT worldSize FROM PROCESSES WHERE worldSize IS NOT NULL"
 						    " ORDER BY id LIMIT 1", 1);
 
 	put(t, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
@@ -729,7 +715,7 @@ static int write_metadata(struct trace *t)
 	}
 	if ((ret = step_done(t, rc)) < 0)
 		goto out;
-	if (query_int(t, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_OVERHEAD", 0) > 0) {
+	if (cprof_query_int(t->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_OVERHEAD", 0) > 0) {
 		put_meta(t, "process_name", -1, 0, "name", "CUPTI Overhead", 0);
 		put_meta(t, "process_sort_index", -1, 0, "sort_index", NULL, KINETO_OVERHEAD_SORT);
 	}
@@ -1157,11 +1143,11 @@ static int nvtx_index(struct trace *t)
 	char *sql, ins[1024];
 	int ret;
 
-	t->nvtx = query_int(t, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS) OR EXISTS(SELECT 1 FROM CPROF_NAMES)", 0) != 0;
+	t->nvtx = cprof_query_int(t->db, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS) OR EXISTS(SELECT 1 FROM CPROF_NAMES)", 0) != 0;
 	if (!t->nvtx)
 		return 0; /* a profile without annotations costs nothing more */
 	ins[0] = '\0';
-	if (query_int(t, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE end IS NULL AND eventType != 'mark')", 0))
+	if (cprof_query_int(t->db, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE end IS NULL AND eventType != 'mark')", 0))
 		snprintf(ins, sizeof(ins), "INSERT INTO x_pend %s;", cprof_sql_process_end);
 	if (asprintf(&sql, nvtx_index_sql, ins) < 0)
 		return -ENOMEM;
@@ -1315,16 +1301,16 @@ out:
  * timestamp rounded down to a whole second. */
 static void choose_base(struct trace *t)
 {
-	int64_t first = query_int(t,
-				  "SELECT min(m) FROM (SELECT min(start) AS m FROM CPROF_API"
-				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
-				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_DRIVER"
-				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"
-				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY"
-				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMSET"
-				  " UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_OVERHEAD"
-				  " UNION ALL SELECT min(start) FROM NVTX_EVENTS)",
-				  -1);
+	int64_t first = cprof_query_int(t->db,
+					"SELECT min(m) FROM (SELECT min(start) AS m FROM CPROF_API"
+					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_DRIVER"
+					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"
+					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMSET"
+					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_OVERHEAD"
+					" UNION ALL SELECT min(start) FROM NVTX_EVENTS)",
+					-1);
 
 	if (first < 0)
 		first = cprof_meta_int(t->db, "created_ns", 0);
@@ -1354,9 +1340,7 @@ static int rank_filter(struct trace *t)
 	if ((ret = exec(t, sql)) < 0)
 		return ret;
 	for (i = 0; tables[i]; i++) {
-		snprintf(sql, sizeof(sql), "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = '%s'",
-			 tables[i]);
-		if (query_int(t, sql, 0) == 0)
+		if (!cprof_has_table(t->db, tables[i]))
 			continue; /* an older profile: shim_missing_tables makes it empty */
 		snprintf(sql, sizeof(sql),
 			 "CREATE TEMP VIEW %s AS SELECT * FROM main.%s WHERE processId IN"

@@ -34,6 +34,10 @@ sqlite3 *cprof_profile_open(const char *path);
 /* META value as text (static buffer per call site is the caller's: copies into buf), or def. */
 const char *cprof_meta(sqlite3 *db, const char *key, char *buf, size_t size, const char *def);
 int64_t cprof_meta_int(sqlite3 *db, const char *key, int64_t def);
+/* The first column of the first row of sql; def when there is none, it is NULL, or the query fails. */
+int64_t cprof_query_int(sqlite3 *db, const char *sql, int64_t def);
+/* 1 when the profile has this table (an older profile lacks the newer ones). */
+int cprof_has_table(sqlite3 *db, const char *name);
 
 /* Formatting. */
 enum cprof_unit { CPROF_NS = 0, CPROF_US, CPROF_MS, CPROF_S };

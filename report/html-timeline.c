@@ -473,15 +473,13 @@ static void util_commit(struct tl *t, struct device_util *d, uint64_t s, uint64_
 	}
 }
 
-static int64_t query_int(sqlite3 *db, const char *sql, int64_t def);
-
 /* NVTX ranges: a lane above each annotating thread; the outermost ranges full height, nested ones thin. */
 static int nvtx_pass(struct tl *t)
 {
 	sqlite3_stmt *st = NULL;
 	int rc, ret = 0;
 
-	if (query_int(t->h->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'NVTX_EVENTS'", 0) == 0)
+	if (!cprof_has_table(t->h->db, "NVTX_EVENTS"))
 		return 0;
 	/* ranges never ended are drawn to the end of the page */
 	if (sqlite3_prepare_v2(t->h->db,
@@ -903,19 +901,6 @@ static void tl_free(struct tl *t)
 	free(t->dev);
 }
 
-static int64_t query_int(sqlite3 *db, const char *sql, int64_t def)
-{
-	sqlite3_stmt *st;
-	int64_t v = def;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return def;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 int html_timeline(struct html *h)
 {
 	struct tl t;
@@ -934,7 +919,7 @@ int html_timeline(struct html *h)
 	}
 	t.bw = (double)(t.t1 - t.t0) / AGG_BUCKETS;
 	t.scale = (double)SVG_WIDTH / (double)(t.t1 - t.t0);
-	t.max_sid = query_int(h->db, "SELECT max(id) FROM StringIds", 0);
+	t.max_sid = cprof_query_int(h->db, "SELECT max(id) FROM StringIds", 0);
 	for (k = 0; k < NK__STRINGS; k++) {
 		t.by_sid[k] = malloc((size_t)(t.max_sid + 1) * sizeof(int32_t));
 		if (t.by_sid[k] == NULL) {

@@ -164,20 +164,6 @@ static int cmp_thread(int64_t p0, int64_t t0, int64_t p1, int64_t t1)
 	return t0 < t1 ? -1 : t0 > t1;
 }
 
-static int has_table(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *st;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
-}
-
 static const char ranges_sql[] =
 	"SELECT e.id, e.processId, e.tid, e.start, e.end, e.eventType = 'startend', e.parentId, e.domainId,"
 	" t.value, d.value FROM NVTX_EVENTS e LEFT JOIN StringIds t ON t.id = e.textId"
@@ -450,7 +436,7 @@ int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
 	int ret = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (!has_table(db, "NVTX_EVENTS"))
+	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
 	t->marks = (uint64_t)count_marks(db, proc);
 	if ((ret = load_ranges(db, proc, &r, &n, t)) < 0)

@@ -8,19 +8,6 @@
 
 #define ARROW " \xe2\x86\x92 " /* " → " */
 
-static int has_table(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *st;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
-}
-
 /* "at::_ops::mm::call(...)" -> "aten::mm". ATen's op structs are named name_overload (add_Tensor,
  * addmm_out): the overload is dropped when it is recognisable (capitalised, or "out"). */
 int cprof_aten_op(const char *demangled, char *out, size_t size)
@@ -195,7 +182,7 @@ int cprof_stacks_load(sqlite3 *db, struct cprof_stacks *out)
 	int ret = 0, rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!has_table(db, "CPROF_STACK_FRAMES"))
+	if (!cprof_has_table(db, "CPROF_STACK_FRAMES"))
 		return 0;
 	/* python frames first (kind 'python' > 'native' with DESC), each stack's frames innermost first */
 	if (sqlite3_prepare_v2(db,

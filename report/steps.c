@@ -9,19 +9,6 @@
 
 const char cprof_step_re_default[] = "^(ProfilerStep#[0-9]+|[Ss]tep([ _#:-]?[0-9]+)?)$";
 
-static int has_nvtx(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	int found;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'NVTX_EVENTS'", -1, &st,
-			       NULL) != SQLITE_OK)
-		return 0;
-	found = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	return found;
-}
-
 int cprof_step_re_check(const char *re, char *err, size_t size)
 {
 	regex_t rx;
@@ -53,7 +40,7 @@ int cprof_steps_load(sqlite3 *db, int64_t proc, const char *re, struct cprof_ste
 	int last_match = 0, ret = 0;
 
 	*out = NULL;
-	if (!has_nvtx(db))
+	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
 	if (regcomp(&rx, re ? re : cprof_step_re_default, REG_EXTENDED | REG_NOSUB) != 0)
 		return -EINVAL;
