@@ -369,16 +369,14 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 }
 
 static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
-		     struct cprof_phase **out);
+		     const struct cprof_step *steps, int nsteps, struct cprof_phase **out);
 
 int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
 		   struct cprof_phase **phases)
 {
 	struct cprof_verdict whole;
-	int n, i, same = 1;
-
 	struct cprof_step *steps = NULL;
-	int nsteps;
+	int n, i, same = 1, nsteps;
 
 	*phases = NULL;
 	if (cprof_analyse(db, proc, 0, UINT64_MAX, t, &whole) < 0)
@@ -386,8 +384,8 @@ int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, 
 	nsteps = cprof_steps_load(db, proc, t->step_re, &steps);
 	whole.steps = nsteps > 1 ? nsteps : 0;
 	whole.cold_step = whole.steps && !t->include_startup && cprof_steps_cold(steps, nsteps);
+	n = t->include_startup ? 0 : phases_of(db, proc, t, &whole, steps, nsteps, phases);
 	free(steps);
-	n = t->include_startup ? 0 : phases_of(db, proc, t, &whole, phases);
 	if (n <= 0) {
 		*v = whole;
 		return n < 0 ? -1 : 0;
@@ -482,21 +480,11 @@ struct seg {
 	uint64_t kernels;
 };
 
+/* Phases: the run cut at synchronising calls — or at the program's NVTX steps when it has them — short
+ * pieces folded into their neighbours, neighbours with the same verdict merged. Returns the number of
+ * phases (caller frees *out) or -1. */
 static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
-		     struct cprof_phase **out);
-
-int cprof_phases(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_phase **out)
-{
-	struct cprof_verdict all;
-
-	*out = NULL;
-	if (cprof_analyse(db, proc, 0, UINT64_MAX, t, &all) < 0)
-		return -1;
-	return phases_of(db, proc, t, &all, out);
-}
-
-static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
-		     struct cprof_phase **out)
+		     const struct cprof_step *steps, int nsteps, struct cprof_phase **out)
 {
 	struct cprof_verdict all = *whole;
 	struct seg *seg = NULL, *fold = NULL;
@@ -513,11 +501,7 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 	if (whole->steps > 1) {
 		/* the program marked its steps (NVTX): they are the pieces, each up to the next one's start;
 		 * the last keeps what follows it (the GPU draining its queue); a cold first step is setup */
-		struct cprof_step *steps = NULL;
-		int n = cprof_steps_load(db, proc, t->step_re, &steps), j;
-
-		if (n < 0)
-			goto out;
+		int n = nsteps, j;
 		uint64_t drain = 0;
 
 		/* the last step ends when the GPU work queued before its end is done, not with the teardown */
@@ -530,15 +514,12 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 			st = NULL;
 		}
 		for (j = whole->cold_step ? 1 : 0; j < n; j++) {
-			if (cprof_grow(&fold, &cap, nfold, sizeof(*fold)) < 0) {
-				free(steps);
+			if (cprof_grow(&fold, &cap, nfold, sizeof(*fold)) < 0)
 				goto out;
-			}
 			fold[nfold].s = steps[j].start;
 			fold[nfold].e = j + 1 < n ? steps[j + 1].start : (drain > steps[j].end ? drain : steps[j].end);
 			fold[nfold++].kernels = 1;
 		}
-		free(steps);
 		goto pieces;
 	}
 	/* cut at every synchronising call: the host waited for the GPU there, a natural step edge */

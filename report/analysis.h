@@ -54,12 +54,8 @@ struct cprof_phase {
 	uint64_t start, end;
 	struct cprof_verdict v;
 };
-/* Phases: the run cut at synchronising calls, short pieces folded into their neighbours, neighbours
- * with the same verdict merged. Returns the number of phases (caller frees *out) or -1. */
-int cprof_phases(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_phase **out);
-
 /* The run's verdict: from its phases when it has them (setup between phases excluded), else from
- * the whole run. *phases gets the phases (caller frees); returns their number or -1. */
+ * the whole run. Phases: the run cut at synchronising calls, or at the program's NVTX steps. *phases gets the phases (caller frees); returns their number or -1. */
 int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
 		   struct cprof_phase **phases);
 

@@ -82,7 +82,8 @@ static void short_kernel(const char *mangled, char *out, size_t size)
 
 /* cold start: a call's first instance far slower than the rest (lazy loading, heuristics, workspace),
  * and the time before the first GPU op (context creation, library loading). */
-static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, const struct cprof_step *steps, int n,
+		       struct flist *l)
 {
 	sqlite3_stmt *st = q(db,
 		/* one pass: each call next to the first of its name */
@@ -135,17 +136,11 @@ static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v,
 	}
 	sqlite3_finalize(st);
 	/* steps the program marked: the first one against the others */
-	if (v->steps > 2) {
-		struct cprof_step *steps = NULL;
-		int n = cprof_steps_load(db, proc, v->step_re, &steps);
-
-		if (n > 2 && cprof_steps_cold(steps, n)) {
-			cprof_fmt_dur(a, sizeof(a), (double)(steps[0].end - steps[0].start));
-			cprof_fmt_dur(b, sizeof(b), (double)cprof_steps_median(steps, n, 1));
-			ev_add(ev, sizeof(ev), "first step (NVTX range \"%.40s\") took %s vs median %s of the other %d steps%s",
-			       steps[0].name, a, b, n - 1, v->cold_step ? ": excluded from the verdict" : "");
-		}
-		free(steps);
+	if (n > 2 && cprof_steps_cold(steps, n)) {
+		cprof_fmt_dur(a, sizeof(a), (double)(steps[0].end - steps[0].start));
+		cprof_fmt_dur(b, sizeof(b), (double)cprof_steps_median(steps, n, 1));
+		ev_add(ev, sizeof(ev), "first step (NVTX range \"%.40s\") took %s vs median %s of the other %d steps%s",
+		       steps[0].name, a, b, n - 1, v->cold_step ? ": excluded from the verdict" : "");
 	}
 	if (ev[0])
 		add(l, "cold-start", "info", ev,
@@ -298,19 +293,17 @@ static void variance(sqlite3 *db, int64_t proc, struct flist *l)
 }
 
 /* step times that wander: the program's pace is not steady (data loading, allocator, Python GC, contention) */
-static void step_variance(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+static void step_variance(const struct cprof_step *steps, int n, struct flist *l)
 {
-	struct cprof_step *steps = NULL;
-	int n, i, from, slow = 0;
+	int i, from, slow = 0;
 	double sum = 0, sq = 0, mean, sd;
 	char ev[400], a[32], b[32], c[32];
 
-	if (v->steps < 5)
+	if (n < 5)
 		return;
-	n = cprof_steps_load(db, proc, v->step_re, &steps);
-	from = n > 2 && cprof_steps_cold(steps, n) ? 1 : 0;
+	from = cprof_steps_cold(steps, n) ? 1 : 0;
 	if (n - from < 4)
-		goto out;
+		return;
 	for (i = from; i < n; i++) {
 		double d = (double)(steps[i].end - steps[i].start);
 
@@ -331,8 +324,6 @@ static void step_variance(sqlite3 *db, int64_t proc, const struct cprof_verdict 
 		    "step times vary (coefficient of variation > 0.25): the steady state is not steady; look at the slow "
 		    "steps for data loading, host work, allocator growth or synchronisation");
 	}
-out:
-	free(steps);
 }
 
 /* kernels launched through the driver API, as Triton and torch.compile do: no hook sees them */
@@ -442,19 +433,25 @@ static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
 int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out)
 {
 	struct flist l = { 0 };
+	struct cprof_step *steps = NULL;
+	/* the steps the verdict found, read once for the rules about them */
+	int nsteps = v->steps > 2 ? cprof_steps_load(db, proc, v->step_re, &steps) : 0;
 
-	cold_start(db, proc, v, &l);
+	if (nsteps < 0)
+		nsteps = 0;
+	cold_start(db, proc, v, steps, nsteps, &l);
 	occupancy(db, proc, &l);
 	batched_gemm(db, proc, &l);
 	dtod_before_gemm(db, proc, &l);
 	final_sync(db, proc, v, &l);
 	cupti_overhead(db, proc, v, &l);
 	variance(db, proc, &l);
-	step_variance(db, proc, v, &l);
+	step_variance(steps, nsteps, &l);
 	driver_api(db, proc, &l);
 	tiny_kernels(db, proc, &l);
 	sync_in_loop(db, proc, &l);
 	straggler(db, proc, &l);
+	free(steps);
 	*out = l.f;
 	return (int)l.n;
 }
