@@ -159,8 +159,8 @@ static inline __attribute__((always_inline)) int cprof_api_stacked(unsigned api)
 	return c == CPROF_CLASS_LAUNCH || c == CPROF_CLASS_MEMCPY || c == CPROF_CLASS_MEMSET || c == CPROF_CLASS_GEMM ||
 	       c == CPROF_CLASS_SYNC;
 }
-/* Sets ev->stack (and CPROF_API_F_STACK_INHERITED) for a call of api returning to ret_addr. */
-CPROF_HIDDEN void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api);
+/* Sets ev->stack (and CPROF_API_F_STACK_INHERITED) for a call returning to ret_addr. */
+CPROF_HIDDEN void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr);
 CPROF_HIDDEN extern _Atomic int cprof_py_seen;
 
 static inline __attribute__((always_inline)) uint64_t cprof_site_key(const void *ret_addr, const struct cprof_wire_api *ev)
@@ -176,8 +176,7 @@ static inline __attribute__((always_inline)) struct cprof_site *cprof_site_of(st
 
 /* The common case inline: a known site between two samples reuses its stack; the rest (a new site, a
  * sample, Python in the process, mode all) goes to cprof_stack_attach. */
-static inline __attribute__((always_inline)) void cprof_stack_fast(struct cprof_wire_api *ev, const void *ret_addr,
-								  unsigned api)
+static inline __attribute__((always_inline)) void cprof_stack_fast(struct cprof_wire_api *ev, const void *ret_addr)
 {
 	struct cprof_sites *ts = cprof_tls.sites;
 
@@ -195,7 +194,7 @@ static inline __attribute__((always_inline)) void cprof_stack_fast(struct cprof_
 			return;
 		}
 	}
-	cprof_stack_attach(ev, ret_addr, api);
+	cprof_stack_attach(ev, ret_addr);
 }
 
 /* Begin/end of a hooked call. enter returns 0 when the call must only be passed through. */
@@ -240,7 +239,7 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 	/* after end_ns: the time spent unwinding is not charged to the call. The class test folds away in
 	 * each hook (api is a constant there). */
 	if (cprof_stack_mode != CPROF_STACKS_OFF && cprof_api_stacked(api))
-		cprof_stack_fast(ev, __builtin_return_address(0), api);
+		cprof_stack_fast(ev, __builtin_return_address(0));
 	cprof_record(ev);
 }
 

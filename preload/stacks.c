@@ -251,14 +251,13 @@ static __attribute__((noinline)) int py_look(struct cprof_sites *ts)
 	return 1;
 }
 
-void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr, unsigned api)
+void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr)
 {
 	struct cprof_sites *ts = cprof_tls.sites;
 	uint32_t gen = cprof_tls.generation;
 	struct cprof_site *e;
 	uint64_t key;
 
-	(void)api;
 	if (cprof_stack_mode == CPROF_STACKS_ALL) {
 		ev->stack = capture();
 		return;
@@ -319,9 +318,9 @@ static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned h
 void cprof_stacks_init(void)
 {
 	const char *mode = getenv("CPROF_STACKS");
-	Dl_info self;
 	void *h, **as;
 	const char *lib;
+	const struct mod *self;
 	int (*set_caching)(void *, int);
 	ssize_t n;
 
@@ -340,13 +339,11 @@ void cprof_stacks_init(void)
 	pthread_key_create(&sites_key, sites_free);
 	n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 	exe_path[n > 0 ? n : 0] = '\0';
-	if (dladdr((void *)cprof_stacks_init, &self) && self.dli_fbase) {
-		const struct mod *m = mod_find(modtab_rebuild(), (uintptr_t)cprof_stacks_init);
-
-		if (m) {
-			self_lo = m->lo;
-			self_hi = m->hi;
-		}
+	/* our own code's range: its frames are cut from every stack */
+	self = mod_find(modtab_rebuild(), (uintptr_t)cprof_stacks_init);
+	if (self) {
+		self_lo = self->lo;
+		self_hi = self->hi;
 	}
 	/* CPROF_LIBUNWIND names another copy (a machine without libunwind8 can carry one) */
 	lib = getenv("CPROF_LIBUNWIND");

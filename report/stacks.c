@@ -99,7 +99,8 @@ static int finish_stack(struct cprof_stack *s, struct frame_row *fr, size_t n)
 	for (i = n; i-- > 0;) {
 		char *d;
 
-		if (fr[i].python || fr[i].symbol == NULL)
+		/* only ATen op entries are wanted: their mangled names spell the _ops namespace */
+		if (fr[i].python || fr[i].symbol == NULL || strstr(fr[i].symbol, "4_ops") == NULL)
 			continue;
 		d = cprof_demangle(fr[i].symbol);
 		/* a chain too long for the buffer keeps its outer ops whole */
@@ -143,24 +144,6 @@ static int finish_stack(struct cprof_stack *s, struct frame_row *fr, size_t n)
 		free(d);
 		s->callsite = strdup(buf);
 	}
-	/* the frames as text, innermost first, for the trace and --format json */
-	s->frames = calloc(n + 1, sizeof(char *));
-	if (s->frames == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		if (fr[i].python)
-			snprintf(buf, sizeof(buf), "%s:%lld %s", fr[i].file ? fr[i].file : "?", (long long)fr[i].line,
-				 fr[i].func ? fr[i].func : "?");
-		else if (fr[i].symbol) {
-			char *d = cprof_demangle(fr[i].symbol);
-
-			snprintf(buf, sizeof(buf), "%s (%s)", d ? d : fr[i].symbol, basename_of(fr[i].module));
-			free(d);
-		} else
-			snprintf(buf, sizeof(buf), "%s+0x%llx", basename_of(fr[i].module), (unsigned long long)fr[i].offset);
-		s->frames[i] = strdup(buf);
-	}
-	s->nframes = n;
 	for (i = 0; i < n && fr[i].python; i++)
 		;
 	s->py = calloc(i + 1, sizeof(char *));
@@ -261,9 +244,6 @@ void cprof_stacks_free(struct cprof_stacks *s)
 	for (i = 0; i < s->n; i++) {
 		free(s->v[i].ops);
 		free(s->v[i].callsite);
-		for (k = 0; k < s->v[i].nframes; k++)
-			free(s->v[i].frames[k]);
-		free(s->v[i].frames);
 		for (k = 0; k < s->v[i].npy; k++)
 			free(s->v[i].py[k]);
 		free(s->v[i].py);

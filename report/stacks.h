@@ -12,8 +12,6 @@ struct cprof_stack {
 	char *ops;      /* "aten::linear → aten::addmm", outermost first; NULL when no ATen op is on it */
 	char *callsite; /* "train.py:42 step" (innermost frame outside libraries), or a native caller */
 	int python;     /* callsite is a Python frame */
-	char **frames;  /* every frame as text, innermost first: Python frames, then native ones */
-	size_t nframes;
 	char **py;      /* the Python frames as Kineto names them, "file.py(42): func", innermost first */
 	size_t npy;
 };
