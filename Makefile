@@ -48,7 +48,7 @@ deps:
 COMMON_SRCS    := $(wildcard common/*.c)
 PRELOAD_SRCS   := $(wildcard preload/*.c)
 COLLECTOR_SRCS := $(wildcard collector/*.c)
-REPORT_SRCS    := $(wildcard report/*.c)
+REPORT_SRCS    := $(wildcard report/*.c report/model/*.c)
 RUN_SRCS       := scripts/cprof-run.c
 
 OBJ := $(BUILD)/obj
@@ -63,7 +63,7 @@ $(OBJ)/pic/%.o: %.c $(wildcard common/*.h preload/*.h) | $(DEPS_STAMP)
 	@$(if $(Q),echo "  CC(pic) $<")
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
 
-$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h) | $(DEPS_STAMP)
+$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(SQLITE_CFLAGS) -c -o $@ $<

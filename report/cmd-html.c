@@ -503,7 +503,7 @@ static int load_procs(struct html *h, const struct cprof_thresholds *th)
 		for (i = 0; i < h->nprocs; i++) {
 			struct cprof_phase *pp = NULL;
 
-			if (cprof_headline(h->db, h->procs[i].id, th, &h->procs[i].v, &pp) < 0) {
+			if (cprof_headline(&h->model, h->procs[i].id, th, &h->procs[i].v, &pp) < 0) {
 				ret = -EIO;
 				goto out;
 			}
@@ -544,9 +544,11 @@ static int write_page(struct html *h, const struct cprof_thresholds *th)
 	int ret;
 
 	h->simulated = cprof_meta_int(h->db, "simulated_gpu", 0) == 1;
-	if ((h->nph = cprof_headline(h->db, 0, th, &h->v, &h->ph)) < 0)
+	if ((ret = cprof_model_load(h->db, &h->model)) < 0)
+		return ret;
+	if ((h->nph = cprof_headline(&h->model, 0, th, &h->v, &h->ph)) < 0)
 		return -EIO;
-	h->nf = cprof_findings(h->db, 0, &h->v, &h->fd);
+	h->nf = cprof_findings(&h->model, 0, &h->v, &h->fd);
 	if (h->nf < 0)
 		h->nf = 0;
 	h->n_kernel_total = (uint64_t)cprof_query_int(h->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", 0);
@@ -583,6 +585,7 @@ static void html_free(struct html *h)
 	free(h->ph);
 	free(h->fd);
 	html_tables_free(h);
+	cprof_model_free(&h->model);
 	sqlite3_close(h->db);
 }
 

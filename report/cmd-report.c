@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 #include "report/ranges.h"
 #include "report/stacks.h"
 
@@ -516,6 +517,7 @@ int cmd_report(int argc, char **argv)
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
+	struct cprof_model model = { 0 };
 	int nph = 0, nf = 0;
 	sqlite3 *db;
 	int opt, ret = CPROF_EXIT_OK, complete;
@@ -617,14 +619,14 @@ int cmd_report(int argc, char **argv)
 	cprof_meta(db, "simulated_gpu", simulated, sizeof(simulated), "0");
 	cprof_meta(db, "gpu_records_note", gpu_note, sizeof(gpu_note), "");
 	api_calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
-	if (load_procs(db, &procs, &nprocs) < 0 || load_apis(db, 0, &apis) < 0 || load_kernels(db, 0, &kernels) < 0 ||
+	if (cprof_model_load(db, &model) < 0 || load_procs(db, &procs, &nprocs) < 0 || load_apis(db, 0, &apis) < 0 || load_kernels(db, 0, &kernels) < 0 ||
 	    load_memops(db, 0, &memops) < 0 || load_torch(db, 0, &apis, &kernels, &torch) < 0 ||
-	    (nph = cprof_headline(db, 0, &th, &v, &ph)) < 0) {
+	    (nph = cprof_headline(&model, 0, &th, &v, &ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
-	nf = cprof_findings(db, 0, &v, &fd);
+	nf = cprof_findings(&model, 0, &v, &fd);
 	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
@@ -649,7 +651,7 @@ int cmd_report(int argc, char **argv)
 			continue;
 		}
 		if (load_apis(db, procs[i].id, &procs[i].apis) < 0 ||
-		    cprof_headline(db, procs[i].id, &th, &procs[i].v, &pp) < 0) {
+		    cprof_headline(&model, procs[i].id, &th, &procs[i].v, &pp) < 0) {
 			ret = CPROF_EXIT_USAGE;
 			goto out;
 		}
@@ -668,7 +670,7 @@ int cmd_report(int argc, char **argv)
 			cprof_json_str(stdout, gpu_note);
 		}
 		{
-			double hta = cprof_hta_idle_pct(db, 0);
+			double hta = cprof_hta_idle_pct(&model, 0);
 
 			if (hta >= 0)
 				printf(",\"hta_idle_pct\":%.4f", hta);
@@ -701,7 +703,7 @@ int cmd_report(int argc, char **argv)
 		       (unsigned long long)ranges.marks);
 		cprof_ranges_json(&ranges, top);
 		json_ranks(db, procs, nprocs);
-		cprof_steps_print(db, 0, &th, 1, top);
+		cprof_steps_print(&model, 0, &th, 1, top);
 		printf(",\"phases\":[");
 		for (i = 0; i < (size_t)nph; i++) {
 			printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)ph[i].start,
@@ -766,7 +768,7 @@ int cmd_report(int argc, char **argv)
 		       complete ? "" : " - ", complete ? "" : reason);
 		print_verdict_text(&v, ph, nph, fd, nf);
 		if (by == BY_ALL)
-			cprof_steps_print(db, 0, &th, 0, top_set ? top : 0);
+			cprof_steps_print(&model, 0, &th, 0, top_set ? top : 0);
 		if (nprocs > 1) {
 			printf("\nPer process\n");
 			for (i = 0; i < nprocs; i++) {
@@ -860,6 +862,7 @@ out:
 	cprof_attr_free(&chains);
 	cprof_ranges_free(&ranges);
 	cprof_stacks_free(&stacks);
+	cprof_model_free(&model);
 	sqlite3_close(db);
 	return ret;
 }

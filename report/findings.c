@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 
 struct flist {
 	struct cprof_finding *f;
@@ -430,12 +431,13 @@ static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
 	}
 }
 
-int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out)
+int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out)
 {
 	struct flist l = { 0 };
-	struct cprof_step *steps = NULL;
-	/* the steps the verdict found, read once for the rules about them */
-	int nsteps = v->steps > 2 ? cprof_steps_load(db, proc, v->step_re, &steps) : 0;
+	const struct cprof_step *steps = NULL;
+	sqlite3 *db = m->db;
+	/* the steps the verdict found, read once per profile */
+	int nsteps = v->steps > 2 ? cprof_model_steps(m, proc, v->step_re, &steps) : 0;
 
 	if (nsteps < 0)
 		nsteps = 0;
@@ -451,7 +453,6 @@ int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, str
 	tiny_kernels(db, proc, &l);
 	sync_in_loop(db, proc, &l);
 	straggler(db, proc, &l);
-	free(steps);
 	*out = l.f;
 	return (int)l.n;
 }

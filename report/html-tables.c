@@ -153,7 +153,7 @@ int html_tables_load(struct html *h)
 		return ret;
 	if ((ret = cprof_ranges_build(h->db, 0, &h->ranges)) < 0)
 		return ret;
-	h->nsteps = cprof_steps_load(h->db, 0, h->v.step_re, &h->steps);
+	h->nsteps = cprof_model_steps(&h->model, 0, h->v.step_re, &h->steps);
 	return h->nsteps < 0 ? h->nsteps : 0;
 }
 
@@ -178,7 +178,6 @@ void html_tables_free(struct html *h)
 	cprof_attr_free(&h->chains);
 	cprof_stacks_free(&h->stacks);
 	cprof_ranges_free(&h->ranges);
-	free(h->steps);
 }
 
 /* A cell that sorts by its number, shows it as a duration. */

@@ -9,6 +9,7 @@
 
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 #include "report/ranges.h"
 #include "report/stacks.h"
 
@@ -44,6 +45,7 @@ struct html_proc {
 struct html {
 	FILE *f;
 	sqlite3 *db;
+	struct cprof_model model; /* the profile, loaded once */
 	const char *profile;
 	int simulated;
 	struct cprof_verdict v;
@@ -58,7 +60,7 @@ struct html {
 	struct html_table kernels, memops, apis, torch;
 	struct cprof_stacks stacks;
 	struct cprof_attr_table ops, sites, chains; /* from the call stacks, when the profile has them */
-	struct cprof_step *steps;
+	const struct cprof_step *steps; /* the model's */
 	int nsteps;
 	struct cprof_range_table ranges; /* NVTX */
 	/* filled by the timeline pass */

@@ -1,0 +1,424 @@
+/* Loads a profile once: each table in one statement into arrays sorted by time, the correlation index resolved. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_FMT "cprof"
+#include "common/log.h"
+#include "report/cprof.h"
+#include "report/model/model.h"
+
+/* one (process, CUPTI correlation id) -> the earliest runtime or driver record with it */
+struct corr {
+	int64_t proc, id;
+	uint64_t start;
+};
+
+static int cmp_corr(const void *a, const void *b)
+{
+	const struct corr *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* the earliest start with this (proc, id), or 0 */
+static uint64_t corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].proc < proc || (c[mid].proc == proc && c[mid].id < id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && c[lo].proc == proc && c[lo].id == id ? c[lo].start : 0;
+}
+
+static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *n)
+{
+	char sql[160];
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(sql, sizeof(sql), "SELECT processId, correlationId, start FROM %s WHERE correlationId IS NOT NULL"
+		 " AND start IS NOT NULL", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		(*out)[*n].proc = sqlite3_column_int64(st, 0);
+		(*out)[*n].id = sqlite3_column_int64(st, 1);
+		(*out)[(*n)++].start = (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cmp_corr);
+	return 0;
+}
+
+/* sort keys kept beside the arrays while loading: the order SQLite's sorter gives rows of equal start */
+struct op_key {
+	struct cprof_op op;
+	uint64_t seq;
+	int64_t name; /* kernels: the nameId (INT64_MIN for NULL) */
+};
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct op_key *x = a, *y = b;
+
+	if (x->op.start != y->op.start)
+		return x->op.start < y->op.start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int load_ops(sqlite3 *db, struct cprof_model *m)
+{
+	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+					      "CUPTI_ACTIVITY_KIND_MEMSET" };
+	struct corr *rt = NULL, *drv = NULL;
+	size_t nrt = 0, ndrv = 0, cap = 0, n = 0, i, nnames = 0;
+	struct op_key *k = NULL;
+	int64_t *names = NULL;
+	int ret, t;
+
+	if ((ret = load_corr(db, "CUPTI_ACTIVITY_KIND_RUNTIME", &rt, &nrt)) < 0 ||
+	    (ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
+		goto out;
+	for (t = 0; t < 3; t++) {
+		char sql[200];
+		sqlite3_stmt *st;
+		int rc;
+
+		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s FROM %s", t == 0 ? "nameId" : "NULL",
+			 tables[t]);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+			ret = -EIO;
+			goto out;
+		}
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct op_key *o;
+			uint64_t launch = 0;
+
+			if (cprof_grow(&k, &cap, n, sizeof(*k)) < 0) {
+				sqlite3_finalize(st);
+				ret = -ENOMEM;
+				goto out;
+			}
+			o = &k[n];
+			o->seq = n++;
+			o->op.proc = sqlite3_column_int64(st, 0);
+			o->op.start = (uint64_t)sqlite3_column_int64(st, 1);
+			o->op.end = (uint64_t)sqlite3_column_int64(st, 2);
+			o->op.kind = (uint8_t)t;
+			o->op.kname = -1;
+			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4);
+			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+				int64_t id = sqlite3_column_int64(st, 3);
+
+				launch = corr_find(rt, nrt, o->op.proc, id);
+				if (launch == 0)
+					launch = corr_find(drv, ndrv, o->op.proc, id);
+			}
+			o->op.launch = launch;
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE) {
+			ret = -EIO;
+			goto out;
+		}
+	}
+	/* kernel names to dense indices: the warm-up rule counts per name over arrays */
+	names = malloc((n ? n : 1) * sizeof(*names));
+	if (names == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (k[i].op.kind == CPROF_OP_KERNEL)
+			names[nnames++] = k[i].name;
+	if (nnames) {
+		size_t u = 0;
+
+		qsort(names, nnames, sizeof(*names), cmp_name);
+		for (i = 0; i < nnames; i++)
+			if (u == 0 || names[u - 1] != names[i])
+				names[u++] = names[i];
+		nnames = u;
+		for (i = 0; i < n; i++)
+			if (k[i].op.kind == CPROF_OP_KERNEL) {
+				int64_t *p = bsearch(&k[i].name, names, nnames, sizeof(*names), cmp_name);
+
+				k[i].op.kname = (int32_t)(p - names);
+			}
+	}
+	if (n)
+		qsort(k, n, sizeof(*k), cmp_op);
+	m->ops = malloc((n ? n : 1) * sizeof(*m->ops));
+	if (m->ops == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		m->ops[i] = k[i].op;
+	m->nops = n;
+	m->nknames = nnames;
+	ret = 0;
+out:
+	free(rt);
+	free(drv);
+	free(k);
+	free(names);
+	return ret;
+}
+
+struct call_key {
+	struct cprof_call c;
+	uint64_t seq;
+};
+
+static int cmp_call(const void *a, const void *b)
+{
+	const struct call_key *x = a, *y = b;
+
+	if (x->c.start != y->c.start)
+		return x->c.start < y->c.start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int load_calls(sqlite3 *db, struct cprof_model *m)
+{
+	struct call_key *k = NULL;
+	size_t n = 0, cap = 0, i;
+	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
+	sqlite3_stmt *st;
+	int rc, ret = -EIO;
+
+	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId FROM CPROF_API", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *cls = (const char *)sqlite3_column_text(st, 4);
+		struct cprof_call *c;
+
+		if (cprof_grow(&k, &cap, n, sizeof(*k)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		k[n].seq = n;
+		c = &k[n++].c;
+		c->proc = sqlite3_column_int64(st, 0);
+		c->start = (uint64_t)sqlite3_column_int64(st, 1);
+		c->end = (uint64_t)sqlite3_column_int64(st, 2);
+		c->outer = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 1;
+		c->launch = cls && !strcmp(cls, "launch");
+		c->cut = (cls && !strcmp(cls, "sync")) || sqlite3_column_int64(st, 5) == memcpy_id;
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	if (n)
+		qsort(k, n, sizeof(*k), cmp_call);
+	m->calls = malloc((n ? n : 1) * sizeof(*m->calls));
+	if (m->calls == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		m->calls[i] = k[i].c;
+	m->ncalls = n;
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	free(k);
+	return ret;
+}
+
+static int cmp_ovh(const void *a, const void *b)
+{
+	const struct cprof_ovh *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int load_overhead(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	if (!cprof_has_table(db, "CUPTI_ACTIVITY_KIND_OVERHEAD"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT processId, start, end FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE overheadKind IN "
+				   CPROF_PROFILER_OVERHEAD_KINDS, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cprof_grow(&m->ovh, &cap, m->novh, sizeof(*m->ovh)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		m->ovh[m->novh].proc = sqlite3_column_int64(st, 0);
+		m->ovh[m->novh].start = (uint64_t)sqlite3_column_int64(st, 1);
+		m->ovh[m->novh++].end = (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (m->novh)
+		qsort(m->ovh, m->novh, sizeof(*m->ovh), cmp_ovh);
+	return 0;
+}
+
+int cprof_model_load(sqlite3 *db, struct cprof_model *m)
+{
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->db = db;
+	if ((ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 || (ret = load_overhead(db, m)) < 0) {
+		cprof_model_free(m);
+		m->db = db;
+		return ret;
+	}
+	return 0;
+}
+
+int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,
+			    size_t ncalls, struct cprof_ovh *ovh, size_t novh, size_t nknames)
+{
+	struct op_key *k = calloc(nops ? nops : 1, sizeof(*k));
+	struct call_key *c = calloc(ncalls ? ncalls : 1, sizeof(*c));
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	if (k == NULL || c == NULL) {
+		free(k);
+		free(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nops; i++) {
+		k[i].op = ops[i];
+		k[i].seq = i;
+	}
+	for (i = 0; i < ncalls; i++) {
+		c[i].c = calls[i];
+		c[i].seq = i;
+	}
+	if (nops)
+		qsort(k, nops, sizeof(*k), cmp_op);
+	if (ncalls)
+		qsort(c, ncalls, sizeof(*c), cmp_call);
+	if (novh)
+		qsort(ovh, novh, sizeof(*ovh), cmp_ovh);
+	for (i = 0; i < nops; i++)
+		ops[i] = k[i].op;
+	for (i = 0; i < ncalls; i++)
+		calls[i] = c[i].c;
+	free(k);
+	free(c);
+	m->ops = ops;
+	m->nops = nops;
+	m->calls = calls;
+	m->ncalls = ncalls;
+	m->ovh = ovh;
+	m->novh = novh;
+	m->nknames = nknames;
+	return 0;
+}
+
+void cprof_model_free(struct cprof_model *m)
+{
+	size_t i;
+
+	free(m->ops);
+	free(m->calls);
+	free(m->ovh);
+	for (i = 0; i < m->nsteps_cache; i++)
+		free(m->steps[i].s);
+	free(m->steps);
+	memset(m, 0, sizeof(*m));
+}
+
+int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const struct cprof_step **out)
+{
+	struct cprof_steps_cache *c;
+	struct cprof_step *s = NULL;
+	size_t i;
+	int n;
+
+	*out = NULL;
+	for (i = 0; i < m->nsteps_cache; i++)
+		if (m->steps[i].proc == proc && (m->steps[i].re == re || (re && m->steps[i].re && !strcmp(re, m->steps[i].re)))) {
+			*out = m->steps[i].s;
+			return m->steps[i].n;
+		}
+	if (m->db == NULL)
+		return 0;
+	n = cprof_steps_load(m->db, proc, re, &s);
+	if (n < 0)
+		return n;
+	c = realloc(m->steps, (m->nsteps_cache + 1) * sizeof(*c));
+	if (c == NULL) {
+		free(s);
+		return -ENOMEM;
+	}
+	m->steps = c;
+	c[m->nsteps_cache].proc = proc;
+	c[m->nsteps_cache].re = re;
+	c[m->nsteps_cache].s = s;
+	c[m->nsteps_cache++].n = n;
+	*out = s;
+	return n;
+}
+
+size_t cprof_model_ops_from(const struct cprof_model *m, uint64_t t)
+{
+	size_t lo = 0, hi = m->nops;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ops[mid].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+size_t cprof_model_calls_from(const struct cprof_model *m, uint64_t t)
+{
+	size_t lo = 0, hi = m->ncalls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->calls[mid].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
