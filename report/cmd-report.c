@@ -95,21 +95,22 @@ static int load(sqlite3 *db, const char *sql, int64_t proc, struct table *t, cha
 
 /* API calls: what the hooks saw, plus what only CUPTI saw (calls made inside libraries, APIs without
  * a hook). A CUPTI record carrying our external id is a hooked call: counted once, as the hook's. */
-static int load_apis(sqlite3 *db, int64_t proc, struct table *t)
+static int load_apis(struct cprof_model *m, int64_t proc, struct table *t)
 {
-	if (load(db, cprof_sql_api_hooked, proc, t, 0, 0) < 0 || load(db, cprof_sql_api_cupti_only, proc, t, '*', 0) < 0 ||
-	    load(db, cprof_sql_api_driver_only, proc, t, '*', 0) < 0)
+	struct ctx c = { t, 0, 0 };
+
+	if (cprof_model_call_stats(m, proc, 0, add_row, &c) < 0 || load(m->db, cprof_sql_api_cupti_only, proc, t, '*', 0) < 0 ||
+	    load(m->db, cprof_sql_api_driver_only, proc, t, '*', 0) < 0)
 		return -1;
 	table_sort(t);
 	return 0;
 }
 
-static int load_kernels(sqlite3 *db, int64_t proc, struct table *t)
+static int load_kernels(struct cprof_model *m, int64_t proc, struct table *t)
 {
-	if (load(db,
-		 "SELECT k.nameId, s.value, k.end - k.start AS d FROM CUPTI_ACTIVITY_KIND_KERNEL k"
-		 " LEFT JOIN StringIds s ON s.id = k.nameId WHERE (?1 = 0 OR k.processId = ?1) ORDER BY k.nameId, d",
-		 proc, t, 0, 1) < 0)
+	struct ctx c = { t, 0, 1 };
+
+	if (cprof_model_kernel_stats(m, proc, add_row, &c) < 0)
 		return -1;
 	table_sort(t);
 	return 0;
@@ -159,27 +160,23 @@ static int load_memops(sqlite3 *db, int64_t proc, struct table *t)
 
 /* torch.profiler's view: each hooked call name with its Self CPU and the CUDA time it launched, and
  * each kernel with its Self CUDA */
-static int load_torch(sqlite3 *db, int64_t proc, struct table *apis, struct table *kernels, struct table *t)
+static int set_launched(void *arg, const char *api, double ns)
 {
-	sqlite3_stmt *st;
+	struct table *t = arg;
 	size_t i;
 
-	if (load(db,
-		 "SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-		 " WHERE (?1 = 0 OR a.processId = ?1) AND a.nested = 0 ORDER BY a.nameId, d",
-		 proc, t, 0, 0) < 0)
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->rows[i].name, api))
+			t->rows[i].extra = ns;
+	return 0;
+}
+
+static int load_torch(struct cprof_model *m, int64_t proc, struct table *t)
+{
+	struct ctx c = { t, 0, 0 };
+
+	if (cprof_model_call_stats(m, proc, 1, add_row, &c) < 0 || cprof_model_launched_time(m, proc, set_launched, t) < 0)
 		return -1;
-	if (sqlite3_prepare_v2(db, "SELECT api, sum(end - start) FROM API_GPU WHERE (?1 = 0 OR processId = ?1) GROUP BY api",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, proc);
-	while (sqlite3_step(st) == SQLITE_ROW)
-		for (i = 0; i < t->n; i++)
-			if (!strcmp(t->rows[i].name, (const char *)sqlite3_column_text(st, 0)))
-				t->rows[i].extra = sqlite3_column_double(st, 1);
-	sqlite3_finalize(st);
-	(void)apis;
-	(void)kernels;
 	table_sort(t);
 	return 0;
 }
@@ -619,8 +616,8 @@ int cmd_report(int argc, char **argv)
 	cprof_meta(db, "simulated_gpu", simulated, sizeof(simulated), "0");
 	cprof_meta(db, "gpu_records_note", gpu_note, sizeof(gpu_note), "");
 	api_calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
-	if (cprof_model_load(db, &model) < 0 || load_procs(db, &procs, &nprocs) < 0 || load_apis(db, 0, &apis) < 0 || load_kernels(db, 0, &kernels) < 0 ||
-	    load_memops(db, 0, &memops) < 0 || load_torch(db, 0, &apis, &kernels, &torch) < 0 ||
+	if (cprof_model_load(db, &model) < 0 || load_procs(db, &procs, &nprocs) < 0 || load_apis(&model, 0, &apis) < 0 ||
+	    load_kernels(&model, 0, &kernels) < 0 || load_memops(db, 0, &memops) < 0 || load_torch(&model, 0, &torch) < 0 ||
 	    (nph = cprof_headline(&model, 0, &th, &v, &ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
@@ -644,13 +641,13 @@ int cmd_report(int argc, char **argv)
 		/* with one process its verdict is the run's: no second pass over the profile */
 		if (nprocs == 1) {
 			procs[i].v = v;
-			if (load_apis(db, procs[i].id, &procs[i].apis) < 0) {
+			if (load_apis(&model, procs[i].id, &procs[i].apis) < 0) {
 				ret = CPROF_EXIT_USAGE;
 				goto out;
 			}
 			continue;
 		}
-		if (load_apis(db, procs[i].id, &procs[i].apis) < 0 ||
+		if (load_apis(&model, procs[i].id, &procs[i].apis) < 0 ||
 		    cprof_headline(&model, procs[i].id, &th, &procs[i].v, &pp) < 0) {
 			ret = CPROF_EXIT_USAGE;
 			goto out;

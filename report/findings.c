@@ -1,4 +1,5 @@
 /* The findings of the torch.profiler guide, each a rule over the profile with the evidence it rests on. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -81,59 +82,121 @@ static void short_kernel(const char *mangled, char *out, size_t size)
 	free(d);
 }
 
-/* cold start: a call's first instance far slower than the rest (lazy loading, heuristics, workspace),
- * and the time before the first GPU op (context creation, library loading). */
-static void cold_start(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, const struct cprof_step *steps, int n,
-		       struct flist *l)
+/* one outermost call: its name, process, place in time order and duration */
+struct named {
+	int64_t name, proc;
+	size_t seq;
+	int64_t d;
+};
+
+static int cmp_named(const void *a, const void *b)
 {
-	sqlite3_stmt *st = q(db,
-		/* one pass: each call next to the first of its name */
-		"WITH c AS (SELECT a.nameId, a.end - a.start AS d, row_number() OVER w AS i, first_value(a.end - a.start)"
-		" OVER w AS first FROM CPROF_API a WHERE" P("a.") "AND a.nested = 0"
-		" WINDOW w AS (PARTITION BY a.processId, a.nameId ORDER BY a.start))"
-		" SELECT s.value, max(first), count(*) AS n FROM c JOIN StringIds s ON s.id = c.nameId WHERE c.i > 1"
-		" GROUP BY c.nameId HAVING n >= 4",
-		proc);
-	char ev[400] = "", a[32], b[32];
+	const struct named *x = a, *y = b;
 
-	if (st == NULL)
-		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *name = text(st, 0);
-		double first = sqlite3_column_double(st, 1);
-		sqlite3_stmt *m;
-		double med = 0;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
 
-		/* median of the later calls of this name */
-		m = q(db,
-		      "WITH c AS (SELECT a.end - a.start AS d, row_number() OVER (PARTITION BY a.processId ORDER BY a.start) AS i"
-		      " FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE" P("a.") "AND s.value = ?2 AND a.nested = 0)"
-		      " SELECT d FROM c WHERE i > 1 ORDER BY d LIMIT 1 OFFSET (SELECT count(*) FROM c WHERE i > 1) / 2",
-		      proc);
-		if (m) {
-			sqlite3_bind_text(m, 2, name, -1, SQLITE_STATIC);
-			if (sqlite3_step(m) == SQLITE_ROW)
-				med = sqlite3_column_double(m, 0);
-			sqlite3_finalize(m);
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* each call name whose first instance (per process) was far slower than the later ones */
+static int slow_first_calls(const struct cprof_model *m, int64_t proc, char *ev, size_t size)
+{
+	struct named *c = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*c));
+	int64_t *later = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*later));
+	size_t i, j, n = 0;
+	char a[32], b[32];
+
+	if (c == NULL || later == NULL) {
+		free(c);
+		free(later);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *x = &m->calls[i];
+
+		if (!x->outer || (proc && x->proc != proc) || cprof_model_string(m, x->name) == NULL)
+			continue;
+		c[n++] = (struct named){ x->name, x->proc, i, (int64_t)(x->end - x->start) };
+	}
+	if (n)
+		qsort(c, n, sizeof(*c), cmp_named);
+	for (i = 0; i < n; i = j) {
+		size_t nl = 0, k;
+		int64_t first = 0;
+		int have = 0;
+
+		for (j = i; j < n && c[j].name == c[i].name; j++)
+			;
+		/* within the name: the first call of each process, and the later ones */
+		for (k = i; k < j; k++) {
+			if (k == i || c[k].proc != c[k - 1].proc) {
+				if (k + 1 < j && c[k + 1].proc == c[k].proc && (!have || c[k].d > first)) {
+					first = c[k].d;
+					have = 1;
+				}
+				continue;
+			}
+			later[nl++] = c[k].d;
 		}
-		if (first >= 100000 && first >= 10 * (med > 0 ? med : 1)) {
-			cprof_fmt_dur(a, sizeof(a), first);
-			cprof_fmt_dur(b, sizeof(b), med);
-			ev_add(ev, sizeof(ev), "first %s %s vs median %s", name, a, b);
+		if (nl < 4)
+			continue;
+		qsort(later, nl, sizeof(*later), cmp_i64);
+		{
+			double med = (double)later[nl / 2], f = (double)first;
+
+			if (f >= 100000 && f >= 10 * (med > 0 ? med : 1)) {
+				cprof_fmt_dur(a, sizeof(a), f);
+				cprof_fmt_dur(b, sizeof(b), med);
+				ev_add(ev, size, "first %s %s vs median %s", cprof_model_string(m, c[i].name), a, b);
+			}
 		}
 	}
-	sqlite3_finalize(st);
+	free(c);
+	free(later);
+	return 0;
+}
+
+/* cold start: a call's first instance far slower than the rest (lazy loading, heuristics, workspace),
+ * and the time before the first GPU op (context creation, library loading). */
+static void cold_start(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v,
+		       const struct cprof_step *steps, int n, struct flist *l)
+{
+	sqlite3_stmt *st;
+	char ev[400] = "", a[32], b[32];
+	const struct cprof_call *first = NULL;
+	size_t i;
+
+	if (slow_first_calls(m, proc, ev, sizeof(ev)) < 0) {
+		add(l, "cold-start", "info", "not evaluated: out of memory", "cold start: not evaluated");
+		return;
+	}
 	/* the first CUDA call creates the context and loads libraries: it stands out on its own */
-	(void)v;
-	st = q(db,
-	       "SELECT name, d FROM (SELECT s.value AS name, a.start, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s"
-	       " ON s.id = a.nameId WHERE" P("a.") "UNION ALL SELECT rtrim(rtrim(s.value, '0123456789'), '_v'), r.start,"
-	       " r.end - r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE" P("r.")
-	       ") ORDER BY start LIMIT 1",
-	       proc);
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) >= 10000000) {
-		cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 1));
-		ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", text(st, 0), a);
+	for (i = 0; i < m->ncalls && first == NULL; i++)
+		if ((!proc || m->calls[i].proc == proc) && cprof_model_string(m, m->calls[i].name))
+			first = &m->calls[i];
+	st = m->db ? q(m->db,
+		       "SELECT rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
+		       " JOIN StringIds s ON s.id = r.nameId WHERE" P("r.") "ORDER BY r.start LIMIT 1",
+		       proc) : NULL;
+	if (st && sqlite3_step(st) == SQLITE_ROW &&
+	    (first == NULL || (uint64_t)sqlite3_column_int64(st, 2) < first->start)) {
+		if (sqlite3_column_int64(st, 1) >= 10000000) {
+			cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 1));
+			ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", text(st, 0), a);
+		}
+	} else if (first && first->end - first->start >= 10000000) {
+		cprof_fmt_dur(a, sizeof(a), (double)(int64_t)(first->end - first->start));
+		ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", cprof_model_string(m, first->name),
+		       a);
 	}
 	sqlite3_finalize(st);
 	/* steps the program marked: the first one against the others */
@@ -216,28 +279,32 @@ static void dtod_before_gemm(sqlite3 *db, int64_t proc, struct flist *l)
 }
 
 /* the last synchronisation waited long: the GPU was behind and work drained at the end */
-static void final_sync(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+static void final_sync(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct flist *l)
 {
-	sqlite3_stmt *st = q(db,
-		"SELECT s.value, a.end - a.start, a.end FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-		" WHERE" P("a.") "AND a.class = 'sync' AND a.nested = 0 ORDER BY a.end DESC LIMIT 1",
-		proc);
+	const struct cprof_call *last = NULL;
 	uint64_t win = v->run_end - v->run_start;
 	char ev[400], d[32];
+	size_t i;
 
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		uint64_t dur = sqlite3_column_int64(st, 1);
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (c->sync && c->outer && (!proc || c->proc == proc) && (last == NULL || c->end > last->end) &&
+		    cprof_model_string(m, c->name))
+			last = c;
+	}
+	if (last) {
+		uint64_t dur = last->end - last->start;
 
 		if (dur >= 1000000 && win && dur * 10 >= win) {
 			cprof_fmt_dur(d, sizeof(d), (double)dur);
-			snprintf(ev, sizeof(ev), "the last %s waited %s (%.0f%% of the run)", text(st, 0), d,
+			snprintf(ev, sizeof(ev), "the last %s waited %s (%.0f%% of the run)", cprof_model_string(m, last->name), d,
 				 100.0 * dur / win);
 			add(l, "long-final-sync", "info", ev,
 			    "queued GPU work drained at the end: the CPU ran ahead of the GPU (fine when compute-bound; "
 			    "step times measured on the CPU without a sync are misleading)");
 		}
 	}
-	sqlite3_finalize(st);
 }
 
 static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
@@ -264,29 +331,62 @@ static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict
 }
 
 /* the same kernel with very different run times: shapes change, or contention */
-static void variance(sqlite3 *db, int64_t proc, struct flist *l)
+static void variance(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
-	sqlite3_stmt *st = q(db,
-		"SELECT n.value, count(*), avg(d), sqrt(max(avg(d * d) - avg(d) * avg(d), 0)), min(d), max(d) FROM"
-		" (SELECT nameId, end - start AS d FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE" P("") ") k"
-		" JOIN StringIds n ON n.id = k.nameId GROUP BY k.nameId HAVING count(*) >= 5",
-		proc);
-	char ev[400] = "", k[100], a[32], b[32];
+	struct kv {
+		uint64_t n;
+		__int128 sum, sq;
+		int64_t min, max;
+	} *k = calloc(m->nknames ? m->nknames : 1, sizeof(*k));
+	int64_t *name = calloc(m->nknames ? m->nknames : 1, sizeof(*name));
+	char ev[400] = "", kn[100], a[32], b[32];
+	size_t i;
 	int hits = 0;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		double mean = sqlite3_column_double(st, 2), sd = sqlite3_column_double(st, 3);
+	if (k == NULL || name == NULL) {
+		free(k);
+		free(name);
+		add(l, "kernel-variance", "info", "not evaluated: out of memory", "kernel variance: not evaluated");
+		return;
+	}
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		struct kv *g;
+		int64_t d;
 
+		if (o->kind != CPROF_OP_KERNEL || o->kname < 0 || (proc && o->proc != proc))
+			continue;
+		g = &k[o->kname];
+		d = (int64_t)(o->end - o->start);
+		name[o->kname] = o->name;
+		if (g->n == 0 || d < g->min)
+			g->min = d;
+		if (g->n == 0 || d > g->max)
+			g->max = d;
+		g->n++;
+		g->sum += d;
+		g->sq += (__int128)d * d;
+	}
+	/* dense indices follow nameId order, as SQL's GROUP BY did */
+	for (i = 0; i < m->nknames; i++) {
+		const char *s = name[i] == CPROF_NO_ID ? NULL : cprof_model_string(m, name[i]);
+		double mean, var, sd;
+
+		if (k[i].n < 5 || s == NULL)
+			continue;
+		mean = (double)k[i].sum / (double)k[i].n;
+		var = (double)k[i].sq / (double)k[i].n - mean * mean;
+		sd = sqrt(var > 0 ? var : 0);
 		if (mean > 0 && sd / mean > 0.5) {
-			short_kernel(text(st, 0), k, sizeof(k));
-			cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 4));
-			cprof_fmt_dur(b, sizeof(b), sqlite3_column_double(st, 5));
-			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", k, sd / mean,
-			       (long long)sqlite3_column_int64(st, 1), a, b);
+			short_kernel(s, kn, sizeof(kn));
+			cprof_fmt_dur(a, sizeof(a), (double)k[i].min);
+			cprof_fmt_dur(b, sizeof(b), (double)k[i].max);
+			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", kn, sd / mean, (long long)k[i].n, a, b);
 			hits++;
 		}
 	}
-	sqlite3_finalize(st);
+	free(k);
+	free(name);
 	if (hits)
 		add(l, "kernel-variance", "warn", ev,
 		    "kernel run times vary a lot between repetitions (coefficient of variation > 0.5): input shapes "
@@ -348,55 +448,189 @@ static void driver_api(sqlite3 *db, int64_t proc, struct flist *l)
 	sqlite3_finalize(st);
 }
 
-/* kernels that end sooner than it takes to launch them */
-static void tiny_kernels(sqlite3 *db, int64_t proc, struct flist *l)
+struct tiny {
+	int64_t name; /* the kernel's StringIds id, CPROF_NO_ID when it has no name */
+	const char *s;
+	int64_t n, gpu, api, api_max;
+};
+
+struct tinies {
+	const struct cprof_model *m;
+	struct tiny *t;
+	size_t n, cap;
+};
+
+static int tiny_add(void *arg, const struct cprof_call *c, const struct cprof_op *o)
 {
-	sqlite3_stmt *st = q(db,
-		/* the launch's typical cost leaves out its slowest instance, the cold first one */
-		"SELECT name, count(*), avg(end - start), (sum(apiEnd - apiStart) - max(apiEnd - apiStart)) / (count(*) - 1.0) AS l"
-		" FROM API_GPU WHERE gpuKind = 'kernel' AND" P("") "GROUP BY name HAVING count(*) >= 10 AND avg(end - start) < l"
-		" ORDER BY count(*) DESC",
-		proc);
+	struct tinies *ts = arg;
+	int64_t name = o->name, d = (int64_t)(c->end - c->start);
+	struct tiny *t = NULL;
+	size_t i;
+
+	if (o->kind != CPROF_OP_KERNEL || cprof_model_string(ts->m, c->name) == NULL)
+		return 0;
+	if (name != CPROF_NO_ID && cprof_model_string(ts->m, name) == NULL)
+		name = CPROF_NO_ID;
+	for (i = ts->n; i-- > 0;)
+		if (ts->t[i].name == name) {
+			t = &ts->t[i];
+			break;
+		}
+	if (t == NULL) {
+		if (cprof_grow(&ts->t, &ts->cap, ts->n, sizeof(*ts->t)) < 0)
+			return -ENOMEM;
+		t = &ts->t[ts->n++];
+		memset(t, 0, sizeof(*t));
+		t->name = name;
+		t->s = name == CPROF_NO_ID ? NULL : cprof_model_string(ts->m, name);
+		t->api_max = d;
+	}
+	t->n++;
+	t->gpu += (int64_t)(o->end - o->start);
+	t->api += d;
+	if (d > t->api_max)
+		t->api_max = d;
+	return 0;
+}
+
+/* most launches first; among equals, by name (no name first), as the SQL's GROUP BY name left them */
+static int cmp_tiny(const void *a, const void *b)
+{
+	const struct tiny *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	if (x->s == NULL || y->s == NULL)
+		return (x->s != NULL) - (y->s != NULL);
+	return strcmp(x->s, y->s);
+}
+
+/* kernels that end sooner than it takes to launch them */
+static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	struct tinies ts = { m, NULL, 0, 0 };
 	char ev[400] = "", k[100], a[32], b[32];
+	size_t i;
 	int hits = 0;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		short_kernel(text(st, 0), k, sizeof(k));
-		cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 2));
-		cprof_fmt_dur(b, sizeof(b), sqlite3_column_double(st, 3));
-		ev_add(ev, sizeof(ev), "%lld x %s: %s on the GPU, %s to launch", (long long)sqlite3_column_int64(st, 1), k,
-		       a, b);
+	if (cprof_model_launched(m, proc, tiny_add, &ts) < 0) {
+		free(ts.t);
+		add(l, "tiny-kernels", "info", "not evaluated: out of memory", "tiny kernels: not evaluated");
+		return;
+	}
+	if (ts.n)
+		qsort(ts.t, ts.n, sizeof(*ts.t), cmp_tiny);
+	for (i = 0; i < ts.n; i++) {
+		const struct tiny *t = &ts.t[i];
+		/* the launch's typical cost leaves out its slowest instance, the cold first one */
+		double gpu = (double)t->gpu / (double)t->n, api = (double)(t->api - t->api_max) / (t->n - 1.0);
+
+		if (t->n < 10 || !(gpu < api))
+			continue;
+		short_kernel(t->s ? t->s : "?", k, sizeof(k));
+		cprof_fmt_dur(a, sizeof(a), gpu);
+		cprof_fmt_dur(b, sizeof(b), api);
+		ev_add(ev, sizeof(ev), "%lld x %s: %s on the GPU, %s to launch", (long long)t->n, k, a, b);
 		hits++;
 	}
-	sqlite3_finalize(st);
+	free(ts.t);
 	if (hits)
 		add(l, "tiny-kernels", "warn", ev,
 		    "many kernels are shorter than their own launch call: the GPU idles between them; fuse them, "
 		    "batch the work, or capture a CUDA graph");
 }
 
-/* synchronising calls with launches between them, again and again: a sync inside the loop */
-static void sync_in_loop(sqlite3 *db, int64_t proc, struct flist *l)
+static const struct cprof_model *thread_model; /* qsort has no context argument */
+
+/* calls of one thread together, in time order */
+static int cmp_thread(const void *a, const void *b)
 {
-	sqlite3_stmt *st = q(db,
-		"WITH s AS (SELECT a.processId, a.tid, a.start, a.end, n.value AS name, lag(a.end) OVER"
-		" (PARTITION BY a.processId, a.tid ORDER BY a.start) AS prev FROM CPROF_API a JOIN StringIds n"
-		" ON n.id = a.nameId WHERE" P("a.") "AND a.nested = 0 AND (a.class = 'sync' OR (n.value = 'cudaMemcpy'"
-		" AND a.a0 IN (2, 4))))"
-		" SELECT name, count(*) FROM s WHERE prev IS NOT NULL AND EXISTS (SELECT 1 FROM CPROF_API l"
-		" WHERE l.processId = s.processId AND l.tid = s.tid AND l.class IN ('launch', 'gemm')"
-		" AND l.start > s.prev AND l.start < s.start) GROUP BY name ORDER BY count(*) DESC LIMIT 1",
-		proc);
+	const struct cprof_call *x = &thread_model->calls[*(const size_t *)a], *y = &thread_model->calls[*(const size_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+}
+
+/* synchronising calls with launches between them, again and again: a sync inside the loop */
+static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	size_t *sy = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*sy));
+	size_t *la = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*la));
+	struct { int64_t name; int64_t n; } *cnt = NULL;
+	size_t nsy = 0, nla = 0, ncnt = 0, capcnt = 0, i, best = 0;
 	char ev[400];
 
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 1) >= 10) {
+	if (sy == NULL || la == NULL)
+		goto oom;
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (c->launch || c->gemm)
+			la[nla++] = i;
+		/* a synchronising call, or a blocking copy to the host (device-to-host, array-to-host) */
+		if (c->outer && (!proc || c->proc == proc) && (c->sync || (c->memcpy && (c->a0 == 2 || c->a0 == 4))) &&
+		    cprof_model_string(m, c->name))
+			sy[nsy++] = i;
+	}
+	thread_model = m;
+	qsort(sy, nsy, sizeof(*sy), cmp_thread);
+	qsort(la, nla, sizeof(*la), cmp_thread);
+	thread_model = NULL;
+	for (i = 1; i < nsy; i++) {
+		const struct cprof_call *s = &m->calls[sy[i]], *p = &m->calls[sy[i - 1]];
+		size_t lo = 0, hi = nla, j;
+
+		if (p->proc != s->proc || p->tid != s->tid)
+			continue;
+		/* the first launch on this thread after the previous sync ended */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct cprof_call *x = &m->calls[la[mid]];
+
+			if (x->proc < s->proc || (x->proc == s->proc && (x->tid < s->tid || (x->tid == s->tid && x->start <= p->end))))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == nla || m->calls[la[lo]].proc != s->proc || m->calls[la[lo]].tid != s->tid ||
+		    m->calls[la[lo]].start >= s->start)
+			continue;
+		for (j = 0; j < ncnt && cnt[j].name != s->name; j++)
+			;
+		if (j == ncnt) {
+			if (cprof_grow(&cnt, &capcnt, ncnt, sizeof(*cnt)) < 0)
+				goto oom;
+			cnt[ncnt].name = s->name;
+			cnt[ncnt++].n = 0;
+		}
+		cnt[j].n++;
+	}
+	for (i = 1; i < ncnt; i++)
+		if (cnt[i].n > cnt[best].n ||
+		    (cnt[i].n == cnt[best].n &&
+		     strcmp(cprof_model_string(m, cnt[i].name), cprof_model_string(m, cnt[best].name)) < 0))
+			best = i;
+	if (ncnt && cnt[best].n >= 10) {
 		snprintf(ev, sizeof(ev), "%s called %lld times, each after new launches since the previous one",
-			 text(st, 0), (long long)sqlite3_column_int64(st, 1));
+			 cprof_model_string(m, cnt[best].name), (long long)cnt[best].n);
 		add(l, "sync-in-loop", "warn", ev,
 		    "a synchronising call inside the loop makes the CPU wait for the GPU every iteration (.item(), "
 		    ".cpu(), printing a tensor): move it out of the loop or make it asynchronous");
 	}
-	sqlite3_finalize(st);
+	free(sy);
+	free(la);
+	free(cnt);
+	return;
+oom:
+	free(sy);
+	free(la);
+	free(cnt);
+	add(l, "sync-in-loop", "info", "not evaluated: out of memory", "sync in loop: not evaluated");
 }
 
 /* one rank much slower than the others: in a data-parallel job everyone waits for it */
@@ -441,17 +675,17 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 
 	if (nsteps < 0)
 		nsteps = 0;
-	cold_start(db, proc, v, steps, nsteps, &l);
+	cold_start(m, proc, v, steps, nsteps, &l);
 	occupancy(db, proc, &l);
 	batched_gemm(db, proc, &l);
 	dtod_before_gemm(db, proc, &l);
-	final_sync(db, proc, v, &l);
+	final_sync(m, proc, v, &l);
 	cupti_overhead(db, proc, v, &l);
-	variance(db, proc, &l);
+	variance(m, proc, &l);
 	step_variance(steps, nsteps, &l);
 	driver_api(db, proc, &l);
-	tiny_kernels(db, proc, &l);
-	sync_in_loop(db, proc, &l);
+	tiny_kernels(m, proc, &l);
+	sync_in_loop(m, proc, &l);
 	straggler(db, proc, &l);
 	*out = l.f;
 	return (int)l.n;

@@ -26,8 +26,8 @@ static int cmp_corr(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* the earliest start with this (proc, id), or 0 */
-static uint64_t corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id)
+/* 1 when a record has this (proc, id); *start gets the earliest start, else is left alone */
+static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, uint64_t *start)
 {
 	size_t lo = 0, hi = n;
 
@@ -39,7 +39,11 @@ static uint64_t corr_find(const struct corr *c, size_t n, int64_t proc, int64_t 
 		else
 			hi = mid;
 	}
-	return lo < n && c[lo].proc == proc && c[lo].id == id ? c[lo].start : 0;
+	if (lo < n && c[lo].proc == proc && c[lo].id == id) {
+		*start = c[lo].start;
+		return 1;
+	}
+	return 0;
 }
 
 static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *n)
@@ -51,8 +55,9 @@ static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *
 
 	*out = NULL;
 	*n = 0;
-	snprintf(sql, sizeof(sql), "SELECT processId, correlationId, start FROM %s WHERE correlationId IS NOT NULL"
-		 " AND start IS NOT NULL", table);
+	/* a record without a start still counts as seen (coalesce(min(start), ...) in SQL gives 0 then) */
+	snprintf(sql, sizeof(sql), "SELECT processId, correlationId, coalesce(start, 0) FROM %s WHERE correlationId IS NOT NULL",
+		 table);
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -136,12 +141,18 @@ static int load_ops(sqlite3 *db, struct cprof_model *m)
 			o->op.kind = (uint8_t)t;
 			o->op.kname = -1;
 			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4);
+			o->op.name = o->name;
+			o->op.corr = CPROF_NO_ID;
+			o->op.via = 0;
 			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 				int64_t id = sqlite3_column_int64(st, 3);
+				int in_rt = corr_find(rt, nrt, o->op.proc, id, &launch);
 
-				launch = corr_find(rt, nrt, o->op.proc, id);
-				if (launch == 0)
-					launch = corr_find(drv, ndrv, o->op.proc, id);
+				o->op.corr = id;
+				if (in_rt)
+					o->op.via = 1;
+				else if (corr_find(drv, ndrv, o->op.proc, id, &launch))
+					o->op.via = 2;
 			}
 			o->op.launch = launch;
 		}
@@ -217,8 +228,8 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
-	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId FROM CPROF_API", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId, tid, correlationId, a0"
+				   " FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *cls = (const char *)sqlite3_column_text(st, 4);
@@ -235,7 +246,14 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->end = (uint64_t)sqlite3_column_int64(st, 2);
 		c->outer = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 1;
 		c->launch = cls && !strcmp(cls, "launch");
-		c->cut = (cls && !strcmp(cls, "sync")) || sqlite3_column_int64(st, 5) == memcpy_id;
+		c->sync = cls && !strcmp(cls, "sync");
+		c->gemm = cls && !strcmp(cls, "gemm");
+		c->name = sqlite3_column_int64(st, 5);
+		c->memcpy = c->name == memcpy_id;
+		c->cut = c->sync || c->memcpy;
+		c->tid = sqlite3_column_int64(st, 6);
+		c->corr = sqlite3_column_type(st, 7) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 7);
+		c->a0 = sqlite3_column_type(st, 8) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 8);
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
@@ -291,13 +309,193 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 	return 0;
 }
 
+static int load_strings(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	/* rowid order: by id */
+	if (sqlite3_prepare_v2(db, "SELECT id, value FROM StringIds ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(st, 1);
+
+		if (cprof_grow(&m->strings, &cap, m->nstrings, sizeof(*m->strings)) < 0 ||
+		    (m->strings[m->nstrings].value = strdup(v ? (const char *)v : "")) == NULL) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		m->strings[m->nstrings++].id = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static int cmp_ext(const void *a, const void *b)
+{
+	const struct cprof_ext *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static int load_ext(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT processId, correlationId, externalId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION"
+				   " WHERE externalKind = 5 AND correlationId IS NOT NULL AND externalId IS NOT NULL",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cprof_grow(&m->ext, &cap, m->next, sizeof(*m->ext)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		m->ext[m->next].proc = sqlite3_column_int64(st, 0);
+		m->ext[m->next].corr = sqlite3_column_int64(st, 1);
+		m->ext[m->next++].ext = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (m->next)
+		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext);
+	return 0;
+}
+
+const char *cprof_model_string(const struct cprof_model *m, int64_t id)
+{
+	size_t lo = 0, hi = m->nstrings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->strings[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nstrings && m->strings[lo].id == id ? m->strings[lo].value : NULL;
+}
+
+static const struct cprof_model *sort_model; /* qsort has no context argument */
+
+static int cmp_call_corr(const void *a, const void *b)
+{
+	const struct cprof_call *x = &sort_model->calls[*(const uint32_t *)a], *y = &sort_model->calls[*(const uint32_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+int cprof_model_launched(struct cprof_model *m, int64_t proc,
+			 int (*fn)(void *ctx, const struct cprof_call *c, const struct cprof_op *o), void *ctx)
+{
+	size_t i;
+	int ret;
+
+	if (m->calls_by_corr == NULL) {
+		m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr));
+		if (m->calls_by_corr == NULL)
+			return -ENOMEM;
+		for (i = 0; i < m->ncalls; i++)
+			m->calls_by_corr[i] = (uint32_t)i;
+		sort_model = m;
+		if (m->ncalls)
+			qsort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+		sort_model = NULL;
+	}
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		struct cprof_ext key = { o->proc, o->corr, 0 };
+		size_t lo = 0, hi = m->next, e;
+
+		if (o->corr == CPROF_NO_ID || (proc != 0 && o->proc != proc))
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (cmp_ext(&m->ext[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (e = lo; e < m->next && !cmp_ext(&m->ext[e], &key); e++) {
+			size_t a = 0, b = m->ncalls, c;
+
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+				const struct cprof_call *x = &m->calls[m->calls_by_corr[mid]];
+
+				if (x->proc < o->proc || (x->proc == o->proc && x->corr < m->ext[e].ext))
+					a = mid + 1;
+				else
+					b = mid;
+			}
+			for (c = a; c < m->ncalls; c++) {
+				const struct cprof_call *x = &m->calls[m->calls_by_corr[c]];
+
+				if (x->proc != o->proc || x->corr != m->ext[e].ext)
+					break;
+				if ((ret = fn(ctx, x, o)) < 0)
+					return ret;
+			}
+		}
+	}
+	return 0;
+}
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct cprof_keyed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->d < y->d ? -1 : x->d > y->d;
+}
+
+int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
+			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx)
+{
+	double *d;
+	size_t i, j;
+	int ret = 0;
+
+	if (n == 0)
+		return 0;
+	d = malloc(n * sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	qsort(kd, n, sizeof(*kd), cmp_keyed);
+	for (i = 0; i < n; i = j) {
+		struct cprof_stats st;
+		const char *l;
+
+		for (j = i; j < n && kd[j].key == kd[i].key; j++)
+			d[j - i] = (double)kd[j].d;
+		cprof_stats_finish(d, j - i, &st);
+		l = label(ctx, kd[i].key);
+		if ((ret = fn(ctx, kd[i].key, l ? l : "?", &st)) < 0)
+			break;
+	}
+	free(d);
+	return ret;
+}
+
 int cprof_model_load(sqlite3 *db, struct cprof_model *m)
 {
 	int ret;
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
-	if ((ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 || (ret = load_overhead(db, m)) < 0) {
+	if ((ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 || (ret = load_overhead(db, m)) < 0 ||
+	    (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0) {
 		cprof_model_free(m);
 		m->db = db;
 		return ret;
@@ -355,6 +553,11 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);
+	for (i = 0; i < m->nstrings; i++)
+		free(m->strings[i].value);
+	free(m->strings);
+	free(m->ext);
+	free(m->calls_by_corr);
 	for (i = 0; i < m->nsteps_cache; i++)
 		free(m->steps[i].s);
 	free(m->steps);

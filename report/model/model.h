@@ -8,24 +8,47 @@
 #include <sqlite3.h>
 
 #include "report/analysis.h"
+#include "report/cprof.h"
 
 enum cprof_op_kind { CPROF_OP_KERNEL = 0, CPROF_OP_MEMCPY, CPROF_OP_MEMSET };
+
+/* a NULL id in the profile */
+#define CPROF_NO_ID INT64_MIN
 
 /* A GPU op (kernel, copy, memset), with the start of the call that launched it (0: not known). */
 struct cprof_op {
 	uint64_t start, end, launch;
 	int64_t proc;
-	int32_t kname; /* kernels: dense index of the name (CPROF_API nameIds may be sparse); -1 otherwise */
+	int64_t name;  /* kernels: StringIds id of the name (CPROF_NO_ID: none) */
+	int64_t corr;  /* CUPTI correlation id (CPROF_NO_ID: none) */
+	int32_t kname; /* kernels: dense index of the name (nameIds may be sparse); -1 otherwise */
 	uint8_t kind;  /* enum cprof_op_kind */
+	uint8_t via;   /* the launching record: 0 none seen, 1 runtime API, 2 driver API only */
 };
 
 /* A hooked CUDA call. */
 struct cprof_call {
 	uint64_t start, end;
-	int64_t proc;
+	int64_t proc, tid;
+	int64_t name;   /* StringIds id */
+	int64_t corr;   /* our correlation id, CUPTI's external id (CPROF_NO_ID: none) */
+	int64_t a0;     /* first class-specific argument (memcpy: its kind; CPROF_NO_ID: none) */
 	uint8_t outer;  /* nested = 0: not made inside another hooked call */
 	uint8_t launch; /* class 'launch' */
 	uint8_t cut;    /* synchronises with the GPU: class 'sync', or cudaMemcpy */
+	uint8_t sync;   /* class 'sync' */
+	uint8_t gemm;   /* class 'gemm' */
+	uint8_t memcpy; /* cudaMemcpy */
+};
+
+/* CUPTI's external correlation of kind 5 (ours): CUPTI id -> our call's correlation id */
+struct cprof_ext {
+	int64_t proc, corr, ext;
+};
+
+struct cprof_string {
+	int64_t id;
+	char *value;
 };
 
 /* Time CUPTI spent on itself (buffer flush, instrumentation, resources, buffer requests). */
@@ -50,6 +73,11 @@ struct cprof_model {
 	struct cprof_ovh *ovh;       /* by start */
 	size_t novh;
 	size_t nknames;              /* distinct kernel names */
+	struct cprof_string *strings; /* by id */
+	size_t nstrings;
+	struct cprof_ext *ext;       /* by (proc, corr) */
+	size_t next;
+	uint32_t *calls_by_corr;     /* call indices by (proc, corr), built on first use */
 	struct cprof_steps_cache *steps;
 	size_t nsteps_cache;
 };
@@ -64,6 +92,32 @@ void cprof_model_free(struct cprof_model *m);
 /* The steps of process proc (0 = all) for pattern re, read once per (proc, re) and owned by the model.
  * Returns their number (0: none) or a negative errno. */
 int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const struct cprof_step **out);
+
+/* The string of a StringIds id; NULL when there is none. */
+const char *cprof_model_string(const struct cprof_model *m, int64_t id);
+
+/* Every (call, GPU op it launched) pair, as the API_GPU view joins them; fn returns < 0 to stop. */
+int cprof_model_launched(struct cprof_model *m, int64_t proc,
+			 int (*fn)(void *ctx, const struct cprof_call *c, const struct cprof_op *o), void *ctx);
+
+/* Duration statistics per group, as cprof_group_stats computes them from SQL: pairs sorted by key then
+ * duration, fn called per group in key order with label(key). */
+struct cprof_keyed {
+	int64_t key;
+	int64_t d;
+};
+int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
+			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+
+/* Per-name statistics of the hooked calls (outer_only: those not made inside another), and of the
+ * kernels, as the report's tables show them; fn is called per name in nameId order. */
+int cprof_model_call_stats(const struct cprof_model *m, int64_t proc, int outer_only,
+			   int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+int cprof_model_kernel_stats(const struct cprof_model *m, int64_t proc,
+			     int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+/* The GPU time each call name launched (torch's "CUDA launched"): fn(api name, ns) once per name. */
+int cprof_model_launched_time(struct cprof_model *m, int64_t proc, int (*fn)(void *ctx, const char *api, double ns),
+			      void *ctx);
 
 /* Index of the first element whose start is >= t, in an array sorted by start. */
 size_t cprof_model_ops_from(const struct cprof_model *m, uint64_t t);
