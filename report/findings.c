@@ -493,7 +493,8 @@ static int tiny_add(void *arg, const struct cprof_call *c, const struct cprof_op
 	return 0;
 }
 
-/* most launches first; among equals, by name (no name first), as the SQL's GROUP BY name left them */
+/* most launches first; among equals, by name descending (no name last): the order SQLite's sorter gave
+ * the earlier, SQL version of this rule, which the golden outputs keep */
 static int cmp_tiny(const void *a, const void *b)
 {
 	const struct tiny *x = a, *y = b;
@@ -501,8 +502,8 @@ static int cmp_tiny(const void *a, const void *b)
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
 	if (x->s == NULL || y->s == NULL)
-		return (x->s != NULL) - (y->s != NULL);
-	return strcmp(x->s, y->s);
+		return (x->s == NULL) - (y->s == NULL);
+	return strcmp(y->s, x->s);
 }
 
 /* kernels that end sooner than it takes to launch them */
@@ -612,8 +613,8 @@ static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist
 	}
 	for (i = 1; i < ncnt; i++)
 		if (cnt[i].n > cnt[best].n ||
-		    (cnt[i].n == cnt[best].n &&
-		     strcmp(cprof_model_string(m, cnt[i].name), cprof_model_string(m, cnt[best].name)) < 0))
+		    (cnt[i].n == cnt[best].n && /* among equals the last name, as cmp_tiny */
+		     strcmp(cprof_model_string(m, cnt[i].name), cprof_model_string(m, cnt[best].name)) > 0))
 			best = i;
 	if (ncnt && cnt[best].n >= 10) {
 		snprintf(ev, sizeof(ev), "%s called %lld times, each after new launches since the previous one",
