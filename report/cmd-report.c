@@ -99,7 +99,9 @@ static int load_apis(struct cprof_model *m, int64_t proc, struct table *t)
 {
 	struct ctx c = { t, 0, 0 };
 
-	if (cprof_model_call_stats(m, proc, 0, add_row, &c) < 0 || load(m->db, cprof_sql_api_cupti_only, proc, t, '*', 0) < 0 ||
+	struct ctx cupti = { t, '*', 0 };
+
+	if (cprof_model_call_stats(m, proc, 0, add_row, &c) < 0 || cprof_model_cupti_only_stats(m, proc, add_row, &cupti) < 0 ||
 	    load(m->db, cprof_sql_api_driver_only, proc, t, '*', 0) < 0)
 		return -1;
 	table_sort(t);

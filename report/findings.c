@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define PR_FMT "cprof"
 #include "common/log.h"
@@ -212,28 +213,89 @@ static void cold_start(const struct cprof_model *m, int64_t proc, const struct c
 		    "excluded from the verdict (profile more steps, or warm up before measuring)");
 }
 
-/* an occupancy query right before a launch: the sign of a heavy, adaptive kernel (GEMM, conv) */
-static void occupancy(sqlite3 *db, int64_t proc, struct flist *l)
+static const struct cprof_model *thread_model; /* qsort has no context argument */
+
+/* runtime records of one thread together, in time order */
+static int cmp_rt_thread(const void *a, const void *b)
 {
-	/* one pass: each runtime record next to the one before it on its thread */
-	sqlite3_stmt *st = q(db,
-		"WITH r AS (SELECT r.processId, r.start, r.correlationId, s.value AS name, lag(s.value) OVER w AS prevname,"
-		" lag(r.end) OVER w AS prevend FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
-		" WHERE" P("r.") "WINDOW w AS (PARTITION BY r.processId, r.threadId ORDER BY r.start))"
-		" SELECT count(*), group_concat(DISTINCT kn.value) FROM r JOIN CUPTI_ACTIVITY_KIND_KERNEL k"
-		" ON k.processId = r.processId AND k.correlationId = r.correlationId LEFT JOIN StringIds kn ON kn.id = k.nameId"
-		" WHERE r.prevname LIKE 'cudaOccupancy%' AND r.name LIKE 'cudaLaunch%' AND r.start - r.prevend < 50000",
-		proc);
+	const struct cprof_rt *x = &thread_model->rt[*(const size_t *)a], *y = &thread_model->rt[*(const size_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+}
+
+struct occ {
+	const struct cprof_model *m;
+	int64_t n;
+	char names[301]; /* the evidence shows the first 300 bytes */
+	size_t len;
+	int full;
+};
+
+/* counts the launch, and lists its kernel's name once (in the order first seen) */
+static int occ_kernel(void *arg, const struct cprof_op *o)
+{
+	struct occ *c = arg;
+	const char *s = o->name == CPROF_NO_ID ? NULL : cprof_model_string(c->m, o->name);
+	const char *p;
+	size_t n;
+
+	c->n++;
+	if (s == NULL || c->full)
+		return 0;
+	n = strlen(s);
+	for (p = c->names; (p = strstr(p, s)) != NULL; p += n)
+		if ((p == c->names || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 0;
+	if (c->len + n + 2 > sizeof(c->names)) {
+		c->full = 1;
+		n = sizeof(c->names) - c->len - 1 - (c->len > 0);
+	}
+	c->len += (size_t)snprintf(c->names + c->len, sizeof(c->names) - c->len, "%s%.*s", c->len ? "," : "", (int)n, s);
+	return 0;
+}
+
+/* an occupancy query right before a launch: the sign of a heavy, adaptive kernel (GEMM, conv) */
+static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	size_t *r = malloc((m->nrt ? m->nrt : 1) * sizeof(*r)), n = 0, i;
+	struct occ c = { m, 0, "", 0, 0 };
 	char ev[400];
 
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+	if (r == NULL) {
+		add(l, "occupancy-before-launch", "info", "not evaluated: out of memory", "occupancy: not evaluated");
+		return;
+	}
+	/* each runtime record next to the one before it on its thread */
+	for (i = 0; i < m->nrt; i++)
+		if ((!proc || m->rt[i].proc == proc) && m->rt[i].name != CPROF_NO_ID && cprof_model_string(m, m->rt[i].name))
+			r[n++] = i;
+	thread_model = m;
+	qsort(r, n, sizeof(*r), cmp_rt_thread);
+	thread_model = NULL;
+	for (i = 1; i < n; i++) {
+		const struct cprof_rt *x = &m->rt[r[i]], *p = &m->rt[r[i - 1]];
+
+		if (x->proc != p->proc || x->tid != p->tid || (int64_t)(x->start - p->end) >= 50000 ||
+		    strncasecmp(cprof_model_string(m, p->name), "cudaOccupancy", 13) != 0 ||
+		    strncasecmp(cprof_model_string(m, x->name), "cudaLaunch", 10) != 0)
+			continue;
+		if (cprof_model_kernels_of(m, x->proc, x->corr, occ_kernel, &c) < 0)
+			break;
+	}
+	free(r);
+	if (c.n > 0) {
 		snprintf(ev, sizeof(ev), "%lld occupancy queries each followed within 50 us by a launch of: %.300s",
-			 (long long)sqlite3_column_int64(st, 0), text(st, 1));
+			 (long long)c.n, c.names);
 		add(l, "occupancy-before-launch", "info", ev,
 		    "an occupancy query precedes launches: a library picks its kernel at run time (GEMM/conv); "
 		    "their time is in the library call, not in your code");
 	}
-	sqlite3_finalize(st);
 }
 
 static void batched_gemm(sqlite3 *db, int64_t proc, struct flist *l)
@@ -541,8 +603,6 @@ static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
 		    "batch the work, or capture a CUDA graph");
 }
 
-static const struct cprof_model *thread_model; /* qsort has no context argument */
-
 /* calls of one thread together, in time order */
 static int cmp_thread(const void *a, const void *b)
 {
@@ -677,7 +737,7 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	if (nsteps < 0)
 		nsteps = 0;
 	cold_start(m, proc, v, steps, nsteps, &l);
-	occupancy(db, proc, &l);
+	occupancy(m, proc, &l);
 	batched_gemm(db, proc, &l);
 	dtod_before_gemm(db, proc, &l);
 	final_sync(m, proc, v, &l);

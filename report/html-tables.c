@@ -62,10 +62,10 @@ static int load_apis(struct html *h)
 {
 	int ret;
 
-	struct load_ctx c = { &h->apis, 0, 0 };
+	struct load_ctx c = { &h->apis, 0, 0 }, cupti = { &h->apis, 1, 0 };
 
 	if ((ret = cprof_model_call_stats(&h->model, 0, 0, add_row, &c) < 0 ? -EIO : 0) < 0 ||
-	    (ret = load(h, cprof_sql_api_cupti_only, &h->apis, 1, 0)) < 0 ||
+	    (ret = cprof_model_cupti_only_stats(&h->model, 0, add_row, &cupti) < 0 ? -EIO : 0) < 0 ||
 	    (ret = load(h, cprof_sql_api_driver_only, &h->apis, 1, 0)) < 0)
 		return ret;
 	sort_table(&h->apis);

@@ -110,8 +110,21 @@ static int load_ops(sqlite3 *db, struct cprof_model *m)
 	int64_t *names = NULL;
 	int ret, t;
 
-	if ((ret = load_corr(db, "CUPTI_ACTIVITY_KIND_RUNTIME", &rt, &nrt)) < 0 ||
-	    (ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
+	/* the runtime records are in the model already: their correlation index comes from there */
+	rt = malloc((m->nrt ? m->nrt : 1) * sizeof(*rt));
+	if (rt == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < m->nrt; i++)
+		if (m->rt[i].corr != CPROF_NO_ID) {
+			rt[nrt].proc = m->rt[i].proc;
+			rt[nrt].id = m->rt[i].corr;
+			rt[nrt++].start = m->rt[i].start;
+		}
+	if (nrt)
+		qsort(rt, nrt, sizeof(*rt), cmp_corr);
+	if ((ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
 		char sql[200];
@@ -309,6 +322,65 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 	return 0;
 }
 
+struct rt_key {
+	struct cprof_rt r;
+	uint64_t seq;
+};
+
+static int cmp_rt(const void *a, const void *b)
+{
+	const struct rt_key *x = a, *y = b;
+
+	if (x->r.start != y->r.start)
+		return x->r.start < y->r.start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int load_runtime(sqlite3 *db, struct cprof_model *m)
+{
+	struct rt_key *k = NULL;
+	size_t n = 0, cap = 0, i;
+	sqlite3_stmt *st;
+	int rc, ret = -EIO;
+
+	if (sqlite3_prepare_v2(db, "SELECT processId, threadId, start, end, nameId, correlationId"
+				   " FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_rt *r;
+
+		if (cprof_grow(&k, &cap, n, sizeof(*k)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		k[n].seq = n;
+		r = &k[n++].r;
+		r->proc = sqlite3_column_int64(st, 0);
+		r->tid = sqlite3_column_int64(st, 1);
+		r->start = (uint64_t)sqlite3_column_int64(st, 2);
+		r->end = (uint64_t)sqlite3_column_int64(st, 3);
+		r->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
+		r->corr = sqlite3_column_type(st, 5) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 5);
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	if (n)
+		qsort(k, n, sizeof(*k), cmp_rt);
+	m->rt = malloc((n ? n : 1) * sizeof(*m->rt));
+	if (m->rt == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		m->rt[i] = k[i].r;
+	m->nrt = n;
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	free(k);
+	return ret;
+}
+
 static int load_strings(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
@@ -451,6 +523,74 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 	return 0;
 }
 
+int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
+{
+	struct cprof_ext key = { proc, corr, 0 };
+	size_t lo = 0, hi = m->next;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_ext(&m->ext[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->next && !cmp_ext(&m->ext[lo], &key);
+}
+
+static int cmp_kernel_corr(const void *a, const void *b)
+{
+	const struct cprof_op *x = &sort_model->ops[*(const uint32_t *)a], *y = &sort_model->ops[*(const uint32_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : *(const uint32_t *)a > *(const uint32_t *)b;
+}
+
+int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
+			   int (*fn)(void *ctx, const struct cprof_op *o), void *ctx)
+{
+	size_t lo = 0, hi, i;
+	int ret;
+
+	if (corr == CPROF_NO_ID)
+		return 0;
+	if (m->kernels_by_corr == NULL) {
+		m->kernels_by_corr = malloc((m->nops ? m->nops : 1) * sizeof(*m->kernels_by_corr));
+		if (m->kernels_by_corr == NULL)
+			return -ENOMEM;
+		for (i = 0; i < m->nops; i++)
+			if (m->ops[i].kind == CPROF_OP_KERNEL && m->ops[i].corr != CPROF_NO_ID)
+				m->kernels_by_corr[m->nkernels_by_corr++] = (uint32_t)i;
+		sort_model = m;
+		if (m->nkernels_by_corr)
+			qsort(m->kernels_by_corr, m->nkernels_by_corr, sizeof(*m->kernels_by_corr), cmp_kernel_corr);
+		sort_model = NULL;
+	}
+	hi = m->nkernels_by_corr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cprof_op *o = &m->ops[m->kernels_by_corr[mid]];
+
+		if (o->proc < proc || (o->proc == proc && o->corr < corr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < m->nkernels_by_corr; i++) {
+		const struct cprof_op *o = &m->ops[m->kernels_by_corr[i]];
+
+		if (o->proc != proc || o->corr != corr)
+			break;
+		if ((ret = fn(ctx, o)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int cmp_keyed(const void *a, const void *b)
 {
 	const struct cprof_keyed *x = a, *y = b;
@@ -494,7 +634,8 @@ int cprof_model_load(sqlite3 *db, struct cprof_model *m)
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
-	if ((ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 || (ret = load_overhead(db, m)) < 0 ||
+	if ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 ||
+	    (ret = load_overhead(db, m)) < 0 ||
 	    (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0) {
 		cprof_model_free(m);
 		m->db = db;
@@ -557,7 +698,9 @@ void cprof_model_free(struct cprof_model *m)
 		free(m->strings[i].value);
 	free(m->strings);
 	free(m->ext);
+	free(m->rt);
 	free(m->calls_by_corr);
+	free(m->kernels_by_corr);
 	for (i = 0; i < m->nsteps_cache; i++)
 		free(m->steps[i].s);
 	free(m->steps);

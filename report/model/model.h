@@ -41,6 +41,14 @@ struct cprof_call {
 	uint8_t memcpy; /* cudaMemcpy */
 };
 
+/* A CUDA runtime API call as CUPTI recorded it (hooked or not). */
+struct cprof_rt {
+	uint64_t start, end;
+	int64_t proc, tid;
+	int64_t name; /* StringIds id (CPROF_NO_ID: none) */
+	int64_t corr; /* CPROF_NO_ID: none */
+};
+
 /* CUPTI's external correlation of kind 5 (ours): CUPTI id -> our call's correlation id */
 struct cprof_ext {
 	int64_t proc, corr, ext;
@@ -75,9 +83,13 @@ struct cprof_model {
 	size_t nknames;              /* distinct kernel names */
 	struct cprof_string *strings; /* by id */
 	size_t nstrings;
+	struct cprof_rt *rt;         /* by start */
+	size_t nrt;
 	struct cprof_ext *ext;       /* by (proc, corr) */
 	size_t next;
 	uint32_t *calls_by_corr;     /* call indices by (proc, corr), built on first use */
+	uint32_t *kernels_by_corr;   /* kernel op indices by (proc, corr), built on first use */
+	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
 	size_t nsteps_cache;
 };
@@ -115,6 +127,17 @@ int cprof_model_call_stats(const struct cprof_model *m, int64_t proc, int outer_
 			   int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
 int cprof_model_kernel_stats(const struct cprof_model *m, int64_t proc,
 			     int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+/* Per-name statistics of the runtime calls only CUPTI saw (no hook's external id): made inside a
+ * library, or not hooked; labelled with the name less its version suffix (cudaLaunchKernel_v7000). */
+int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
+				 int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
+				 void *ctx);
+/* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids. */
+int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr);
+/* The kernels with CUPTI correlation id (proc, corr): fn per kernel. */
+int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
+			   int (*fn)(void *ctx, const struct cprof_op *o), void *ctx);
+
 /* The GPU time each call name launched (torch's "CUDA launched"): fn(api name, ns) once per name. */
 int cprof_model_launched_time(struct cprof_model *m, int64_t proc, int (*fn)(void *ctx, const char *api, double ns),
 			      void *ctx);

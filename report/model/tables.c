@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "report/model/model.h"
@@ -124,5 +125,62 @@ int cprof_model_launched_time(struct cprof_model *m, int64_t proc, int (*fn)(voi
 	}
 	free(l.name);
 	free(l.ns);
+	return ret;
+}
+
+struct trimmed {
+	struct grp g;
+	char buf[256];
+};
+
+/* SQL's rtrim(rtrim(name, '0123456789'), '_v'): cudaLaunchKernel_v7000 -> cudaLaunchKernel */
+static const char *trimmed_label(void *arg, int64_t key)
+{
+	struct trimmed *t = arg;
+	const char *s = cprof_model_string(t->g.m, key);
+	size_t n;
+
+	if (s == NULL)
+		return NULL;
+	snprintf(t->buf, sizeof(t->buf), "%s", s);
+	n = strlen(t->buf);
+	while (n > 0 && t->buf[n - 1] >= '0' && t->buf[n - 1] <= '9')
+		n--;
+	while (n > 0 && (t->buf[n - 1] == '_' || t->buf[n - 1] == 'v'))
+		n--;
+	t->buf[n] = '\0';
+	return t->buf;
+}
+
+static int trimmed_relay(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
+{
+	struct trimmed *t = arg;
+
+	return t->g.fn(t->g.ctx, key, label, st);
+}
+
+int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
+				 int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
+				 void *ctx)
+{
+	struct cprof_keyed *kd = malloc((m->nrt ? m->nrt : 1) * sizeof(*kd));
+	struct trimmed t = { { m, fn, ctx }, "" };
+	size_t i, n = 0;
+	int ret;
+
+	if (kd == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nrt; i++) {
+		const struct cprof_rt *r = &m->rt[i];
+
+		/* a record carrying our external id is a hooked call: counted once, as the hook's */
+		if ((proc && r->proc != proc) || r->name == CPROF_NO_ID || cprof_model_string(m, r->name) == NULL ||
+		    (r->corr != CPROF_NO_ID && cprof_model_has_ext(m, r->proc, r->corr)))
+			continue;
+		kd[n].key = r->name;
+		kd[n++].d = (int64_t)(r->end - r->start);
+	}
+	ret = cprof_model_group_stats(kd, n, trimmed_label, trimmed_relay, &t);
+	free(kd);
 	return ret;
 }
