@@ -32,7 +32,7 @@ struct table {
 struct proc {
 	int64_t id;
 	int64_t pid, ppid, rank;
-	char *exe, *argv, *host, *bye;
+	const char *exe, *argv, *host, *bye; /* the model's */
 	int64_t recorded, lost;
 	struct table apis;
 	struct cprof_verdict v;
@@ -183,45 +183,30 @@ static int load_torch(struct cprof_model *m, int64_t proc, struct table *t)
 	return 0;
 }
 
-static char *col_text(sqlite3_stmt *st, int i)
+/* the model's processes, each with room for its own API table and verdict */
+static int load_procs(const struct cprof_model *m, struct proc **out, size_t *n)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	struct proc *p = calloc(m->nprocs ? m->nprocs : 1, sizeof(*p));
+	size_t i;
 
-	return strdup(t ? (const char *)t : "");
-}
-
-static int load_procs(sqlite3 *db, struct proc **out, size_t *n)
-{
-	sqlite3_stmt *st;
-	struct proc *p = NULL;
-	size_t cnt = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
-				   " coalesce(byeReason, ''), coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
-				   " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+	if (p == NULL)
 		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct proc *np = realloc(p, (cnt + 1) * sizeof(*p));
+	for (i = 0; i < m->nprocs; i++) {
+		const struct cprof_proc *q = &m->procs[i];
 
-		if (np == NULL)
-			break;
-		p = np;
-		memset(&p[cnt], 0, sizeof(p[cnt]));
-		p[cnt].id = sqlite3_column_int64(st, 0);
-		p[cnt].pid = sqlite3_column_int64(st, 1);
-		p[cnt].ppid = sqlite3_column_int64(st, 2);
-		p[cnt].rank = sqlite3_column_int64(st, 3);
-		p[cnt].exe = col_text(st, 4);
-		p[cnt].argv = col_text(st, 5);
-		p[cnt].host = col_text(st, 6);
-		p[cnt].bye = col_text(st, 7);
-		p[cnt].recorded = sqlite3_column_int64(st, 8);
-		p[cnt].lost = sqlite3_column_int64(st, 9);
-		cnt++;
+		p[i].id = q->id;
+		p[i].pid = q->pid;
+		p[i].ppid = q->ppid;
+		p[i].rank = q->rank;
+		p[i].exe = q->exe;
+		p[i].argv = q->argv;
+		p[i].host = q->host;
+		p[i].bye = q->bye;
+		p[i].recorded = q->recorded;
+		p[i].lost = q->lost;
 	}
-	sqlite3_finalize(st);
 	*out = p;
-	*n = cnt;
+	*n = m->nprocs;
 	return 0;
 }
 
@@ -618,7 +603,7 @@ int cmd_report(int argc, char **argv)
 	cprof_meta(db, "simulated_gpu", simulated, sizeof(simulated), "0");
 	cprof_meta(db, "gpu_records_note", gpu_note, sizeof(gpu_note), "");
 	api_calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
-	if (cprof_model_load(db, &model) < 0 || load_procs(db, &procs, &nprocs) < 0 || load_apis(&model, 0, &apis) < 0 ||
+	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) < 0 || load_procs(&model, &procs, &nprocs) < 0 || load_apis(&model, 0, &apis) < 0 ||
 	    load_kernels(&model, 0, &kernels) < 0 || load_memops(db, 0, &memops) < 0 || load_torch(&model, 0, &torch) < 0 ||
 	    (nph = cprof_headline(&model, 0, &th, &v, &ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
@@ -843,10 +828,6 @@ int cmd_report(int argc, char **argv)
 	}
 out:
 	for (i = 0; i < nprocs; i++) {
-		free(procs[i].exe);
-		free(procs[i].argv);
-		free(procs[i].host);
-		free(procs[i].bye);
 		table_free(&procs[i].apis);
 	}
 	free(procs);

@@ -11,6 +11,7 @@
 #define PR_FMT "cprof trace"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 #include "report/ranges.h"
 #include "report/stacks.h"
 
@@ -21,10 +22,6 @@
 
 struct proc {
 	int64_t id, pid;
-};
-
-struct cupti_thread {
-	int64_t process_id, handle, tid;
 };
 
 struct lane {
@@ -54,9 +51,8 @@ struct trace {
 	int simulated;
 	struct proc *procs;
 	size_t nprocs;
-	/* CUPTI's thread ids are pthread handles; the hooks know the kernel tid of the same thread */
-	struct cupti_thread *tidmap;
-	size_t ntidmap;
+	/* the processes, and CUPTI's thread handles mapped to the hooks' kernel tids */
+	struct cprof_model model;
 	struct lane *seen_threads;
 	size_t nseen, capseen;
 	struct demangled *dm;
@@ -488,71 +484,30 @@ static int64_t corr_id(const struct trace *t, int64_t process_id, int64_t corr)
 static int64_t cupti_tid(const struct trace *t, int64_t process_id, int64_t thread_id)
 {
 	int32_t v = (int32_t)(uint32_t)thread_id;
-	size_t i;
+	int64_t tid;
 
-	for (i = 0; i < t->ntidmap; i++)
-		if (t->tidmap[i].process_id == process_id && t->tidmap[i].handle == thread_id)
-			return t->tidmap[i].tid;
+	if (cprof_model_tid(&t->model, process_id, thread_id, &tid))
+		return tid;
 	return v == INT32_MIN ? 0 : v < 0 ? -(int64_t)v : v;
 }
 
+/* the processes and the CUPTI thread map, from the model (read after rank_filter: this rank's only) */
 static int load_procs(struct trace *t)
 {
-	sqlite3_stmt *st;
-	int rc, ret;
+	size_t i;
+	int ret = cprof_model_load(t->db, CPROF_MODEL_THREADS, &t->model);
 
-	if ((ret = prep(t, "SELECT id, pid FROM PROCESSES ORDER BY id", &st)) < 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct proc *n = realloc(t->procs, (t->nprocs + 1) * sizeof(*n));
-
-		if (n == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		t->procs = n;
-		t->procs[t->nprocs].id = sqlite3_column_int64(st, 0);
-		t->procs[t->nprocs].pid = sqlite3_column_int64(st, 1);
-		t->nprocs++;
-	}
-	ret = step_done(t, rc);
-out:
-	sqlite3_finalize(st);
-	return ret;
-}
-
-static int load_tidmap(struct trace *t)
-{
-	sqlite3_stmt *st;
-	int rc, ret;
-
-	ret = prep(t,
-		   "SELECT r.processId, r.threadId, min(h.tid) FROM (SELECT processId, correlationId, threadId"
-		   " FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT processId, correlationId, threadId"
-		   " FROM CUPTI_ACTIVITY_KIND_DRIVER) r"
-		   " JOIN x_ext e ON e.processId = r.processId AND e.correlationId = r.correlationId"
-		   " JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"
-		   " GROUP BY r.processId, r.threadId ORDER BY 1, 2",
-		   &st);
 	if (ret < 0)
 		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct cupti_thread *n = realloc(t->tidmap, (t->ntidmap + 1) * sizeof(*n));
-
-		if (n == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		t->tidmap = n;
-		t->tidmap[t->ntidmap].process_id = sqlite3_column_int64(st, 0);
-		t->tidmap[t->ntidmap].handle = sqlite3_column_int64(st, 1);
-		t->tidmap[t->ntidmap].tid = sqlite3_column_int64(st, 2);
-		t->ntidmap++;
+	t->procs = calloc(t->model.nprocs ? t->model.nprocs : 1, sizeof(*t->procs));
+	if (t->procs == NULL)
+		return -ENOMEM;
+	for (i = 0; i < t->model.nprocs; i++) {
+		t->procs[i].id = t->model.procs[i].id;
+		t->procs[i].pid = t->model.procs[i].pid;
 	}
-	ret = step_done(t, rc);
-out:
-	sqlite3_finalize(st);
-	return ret;
+	t->nprocs = t->model.nprocs;
+	return 0;
 }
 
 /* ---- header and metadata ---- */
@@ -1365,7 +1320,7 @@ static int export_trace(struct trace *t)
 		   " ON g.processId = e.processId AND g.correlationId = e.correlationId"
 		   " WHERE e.processId = ?1 AND e.externalId = ?2 ORDER BY 1",
 		   &t->flows);
-	if (ret < 0 || (ret = load_procs(t)) < 0 || (ret = load_tidmap(t)) < 0 || (ret = nvtx_index(t)) < 0 ||
+	if (ret < 0 || (ret = load_procs(t)) < 0 || (ret = nvtx_index(t)) < 0 ||
 	    (ret = load_names(t)) < 0)
 		return ret;
 	if ((ret = cprof_stacks_load(t->db, &t->stacks)) < 0) {
@@ -1394,7 +1349,7 @@ static void trace_free(struct trace *t)
 		free(t->dm[i].text);
 	free(t->dm);
 	free(t->procs);
-	free(t->tidmap);
+	cprof_model_free(&t->model);
 	free(t->seen_threads);
 	free(t->py);
 	for (i = 0; i < t->nnames; i++)

@@ -628,15 +628,113 @@ int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*labe
 	return ret;
 }
 
-int cprof_model_load(sqlite3 *db, struct cprof_model *m)
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return strdup(t ? (const char *)t : "");
+}
+
+static int load_procs(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc, ret = -EIO;
+
+	if (sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
+				   " coalesce(byeReason, ''), coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
+				   " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_proc *p;
+
+		if (cprof_grow(&m->procs, &cap, m->nprocs, sizeof(*m->procs)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		p = &m->procs[m->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->id = sqlite3_column_int64(st, 0);
+		p->pid = sqlite3_column_int64(st, 1);
+		p->ppid = sqlite3_column_int64(st, 2);
+		p->rank = sqlite3_column_int64(st, 3);
+		p->exe = col_text(st, 4);
+		p->argv = col_text(st, 5);
+		p->host = col_text(st, 6);
+		p->bye = col_text(st, 7);
+		p->recorded = sqlite3_column_int64(st, 8);
+		p->lost = sqlite3_column_int64(st, 9);
+		if (!p->exe || !p->argv || !p->host || !p->bye) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	ret = rc == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* each CUPTI thread handle that made the CUPTI side of a hooked call: that call's tid */
+static int load_threads(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT r.processId, r.threadId, min(a.tid) FROM (SELECT processId, correlationId, threadId"
+			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT processId, correlationId, threadId"
+			       " FROM CUPTI_ACTIVITY_KIND_DRIVER) r"
+			       " JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = r.processId"
+			       "  AND e.correlationId = r.correlationId AND e.externalKind = 5"
+			       " JOIN CPROF_API a ON a.processId = e.processId AND a.correlationId = e.externalId"
+			       " GROUP BY r.processId, r.threadId ORDER BY 1, 2",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cprof_grow(&m->threads, &cap, m->nthreads, sizeof(*m->threads)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		m->threads[m->nthreads].proc = sqlite3_column_int64(st, 0);
+		m->threads[m->nthreads].handle = sqlite3_column_int64(st, 1);
+		m->threads[m->nthreads++].tid = sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, int64_t *tid)
+{
+	size_t lo = 0, hi = m->nthreads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cprof_thread *t = &m->threads[mid];
+
+		if (t->proc < proc || (t->proc == proc && t->handle < handle))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->nthreads && m->threads[lo].proc == proc && m->threads[lo].handle == handle) {
+		*tid = m->threads[lo].tid;
+		return 1;
+	}
+	return 0;
+}
+
+int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 {
 	int ret;
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
-	if ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 ||
-	    (ret = load_overhead(db, m)) < 0 ||
-	    (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0) {
+	if ((ret = load_procs(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
+	    ((parts & CPROF_MODEL_TIMELINE) &&
+	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 ||
+	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0))) {
 		cprof_model_free(m);
 		m->db = db;
 		return ret;
@@ -694,6 +792,14 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);
+	for (i = 0; i < m->nprocs; i++) {
+		free(m->procs[i].exe);
+		free(m->procs[i].argv);
+		free(m->procs[i].host);
+		free(m->procs[i].bye);
+	}
+	free(m->procs);
+	free(m->threads);
 	for (i = 0; i < m->nstrings; i++)
 		free(m->strings[i].value);
 	free(m->strings);

@@ -65,6 +65,28 @@ struct cprof_ovh {
 	int64_t proc;
 };
 
+/* A process under cprof (PROCESSES); text fields are "" when not recorded. */
+struct cprof_proc {
+	int64_t id, pid, ppid;
+	int64_t rank;               /* -1: none */
+	char *exe, *argv, *host;
+	char *bye;                  /* how it ended ("" when it never said goodbye: killed) */
+	int64_t recorded, lost;     /* events recorded, events lost */
+};
+
+/* CUPTI names threads by pthread handle, the hooks by kernel tid: the tid of each handle that made a
+ * hooked call (the smallest, should a handle have been reused) */
+struct cprof_thread {
+	int64_t proc, handle, tid;
+};
+
+/* what to load: the processes always; the rest as the command needs */
+enum cprof_model_part {
+	CPROF_MODEL_TIMELINE = 1, /* GPU ops, calls, runtime records, overhead, strings, correlation */
+	CPROF_MODEL_THREADS = 2,  /* the CUPTI thread -> tid map */
+	CPROF_MODEL_ALL = 3,
+};
+
 struct cprof_steps_cache {
 	int64_t proc;
 	const char *re;
@@ -74,6 +96,10 @@ struct cprof_steps_cache {
 
 struct cprof_model {
 	sqlite3 *db;                 /* not owned */
+	struct cprof_proc *procs;    /* by id */
+	size_t nprocs;
+	struct cprof_thread *threads; /* by (proc, handle) */
+	size_t nthreads;
 	struct cprof_op *ops;        /* by start (ties: kernels, copies, memsets, each in table order) */
 	size_t nops;
 	struct cprof_call *calls;    /* by start */
@@ -94,8 +120,11 @@ struct cprof_model {
 	size_t nsteps_cache;
 };
 
-/* The model of the profile open as db: each table read once, in one statement. 0 or a negative errno. */
-int cprof_model_load(sqlite3 *db, struct cprof_model *m);
+/* The model of the profile open as db: the parts asked for (enum cprof_model_part), each table read once,
+ * in one statement. 0 or a negative errno. */
+int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m);
+/* The tid of CUPTI's thread handle: 1 when known (*tid set), 0 when not (each renderer has its fallback). */
+int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, int64_t *tid);
 /* A model built in memory (tests): takes the arrays as given, sorts them; ops' kname must be < nknames. */
 int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,
 			    size_t ncalls, struct cprof_ovh *ovh, size_t novh, size_t nknames);
