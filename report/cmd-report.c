@@ -340,6 +340,21 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	}
 }
 
+static void print_csv(const struct table *t, size_t top)
+{
+	size_t i;
+
+	printf("time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
+	for (i = 0; i < shown(t, top); i++) {
+		const struct cprof_stats *s = &t->rows[i].st;
+
+		printf("%.2f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f,%.1f,", t->total > 0 ? 100.0 * s->total / t->total : 0.0, s->total,
+		       (unsigned long long)s->n, s->avg, s->med, s->min, s->max, s->std);
+		cprof_csv_str(stdout, t->rows[i].name);
+		putchar('\n');
+	}
+}
+
 /* ---- ranks: the job's view, slowest rank and spread ---- */
 
 static const char rank_sql[] =
@@ -602,6 +617,32 @@ int cmd_report(int argc, char **argv)
 	cprof_meta(db, "command", command, sizeof(command), "?");
 	cprof_meta(db, "simulated_gpu", simulated, sizeof(simulated), "0");
 	cprof_meta(db, "gpu_records_note", gpu_note, sizeof(gpu_note), "");
+	if (fmt == FMT_CSV) {
+		/* one table: load what it needs, nothing else */
+		if (by == BY_RANGE) {
+			if (cprof_ranges_build(db, 0, &ranges) < 0)
+				ret = CPROF_EXIT_USAGE;
+			else
+				cprof_ranges_csv(&ranges, top_set ? top : 0);
+		} else if (by == BY_OP || by == BY_CALLSITE) {
+			if (cprof_stacks_load(db, &stacks) < 0 ||
+			    cprof_attr_build(db, &stacks, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, 0,
+					     by == BY_OP ? &ops : &sites) < 0) {
+				pr_err("%s: cannot read the call stacks: %s", argv[optind], sqlite3_errmsg(db));
+				ret = CPROF_EXIT_USAGE;
+			} else {
+				cprof_attr_csv(by == BY_OP ? &ops : &sites, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE,
+					       top_set ? top : 0);
+			}
+		} else if (cprof_model_load(db, by == BY_KERNEL ? CPROF_MODEL_GPU : CPROF_MODEL_TIMELINE, &model) < 0 ||
+			   (by == BY_KERNEL ? load_kernels(&model, 0, &kernels) : load_apis(&model, 0, &apis)) < 0) {
+			pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
+			ret = CPROF_EXIT_USAGE;
+		} else {
+			print_csv(by == BY_KERNEL ? &kernels : &apis, top_set ? top : 0);
+		}
+		goto out;
+	}
 	api_calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
 	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) < 0 || load_procs(&model, &procs, &nprocs) < 0 || load_apis(&model, 0, &apis) < 0 ||
 	    load_kernels(&model, 0, &kernels) < 0 || load_memops(db, 0, &memops) < 0 || load_torch(&model, 0, &torch) < 0 ||
@@ -721,22 +762,6 @@ int cmd_report(int argc, char **argv)
 			printf("}");
 		}
 		printf("]}\n");
-	} else if (fmt == FMT_CSV && by == BY_RANGE) {
-		cprof_ranges_csv(&ranges, top_set ? top : 0);
-	} else if (fmt == FMT_CSV && (by == BY_OP || by == BY_CALLSITE)) {
-		cprof_attr_csv(by == BY_OP ? &ops : &sites, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, top_set ? top : 0);
-	} else if (fmt == FMT_CSV) {
-		const struct table *t = by == BY_KERNEL ? &kernels : &apis;
-
-		printf("time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
-		for (i = 0; i < shown(t, top_set ? top : 0); i++) {
-			const struct cprof_stats *s = &t->rows[i].st;
-
-			printf("%.2f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f,%.1f,", t->total > 0 ? 100.0 * s->total / t->total : 0.0,
-			       s->total, (unsigned long long)s->n, s->avg, s->med, s->min, s->max, s->std);
-			cprof_csv_str(stdout, t->rows[i].name);
-			putchar('\n');
-		}
 	} else {
 		char dur[32];
 

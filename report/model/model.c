@@ -100,7 +100,7 @@ static int cmp_name(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int load_ops(sqlite3 *db, struct cprof_model *m)
+static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 {
 	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
@@ -124,7 +124,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m)
 		}
 	if (nrt)
 		qsort(rt, nrt, sizeof(*rt), cmp_corr);
-	if ((ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
+	if (attribute && (ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
 		char sql[200];
@@ -733,8 +733,10 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	m->db = db;
 	if ((ret = load_procs(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
-	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m)) < 0 || (ret = load_calls(db, m)) < 0 ||
-	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0))) {
+	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
+	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0)) ||
+	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
+	     ((ret = load_ops(db, m, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
 		cprof_model_free(m);
 		m->db = db;
 		return ret;

@@ -85,6 +85,7 @@ enum cprof_model_part {
 	CPROF_MODEL_TIMELINE = 1, /* GPU ops, calls, runtime records, overhead, strings, correlation */
 	CPROF_MODEL_THREADS = 2,  /* the CUPTI thread -> tid map */
 	CPROF_MODEL_ALL = 3,
+	CPROF_MODEL_GPU = 4,      /* GPU ops and strings only, launches not attributed (a kernel table) */
 };
 
 struct cprof_steps_cache {
