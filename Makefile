@@ -13,7 +13,7 @@ endif
 
 WARN    := -std=gnu11 -Wall -Wextra -Werror
 OPT     ?= -O2 -g
-CFLAGS_BASE := $(WARN) $(OPT) -D_GNU_SOURCE -I. -fno-omit-frame-pointer
+CFLAGS_BASE := $(WARN) $(OPT) -D_GNU_SOURCE -I. -I$(BUILD)/gen -fno-omit-frame-pointer
 ifeq ($(ASAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 endif
@@ -44,6 +44,13 @@ deps:
 -include tests/bench/bench.mk
 -include tests/fuzz/fuzz.mk
 
+# ---- generated ----
+# error names come from the toolkit's own headers, so they match the CUDA the project is built against
+GEN_ERRORS := $(BUILD)/gen/cuda-errors.inc
+$(GEN_ERRORS): scripts/gen-cuda-errors | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(Q)scripts/gen-cuda-errors $(CUDA_HOME)/include > $@.tmp && mv $@.tmp $@
+
 # ---- sources ----
 COMMON_SRCS    := $(wildcard common/*.c)
 PRELOAD_SRCS   := $(wildcard preload/*.c)
@@ -53,6 +60,7 @@ RUN_SRCS       := scripts/cprof-run.c
 
 OBJ := $(BUILD)/obj
 obj_of = $(patsubst %.c,$(OBJ)/$(1)/%.o,$(2))
+$(OBJ)/pic/common/cuda-errors.o $(OBJ)/host/common/cuda-errors.o: $(GEN_ERRORS)
 
 PRELOAD_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden -ftls-model=initial-exec -I$(CUDA_HOME)/include
 PRELOAD_OBJS   := $(call obj_of,pic,$(COMMON_SRCS) $(PRELOAD_SRCS))
@@ -124,6 +132,7 @@ check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== simulated GPU self-test"
 	$(Q)$(MAKE) --no-print-directory simgpu-test
 	@echo "== integration tests"
+	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/setup-torch
 	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/run.sh
 
 demo: $(DEPS_STAMP) binaries

@@ -519,7 +519,7 @@ int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_w
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w)
 {
 	static const char *const codes[] = { "?", "cupti-started", "cupti-missing", "cupti-failed", "cupti-conflict",
-					     "cupti-dropped", "stacks-native-missing" };
+					     "cupti-dropped", "stacks-native-missing", "cupti-no-driver" };
 	sqlite3_stmt *st = s->st[ST_STATUS];
 	int ret = 0;
 

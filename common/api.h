@@ -56,7 +56,19 @@
 	X(CPROF_API_nvtxNameOsThread, "nvtxNameOsThread", CPROF_CLASS_NVTX)        \
 	X(CPROF_API_nvtxNameCudaStream, "nvtxNameCudaStream", CPROF_CLASS_NVTX)    \
 	X(CPROF_API_nvtxNameCudaDevice, "nvtxNameCudaDevice", CPROF_CLASS_NVTX)    \
-	X(CPROF_API_nvtxDomainCreate, "nvtxDomainCreate", CPROF_CLASS_NVTX)
+	X(CPROF_API_nvtxDomainCreate, "nvtxDomainCreate", CPROF_CLASS_NVTX)        \
+	X(CPROF_API_cudaGetDeviceCount, "cudaGetDeviceCount", CPROF_CLASS_DEVICE)  \
+	X(CPROF_API_cudaGetDevice, "cudaGetDevice", CPROF_CLASS_DEVICE)            \
+	X(CPROF_API_cudaSetDevice, "cudaSetDevice", CPROF_CLASS_DEVICE)            \
+	X(CPROF_API_cudaSetDeviceFlags, "cudaSetDeviceFlags", CPROF_CLASS_DEVICE)  \
+	X(CPROF_API_cudaGetDeviceFlags, "cudaGetDeviceFlags", CPROF_CLASS_DEVICE)  \
+	X(CPROF_API_cudaGetDeviceProperties, "cudaGetDeviceProperties", CPROF_CLASS_DEVICE) \
+	X(CPROF_API_cudaDeviceGetAttribute, "cudaDeviceGetAttribute", CPROF_CLASS_DEVICE) \
+	X(CPROF_API_cudaDriverGetVersion, "cudaDriverGetVersion", CPROF_CLASS_DEVICE) \
+	X(CPROF_API_cudaRuntimeGetVersion, "cudaRuntimeGetVersion", CPROF_CLASS_DEVICE) \
+	X(CPROF_API_cudaDeviceReset, "cudaDeviceReset", CPROF_CLASS_DEVICE)        \
+	X(CPROF_API_cudaInitDevice, "cudaInitDevice", CPROF_CLASS_DEVICE)          \
+	X(CPROF_API_cudaChooseDevice, "cudaChooseDevice", CPROF_CLASS_DEVICE)
 
 enum cprof_api_class {
 	CPROF_CLASS_OTHER = 0,
@@ -69,7 +81,9 @@ enum cprof_api_class {
 	CPROF_CLASS_MODULE,
 	CPROF_CLASS_GEMM,
 	CPROF_CLASS_NVTX, /* user annotations: stored as NVTX_EVENTS, not as calls */
+	CPROF_CLASS_DEVICE, /* start-up, version and device queries: no GPU work of their own */
 };
+
 
 #define CPROF_API_ENUM(id, sym, cls) id,
 enum cprof_api { CPROF_API_LIST(CPROF_API_ENUM) CPROF_API__COUNT };
@@ -84,6 +98,13 @@ static inline enum cprof_api_class cprof_api_class_of(unsigned api)
 	}
 #undef CPROF_API_CASE
 	return CPROF_CLASS_OTHER;
+}
+
+/* Calls that never bring the driver up (cudart answers them itself): they do not start CUPTI. */
+static inline int cprof_api_inits_driver(unsigned api)
+{
+	return api != CPROF_API_cudaDriverGetVersion && api != CPROF_API_cudaRuntimeGetVersion &&
+	       cprof_api_class_of(api) != CPROF_CLASS_NVTX;
 }
 
 const char *cprof_api_name(unsigned api);

@@ -206,6 +206,7 @@ enum cprof_status_code {
 	CPROF_STATUS_CUPTI_CONFLICT = 4,  /* the target itself uses CUPTI (torch.profiler, Kineto): we backed off */
 	CPROF_STATUS_CUPTI_DROPPED = 5,   /* CUPTI dropped records (err = how many) */
 	CPROF_STATUS_STACKS_NATIVE_MISSING = 6, /* libunwind.so.8 not found: stacks hold Python frames only */
+	CPROF_STATUS_CUPTI_NO_DRIVER = 7, /* no CUDA driver answered: CUPTI left alone (err = CUresult) */
 };
 struct cprof_wire_status {
 	uint32_t code; /* enum cprof_status_code */

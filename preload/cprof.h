@@ -135,9 +135,12 @@ static inline __attribute__((always_inline)) void cprof_record(const struct cpro
 	}
 }
 
-/* cupti.c: the GPU lane. */
-CPROF_HIDDEN extern _Atomic int cprof_cupti_on; /* 1 while our CUPTI session is live: push external ids */
-CPROF_HIDDEN void cprof_cupti_start(void);
+/* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has
+ * answered; until then cprof_cupti_on is PENDING. */
+enum { CPROF_CUPTI_OFF = 0, CPROF_CUPTI_ON = 1, CPROF_CUPTI_PENDING = 2, CPROF_CUPTI_STARTING = 3 };
+CPROF_HIDDEN extern _Atomic int cprof_cupti_on; /* ON while our CUPTI session is live: push external ids */
+/* driver_known: called from the driver's own cuInit (InitializeInjection) */
+CPROF_HIDDEN void cprof_cupti_start_checked(int driver_known);
 CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);
 CPROF_HIDDEN void cprof_cupti_pop(void);
 CPROF_HIDDEN void cprof_cupti_flush(int forced);
@@ -205,8 +208,10 @@ struct cprof_call {
 	int pushed;
 };
 
-static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *c)
+static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *c, unsigned api)
 {
+	int cu;
+
 	if (!cprof_active())
 		return 0;
 	if (unlikely(cprof_tls.ring == NULL ||
@@ -218,7 +223,12 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 	/* unique in the process: thread id above, per-thread counter below */
 	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));
 	/* CUPTI tags the runtime record of this call, and through it the GPU work, with our id */
-	c->pushed = atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed);
+	cu = atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed);
+	if (unlikely(cu == CPROF_CUPTI_PENDING) && cprof_api_inits_driver(api)) {
+		cprof_cupti_start_checked(0);
+		cu = atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed);
+	}
+	c->pushed = cu == CPROF_CUPTI_ON;
 	if (c->pushed)
 		cprof_cupti_push(c->corr);
 	c->start = cprof_now_ns();

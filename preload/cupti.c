@@ -16,7 +16,7 @@
 #define CUPTI_SONAME "libcupti.so.13"
 #define BUF_SIZE (4u << 20)
 
-CPROF_HIDDEN _Atomic int cprof_cupti_on;
+CPROF_HIDDEN _Atomic int cprof_cupti_on = CPROF_CUPTI_PENDING;
 
 struct done_buf {
 	struct done_buf *next;
@@ -178,7 +178,62 @@ static void at_exit_flush(void)
 		}                                                                \
 	} while (0)
 
-void cprof_cupti_start(void)
+static void cprof_cupti_start(void);
+
+/* A driver that answers: CUPTI started without one may crash (the 13.2 wheels' CUPTI overflows its stack).
+ * cuDriverGetVersion needs no cuInit, so asking does not bring CUDA up early (a fork after cuInit would
+ * break a child that uses CUDA). Returns 0, or -1 with the reason in why. */
+static int driver_answers(char *why, size_t size, int32_t *err)
+{
+	static const char *const names[] = { "libcuda.so.1", "libcuda.so" };
+	int (*get_version)(int *) = NULL;
+	void *h = NULL;
+	int v = 0, r;
+
+	*err = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && h == NULL; i++)
+		h = dlopen(names[i], RTLD_LAZY | RTLD_LOCAL);
+	if (h == NULL) {
+		snprintf(why, size, "no CUDA driver (libcuda.so.1 cannot be loaded)");
+		return -1;
+	}
+	get_version = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
+	if (get_version == NULL) {
+		snprintf(why, size, "the CUDA driver library lacks cuDriverGetVersion");
+		return -1;
+	}
+	r = get_version(&v);
+	if (r != 0 || v <= 0) {
+		*err = r;
+		/* 34: the toolkit's stub libcuda.so, found on a library path instead of a real driver */
+		snprintf(why, size, "the CUDA driver did not answer (cuDriverGetVersion returned %d%s, version %d)", r,
+			 r == 34 ? ": the toolkit's stub library" : "", v);
+		return -1;
+	}
+	/* the handle stays open: cudart loads the same library */
+	return 0;
+}
+
+void cprof_cupti_start_checked(int driver_known)
+{
+	int expect = CPROF_CUPTI_PENDING;
+	char why[200];
+	int32_t err;
+
+	if (!atomic_compare_exchange_strong(&cprof_cupti_on, &expect, CPROF_CUPTI_STARTING))
+		return; /* started, refused, or another thread is at it: this call goes unpushed */
+	if (!driver_known && driver_answers(why, sizeof(why), &err) < 0) {
+		pr_warn("%s; CUPTI left alone, recording API calls only", why);
+		status(CPROF_STATUS_CUPTI_NO_DRIVER, err, "%s", why);
+		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
+		return;
+	}
+	cprof_cupti_start();
+	if (atomic_load(&cprof_cupti_on) == CPROF_CUPTI_STARTING)
+		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
+}
+
+static void cprof_cupti_start(void)
 {
 	static const CUpti_ActivityKind kinds[] = {
 		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET,
@@ -228,7 +283,7 @@ void cprof_cupti_start(void)
 			pr_dbg("activity kind %d not enabled: %s", kinds[i], result_str(r));
 	}
 	atomic_store(&cu.started, 1);
-	atomic_store(&cprof_cupti_on, 1);
+	atomic_store(&cprof_cupti_on, CPROF_CUPTI_ON);
 	if (!cu.atexit_registered) {
 		cu.atexit_registered = 1;
 		atexit(at_exit_flush);
@@ -283,7 +338,7 @@ void cprof_cupti_flush(int forced)
 void cprof_cupti_reset_after_fork(void)
 {
 	/* CUDA does not survive fork; the child never starts CUPTI and pushes nothing */
-	atomic_store(&cprof_cupti_on, 0);
+	atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cu.started, 0);
 	pthread_mutex_init(&cu.lock, NULL);
 	cu.done = NULL;
@@ -505,7 +560,7 @@ static void conflict(const char *what)
 	if (atomic_load(&cu.started))
 		cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* stop touching CUPTI: the other tool owns the callbacks now, and its records are its own */
-	atomic_store(&cprof_cupti_on, 0);
+	atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	pr_warn("the program called %s (torch.profiler/Kineto or another CUPTI tool); cprof stops collecting GPU "
 		"records and leaves CUPTI to it",
 		what);

@@ -48,7 +48,7 @@ static inline void fill_gemm(struct cprof_wire_api *ev, cublasHandle_t h, cublas
                                                                                                      \
 		if (unlikely(real == NULL))                                                          \
 			return NO_REAL;                                                              \
-		if (!cprof_enter(&c))                                                                \
+		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
 			return real args;                                                            \
 		ret = real args;                                                                     \
 		fill;                                                                                \

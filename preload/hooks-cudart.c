@@ -62,7 +62,7 @@ static inline void fill_launch(struct cprof_wire_api *ev, const void *key, dim3 
                                                                                                      \
 		if (unlikely(real == NULL))                                                          \
 			return NO_REAL;                                                              \
-		if (!cprof_enter(&c))                                                                \
+		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
 			return real(func, gridDim, blockDim, args, sharedMem, stream);               \
 		ret = real(func, gridDim, blockDim, args, sharedMem, stream);                        \
 		fill_launch(&ev, (const void *)func, gridDim, blockDim, sharedMem, stream);          \
@@ -87,7 +87,7 @@ HOOK_LAUNCH(cudaLaunchCooperativeKernel_ptsz, const void *)
                                                                                                      \
 		if (unlikely(real == NULL))                                                          \
 			return NO_REAL;                                                              \
-		if (!cprof_enter(&c))                                                                \
+		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
 			return real(config, func, args);                                             \
 		ret = real(config, func, args);                                                      \
 		if (config)                                                                          \
@@ -111,7 +111,7 @@ HOOK_LAUNCH_EXC(cudaLaunchKernelExC_ptsz)
                                                                                                      \
 		if (unlikely(real == NULL))                                                          \
 			return noreal;                                                               \
-		if (!cprof_enter(&c))                                                                \
+		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
 			return real args;                                                            \
 		ret = real args;                                                                     \
 		fill;                                                                                \
@@ -161,6 +161,28 @@ HOOK(cudaError_t, cudaStreamSynchronize_ptsz, CUDART, NO_REAL, (cudaStream_t s),
 HOOK(cudaError_t, cudaEventSynchronize, CUDART, NO_REAL, (cudaEvent_t e), (e), { ev.ptr = (uintptr_t)e; })
 HOOK(cudaError_t, cudaStreamWaitEvent, CUDART, NO_REAL, (cudaStream_t s, cudaEvent_t e, unsigned int f),
      (s, e, f), { ev.stream = (uintptr_t)s; ev.ptr = (uintptr_t)e; ev.arg[0] = f; })
+
+/* start-up, version and device queries: cheap (no stack), but recorded with their return codes, so that a
+ * run where CUDA never came up says which call failed and how */
+HOOK(cudaError_t, cudaGetDeviceCount, CUDART, NO_REAL, (int *n), (n),
+     { ev.arg[0] = (ret == cudaSuccess && n) ? (uint32_t)*n : 0; })
+HOOK(cudaError_t, cudaGetDevice, CUDART, NO_REAL, (int *d), (d),
+     { ev.arg[0] = (ret == cudaSuccess && d) ? (uint32_t)*d : 0; })
+HOOK(cudaError_t, cudaSetDevice, CUDART, NO_REAL, (int d), (d), { ev.arg[0] = (uint32_t)d; })
+HOOK(cudaError_t, cudaInitDevice, CUDART, NO_REAL, (int d, unsigned int df, unsigned int f), (d, df, f),
+     { ev.arg[0] = (uint32_t)d; ev.arg[1] = df; ev.arg[2] = f; })
+HOOK(cudaError_t, cudaSetDeviceFlags, CUDART, NO_REAL, (unsigned int f), (f), { ev.arg[0] = f; })
+HOOK(cudaError_t, cudaGetDeviceFlags, CUDART, NO_REAL, (unsigned int *f), (f), {})
+HOOK(cudaError_t, cudaGetDeviceProperties, CUDART, NO_REAL, (struct cudaDeviceProp *p, int d), (p, d),
+     { ev.arg[0] = (uint32_t)d; })
+HOOK(cudaError_t, cudaDeviceGetAttribute, CUDART, NO_REAL, (int *v, enum cudaDeviceAttr a, int d), (v, a, d),
+     { ev.arg[0] = (uint32_t)d; ev.arg[1] = (uint32_t)a; })
+HOOK(cudaError_t, cudaChooseDevice, CUDART, NO_REAL, (int *d, const struct cudaDeviceProp *p), (d, p), {})
+HOOK(cudaError_t, cudaDriverGetVersion, CUDART, NO_REAL, (int *v), (v),
+     { ev.arg[0] = (ret == cudaSuccess && v) ? (uint32_t)*v : 0; })
+HOOK(cudaError_t, cudaRuntimeGetVersion, CUDART, NO_REAL, (int *v), (v),
+     { ev.arg[0] = (ret == cudaSuccess && v) ? (uint32_t)*v : 0; })
+HOOK(cudaError_t, cudaDeviceReset, CUDART, NO_REAL, (void), (), {})
 
 /* occupancy queries: the sign of an adaptive (GEMM/conv) kernel about to launch */
 HOOK(cudaError_t, cudaOccupancyMaxActiveBlocksPerMultiprocessor, CUDART, NO_REAL,

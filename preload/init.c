@@ -186,11 +186,12 @@ int cprof_init_slow(void)
 	}
 	if (!forked)
 		cprof_stacks_init();
+	/* CUDA does not work across fork without exec: a forked child records API calls only. Otherwise CUPTI
+	 * starts at the first call that brings the driver up (cprof_enter), once a driver has answered. */
+	if (forked || getenv("CPROF_NO_CUPTI") != NULL)
+		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cprof_state, CPROF_ST_ON);
 	pr_dbg("profiling pid %d into %s", (int)getpid(), fifo);
-	/* CUDA does not work across fork without exec: a forked child records API calls only */
-	if (!forked && getenv("CPROF_NO_CUPTI") == NULL)
-		cprof_cupti_start();
 	return 0;
 }
 
@@ -283,7 +284,9 @@ CPROF_EXPORT void _Exit(int status)
  * driver report an injection failure, so it always reports success. */
 CPROF_EXPORT int InitializeInjection(void)
 {
-	/* also the way in for programs with static cudart and driver-API programs, which no hook sees */
-	cprof_active();
+	/* also the way in for programs with static cudart and driver-API programs, which no hook sees; the
+	 * driver is calling us from cuInit, so it is there and CUPTI may start */
+	if (cprof_active())
+		cprof_cupti_start_checked(1);
 	return 1;
 }

@@ -7,6 +7,7 @@
 
 #define PR_FMT "cprof"
 #include "common/log.h"
+#include "common/cuda-errors.h"
 #include "report/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
@@ -101,7 +102,7 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 
 	if (v->kernels + v->memcpys + v->memsets == 0) {
 		snprintf(v->verdict, sizeof(v->verdict), "no-gpu-activity");
-		snprintf(v->advice, sizeof(v->advice), "no GPU work was recorded (is CUPTI available? see GPU records)");
+		snprintf(v->advice, sizeof(v->advice), "no GPU work was recorded");
 		return;
 	}
 	if (v->busy_pct >= t->compute_pct) {
@@ -181,6 +182,85 @@ static int warm_end(const struct cprof_model *m, int64_t proc, uint64_t ws, uint
 	free(first);
 	free(count);
 	return have;
+}
+
+/* Version queries answer without a driver (cudaDriverGetVersion gives 0): their success says nothing. */
+static int answers_without_driver(const char *api)
+{
+	return !strcmp(api, "cudaDriverGetVersion") || !strcmp(api, "cudaRuntimeGetVersion");
+}
+
+int cprof_name_code(char *buf, size_t size, const char *api, int code)
+{
+	const char *name = cprof_error_name(api, code);
+
+	return name ? snprintf(buf, size, "%d (%s)", code, name) : snprintf(buf, size, "%d", code);
+}
+
+/* No GPU op in the window: say why. CUDA that never came up (every call failed) is cuda-unavailable, with
+ * the calls and their codes; otherwise the reason GPU records are missing, or that there was no GPU work. */
+static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, struct cprof_verdict *v)
+{
+	sqlite3_stmt *st;
+	char first[160] = "", list[sizeof(v->advice)] = "", note[200];
+	uint64_t ok = 0, failed = 0, calls = 0;
+	size_t used = 0;
+
+	/* a rare path (nothing reached the GPU): one query, not worth a place in the model */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT s.value, a.returnValue, count(*), min(a.start) FROM CPROF_API a JOIN StringIds s"
+			       " ON s.id = a.nameId WHERE (?1 = 0 OR a.processId = ?1) AND a.start >= ?2 AND a.start < ?3"
+			       " AND a.class IS NOT 'nvtx' GROUP BY 1, 2 ORDER BY 4",
+			       -1, &st, NULL) != SQLITE_OK)
+		st = NULL;
+	if (st) {
+		sqlite3_bind_int64(st, 1, proc);
+		sqlite3_bind_int64(st, 2, (int64_t)from);
+		sqlite3_bind_int64(st, 3, (int64_t)clamp_end(to));
+	}
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		const char *api = (const char *)sqlite3_column_text(st, 0);
+		int code = sqlite3_column_int(st, 1);
+		uint64_t n = sqlite3_column_int64(st, 2);
+		char nc[96];
+
+		if (api == NULL)
+			continue;
+		calls += n;
+		if (code == 0) {
+			if (!answers_without_driver(api))
+				ok += n;
+			continue;
+		}
+		failed += n;
+		cprof_name_code(nc, sizeof(nc), api, code);
+		if (first[0] == '\0')
+			snprintf(first, sizeof(first), "%s returned %s", api, nc);
+		if (used < sizeof(list) - 1)
+			used += snprintf(list + used, sizeof(list) - used, "%s%s %d x%llu", used ? ", " : "", api, code,
+					 (unsigned long long)n);
+	}
+	sqlite3_finalize(st);
+	if (used >= sizeof(list) - 1)
+		snprintf(list + sizeof(list) - 5, 5, "...");
+	if (ok == 0 && failed > 0) {
+		snprintf(v->verdict, sizeof(v->verdict), "cuda-unavailable");
+		snprintf(v->cause, sizeof(v->cause), "%s", first);
+		snprintf(v->advice, sizeof(v->advice), "%llu CUDA call(s), none brought CUDA up; failed: %s",
+			 (unsigned long long)calls, list);
+		return;
+	}
+	if (calls == 0) {
+		snprintf(v->advice, sizeof(v->advice), "the program made no CUDA call that cprof saw");
+		return;
+	}
+	if (cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
+	    cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0) {
+		snprintf(v->advice, sizeof(v->advice), "the program queued no GPU work (CUPTI was recording)");
+		return;
+	}
+	cprof_meta(db, "gpu_records_note", note, sizeof(note), "");
+	snprintf(v->advice, sizeof(v->advice), "no GPU records: %s", note[0] ? note : "CUPTI did not report any");
 }
 
 int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
@@ -350,6 +430,8 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 		 v->api_in_host_wait_ns * 2 >= v->host_wait_ns ? "launch cost inside the CUDA API"
 							       : "host work between launches");
 	decide(v, t);
+	if (!strcmp(v->verdict, "no-gpu-activity") && m->db)
+		explain_no_gpu(m->db, proc, from, to, v);
 	ret = 0;
 out:
 	free(kd.d);
@@ -366,6 +448,10 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 	cprof_fmt_dur(win, sizeof(win), (double)(v->end - v->start));
 	if (!strcmp(v->verdict, "no-gpu-activity")) {
 		snprintf(buf, size, "no-gpu-activity: %s", v->advice);
+		return;
+	}
+	if (!strcmp(v->verdict, "cuda-unavailable")) {
+		snprintf(buf, size, "cuda-unavailable: %s; %s", v->cause, v->advice);
 		return;
 	}
 	cprof_fmt_dur(ml, sizeof(ml), v->med_launch_ns);

@@ -3,6 +3,7 @@
 #define CPROF_REPORT_ANALYSIS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <sqlite3.h>
 
@@ -23,7 +24,7 @@ struct cprof_thresholds {
 void cprof_thresholds_default(struct cprof_thresholds *t);
 
 struct cprof_verdict {
-	char verdict[24];          /* overhead-bound | compute-bound | mixed | no-gpu-activity */
+	char verdict[24];          /* overhead-bound | compute-bound | mixed | no-gpu-activity | cuda-unavailable */
 	uint64_t run_start, run_end; /* first to last CUDA activity */
 	uint64_t start, end;       /* the window the verdict uses */
 	uint64_t startup_ns;       /* before the first GPU op: excluded (unless include_startup) */
@@ -40,12 +41,20 @@ struct cprof_verdict {
 	double med_launch_ns;      /* median launch call */
 	double med_kernel_ns;      /* median kernel */
 	uint64_t api_in_host_wait_ns; /* part of host-wait gaps spent inside CUDA calls */
-	char cause[64];            /* what the host was doing while the GPU waited */
+	char cause[160];           /* what the host was doing while the GPU waited; cuda-unavailable: the first failure */
 	const char *step_re;       /* the step pattern used (thresholds') */
 	int steps;                 /* steps marked with NVTX ranges: they cut the phases (0: inferred) */
 	int cold_step;             /* the first step was far slower than the median: excluded */
-	char advice[160];
+	char advice[320];
 };
+
+/* No GPU work in the verdict's window: no-gpu-activity or cuda-unavailable. */
+static inline int cprof_verdict_no_gpu(const struct cprof_verdict *v)
+{
+	return !strcmp(v->verdict, "no-gpu-activity") || !strcmp(v->verdict, "cuda-unavailable");
+}
+/* "35 (cudaErrorInsufficientDriver)": a return code with its name when the API family is known. */
+int cprof_name_code(char *buf, size_t size, const char *api, int code);
 
 /* Window [from, to) restricts the ops and calls considered; 0, UINT64_MAX for the whole run.
  * proc: PROCESSES.id, 0 = every process. */

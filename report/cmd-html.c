@@ -269,7 +269,7 @@ static void write_verdict(struct html *h)
 {
 	const struct cprof_verdict *v = &h->v;
 	FILE *f = h->f;
-	char line[1024], a[32], b[32], c[64], s[200];
+	char line[1024], a[32], b[32], c[64], s[320];
 	uint64_t idle = v->host_wait_ns + v->kernel_wait_ns + v->other_ns;
 
 	cprof_verdict_line(v, line, sizeof(line));
@@ -279,7 +279,7 @@ static void write_verdict(struct html *h)
 	fputs("Verdict: ", f);
 	html_text(f, line);
 	fputs("</div>\n", f);
-	if (strcmp(v->verdict, "no-gpu-activity") != 0) {
+	if (!cprof_verdict_no_gpu(v)) {
 		fputs("<div class=\"cards\">", f);
 		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
 		snprintf(c, sizeof(c), "%.1f%%", v->busy_pct);

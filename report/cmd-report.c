@@ -305,7 +305,7 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 
 	cprof_verdict_line(v, line, sizeof(line));
 	printf("\nVerdict: %s\n", line);
-	if (strcmp(v->verdict, "no-gpu-activity") != 0) {
+	if (!cprof_verdict_no_gpu(v)) {
 		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
 		cprof_fmt_dur(b, sizeof(b), (double)v->busy_ns);
 		cprof_fmt_dur(c, sizeof(c), (double)(v->startup_ns + v->warmup_ns));

@@ -340,11 +340,20 @@ static void dtod_before_gemm(sqlite3 *db, int64_t proc, struct flist *l)
 	sqlite3_finalize(st);
 }
 
+/* The run from its first GPU op on: host set-up before it (context creation, reading data, building
+ * inputs) says nothing about how far the CPU ran ahead or what the profiler cost the GPU work. */
+static uint64_t active_window(const struct cprof_verdict *v)
+{
+	uint64_t from = v->gpu_span_start > v->run_start ? v->gpu_span_start : v->run_start;
+
+	return v->run_end > from ? v->run_end - from : 0;
+}
+
 /* the last synchronisation waited long: the GPU was behind and work drained at the end */
 static void final_sync(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct flist *l)
 {
 	const struct cprof_call *last = NULL;
-	uint64_t win = v->run_end - v->run_start;
+	uint64_t win;
 	char ev[400], d[32];
 	size_t i;
 
@@ -358,9 +367,12 @@ static void final_sync(const struct cprof_model *m, int64_t proc, const struct c
 	if (last) {
 		uint64_t dur = last->end - last->start;
 
+		win = active_window(v);
+
 		if (dur >= 1000000 && win && dur * 10 >= win) {
 			cprof_fmt_dur(d, sizeof(d), (double)dur);
-			snprintf(ev, sizeof(ev), "the last %s waited %s (%.0f%% of the run)", cprof_model_string(m, last->name), d,
+			snprintf(ev, sizeof(ev), "the last %s waited %s (%.0f%% of the run from its first GPU op)",
+				 cprof_model_string(m, last->name), d,
 				 100.0 * dur / win);
 			add(l, "long-final-sync", "info", ev,
 			    "queued GPU work drained at the end: the CPU ran ahead of the GPU (fine when compute-bound; "
@@ -375,7 +387,7 @@ static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict
 		"SELECT count(*), coalesce(sum(end - start), 0) FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE" P("")
 		" AND overheadKind IN " CPROF_PROFILER_OVERHEAD_KINDS,
 		proc);
-	uint64_t win = v->run_end - v->run_start;
+	uint64_t win = active_window(v);
 	char ev[400], d[32];
 
 	if (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -383,7 +395,7 @@ static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict
 
 		if (win && tot * 100 >= 15 * win) { /* 15% of the run: real flush times vary with load */
 			cprof_fmt_dur(d, sizeof(d), (double)tot);
-			snprintf(ev, sizeof(ev), "%lld CUPTI overhead records (buffer requests/flushes), %s, %.1f%% of the run",
+			snprintf(ev, sizeof(ev), "%lld CUPTI overhead records (buffer requests/flushes), %s, %.1f%% of the run from its first GPU op",
 				 (long long)sqlite3_column_int64(st, 0), d, win ? 100.0 * tot / win : 0.0);
 			add(l, "cupti-overhead", "info", ev,
 			    "the profiler's own activity-buffer work left gaps; they are excluded from idle time");

@@ -137,7 +137,7 @@ static void idle_breakdown(struct html *h)
 	struct window_row r[9];
 	int n = window_rows(h, r, 9), i, j, y;
 
-	if (!strcmp(h->v.verdict, "no-gpu-activity")) {
+	if (cprof_verdict_no_gpu(&h->v)) {
 		chart_open(f, "Where the GPU's time went: busy and idle (host wait / kernel wait / other)", 40);
 		fputs("<text x=\"10\" y=\"24\" class=\"muted\">no GPU work recorded</text>", f);
 		chart_close(f, NULL);

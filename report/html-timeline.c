@@ -777,7 +777,7 @@ static void write_phases(struct tl *t)
 	uint64_t excl_end = h->nph > 0 ? h->ph[0].v.start : h->v.start;
 	int i;
 
-	if (excl_end <= t->t0 && h->nph == 0 && !strcmp(h->v.verdict, "no-gpu-activity"))
+	if (excl_end <= t->t0 && h->nph == 0 && cprof_verdict_no_gpu(&h->v))
 		return; /* nothing to mark */
 	fputs("<div class=\"lane phs\"><div class=\"ll\" title=\"phases: the run cut at synchronising calls (or at its NVTX steps), each with its"
 	      " verdict; grey: start-up and warm-up, excluded from the verdict\">Phases</div><div class=\"marks\">", f);
@@ -795,7 +795,7 @@ static void write_phases(struct tl *t)
 		html_text(f, line);
 		fprintf(f, "\">%d %s</span>", i + 1, h->ph[i].v.verdict);
 	}
-	if (h->nph == 0 && strcmp(h->v.verdict, "no-gpu-activity") != 0) {
+	if (h->nph == 0 && !cprof_verdict_no_gpu(&h->v)) {
 		fprintf(f, "<span class=\"pm %s\" data-t0=\"%.3f\" data-t1=\"%.3f\" title=\"the window of the verdict\">%s</span>",
 			verdict_class(h->v.verdict), ux(t, (double)h->v.start), ux(t, (double)h->v.end), h->v.verdict);
 	}

@@ -18,3 +18,17 @@ assert_match() { printf '%s' "$1" | grep -Eq -- "$2" || fail "$3: '$1' does not 
 # Runs a command on the simulated GPU.
 sim() { LD_LIBRARY_PATH=$SIMLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
 need_sim() { [ -f "$SIMLIB/libcudart.so.13" ] || fail "simulated GPU not built ($SIMLIB)"; }
+# A test that cannot run here exits 77 with its reason; run.sh prints SKIP, never PASS.
+skip() { echo "SKIP: $*" >&2; exit 77; }
+# PyTorch from PyPI in the virtualenv tests/integration/setup-torch makes before the tests (make check);
+# CPROF_TORCH_VENV names one made elsewhere. Sets TORCH_PY and TORCH_LIB (the wheel's CUDA libraries).
+need_torch() {
+	local v=${CPROF_TORCH_VENV:-$BUILD/venv-torch}
+	if [ ! -f "$v/.cprof-ready" ]; then
+		[ -f "$v.skip" ] && skip "$(cat "$v.skip")"
+		fail "no torch virtualenv at $v: run tests/integration/setup-torch (make check does)"
+	fi
+	TORCH_PY=$v/bin/python
+	TORCH_LIB=$("$TORCH_PY" -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13", "lib"))') ||
+		fail "the torch virtualenv has no nvidia/cu13 libraries"
+}

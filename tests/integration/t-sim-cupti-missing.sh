@@ -15,7 +15,8 @@ assert_match "$(q prof.db "SELECT value FROM META WHERE key='gpu_records_note'")
 # and CUPTI that refuses (the real one, with no driver): also one line, same target behaviour
 if ! nvidia-smi >/dev/null 2>&1; then
 	"$BIN/cprof-run" -q -o real.db -- "$WL/nodriver" > real.out 2> real.err || fail "nodriver under cprof"
-	assert_eq "$(q real.db "SELECT code FROM CPROF_STATUS")" cupti-failed "real CUPTI without a driver"
+	# no driver answers: CUPTI is never loaded (the 13.2 wheels' CUPTI crashes when started without one)
+	assert_eq "$(q real.db "SELECT code FROM CPROF_STATUS")" cupti-no-driver "no driver: CUPTI left alone"
 	assert_le() { [ "$1" -le "$2" ] || fail "$3: $1 > $2"; }
 	assert_le "$(grep -c CUPTI real.err)" 1 "CUPTI lines"
 fi
