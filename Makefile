@@ -55,7 +55,7 @@ $(GEN_ERRORS): scripts/gen-cuda-errors | $(DEPS_STAMP)
 COMMON_SRCS    := $(wildcard common/*.c)
 PRELOAD_SRCS   := $(wildcard preload/*.c)
 COLLECTOR_SRCS := $(wildcard collector/*.c)
-REPORT_SRCS    := $(wildcard report/*.c report/model/*.c)
+REPORT_SRCS    := $(wildcard report/*.c report/*/*.c)
 RUN_SRCS       := scripts/cprof-run.c
 
 OBJ := $(BUILD)/obj
@@ -105,7 +105,7 @@ binaries: $(BINARIES) simgpu
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
 $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c \
-	report/model/model.c report/analysis.c report/steps.c report/profile.c) $(HOST_OBJS_COMMON)
+	report/model/model.c report/model/analysis.c report/model/steps.c report/profile.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl

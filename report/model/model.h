@@ -7,7 +7,7 @@
 
 #include <sqlite3.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
 
 enum cprof_op_kind { CPROF_OP_KERNEL = 0, CPROF_OP_MEMCPY, CPROF_OP_MEMSET };

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
-#include "report/summary.h"
+#include "report/model/summary.h"
 
 static int by_name(const void *a, const void *b)
 {

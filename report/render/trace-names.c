@@ -6,7 +6,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
-#include "report/trace.h"
+#include "report/render/trace.h"
 
 /* Names compare equal when they are the same API: "__cudaLaunchKernel" is cudaLaunchKernel, CUPTI's
  * "cudaMemcpyAsync_ptsz_v7000" is cudaMemcpyAsync. */

@@ -6,11 +6,11 @@
 
 #define PR_FMT "cprof report"
 #include "common/log.h"
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
-#include "report/ranges.h"
-#include "report/stacks.h"
+#include "report/model/ranges.h"
+#include "report/model/stacks.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
 enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS, BY_OP, BY_CALLSITE, BY_RANGE };

@@ -6,7 +6,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
-#include "report/trace.h"
+#include "report/render/trace.h"
 
 /* ---- output primitives: one event per line, numbers formatted by hand because this is the hot loop ---- */
 

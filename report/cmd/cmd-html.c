@@ -12,7 +12,7 @@
 #define PR_FMT "cprof html"
 #include "common/log.h"
 #include "common/version.h"
-#include "report/html.h"
+#include "report/render/html.h"
 
 
 static void usage(FILE *f)

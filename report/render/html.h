@@ -7,11 +7,11 @@
 
 #include <sqlite3.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
-#include "report/ranges.h"
-#include "report/stacks.h"
+#include "report/model/ranges.h"
+#include "report/model/stacks.h"
 
 /* Duration histograms: log-spaced bins, HTML_HIST_PER_DECADE per decade from 1 ns. */
 #define HTML_HIST_PER_DECADE 5

@@ -12,9 +12,9 @@
 #include "common/log.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
-#include "report/ranges.h"
-#include "report/stacks.h"
-#include "report/trace.h"
+#include "report/model/ranges.h"
+#include "report/model/stacks.h"
+#include "report/render/trace.h"
 
 static void usage(FILE *f)
 {

@@ -5,7 +5,7 @@
 
 #define PR_FMT "cprof html"
 #include "common/log.h"
-#include "report/html.h"
+#include "report/render/html.h"
 
 /* A lane with more events than this is drawn as density buckets instead of one rectangle per event. */
 #define DETAIL_LIMIT 20000

@@ -6,7 +6,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
-#include "report/trace.h"
+#include "report/render/trace.h"
 
 /* ---- NVTX: ranges as Kineto's user_annotation spans on their thread, projected onto the GPU lanes as
  * gpu_user_annotation spans; names given to threads and streams name their lanes ---- */

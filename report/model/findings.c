@@ -10,7 +10,7 @@
 
 #define PR_FMT "cprof"
 #include "common/log.h"
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
 

@@ -9,8 +9,8 @@
 
 #include "report/cprof.h"
 #include "report/model/model.h"
-#include "report/ranges.h"
-#include "report/stacks.h"
+#include "report/model/ranges.h"
+#include "report/model/stacks.h"
 
 /* Kineto's constants (libkineto output_base.h / output_json.cpp): GPU processes sort after every real pid,
  * the CUPTI overhead lane is pid -1 and sorts after the GPUs. */

@@ -8,7 +8,7 @@
 #define PR_FMT "cprof"
 #include "common/log.h"
 #include "common/cuda-errors.h"
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
 

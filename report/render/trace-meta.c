@@ -6,7 +6,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
-#include "report/trace.h"
+#include "report/render/trace.h"
 
 /* ---- header and metadata ---- */
 

@@ -5,7 +5,7 @@
 
 #define PR_FMT "cprof html"
 #include "common/log.h"
-#include "report/html.h"
+#include "report/render/html.h"
 
 struct load_ctx {
 	struct html_table *t;

@@ -6,7 +6,7 @@
 
 #include <sqlite3.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/model/model.h"
 
 struct cprof_kstat {
