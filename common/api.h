@@ -71,6 +71,8 @@
 	X(CPROF_API_cudaDeviceReset, "cudaDeviceReset", CPROF_CLASS_DEVICE)        \
 	X(CPROF_API_cudaInitDevice, "cudaInitDevice", CPROF_CLASS_DEVICE)          \
 	X(CPROF_API_cudaChooseDevice, "cudaChooseDevice", CPROF_CLASS_DEVICE)     \
+	X(CPROF_API_cudaProfilerStart, "cudaProfilerStart", CPROF_CLASS_OTHER)     \
+	X(CPROF_API_cudaProfilerStop, "cudaProfilerStop", CPROF_CLASS_OTHER)       \
 	CPROF_API_GEN_LIST(X) /* new hooks go to preload/hooks.spec, after these */
 
 enum cprof_api_class {

@@ -6,8 +6,7 @@
 
 /* fill is a statement run after the real call, with ev, ret and the arguments in scope. A missing real
  * function gives noreal, an error, never a crash. */
-#define CPROF_HOOK(rtype, sym, soname, noreal, params, args, fill)                                   \
-	CPROF_EXPORT rtype sym params                                                                \
+#define CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)                                      \
 	{                                                                                            \
 		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
 		struct cprof_wire_api ev = { 0 };                                                    \
@@ -23,5 +22,8 @@
 		cprof_leave(&c, &ev, CPROF_API_##sym, (int)ret);                                     \
 		return ret;                                                                          \
 	}
+
+#define CPROF_HOOK(rtype, sym, soname, noreal, params, args, fill)                                   \
+	CPROF_EXPORT rtype sym params CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)
 
 #endif
