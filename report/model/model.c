@@ -1,5 +1,6 @@
 /* Loads a profile once: each table in one statement into arrays sorted by time, the correlation index resolved. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,20 +78,86 @@ static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *
 	return 0;
 }
 
-/* sort keys kept beside the arrays while loading: the order SQLite's sorter gives rows of equal start */
-struct op_key {
-	struct cprof_op op;
-	uint64_t seq;
-	int64_t name; /* kernels: the nameId (INT64_MIN for NULL) */
-};
+/* The model's arrays hold structs that begin with their uint64_t start. They are sorted by start, rows of
+ * equal start kept in the order read (what SQLite's sorter gives them): an index sorted, then the array
+ * permuted in place along its cycles, so sorting costs 4 bytes a row, not a second copy. */
+static const char *sort_base;
+static size_t sort_elem;
+_Static_assert(offsetof(struct cprof_op, start) == 0 && offsetof(struct cprof_call, start) == 0 &&
+		       offsetof(struct cprof_rt, start) == 0 && offsetof(struct cprof_ovh, start) == 0,
+	       "sort_by_start reads the start at the front");
 
-static int cmp_op(const void *a, const void *b)
+static uint64_t start_at(const void *arr, size_t elem, size_t i)
 {
-	const struct op_key *x = a, *y = b;
+	uint64_t s;
 
-	if (x->op.start != y->op.start)
-		return x->op.start < y->op.start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	memcpy(&s, (const char *)arr + i * elem, sizeof(s));
+	return s;
+}
+
+static int cmp_index(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint64_t x = start_at(sort_base, sort_elem, i), y = start_at(sort_base, sort_elem, j);
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static int sort_by_start(void *arr, size_t n, size_t elem)
+{
+	uint32_t *idx;
+	char tmp[128], *a = arr;
+	size_t i;
+
+	if (n < 2)
+		return 0;
+	if (elem > sizeof(tmp) || n > UINT32_MAX || (idx = malloc(n * sizeof(*idx))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		idx[i] = (uint32_t)i;
+	sort_base = arr;
+	sort_elem = elem;
+	qsort(idx, n, sizeof(*idx), cmp_index);
+	sort_base = NULL;
+	/* position j gets the element that was at idx[j] */
+	for (i = 0; i < n; i++) {
+		size_t j = i;
+
+		if (idx[i] == i)
+			continue;
+		memcpy(tmp, a + i * elem, elem);
+		for (;;) {
+			size_t k = idx[j];
+
+			idx[j] = (uint32_t)j;
+			if (k == i) {
+				memcpy(a + j * elem, tmp, elem);
+				break;
+			}
+			memcpy(a + j * elem, a + k * elem, elem);
+			j = k;
+		}
+	}
+	free(idx);
+	return 0;
+}
+
+/* the first element whose start is >= t */
+static size_t first_at(const void *arr, size_t n, size_t elem, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (start_at(arr, elem, mid) < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -106,7 +173,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
 	struct corr *rt = NULL, *drv = NULL;
 	size_t nrt = 0, ndrv = 0, cap = 0, n = 0, i, nnames = 0;
-	struct op_key *k = NULL;
+	struct cprof_op *k = NULL;
 	int64_t *names = NULL;
 	int ret, t;
 
@@ -138,7 +205,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 			goto out;
 		}
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			struct op_key *o;
+			struct cprof_op *o;
 			uint64_t launch = 0;
 
 			if (cprof_grow(&k, &cap, n, sizeof(*k)) < 0) {
@@ -146,28 +213,26 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 				ret = -ENOMEM;
 				goto out;
 			}
-			o = &k[n];
-			o->seq = n++;
-			o->op.proc = sqlite3_column_int64(st, 0);
-			o->op.start = (uint64_t)sqlite3_column_int64(st, 1);
-			o->op.end = (uint64_t)sqlite3_column_int64(st, 2);
-			o->op.kind = (uint8_t)t;
-			o->op.kname = -1;
-			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(st, 4);
-			o->op.name = o->name;
-			o->op.corr = CPROF_NO_ID;
-			o->op.via = 0;
+			o = &k[n++];
+			o->proc = sqlite3_column_int64(st, 0);
+			o->start = (uint64_t)sqlite3_column_int64(st, 1);
+			o->end = (uint64_t)sqlite3_column_int64(st, 2);
+			o->kind = (uint8_t)t;
+			o->kname = -1;
+			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
+			o->corr = CPROF_NO_ID;
+			o->via = 0;
 			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 				int64_t id = sqlite3_column_int64(st, 3);
-				int in_rt = corr_find(rt, nrt, o->op.proc, id, &launch);
+				int in_rt = corr_find(rt, nrt, o->proc, id, &launch);
 
-				o->op.corr = id;
+				o->corr = id;
 				if (in_rt)
-					o->op.via = 1;
-				else if (corr_find(drv, ndrv, o->op.proc, id, &launch))
-					o->op.via = 2;
+					o->via = 1;
+				else if (corr_find(drv, ndrv, o->proc, id, &launch))
+					o->via = 2;
 			}
-			o->op.launch = launch;
+			o->launch = launch;
 		}
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE) {
@@ -182,7 +247,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		if (k[i].op.kind == CPROF_OP_KERNEL)
+		if (k[i].kind == CPROF_OP_KERNEL)
 			names[nnames++] = k[i].name;
 	if (nnames) {
 		size_t u = 0;
@@ -193,21 +258,16 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 				names[u++] = names[i];
 		nnames = u;
 		for (i = 0; i < n; i++)
-			if (k[i].op.kind == CPROF_OP_KERNEL) {
+			if (k[i].kind == CPROF_OP_KERNEL) {
 				int64_t *p = bsearch(&k[i].name, names, nnames, sizeof(*names), cmp_name);
 
-				k[i].op.kname = (int32_t)(p - names);
+				k[i].kname = (int32_t)(p - names);
 			}
 	}
-	if (n)
-		qsort(k, n, sizeof(*k), cmp_op);
-	m->ops = malloc((n ? n : 1) * sizeof(*m->ops));
-	if (m->ops == NULL) {
-		ret = -ENOMEM;
+	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
-	}
-	for (i = 0; i < n; i++)
-		m->ops[i] = k[i].op;
+	m->ops = k;
+	k = NULL;
 	m->nops = n;
 	m->nknames = nnames;
 	ret = 0;
@@ -219,24 +279,10 @@ out:
 	return ret;
 }
 
-struct call_key {
-	struct cprof_call c;
-	uint64_t seq;
-};
-
-static int cmp_call(const void *a, const void *b)
-{
-	const struct call_key *x = a, *y = b;
-
-	if (x->c.start != y->c.start)
-		return x->c.start < y->c.start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
 static int load_calls(sqlite3 *db, struct cprof_model *m)
 {
-	struct call_key *k = NULL;
-	size_t n = 0, cap = 0, i;
+	struct cprof_call *k = NULL;
+	size_t n = 0, cap = 0;
 	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
@@ -252,8 +298,7 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 			ret = -ENOMEM;
 			goto out;
 		}
-		k[n].seq = n;
-		c = &k[n++].c;
+		c = &k[n++];
 		c->proc = sqlite3_column_int64(st, 0);
 		c->start = (uint64_t)sqlite3_column_int64(st, 1);
 		c->end = (uint64_t)sqlite3_column_int64(st, 2);
@@ -270,28 +315,16 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
-	if (n)
-		qsort(k, n, sizeof(*k), cmp_call);
-	m->calls = malloc((n ? n : 1) * sizeof(*m->calls));
-	if (m->calls == NULL) {
-		ret = -ENOMEM;
+	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
-	}
-	for (i = 0; i < n; i++)
-		m->calls[i] = k[i].c;
+	m->calls = k;
+	k = NULL;
 	m->ncalls = n;
 	ret = 0;
 out:
 	sqlite3_finalize(st);
 	free(k);
 	return ret;
-}
-
-static int cmp_ovh(const void *a, const void *b)
-{
-	const struct cprof_ovh *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 static int load_overhead(sqlite3 *db, struct cprof_model *m)
@@ -317,29 +350,13 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -EIO;
-	if (m->novh)
-		qsort(m->ovh, m->novh, sizeof(*m->ovh), cmp_ovh);
-	return 0;
-}
-
-struct rt_key {
-	struct cprof_rt r;
-	uint64_t seq;
-};
-
-static int cmp_rt(const void *a, const void *b)
-{
-	const struct rt_key *x = a, *y = b;
-
-	if (x->r.start != y->r.start)
-		return x->r.start < y->r.start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	return sort_by_start(m->ovh, m->novh, sizeof(*m->ovh));
 }
 
 static int load_runtime(sqlite3 *db, struct cprof_model *m)
 {
-	struct rt_key *k = NULL;
-	size_t n = 0, cap = 0, i;
+	struct cprof_rt *k = NULL;
+	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
@@ -353,8 +370,7 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 			ret = -ENOMEM;
 			goto out;
 		}
-		k[n].seq = n;
-		r = &k[n++].r;
+		r = &k[n++];
 		r->proc = sqlite3_column_int64(st, 0);
 		r->tid = sqlite3_column_int64(st, 1);
 		r->start = (uint64_t)sqlite3_column_int64(st, 2);
@@ -364,15 +380,10 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
-	if (n)
-		qsort(k, n, sizeof(*k), cmp_rt);
-	m->rt = malloc((n ? n : 1) * sizeof(*m->rt));
-	if (m->rt == NULL) {
-		ret = -ENOMEM;
+	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
-	}
-	for (i = 0; i < n; i++)
-		m->rt[i] = k[i].r;
+	m->rt = k;
+	k = NULL;
 	m->nrt = n;
 	ret = 0;
 out:
@@ -747,36 +758,12 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,
 			    size_t ncalls, struct cprof_ovh *ovh, size_t novh, size_t nknames)
 {
-	struct op_key *k = calloc(nops ? nops : 1, sizeof(*k));
-	struct call_key *c = calloc(ncalls ? ncalls : 1, sizeof(*c));
-	size_t i;
+	int ret;
 
 	memset(m, 0, sizeof(*m));
-	if (k == NULL || c == NULL) {
-		free(k);
-		free(c);
-		return -ENOMEM;
-	}
-	for (i = 0; i < nops; i++) {
-		k[i].op = ops[i];
-		k[i].seq = i;
-	}
-	for (i = 0; i < ncalls; i++) {
-		c[i].c = calls[i];
-		c[i].seq = i;
-	}
-	if (nops)
-		qsort(k, nops, sizeof(*k), cmp_op);
-	if (ncalls)
-		qsort(c, ncalls, sizeof(*c), cmp_call);
-	if (novh)
-		qsort(ovh, novh, sizeof(*ovh), cmp_ovh);
-	for (i = 0; i < nops; i++)
-		ops[i] = k[i].op;
-	for (i = 0; i < ncalls; i++)
-		calls[i] = c[i].c;
-	free(k);
-	free(c);
+	if ((ret = sort_by_start(ops, nops, sizeof(*ops))) < 0 || (ret = sort_by_start(calls, ncalls, sizeof(*calls))) < 0 ||
+	    (ret = sort_by_start(ovh, novh, sizeof(*ovh))) < 0)
+		return ret;
 	m->ops = ops;
 	m->nops = nops;
 	m->calls = calls;
@@ -849,30 +836,10 @@ int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const
 
 size_t cprof_model_ops_from(const struct cprof_model *m, uint64_t t)
 {
-	size_t lo = 0, hi = m->nops;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->ops[mid].start < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return first_at(m->ops, m->nops, sizeof(*m->ops), t);
 }
 
 size_t cprof_model_calls_from(const struct cprof_model *m, uint64_t t)
 {
-	size_t lo = 0, hi = m->ncalls;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->calls[mid].start < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return first_at(m->calls, m->ncalls, sizeof(*m->calls), t);
 }
