@@ -67,10 +67,11 @@ struct gap {
 	uint64_t s, e;
 };
 
-/* Host-wait gaps, then the outermost CUDA calls that overlap them: how much of the GPU's wait was
- * the host inside the CUDA API (launch cost) rather than in its own code. */
+/* Intervals, then the outermost CUDA calls (cut_only: the synchronising ones) that overlap them: how much
+ * of the GPU's starved time the host spent inside the CUDA API (launch cost) rather than in its own code,
+ * or how long it waited in syncs while work was queued. */
 static uint64_t api_time_in(const struct cprof_model *m, int64_t proc, const struct gap *g, size_t n, uint64_t from,
-			    uint64_t to)
+			    uint64_t to, int cut_only)
 {
 	uint64_t sum = 0;
 	size_t i = 0, c;
@@ -81,7 +82,7 @@ static uint64_t api_time_in(const struct cprof_model *m, int64_t proc, const str
 		uint64_t s = m->calls[c].start, e = m->calls[c].end;
 		size_t j;
 
-		if (!m->calls[c].outer || !IN_PROC(m->calls[c]))
+		if (!m->calls[c].outer || !IN_PROC(m->calls[c]) || (cut_only && !m->calls[c].cut))
 			continue;
 		while (i < n && g[i].e <= s)
 			i++;
@@ -95,23 +96,166 @@ static uint64_t api_time_in(const struct cprof_model *m, int64_t proc, const str
 	return sum;
 }
 
+static int cmp_u64q(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* appends [s, e) to a sorted interval list, joining it to the last one when they touch */
+static int gap_add(struct gap **g, size_t *n, size_t *cap, uint64_t s, uint64_t e)
+{
+	if (e <= s)
+		return 0;
+	if (*n && (*g)[*n - 1].e == s) {
+		(*g)[*n - 1].e = e;
+		return 0;
+	}
+	if (cprof_grow(g, cap, *n, sizeof(**g)) < 0)
+		return -ENOMEM;
+	(*g)[*n].s = s;
+	(*g)[(*n)++].e = e;
+	return 0;
+}
+
+/* Who waits for whom, over [ws, we): a GPU op is queued from the end of the call that launched it (CUPTI's
+ * runtime or driver record; its own start when unknown) to its end, and runs from its start to its end.
+ * One sweep over the three sorted event lists gives the time the GPU idled with at most one op queued
+ * (starved: the host has not given it the next one), idled with more (stalled), and had a backlog; the
+ * starved intervals are returned, the queued ones intersected with the host's synchronising calls. */
+static int queue_times(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, struct cprof_verdict *v,
+		       struct gap **starved, size_t *nstarved)
+{
+	uint64_t *q = NULL, *st = NULL, *en = NULL, t = ws, hi = clamp_end(we);
+	struct gap *queued = NULL;
+	size_t n = 0, i, iq = 0, is = 0, ie = 0, nq = 0, capq = 0, caps = 0;
+	int64_t depth = 0, run = 0;
+	int ret = -ENOMEM;
+
+	*starved = NULL;
+	*nstarved = 0;
+	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++)
+		n += IN_PROC(m->ops[i]);
+	q = malloc((n ? n : 1) * sizeof(*q));
+	st = malloc((n ? n : 1) * sizeof(*st));
+	en = malloc((n ? n : 1) * sizeof(*en));
+	if (q == NULL || st == NULL || en == NULL)
+		goto out;
+	n = 0;
+	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		uint64_t e = o->end < we ? o->end : we, a = o->enq ? o->enq : o->launch ? o->launch : o->start;
+
+		if (!IN_PROC(*o))
+			continue;
+		if (a > o->start)
+			a = o->start;
+		q[n] = a < ws ? ws : a;
+		st[n] = o->start;
+		en[n++] = e < o->start ? o->start : e;
+	}
+	if (n) {
+		qsort(q, n, sizeof(*q), cmp_u64q);
+		qsort(en, n, sizeof(*en), cmp_u64q);
+	}
+	while (t < we) {
+		uint64_t next = we, len;
+
+		if (iq < n && q[iq] < next)
+			next = q[iq];
+		if (is < n && st[is] < next)
+			next = st[is];
+		if (ie < n && en[ie] < next)
+			next = en[ie];
+		len = next - t;
+		if (len) {
+			if (run == 0 && depth <= 1) {
+				v->starved_ns += len;
+				if (gap_add(starved, nstarved, &caps, t, next) < 0)
+					goto out;
+			} else if (run == 0) {
+				v->stalled_ns += len;
+			}
+			if (depth >= 2)
+				v->backlog_ns += len;
+			if (depth >= 1 && gap_add(&queued, &nq, &capq, t, next) < 0)
+				goto out;
+		}
+		while (iq < n && q[iq] == next) {
+			depth++;
+			iq++;
+		}
+		while (is < n && st[is] == next) {
+			run++;
+			is++;
+		}
+		while (ie < n && en[ie] == next) {
+			depth--;
+			run--;
+			ie++;
+		}
+		t = next;
+	}
+	v->blocked_ns = api_time_in(m, proc, queued, nq, ws, hi, 1);
+	ret = 0;
+out:
+	free(q);
+	free(st);
+	free(en);
+	free(queued);
+	if (ret < 0) {
+		free(*starved);
+		*starved = NULL;
+		*nstarved = 0;
+	}
+	return ret;
+}
+
+/* copies between host and device (CUPTI kinds HtoD, DtoH, HtoA, AtoH, HtoH): what pinned memory and
+ * asynchronous copies can speed up */
+static int host_copy(const struct cprof_op *o)
+{
+	return o->kind == CPROF_OP_MEMCPY && (o->copykind == 1 || o->copykind == 2 || o->copykind == 3 ||
+					      o->copykind == 4 || o->copykind == 9);
+}
+
+/* copies are the cause when they take most of the host's time in CUDA calls, or most of the GPU's busy time */
+static int copy_cause(const struct cprof_verdict *v)
+{
+	return (v->copy_call_ns && v->copy_call_ns * 2 >= v->self_cpu_ns && v->copy_call_ns > v->launch_call_ns) ||
+	       (v->copy_ns && v->copy_ns * 2 >= v->busy_ns);
+}
+
+static const char copy_advice[] = "copies dominate: use pinned host memory (cudaMallocHost, cudaHostRegister), "
+				  "asynchronous copies (cudaMemcpyAsync) on their own streams, and overlap them with compute";
+
+/* The rule of docs/verdict.md: who waits for whom. */
 static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 {
-	uint64_t idle = v->host_wait_ns + v->kernel_wait_ns + v->other_ns;
-	double host_share = idle ? 100.0 * v->host_wait_ns / idle : 0;
+	uint64_t win = v->end > v->start ? v->end - v->start : 0;
 
 	if (v->kernels + v->memcpys + v->memsets == 0) {
 		snprintf(v->verdict, sizeof(v->verdict), "no-gpu-activity");
 		snprintf(v->advice, sizeof(v->advice), "no GPU work was recorded");
 		return;
 	}
-	if (v->busy_pct >= t->compute_pct) {
+	if (v->busy_pct >= t->compute_pct ||
+	    (v->blocked_ns > v->starved_ns && v->blocked_ns * 100 >= (uint64_t)((100 - t->compute_pct) * win))) {
+		/* the GPU is saturated, or the host spends more time waiting for it than it waits for the host */
 		snprintf(v->verdict, sizeof(v->verdict), "compute-bound");
-		snprintf(v->advice, sizeof(v->advice),
-			 "the GPU is the bottleneck: speed up the top kernels (precision, tensor cores, fusion), not the launches");
-	} else if (v->busy_pct < t->overhead_pct && host_share >= t->host_wait_share) {
+		if (copy_cause(v))
+			snprintf(v->advice, sizeof(v->advice), "%s", copy_advice);
+		else
+			snprintf(v->advice, sizeof(v->advice),
+				 "the GPU is the bottleneck: speed up the top kernels (precision, tensor cores, fusion), not the launches");
+	} else if (v->starved_ns >= v->stalled_ns && v->starved_ns >= v->blocked_ns) {
+		/* the GPU's queue runs dry: the host cannot issue work as fast as the GPU does it, whatever the
+		 * utilisation and whichever HTA bucket the short gaps fall into */
 		snprintf(v->verdict, sizeof(v->verdict), "overhead-bound");
-		if (v->api_in_host_wait_ns * 2 >= v->host_wait_ns)
+		if (copy_cause(v))
+			snprintf(v->advice, sizeof(v->advice), "%s", copy_advice);
+		else if (v->api_in_host_wait_ns * 2 >= v->starved_ns)
 			snprintf(v->advice, sizeof(v->advice),
 				 "batch more work per launch, fuse ops, or capture a CUDA graph");
 		else
@@ -120,7 +264,7 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 	} else {
 		snprintf(v->verdict, sizeof(v->verdict), "mixed");
 		snprintf(v->advice, sizeof(v->advice),
-			 "neither side dominates: see the phases and the idle breakdown");
+			 "the GPU idles with work queued (dependencies between streams, events): see the phases and the idle breakdown");
 	}
 }
 
@@ -129,7 +273,7 @@ static void gpu_counts(const struct cprof_model *m, int64_t proc, uint64_t from,
 {
 	size_t i;
 
-	v->kernels = v->memcpys = v->memsets = v->self_gpu_ns = v->kernel_ns = 0;
+	v->kernels = v->memcpys = v->memsets = v->self_gpu_ns = v->kernel_ns = v->copy_ns = 0;
 	for (i = cprof_model_ops_from(m, from); i < m->nops && m->ops[i].start < to; i++) {
 		const struct cprof_op *o = &m->ops[i];
 
@@ -141,6 +285,8 @@ static void gpu_counts(const struct cprof_model *m, int64_t proc, uint64_t from,
 			v->kernel_ns += o->end - o->start;
 		} else if (o->kind == CPROF_OP_MEMCPY) {
 			v->memcpys++;
+			if (host_copy(o))
+				v->copy_ns += o->end - o->start;
 		} else {
 			v->memsets++;
 		}
@@ -268,7 +414,7 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 {
 	struct dvec kd = { 0 }, ld = { 0 };
 	struct gap *gaps = NULL;
-	size_t ngaps = 0, capgaps = 0, i;
+	size_t ngaps = 0, i;
 	uint64_t cur_s = 0, cur_e = 0, ws, we, hi = clamp_end(to);
 	int explicit_window = from != 0, have = 0, ret = -1, any = 0;
 
@@ -284,6 +430,18 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			v->run_start = c->start;
 		if (!any || c->end > v->run_end)
 			v->run_end = c->end;
+		any = 1;
+	}
+	/* calls only CUPTI saw (not hooked, or made inside a library) are part of the run too */
+	for (i = 0; i < m->nrt && m->rt[i].start < hi; i++) {
+		const struct cprof_rt *r = &m->rt[i];
+
+		if (r->start < from || !IN_PROC(*r))
+			continue;
+		if (!any || r->start < v->run_start)
+			v->run_start = r->start;
+		if (!any || r->end > v->run_end)
+			v->run_end = r->end;
 		any = 1;
 	}
 	have = 0;
@@ -367,13 +525,9 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			uint64_t gap = s - cur_e;
 
 			/* HTA: the GPU waited for the host when the op was launched after the GPU went idle */
-			if (launch == 0 || launch > cur_e) {
+			if (launch == 0 || launch > cur_e)
 				v->host_wait_ns += gap;
-				if (cprof_grow(&gaps, &capgaps, ngaps, sizeof(*gaps)) < 0)
-					goto out;
-				gaps[ngaps].s = cur_e;
-				gaps[ngaps++].e = s;
-			} else if (gap < t->kernel_wait_ns) {
+			else if (gap < t->kernel_wait_ns) {
 				v->kernel_wait_ns += gap;
 			} else {
 				v->other_ns += gap;
@@ -400,14 +554,21 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			if (m->ovh[i].start >= ws && IN_PROC(m->ovh[i]))
 				o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
 		v->overhead_ns = o;
-		if (o > v->host_wait_ns)
-			o = v->host_wait_ns;
-		v->host_wait_ns -= o;
+		if (queue_times(m, proc, ws, we, v, &gaps, &ngaps) < 0)
+			goto out;
+		v->host_wait_ns -= o < v->host_wait_ns ? o : v->host_wait_ns;
+		v->starved_ns -= o < v->starved_ns ? o : v->starved_ns;
 	}
 	for (i = cprof_model_calls_from(m, ws); i < m->ncalls && m->calls[i].start < hi; i++)
 		if (m->calls[i].outer && IN_PROC(m->calls[i])) {
-			v->self_cpu_ns += m->calls[i].end - m->calls[i].start;
+			uint64_t d = m->calls[i].end - m->calls[i].start;
+
+			v->self_cpu_ns += d;
 			v->api_calls++;
+			if (m->calls[i].copy || m->calls[i].memcpy)
+				v->copy_call_ns += d;
+			if (m->calls[i].launch)
+				v->launch_call_ns += d;
 		}
 	/* launch calls of the whole window: when the GPU is behind, they all happen before the warm-up ends */
 	for (i = cprof_model_calls_from(m, v->warmup_ns ? ws - v->warmup_ns : ws); i < m->ncalls && m->calls[i].start < hi;
@@ -422,12 +583,28 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			    dvec_push(&ld, (double)(m->calls[i].end - m->calls[i].start)) < 0)
 				goto out;
 	}
+	/* launches the hooks did not see (driver API, a library's own, or no hook at all): their time is that
+	 * of CUPTI's runtime or driver record of the launch */
+	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
+		const struct cprof_op *o = &m->ops[i];
+
+		if (o->kind != CPROF_OP_KERNEL || !IN_PROC(*o) || o->via == 0 || o->enq < o->launch ||
+		    cprof_model_has_ext(m, o->proc, o->corr))
+			continue;
+		if (dvec_push(&ld, (double)(o->enq - o->launch)) < 0)
+			goto out;
+		v->launch_calls_cupti++;
+		v->launch_call_ns += o->enq - o->launch;
+	}
 	v->med_kernel_ns = median(kd.d, kd.n);
 	v->med_launch_ns = median(ld.d, ld.n);
-	v->api_in_host_wait_ns = api_time_in(m, proc, gaps, ngaps, ws, hi);
+	v->api_in_host_wait_ns = api_time_in(m, proc, gaps, ngaps, ws, hi, 0);
 	v->busy_pct = we > ws ? 100.0 * v->busy_ns / (double)(we - ws) : 0;
+	v->start = ws;
+	v->end = we;
 	snprintf(v->cause, sizeof(v->cause), "%s",
-		 v->api_in_host_wait_ns * 2 >= v->host_wait_ns ? "launch cost inside the CUDA API"
+		 copy_cause(v) ? "copies between host and device"
+		 : v->api_in_host_wait_ns * 2 >= v->starved_ns ? "launch cost inside the CUDA API"
 							       : "host work between launches");
 	decide(v, t);
 	if (!strcmp(v->verdict, "no-gpu-activity") && m->db)
@@ -512,6 +689,14 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 		v->api_calls += p->api_calls;
 		v->warmup_ns += p->warmup_ns;
 		v->api_in_host_wait_ns += p->api_in_host_wait_ns;
+		v->starved_ns += p->starved_ns;
+		v->stalled_ns += p->stalled_ns;
+		v->backlog_ns += p->backlog_ns;
+		v->blocked_ns += p->blocked_ns;
+		v->copy_ns += p->copy_ns;
+		v->copy_call_ns += p->copy_call_ns;
+		v->launch_call_ns += p->launch_call_ns;
+		v->launch_calls_cupti += p->launch_calls_cupti;
 		v->end += p->end - p->start; /* the window's length is the phases' lengths added up */
 	}
 	v->busy_pct = v->end > v->start ? 100.0 * v->busy_ns / (double)(v->end - v->start) : 0;

@@ -41,6 +41,16 @@ struct cprof_verdict {
 	double med_launch_ns;      /* median launch call */
 	double med_kernel_ns;      /* median kernel */
 	uint64_t api_in_host_wait_ns; /* part of host-wait gaps spent inside CUDA calls */
+	/* who waits for whom (docs/verdict.md): a GPU op is in its stream's queue from the end of the call that
+	 * launched it until it ends; depth = such ops of the process at a time */
+	uint64_t starved_ns;       /* GPU idle, at most one op queued (the one being submitted): the GPU waits for the host */
+	uint64_t stalled_ns;       /* GPU idle with two or more ops queued: waits on dependencies, not on the host */
+	uint64_t backlog_ns;       /* two or more ops queued: the host is ahead of the GPU */
+	uint64_t blocked_ns;       /* the host inside synchronising calls while work was queued: it waits for the GPU */
+	uint64_t copy_ns;          /* GPU time of copies (host<->device) */
+	uint64_t copy_call_ns;     /* host time in copy calls (outermost) */
+	uint64_t launch_call_ns;   /* host time in launch calls (outermost) */
+	uint64_t launch_calls_cupti; /* launches timed from CUPTI's records (the hooks did not see them) */
 	char cause[160];           /* what the host was doing while the GPU waited; cuda-unavailable: the first failure */
 	const char *step_re;       /* the step pattern used (thresholds') */
 	int steps;                 /* steps marked with NVTX ranges: they cut the phases (0: inferred) */

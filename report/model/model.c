@@ -13,7 +13,7 @@
 /* one (process, CUPTI correlation id) -> the earliest runtime or driver record with it */
 struct corr {
 	int64_t proc, id;
-	uint64_t start;
+	uint64_t start, end;
 };
 
 static int cmp_corr(const void *a, const void *b)
@@ -27,8 +27,8 @@ static int cmp_corr(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* 1 when a record has this (proc, id); *start gets the earliest start, else is left alone */
-static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, uint64_t *start)
+/* 1 when a record has this (proc, id); *start gets the earliest start and *end its end, else both are left alone */
+static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, uint64_t *start, uint64_t *end)
 {
 	size_t lo = 0, hi = n;
 
@@ -42,6 +42,7 @@ static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, u
 	}
 	if (lo < n && c[lo].proc == proc && c[lo].id == id) {
 		*start = c[lo].start;
+		*end = c[lo].end;
 		return 1;
 	}
 	return 0;
@@ -57,7 +58,8 @@ static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *
 	*out = NULL;
 	*n = 0;
 	/* a record without a start still counts as seen (coalesce(min(start), ...) in SQL gives 0 then) */
-	snprintf(sql, sizeof(sql), "SELECT processId, correlationId, coalesce(start, 0) FROM %s WHERE correlationId IS NOT NULL",
+	snprintf(sql, sizeof(sql), "SELECT processId, correlationId, coalesce(start, 0), coalesce(end, 0) FROM %s"
+		 " WHERE correlationId IS NOT NULL",
 		 table);
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
@@ -68,7 +70,8 @@ static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *
 		}
 		(*out)[*n].proc = sqlite3_column_int64(st, 0);
 		(*out)[*n].id = sqlite3_column_int64(st, 1);
-		(*out)[(*n)++].start = (uint64_t)sqlite3_column_int64(st, 2);
+		(*out)[*n].start = (uint64_t)sqlite3_column_int64(st, 2);
+		(*out)[(*n)++].end = (uint64_t)sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -187,7 +190,8 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 		if (m->rt[i].corr != CPROF_NO_ID) {
 			rt[nrt].proc = m->rt[i].proc;
 			rt[nrt].id = m->rt[i].corr;
-			rt[nrt++].start = m->rt[i].start;
+			rt[nrt].start = m->rt[i].start;
+			rt[nrt++].end = m->rt[i].end;
 		}
 	if (nrt)
 		qsort(rt, nrt, sizeof(*rt), cmp_corr);
@@ -198,15 +202,16 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 		sqlite3_stmt *st;
 		int rc;
 
-		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s FROM %s", t == 0 ? "nameId" : "NULL",
-			 tables[t]);
+		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, streamId, deviceId, %s FROM %s",
+			 t == 0 ? "nameId" : "NULL",
+			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "bytes, copyKind, srcKind, dstKind" : "bytes, 0, 0, 0", tables[t]);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 			ret = -EIO;
 			goto out;
 		}
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			struct cprof_op *o;
-			uint64_t launch = 0;
+			uint64_t launch = 0, enq = 0;
 
 			if (cprof_grow(&k, &cap, n, sizeof(*k)) < 0) {
 				sqlite3_finalize(st);
@@ -222,17 +227,24 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
 			o->corr = CPROF_NO_ID;
 			o->via = 0;
+			o->stream = sqlite3_column_type(st, 5) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 5);
+			o->device = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6);
+			o->bytes = sqlite3_column_int64(st, 7);
+			o->copykind = (uint8_t)sqlite3_column_int(st, 8);
+			o->srckind = (uint8_t)sqlite3_column_int(st, 9);
+			o->dstkind = (uint8_t)sqlite3_column_int(st, 10);
 			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 				int64_t id = sqlite3_column_int64(st, 3);
-				int in_rt = corr_find(rt, nrt, o->proc, id, &launch);
+				int in_rt = corr_find(rt, nrt, o->proc, id, &launch, &enq);
 
 				o->corr = id;
 				if (in_rt)
 					o->via = 1;
-				else if (corr_find(drv, ndrv, o->proc, id, &launch))
+				else if (corr_find(drv, ndrv, o->proc, id, &launch, &enq))
 					o->via = 2;
 			}
 			o->launch = launch;
+			o->enq = enq;
 		}
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE) {
@@ -287,8 +299,8 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
-	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId, tid, correlationId, a0"
-				   " FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId, tid, correlationId, a0,"
+				   " stream, coalesce(bytes, 0), coalesce(returnValue, 0) FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *cls = (const char *)sqlite3_column_text(st, 4);
@@ -312,6 +324,10 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->tid = sqlite3_column_int64(st, 6);
 		c->corr = sqlite3_column_type(st, 7) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 7);
 		c->a0 = sqlite3_column_type(st, 8) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 8);
+		c->stream = sqlite3_column_type(st, 9) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 9);
+		c->bytes = sqlite3_column_int64(st, 10);
+		c->ret = sqlite3_column_int(st, 11);
+		c->copy = cls && !strcmp(cls, "memcpy");
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
@@ -360,7 +376,7 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
-	if (sqlite3_prepare_v2(db, "SELECT processId, threadId, start, end, nameId, correlationId"
+	if (sqlite3_prepare_v2(db, "SELECT processId, threadId, start, end, nameId, correlationId, coalesce(returnValue, 0)"
 				   " FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -377,6 +393,7 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 		r->end = (uint64_t)sqlite3_column_int64(st, 3);
 		r->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
 		r->corr = sqlite3_column_type(st, 5) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 5);
+		r->ret = sqlite3_column_int(st, 6);
 	}
 	if (rc != SQLITE_DONE)
 		goto out;

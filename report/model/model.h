@@ -18,7 +18,12 @@ enum cprof_op_kind { CPROF_OP_KERNEL = 0, CPROF_OP_MEMCPY, CPROF_OP_MEMSET };
 /* A GPU op (kernel, copy, memset), with the start of the call that launched it (0: not known). */
 struct cprof_op {
 	uint64_t start, end, launch;
+	uint64_t enq;  /* the end of the launching call: the op is in its stream's queue from then (0: not known) */
 	int64_t proc;
+	int64_t stream; /* CUPTI's stream id (CPROF_NO_ID: none) */
+	int64_t bytes;  /* copies and memsets: bytes moved (0 otherwise) */
+	int32_t device; /* CUPTI's device id (-1: none) */
+	uint8_t copykind, srckind, dstkind; /* copies: CUPTI's memcpy kind and memory kinds (0 otherwise) */
 	int64_t name;  /* kernels: StringIds id of the name (CPROF_NO_ID: none) */
 	int64_t corr;  /* CUPTI correlation id (CPROF_NO_ID: none) */
 	int32_t kname; /* kernels: dense index of the name (nameIds may be sparse); -1 otherwise */
@@ -33,6 +38,10 @@ struct cprof_call {
 	int64_t name;   /* StringIds id */
 	int64_t corr;   /* our correlation id, CUPTI's external id (CPROF_NO_ID: none) */
 	int64_t a0;     /* first class-specific argument (memcpy: its kind; CPROF_NO_ID: none) */
+	int64_t stream; /* the stream argument, as the program passed it (CPROF_NO_ID: none) */
+	int64_t bytes;  /* copies, memsets: bytes (0: none) */
+	int32_t ret;    /* the return code */
+	uint8_t copy;   /* class 'memcpy' */
 	uint8_t outer;  /* nested = 0: not made inside another hooked call */
 	uint8_t launch; /* class 'launch' */
 	uint8_t cut;    /* synchronises with the GPU: class 'sync', or cudaMemcpy */
@@ -47,6 +56,7 @@ struct cprof_rt {
 	int64_t proc, tid;
 	int64_t name; /* StringIds id (CPROF_NO_ID: none) */
 	int64_t corr; /* CPROF_NO_ID: none */
+	int32_t ret;  /* the return code */
 };
 
 /* CUPTI's external correlation of kind 5 (ours): CUPTI id -> our call's correlation id */

@@ -1,0 +1,262 @@
+/* Unit tests of issue 18's verdict rules over small profiles built in memory: the queue rule, copies, CUPTI-only launches, errors. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/model/analysis.h"
+#include "report/model/model.h"
+#include "tests/unit/tests.h"
+
+#define US 1000ULL
+
+struct vfix {
+	struct cprof_op ops[512];
+	struct cprof_call calls[512];
+	struct cprof_rt rt[64];
+	struct cprof_string strings[16];
+	size_t nops, ncalls, nrt, nstrings;
+	struct cprof_model m;
+};
+
+static struct cprof_op *op(struct vfix *f, int kind, uint64_t s, uint64_t e, uint64_t launch, uint64_t enq)
+{
+	ck_assert_uint_lt(f->nops, 512);
+	f->ops[f->nops] = (struct cprof_op){ .start = s, .end = e, .launch = launch, .enq = enq, .proc = 1,
+					    .kname = kind == CPROF_OP_KERNEL ? 0 : -1, .kind = (uint8_t)kind,
+					    .corr = CPROF_NO_ID, .name = CPROF_NO_ID, .stream = 7 };
+	return &f->ops[f->nops++];
+}
+
+static struct cprof_call *vcall(struct vfix *f, uint64_t s, uint64_t e)
+{
+	ck_assert_uint_lt(f->ncalls, 512);
+	f->calls[f->ncalls] = (struct cprof_call){ .start = s, .end = e, .proc = 1, .outer = 1, .corr = CPROF_NO_ID,
+						  .stream = CPROF_NO_ID };
+	return &f->calls[f->ncalls++];
+}
+
+/* matrixMul's shape: a launch call of call_ns every call_ns + host_ns; the kernel (kernel_ns) starts
+ * latency_ns after the call returns, or when the one before it ends */
+static void launch_loop(struct vfix *f, uint64_t t0, int n, uint64_t call_ns, uint64_t host_ns, uint64_t kernel_ns,
+			uint64_t latency_ns)
+{
+	uint64_t prev_end = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t c = t0 + (uint64_t)i * (call_ns + host_ns), s = c + call_ns + latency_ns;
+
+		vcall(f, c, c + call_ns)->launch = 1;
+		if (s < prev_end)
+			s = prev_end;
+		op(f, CPROF_OP_KERNEL, s, s + kernel_ns, c, c + call_ns);
+		prev_end = s + kernel_ns;
+	}
+}
+
+static void vbuild(struct vfix *f)
+{
+	ck_assert_int_eq(cprof_model_from_arrays(&f->m, f->ops, f->nops, f->calls, f->ncalls, NULL, 0, 1), 0);
+	f->m.rt = f->nrt ? f->rt : NULL;
+	f->m.nrt = f->nrt;
+	f->m.strings = f->nstrings ? f->strings : NULL;
+	f->m.nstrings = f->nstrings;
+}
+
+static void vverdict(struct vfix *f, struct cprof_verdict *v)
+{
+	struct cprof_thresholds t;
+
+	cprof_thresholds_default(&t);
+	t.include_startup = 1; /* the fixtures have no start-up: keep every op in the window */
+	vbuild(f);
+	ck_assert_int_eq(cprof_analyse(&f->m, 0, 0, UINT64_MAX, &t, v), 0);
+}
+
+/* the model does not own the fixture's arrays */
+static void vfree(struct vfix *f)
+{
+	memset(&f->m, 0, sizeof(f->m));
+}
+
+/* issue 18 item 5: 2.4 us kernels, 4.3 us launch calls, GPU 49% busy: the launches are slower than the
+ * kernels, so the GPU starves although every gap is "kernel wait" in HTA's terms (was: mixed) */
+START_TEST(test_verdict_launch_bound_loop_is_overhead_bound)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+
+	memset(&f, 0, sizeof(f));
+	launch_loop(&f, 1000 * US, 300, 4300, 600, 2400, 3000);
+	vverdict(&f, &v);
+	ck_assert_double_gt(v.busy_pct, 45);
+	ck_assert_double_lt(v.busy_pct, 52);
+	/* HTA's buckets: the next kernel was always launched before the GPU went idle */
+	ck_assert_uint_gt(v.kernel_wait_ns, v.host_wait_ns);
+	ck_assert_str_eq(v.verdict, "overhead-bound");
+	ck_assert_uint_gt(v.starved_ns * 2, v.end - v.start - v.busy_ns); /* the idle time is starved time */
+	ck_assert_uint_eq(v.blocked_ns, 0);
+	ck_assert_str_eq(v.cause, "launch cost inside the CUDA API");
+	ck_assert_ptr_nonnull(strstr(v.advice, "CUDA graph"));
+	vfree(&f);
+}
+END_TEST
+
+/* the same loop with no host time between launches is 56% busy: the verdict does not flip at 50% */
+START_TEST(test_verdict_starved_gpu_no_flip_near_threshold)
+{
+	static struct vfix f, g;
+	struct cprof_verdict v, w;
+
+	memset(&f, 0, sizeof(f));
+	memset(&g, 0, sizeof(g));
+	launch_loop(&f, 1000 * US, 300, 4300, 0, 2400, 3000);
+	launch_loop(&g, 1000 * US, 300, 4300, 1000, 2400, 3000);
+	vverdict(&f, &v);
+	vverdict(&g, &w);
+	ck_assert_double_gt(v.busy_pct, 50);
+	ck_assert_double_lt(w.busy_pct, 50);
+	ck_assert_str_eq(v.verdict, "overhead-bound");
+	ck_assert_str_eq(w.verdict, "overhead-bound");
+	vfree(&f);
+	vfree(&g);
+}
+END_TEST
+
+/* a launch, then a sync that waits for the kernel, then host work: 70% busy, the host waits in syncs
+ * longer than the GPU waits for it: compute-bound (the utilisation rule alone said mixed) */
+START_TEST(test_verdict_host_blocked_in_syncs_is_compute_bound)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 20; i++) {
+		uint64_t t = 1000 * US + (uint64_t)i * 100 * US;
+
+		vcall(&f, t, t + 2 * US)->launch = 1;
+		op(&f, CPROF_OP_KERNEL, t + 5 * US, t + 75 * US, t, t + 2 * US);
+		vcall(&f, t + 3 * US, t + 76 * US)->cut = 1;
+	}
+	vverdict(&f, &v);
+	ck_assert_double_lt(v.busy_pct, 80);
+	ck_assert_uint_gt(v.blocked_ns, v.starved_ns);
+	ck_assert_str_eq(v.verdict, "compute-bound");
+	vfree(&f);
+}
+END_TEST
+
+/* work queued far ahead but the GPU idles between ops (dependencies): neither side waits for the other */
+START_TEST(test_verdict_stalled_with_backlog_is_mixed)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	vcall(&f, 900 * US, 910 * US)->launch = 1;
+	for (i = 0; i < 30; i++) {
+		uint64_t s = 1000 * US + (uint64_t)i * 100 * US;
+
+		op(&f, CPROF_OP_KERNEL, s, s + 40 * US, 900 * US, 910 * US);
+	}
+	vverdict(&f, &v);
+	ck_assert_uint_gt(v.stalled_ns, v.starved_ns);
+	ck_assert_uint_gt(v.backlog_ns, 0);
+	ck_assert_str_eq(v.verdict, "mixed");
+	vfree(&f);
+}
+END_TEST
+
+/* issue 18 item 6: synchronous pageable copies take nearly all the CUDA-call time: the cause is copies,
+ * the advice pinned memory and asynchronous copies, not CUDA graphs */
+START_TEST(test_verdict_copies_are_the_cause)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 20; i++) {
+		uint64_t t = 1000 * US + (uint64_t)i * 500 * US;
+		struct cprof_call *c = vcall(&f, t, t + 300 * US);
+		struct cprof_op *o;
+
+		c->copy = 1;
+		c->cut = 1;
+		c->bytes = 4 << 20;
+		o = op(&f, CPROF_OP_MEMCPY, t + 20 * US, t + 290 * US, t, t + 10 * US);
+		o->copykind = 1;
+		o->srckind = 1; /* pageable */
+		o->bytes = 4 << 20;
+		vcall(&f, t + 310 * US, t + 314 * US)->launch = 1;
+		op(&f, CPROF_OP_KERNEL, t + 320 * US, t + 330 * US, t + 310 * US, t + 314 * US);
+	}
+	vverdict(&f, &v);
+	ck_assert_uint_gt(v.copy_call_ns, 10 * v.launch_call_ns);
+	ck_assert_str_eq(v.cause, "copies between host and device");
+	ck_assert_ptr_nonnull(strstr(v.advice, "pinned"));
+	ck_assert_ptr_null(strstr(v.advice, "graph"));
+	vfree(&f);
+}
+END_TEST
+
+/* issue 18 item 3: kernels launched through the driver API (no hook saw them): the launch time comes from
+ * CUPTI's records, not "0 ns" */
+START_TEST(test_verdict_launch_time_from_cupti_records)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 20; i++) {
+		uint64_t t = 1000 * US + (uint64_t)i * 50 * US;
+		struct cprof_op *o = op(&f, CPROF_OP_KERNEL, t + 12 * US, t + 20 * US, t, t + 7 * US);
+
+		o->via = 2;
+		o->corr = i + 1;
+	}
+	vverdict(&f, &v);
+	ck_assert_uint_eq(v.launch_calls_cupti, 20);
+	ck_assert_double_eq_tol(v.med_launch_ns, 7 * US, 1);
+	vfree(&f);
+}
+END_TEST
+
+/* issue 18 item 2: the run spans calls only CUPTI saw */
+START_TEST(test_verdict_run_spans_cupti_only_calls)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+
+	memset(&f, 0, sizeof(f));
+	vcall(&f, 2000 * US, 2010 * US);
+	f.rt[f.nrt++] = (struct cprof_rt){ .start = 1000 * US, .end = 1020 * US, .proc = 1, .name = CPROF_NO_ID,
+					   .corr = CPROF_NO_ID };
+	f.rt[f.nrt++] = (struct cprof_rt){ .start = 5000 * US, .end = 5020 * US, .proc = 1, .name = CPROF_NO_ID,
+					   .corr = CPROF_NO_ID };
+	vverdict(&f, &v);
+	ck_assert_uint_eq(v.run_start, 1000 * US);
+	ck_assert_uint_eq(v.run_end, 5020 * US);
+	vfree(&f);
+}
+END_TEST
+
+Suite *verdict_suite(void)
+{
+	Suite *s = suite_create("verdict");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_verdict_launch_bound_loop_is_overhead_bound);
+	tcase_add_test(tc, test_verdict_starved_gpu_no_flip_near_threshold);
+	tcase_add_test(tc, test_verdict_host_blocked_in_syncs_is_compute_bound);
+	tcase_add_test(tc, test_verdict_stalled_with_backlog_is_mixed);
+	tcase_add_test(tc, test_verdict_copies_are_the_cause);
+	tcase_add_test(tc, test_verdict_launch_time_from_cupti_records);
+	tcase_add_test(tc, test_verdict_run_spans_cupti_only_calls);
+	suite_add_tcase(s, tc);
+	return s;
+}
