@@ -132,7 +132,8 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 	$(Q)$(WORKLOAD_NVCC) -I$(CUPTI_INC) -o $@ $< -L$(CUPTI_LIBDIR) -lcupti
 
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
-	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo
+	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo \
+	$(BUILD)/tests/shapes
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"

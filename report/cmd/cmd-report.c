@@ -322,6 +322,12 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 		cprof_fmt_dur(b, sizeof(b), (double)v->self_gpu_ns);
 		printf("  Self CPU (time in CUDA calls) %s vs Self GPU (GPU op time) %s: ratio %.2f\n", a, b,
 		       v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0);
+		cprof_fmt_dur(a, sizeof(a), (double)v->starved_ns);
+		cprof_fmt_dur(b, sizeof(b), (double)v->stalled_ns);
+		cprof_fmt_dur(c, sizeof(c), (double)v->backlog_ns);
+		cprof_fmt_dur(d, sizeof(d), (double)v->blocked_ns);
+		printf("  queues: GPU idle with nothing queued %s, idle with work queued %s; work queued ahead %s; host "
+		       "blocked in syncs %s\n", a, b, c, d);
 	}
 	if (nph > 1) {
 		printf("\nPhases\n");
@@ -471,6 +477,11 @@ static void json_verdict_fields(const struct cprof_verdict *v)
 	       (unsigned long long)v->other_ns, (unsigned long long)v->overhead_ns);
 	cprof_json_str(stdout, v->cause);
 	printf(",\"median_launch_ns\":%.0f,\"median_kernel_ns\":%.0f", v->med_launch_ns, v->med_kernel_ns);
+	printf(",\"queue\":{\"starved_ns\":%llu,\"stalled_ns\":%llu,\"backlog_ns\":%llu,\"host_blocked_ns\":%llu},"
+	       "\"copy_ns\":%llu,\"copy_call_ns\":%llu,\"launch_call_ns\":%llu,\"launches_timed_by_cupti\":%llu",
+	       (unsigned long long)v->starved_ns, (unsigned long long)v->stalled_ns, (unsigned long long)v->backlog_ns,
+	       (unsigned long long)v->blocked_ns, (unsigned long long)v->copy_ns, (unsigned long long)v->copy_call_ns,
+	       (unsigned long long)v->launch_call_ns, (unsigned long long)v->launch_calls_cupti);
 }
 
 static void usage(FILE *f)
@@ -643,7 +654,6 @@ int cmd_report(int argc, char **argv)
 		}
 		goto out;
 	}
-	api_calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
 	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) < 0 || load_procs(&model, &procs, &nprocs) < 0 || load_apis(&model, 0, &apis) < 0 ||
 	    load_kernels(&model, 0, &kernels) < 0 || load_memops(db, 0, &memops) < 0 || load_torch(&model, 0, &torch) < 0 ||
 	    (nph = cprof_headline(&model, 0, &th, &v, &ph)) < 0) {
@@ -651,6 +661,10 @@ int cmd_report(int argc, char **argv)
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
+	/* every call: the hooks' and those only CUPTI saw, as the API table lists them */
+	api_calls = 0;
+	for (i = 0; i < apis.n; i++)
+		api_calls += (int64_t)apis.rows[i].st.n;
 	nf = cprof_findings(&model, 0, &v, &fd);
 	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
@@ -701,13 +715,16 @@ int cmd_report(int argc, char **argv)
 				printf(",\"hta_idle_pct\":%.4f", hta);
 		}
 		printf(",\"counts\":{\"api_calls\":%lld,\"kernels\":%lld,\"memcpys\":%lld,\"memsets\":%lld,"
-		       "\"processes\":%zu,\"launch_calls\":%lld,\"memcpy_calls\":%lld,\"memset_calls\":%lld}",
+		       "\"processes\":%zu,\"launch_calls\":%lld,\"memcpy_calls\":%lld,\"memset_calls\":%lld,"
+		       "\"hooked_calls\":%lld,\"cupti_only_calls\":%lld}",
 		       (long long)api_calls, (long long)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET", 0), nprocs,
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='launch'", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memcpy'", 0),
-		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0));
+		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0),
+		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0),
+		       (long long)(api_calls - cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0)));
 		printf(",\"lost_events\":%lld,\"complete\":%s,\"incomplete_reason\":", (long long)lost,
 		       complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);

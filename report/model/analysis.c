@@ -621,6 +621,7 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 {
 	char win[32], ml[32], mk[32];
 	uint64_t idle = v->host_wait_ns + v->kernel_wait_ns + v->other_ns;
+	double win_ns;
 
 	cprof_fmt_dur(win, sizeof(win), (double)(v->end - v->start));
 	if (!strcmp(v->verdict, "no-gpu-activity")) {
@@ -633,18 +634,25 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 	}
 	cprof_fmt_dur(ml, sizeof(ml), v->med_launch_ns);
 	cprof_fmt_dur(mk, sizeof(mk), v->med_kernel_ns);
+	win_ns = v->end > v->start ? (double)(v->end - v->start) : 0;
 	if (!strcmp(v->verdict, "overhead-bound"))
 		snprintf(buf, size,
-			 "overhead-bound: GPU busy %.0f%% of %s; %.0f%% of idle time the GPU waited for the host (%s); "
-			 "median launch call %s vs median kernel %s -> %s",
-			 v->busy_pct, win, idle ? 100.0 * v->host_wait_ns / idle : 0.0, v->cause, ml, mk, v->advice);
+			 "overhead-bound: GPU busy %.0f%% of %s; it idled with no work waiting %.0f%% of the time (it waited "
+			 "for the host: %s), the host waited for the GPU %.0f%%; median launch call %s vs median kernel %s -> %s",
+			 v->busy_pct, win, win_ns ? 100.0 * v->starved_ns / win_ns : 0.0, v->cause,
+			 win_ns ? 100.0 * v->blocked_ns / win_ns : 0.0, ml, mk, v->advice);
 	else if (!strcmp(v->verdict, "compute-bound"))
-		snprintf(buf, size, "compute-bound: GPU busy %.0f%% of %s; median kernel %s vs median launch call %s -> %s",
-			 v->busy_pct, win, mk, ml, v->advice);
+		snprintf(buf, size,
+			 "compute-bound: GPU busy %.0f%% of %s; the host waited for the GPU %.0f%% of the time, the GPU for "
+			 "the host %.0f%%; median kernel %s vs median launch call %s -> %s",
+			 v->busy_pct, win, win_ns ? 100.0 * v->blocked_ns / win_ns : 0.0,
+			 win_ns ? 100.0 * v->starved_ns / win_ns : 0.0, mk, ml, v->advice);
 	else
 		snprintf(buf, size,
-			 "mixed: GPU busy %.0f%% of %s; idle: host wait %.0f%%, kernel wait %.0f%%, other %.0f%% -> %s",
-			 v->busy_pct, win, idle ? 100.0 * v->host_wait_ns / idle : 0.0,
+			 "mixed: GPU busy %.0f%% of %s; idle with work queued %.0f%%, with no work waiting %.0f%%; idle: host "
+			 "wait %.0f%%, kernel wait %.0f%%, other %.0f%% -> %s",
+			 v->busy_pct, win, win_ns ? 100.0 * v->stalled_ns / win_ns : 0.0,
+			 win_ns ? 100.0 * v->starved_ns / win_ns : 0.0, idle ? 100.0 * v->host_wait_ns / idle : 0.0,
 			 idle ? 100.0 * v->kernel_wait_ns / idle : 0.0, idle ? 100.0 * v->other_ns / idle : 0.0, v->advice);
 }
 

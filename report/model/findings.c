@@ -10,6 +10,7 @@
 
 #define PR_FMT "cprof"
 #include "common/log.h"
+#include "common/cuda-errors.h"
 #include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
@@ -738,6 +739,192 @@ static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
 	}
 }
 
+/* one failing (API, return code): how often, first when, and the call that failed first */
+struct fail {
+	const char *api; /* the model's string, less a CUPTI version suffix in name[] */
+	char name[64];
+	int code;
+	uint64_t n, first;
+	int64_t proc, stream; /* of the first failure; stream: the hooked call's argument (CPROF_NO_ID: none) */
+	uint64_t first_end;
+};
+
+static int fail_add(struct fail **f, size_t *n, size_t *cap, const char *api, int code, int64_t proc, int64_t stream,
+		    uint64_t start, uint64_t end)
+{
+	char name[64];
+	size_t i, len;
+
+	snprintf(name, sizeof(name), "%s", api);
+	/* CUPTI names carry the version of the entry point (cudaMalloc_v3020): one row with the hook's name */
+	len = strlen(name);
+	while (len > 0 && name[len - 1] >= '0' && name[len - 1] <= '9')
+		len--;
+	if (len > 2 && len < strlen(name) && name[len - 1] == 'v' && name[len - 2] == '_')
+		name[len - 2] = '\0';
+	for (i = 0; i < *n; i++)
+		if ((*f)[i].code == code && !strcmp((*f)[i].name, name)) {
+			(*f)[i].n++;
+			if (start < (*f)[i].first) {
+				(*f)[i].first = start;
+				(*f)[i].first_end = end;
+				(*f)[i].proc = proc;
+				(*f)[i].stream = stream;
+			}
+			return 0;
+		}
+	if (cprof_grow(f, cap, *n, sizeof(**f)) < 0)
+		return -ENOMEM;
+	memset(&(*f)[*n], 0, sizeof(**f));
+	snprintf((*f)[*n].name, sizeof((*f)[*n].name), "%s", name);
+	(*f)[*n].code = code;
+	(*f)[*n].n = 1;
+	(*f)[*n].first = start;
+	(*f)[*n].first_end = end;
+	(*f)[*n].proc = proc;
+	(*f)[*n].stream = stream;
+	(*n)++;
+	return 0;
+}
+
+static int cmp_fail(const void *a, const void *b)
+{
+	const struct fail *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Errors a kernel raises surface at a later call (a sync, a copy, the next launch): illegal address,
+ * launch timeout, hardware stack error, illegal instruction, misaligned or invalid address, invalid PC,
+ * launch failure. Their numbers are the same in the runtime and the driver. */
+static int async_error(int code)
+{
+	return code == 700 || code == 702 || (code >= 714 && code <= 719);
+}
+
+/* not failures: a query answering "still running", a version query without a driver */
+static int benign(const char *api, int code)
+{
+	return (code == 600 && strstr(api, "Query") != NULL) || !strncmp(api, "nvtx", 4);
+}
+
+/* the CUPTI stream of the kernels launched with this stream argument (the hooks see the program's handle,
+ * CUPTI gives its own id): the first such launch's, CPROF_NO_ID when none */
+struct stream_of {
+	int64_t proc, arg, id;
+};
+
+static int stream_of_fn(void *ctx, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct stream_of *s = ctx;
+
+	if (c->proc == s->proc && c->stream == s->arg && o->kind == CPROF_OP_KERNEL) {
+		s->id = o->stream;
+		return -1; /* found: stop */
+	}
+	return 0;
+}
+
+/* the last kernels (up to 3, latest first) that started before t on the process's stream (any stream
+ * when stream is CPROF_NO_ID: the last kernel's stream) */
+static void last_kernels(const struct cprof_model *m, int64_t proc, int64_t stream, uint64_t t, char *out, size_t size,
+			 int64_t *stream_out)
+{
+	size_t i = cprof_model_ops_from(m, t);
+	int n = 0;
+
+	out[0] = '\0';
+	*stream_out = stream;
+	while (i-- > 0 && n < 3) {
+		const struct cprof_op *o = &m->ops[i];
+		const char *s;
+		char k[100];
+		size_t len = strlen(out);
+
+		if (o->kind != CPROF_OP_KERNEL || o->proc != proc)
+			continue;
+		if (*stream_out == CPROF_NO_ID)
+			*stream_out = o->stream;
+		if (o->stream != *stream_out)
+			continue;
+		s = o->name == CPROF_NO_ID ? NULL : cprof_model_string(m, o->name);
+		short_kernel(s ? s : "?", k, sizeof(k));
+		snprintf(out + len, size - len, "%s%.80s", n ? ", " : "", k);
+		n++;
+	}
+}
+
+/* issue 18 item 1: every failing CUDA call, per API and return code, with the code's name; an error a
+ * kernel raised names the kernels that ran on its stream before the call that reported it */
+static void cuda_errors(struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+{
+	struct fail *f = NULL;
+	size_t n = 0, cap = 0, i;
+	char ev[400] = "", a[32], nc[96], ks[300];
+	uint64_t total = 0, t0 = v->run_start;
+	int async_done = 0;
+
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+		const char *api = cprof_model_string(m, c->name);
+
+		if (c->ret == 0 || (proc && c->proc != proc) || api == NULL || benign(api, c->ret))
+			continue;
+		if (fail_add(&f, &n, &cap, api, c->ret, c->proc, c->stream, c->start, c->end) < 0)
+			goto oom;
+	}
+	/* calls only CUPTI saw (a hooked call's own record carries our external id: counted once, above) */
+	for (i = 0; i < m->nrt; i++) {
+		const struct cprof_rt *r = &m->rt[i];
+		const char *api = r->name == CPROF_NO_ID ? NULL : cprof_model_string(m, r->name);
+
+		if (r->ret == 0 || (proc && r->proc != proc) || api == NULL || benign(api, r->ret) ||
+		    (r->corr != CPROF_NO_ID && cprof_model_has_ext(m, r->proc, r->corr)))
+			continue;
+		if (fail_add(&f, &n, &cap, api, r->ret, r->proc, CPROF_NO_ID, r->start, r->end) < 0)
+			goto oom;
+	}
+	if (n == 0) {
+		free(f);
+		return;
+	}
+	qsort(f, n, sizeof(*f), cmp_fail);
+	for (i = 0; i < n; i++) {
+		total += f[i].n;
+		cprof_name_code(nc, sizeof(nc), f[i].name, f[i].code);
+		cprof_fmt_dur(a, sizeof(a), (double)(f[i].first > t0 ? f[i].first - t0 : 0));
+		/* the first asynchronous error: where it came from */
+		if (async_error(f[i].code) && !async_done) {
+			int64_t stream = CPROF_NO_ID, used;
+
+			if (f[i].stream != CPROF_NO_ID && f[i].stream != 0) {
+				struct stream_of so = { f[i].proc, f[i].stream, CPROF_NO_ID };
+
+				if (cprof_model_launched(m, f[i].proc, stream_of_fn, &so) < 0 && so.id == CPROF_NO_ID)
+					goto oom;
+				stream = so.id;
+			}
+			last_kernels(m, f[i].proc, stream, f[i].first_end, ks, sizeof(ks), &used);
+			async_done = 1;
+			if (ks[0]) {
+				ev_add(ev, sizeof(ev), "%s returned %s x%llu, first at +%s, raised by a kernel: the last on stream "
+				       "%lld before it: %s", f[i].name, nc, (unsigned long long)f[i].n, a, (long long)used, ks);
+				continue;
+			}
+		}
+		ev_add(ev, sizeof(ev), "%s returned %s x%llu, first at +%s", f[i].name, nc, (unsigned long long)f[i].n, a);
+	}
+	add(l, "cuda-errors", "warn", ev,
+	    "%llu CUDA call(s) failed (%zu API/code pair(s)); an error raised by a kernel (700 illegal address and "
+	    "the like) surfaces at a later call and makes every later call fail: look at the kernels named; run "
+	    "compute-sanitizer on them", (unsigned long long)total, n);
+	free(f);
+	return;
+oom:
+	free(f);
+	add(l, "cuda-errors", "info", "not evaluated: out of memory", "CUDA errors: not evaluated");
+}
+
 int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out)
 {
 	struct flist l = { 0 };
@@ -748,6 +935,7 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 
 	if (nsteps < 0)
 		nsteps = 0;
+	cuda_errors(m, proc, v, &l);
 	cold_start(m, proc, v, steps, nsteps, &l);
 	occupancy(m, proc, &l);
 	batched_gemm(db, proc, &l);

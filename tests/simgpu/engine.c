@@ -528,6 +528,32 @@ static void fill_sync(struct simgpu_call *c, int type, uint32_t stream_id, uint3
 	c->has_sync = 1;
 }
 
+/* SIMGPU_FAULT_KERNEL=NAME: the first kernel whose name contains NAME faults (700, illegal address) when it
+ * ends; the next synchronising call that waits past that end returns 700, and so does every call needing
+ * the context after it (the error is sticky, as on a real device). */
+static atomic_int g_fault;          /* 700 once the faulting kernel is queued */
+static atomic_int g_fault_seen;     /* 1 once a call has reported it */
+static _Atomic uint64_t g_fault_at; /* when the faulting kernel ends */
+
+static void fault_check_launch(const char *name, uint64_t end)
+{
+	const char *want = getenv("SIMGPU_FAULT_KERNEL");
+
+	if (want && *want && name && strstr(name, want) && atomic_load(&g_fault) == 0) {
+		atomic_store(&g_fault_at, end);
+		atomic_store(&g_fault, cudaErrorIllegalAddress);
+	}
+}
+
+/* after a wait: the fault surfaces once the virtual clock has passed the faulting kernel */
+static int fault_surfaces(void)
+{
+	if (atomic_load(&g_fault) == 0 || simgpu_now() < atomic_load(&g_fault_at))
+		return 0;
+	atomic_store(&g_fault_seen, 1);
+	return atomic_load(&g_fault);
+}
+
 int simgpu_stream_sync(struct simgpu_call *c, struct simgpu_stream *s)
 {
 	uint64_t t0 = simgpu_now();
@@ -535,7 +561,7 @@ int simgpu_stream_sync(struct simgpu_call *c, struct simgpu_stream *s)
 	simgpu_spin(g_cfg.sync_ns);
 	fill_sync(c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, s->id, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
 		  (uint64_t)-1, t0, simgpu_now());
-	return 0;
+	return fault_surfaces();
 }
 
 int simgpu_stream_query(struct simgpu_stream *s)
@@ -557,7 +583,7 @@ int simgpu_device_sync(struct simgpu_call *c)
 	if (c)
 		fill_sync(c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
 			  CUPTI_SYNCHRONIZATION_INVALID_VALUE, (uint64_t)-1, t0, simgpu_now());
-	return 0;
+	return fault_surfaces();
 }
 
 static struct simgpu_event *event_find_locked(const void *handle)
@@ -716,6 +742,7 @@ void simgpu_launch(struct simgpu_call *c, struct simgpu_stream *s, const struct 
 	uint64_t start, end;
 	int64_t grid_id = 0;
 	queue_op(s, issue + g_cfg.launch_latency_ns, l->duration_ns, 1, &start, &end, &grid_id);
+	fault_check_launch(l->name, end);
 
 	CUpti_ActivityKernel10 *k = &c->gpu.kernel;
 	memset(k, 0, sizeof(*k));
@@ -827,7 +854,9 @@ int simgpu_api_enter(struct simgpu_call *c, uint32_t cbid, uint32_t flags, const
 	sg_config_load();
 	sg_callback_api(c, CUPTI_API_ENTER, 0);
 	int err = 0;
-	if (flags & SIMGPU_ENTER_CTX)
+	if ((flags & SIMGPU_ENTER_CTX) && atomic_load(&g_fault_seen))
+		err = atomic_load(&g_fault);
+	else if (flags & SIMGPU_ENTER_CTX)
 		err = simgpu_ctx_ensure();
 	else if (flags & SIMGPU_ENTER_DRIVER)
 		err = simgpu_driver_init();
