@@ -577,9 +577,11 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 		    dvec_push(&ld, (double)(m->calls[i].end - m->calls[i].start)) < 0)
 			goto out;
 	if (ld.n == 0) {
-		/* all launches came before the window (queued ahead of a busy GPU): take the run's */
+		/* all launches came before the window (queued ahead of a busy GPU): take the run's, less those
+		 * that carried start-up (a first launch loading its module: 1 ms and more), which are not the
+		 * cost of a launch */
 		for (i = 0; i < m->ncalls && m->calls[i].start < INT64_MAX; i++)
-			if (m->calls[i].launch && IN_PROC(m->calls[i]) &&
+			if (m->calls[i].launch && IN_PROC(m->calls[i]) && m->calls[i].end - m->calls[i].start < 1000000 &&
 			    dvec_push(&ld, (double)(m->calls[i].end - m->calls[i].start)) < 0)
 				goto out;
 	}
@@ -632,7 +634,10 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 		snprintf(buf, size, "cuda-unavailable: %s; %s", v->cause, v->advice);
 		return;
 	}
-	cprof_fmt_dur(ml, sizeof(ml), v->med_launch_ns);
+	if (v->med_launch_ns > 0)
+		cprof_fmt_dur(ml, sizeof(ml), v->med_launch_ns);
+	else
+		snprintf(ml, sizeof(ml), "n/a (none timed)");
 	cprof_fmt_dur(mk, sizeof(mk), v->med_kernel_ns);
 	win_ns = v->end > v->start ? (double)(v->end - v->start) : 0;
 	if (!strcmp(v->verdict, "overhead-bound"))

@@ -167,40 +167,119 @@ static int slow_first_calls(const struct cprof_model *m, int64_t proc, char *ev,
 	return 0;
 }
 
+/* calls that never need a context: device and version queries, error queries, registration */
+static int needs_no_context(const char *api)
+{
+	static const char *const q[] = { "cudaGetDeviceCount", "cudaGetDevice", "cudaGetDeviceProperties",
+					 "cudaDeviceGetAttribute", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+					 "cudaGetErrorString", "cudaGetErrorName", "cudaGetLastError",
+					 "cudaPeekAtLastError", "cudaChooseDevice", "__cuda", "cuInit", "cuDeviceGet",
+					 "cuDriverGetVersion", "cuGetErrorString", "cuGetErrorName", "nvtx", "cublasGetVersion" };
+	size_t i;
+
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+		if (!strncmp(api, q[i], strlen(q[i])))
+			return 1;
+	return 0;
+}
+
+/* a start-up cost worth naming: real drivers take 20-300 ms, a module load from 1 ms */
+#define STARTUP_COST_NS 1000000
+
+/* Issue 18 item 4: start-up costs on the calls that paid them. The first CUDA call of a process loads
+ * the driver; the first call that needs a context creates it (cudaSetDevice, cudaMalloc, cudaFree(0),
+ * a launch); the first launch of a kernel loads its module (lazy loading). Each that took over 1 ms is
+ * named with what it paid. Calls only CUPTI saw count too (a driver-API program has no hooked call). */
+static void startup_costs(const struct cprof_model *m, int64_t proc, char *ev, size_t size)
+{
+	int64_t cur = INT64_MIN;
+	int seen_first = 0, seen_ctx = 0, launches = 0, first_launch_done = 0;
+	size_t i, j = 0;
+	char d[32];
+
+	for (i = 0; i < m->ncalls; i++)
+		launches += m->calls[i].launch && m->calls[i].outer && (!proc || m->calls[i].proc == proc);
+	/* calls and CUPTI-only records merged by start; one process at a time is enough for the evidence:
+	 * the first process's costs (proc 0: each process restarts the walk) */
+	for (i = 0; i < m->ncalls || j < m->nrt;) {
+		const char *api;
+		uint64_t s, e;
+		int64_t p;
+		int launch = 0;
+
+		if (j >= m->nrt || (i < m->ncalls && m->calls[i].start <= m->rt[j].start)) {
+			const struct cprof_call *c = &m->calls[i++];
+
+			if (!c->outer || (proc && c->proc != proc))
+				continue;
+			api = cprof_model_string(m, c->name);
+			s = c->start;
+			e = c->end;
+			p = c->proc;
+			launch = c->launch;
+		} else {
+			const struct cprof_rt *r = &m->rt[j++];
+
+			if ((proc && r->proc != proc) || r->name == CPROF_NO_ID ||
+			    (r->corr != CPROF_NO_ID && cprof_model_has_ext(m, r->proc, r->corr)))
+				continue;
+			api = cprof_model_string(m, r->name);
+			s = r->start;
+			e = r->end;
+			p = r->proc;
+			launch = api && strstr(api, "Launch") != NULL;
+		}
+		if (api == NULL)
+			continue;
+		if (p != cur) {
+			if (cur != INT64_MIN)
+				break; /* the first process is the evidence */
+			cur = p;
+		}
+		cprof_fmt_dur(d, sizeof(d), (double)(e - s));
+		if (!seen_first) {
+			seen_first = 1;
+			if (!needs_no_context(api)) {
+				seen_ctx = 1;
+				if (e - s >= STARTUP_COST_NS)
+					ev_add(ev, size, "%s took %s: driver initialisation and context creation (the first "
+					       "CUDA call, and the first needing a context)", api, d);
+			} else if (e - s >= STARTUP_COST_NS) {
+				ev_add(ev, size, "%s took %s: driver initialisation (the first CUDA call)", api, d);
+			}
+			if (launch)
+				first_launch_done = 1;
+			continue;
+		}
+		if (!seen_ctx && !needs_no_context(api)) {
+			seen_ctx = 1;
+			if (e - s >= STARTUP_COST_NS)
+				ev_add(ev, size, "%s took %s: context creation (the first call needing a context)", api, d);
+			if (launch)
+				first_launch_done = 1;
+			continue;
+		}
+		/* a launch carrying its module's load: with a few launches the slow-first rule has no median */
+		if (launch && !first_launch_done) {
+			first_launch_done = 1;
+			if (launches < 5 && e - s >= STARTUP_COST_NS)
+				ev_add(ev, size, "the first launch (%s) took %s: lazy module loading", api, d);
+		}
+	}
+}
+
 /* cold start: a call's first instance far slower than the rest (lazy loading, heuristics, workspace),
  * and the time before the first GPU op (context creation, library loading). */
 static void cold_start(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v,
 		       const struct cprof_step *steps, int n, struct flist *l)
 {
-	sqlite3_stmt *st;
 	char ev[400] = "", a[32], b[32];
-	const struct cprof_call *first = NULL;
-	size_t i;
 
 	if (slow_first_calls(m, proc, ev, sizeof(ev)) < 0) {
 		add(l, "cold-start", "info", "not evaluated: out of memory", "cold start: not evaluated");
 		return;
 	}
-	/* the first CUDA call creates the context and loads libraries: it stands out on its own */
-	for (i = 0; i < m->ncalls && first == NULL; i++)
-		if ((!proc || m->calls[i].proc == proc) && cprof_model_string(m, m->calls[i].name))
-			first = &m->calls[i];
-	st = m->db ? q(m->db,
-		       "SELECT rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
-		       " JOIN StringIds s ON s.id = r.nameId WHERE" P("r.") "ORDER BY r.start LIMIT 1",
-		       proc) : NULL;
-	if (st && sqlite3_step(st) == SQLITE_ROW &&
-	    (first == NULL || (uint64_t)sqlite3_column_int64(st, 2) < first->start)) {
-		if (sqlite3_column_int64(st, 1) >= 10000000) {
-			cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 1));
-			ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", text(st, 0), a);
-		}
-	} else if (first && first->end - first->start >= 10000000) {
-		cprof_fmt_dur(a, sizeof(a), (double)(int64_t)(first->end - first->start));
-		ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", cprof_model_string(m, first->name),
-		       a);
-	}
-	sqlite3_finalize(st);
+	startup_costs(m, proc, ev, sizeof(ev));
 	/* steps the program marked: the first one against the others */
 	if (n > 2 && cprof_steps_cold(steps, n)) {
 		cprof_fmt_dur(a, sizeof(a), (double)(steps[0].end - steps[0].start));
@@ -739,6 +818,82 @@ static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
 	}
 }
 
+/* CUPTI's memory kinds: 1 pageable, 2 pinned */
+#define MEM_PAGEABLE 1
+#define MEM_PINNED 2
+
+/* Issue 18 item 6: copies between host and device as a cause: time and bandwidth each way, from pageable
+ * or pinned memory, and how many of the calls were synchronous (the host waited for each copy). */
+static void copies(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	struct dir {
+		uint64_t n, ns, bytes, pageable;
+	} h2d = { 0 }, d2h = { 0 };
+	uint64_t sync_calls = 0, copy_calls = 0, sync_ns = 0, api_ns = 0, busy_ns = 0;
+	char ev[400] = "", a[32], b[32];
+	size_t i;
+
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		struct dir *d;
+
+		if (proc && o->proc != proc)
+			continue;
+		busy_ns += o->end - o->start;
+		if (o->kind != CPROF_OP_MEMCPY || (o->copykind != 1 && o->copykind != 2))
+			continue;
+		d = o->copykind == 1 ? &h2d : &d2h;
+		d->n++;
+		d->ns += o->end - o->start;
+		d->bytes += (uint64_t)(o->bytes > 0 ? o->bytes : 0);
+		/* the host side: the source of a host-to-device copy, the destination of the other */
+		d->pageable += (o->copykind == 1 ? o->srckind : o->dstkind) == MEM_PAGEABLE;
+	}
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (!c->outer || (proc && c->proc != proc))
+			continue;
+		api_ns += c->end - c->start;
+		if (!(c->copy || c->memcpy))
+			continue;
+		copy_calls++;
+		/* a copy call that synchronises with the GPU (cudaMemcpy), or an asynchronous one from pageable
+		 * memory, which the driver stages: the host waits either way */
+		if (c->cut) {
+			sync_calls++;
+			sync_ns += c->end - c->start;
+		}
+	}
+	if (h2d.n + d2h.n == 0)
+		return;
+	/* a cause when copies take most of the GPU's op time, or most of the host's time in CUDA calls */
+	if ((h2d.ns + d2h.ns) * 2 < busy_ns && sync_ns * 2 < api_ns)
+		return;
+	if (h2d.n) {
+		cprof_fmt_dur(a, sizeof(a), (double)h2d.ns);
+		ev_add(ev, sizeof(ev), "host-to-device: %llu copies, %s, %.1f GB/s, %llu from pageable memory",
+		       (unsigned long long)h2d.n, a, h2d.ns ? (double)h2d.bytes / (double)h2d.ns : 0.0,
+		       (unsigned long long)h2d.pageable);
+	}
+	if (d2h.n) {
+		cprof_fmt_dur(a, sizeof(a), (double)d2h.ns);
+		ev_add(ev, sizeof(ev), "device-to-host: %llu copies, %s, %.1f GB/s, %llu to pageable memory",
+		       (unsigned long long)d2h.n, a, d2h.ns ? (double)d2h.bytes / (double)d2h.ns : 0.0,
+		       (unsigned long long)d2h.pageable);
+	}
+	if (copy_calls) {
+		cprof_fmt_dur(a, sizeof(a), (double)sync_ns);
+		cprof_fmt_dur(b, sizeof(b), (double)api_ns);
+		ev_add(ev, sizeof(ev), "%llu of %llu copy calls synchronous, %s of the %s in CUDA calls",
+		       (unsigned long long)sync_calls, (unsigned long long)copy_calls, a, b);
+	}
+	add(l, "copies", "warn", ev,
+	    "copies between host and device dominate%s: allocate the host buffers pinned (cudaMallocHost, "
+	    "cudaHostRegister), copy with cudaMemcpyAsync on their own streams, and overlap the copies with compute",
+	    h2d.pageable + d2h.pageable ? " and use pageable memory (staged, about half the bandwidth)" : "");
+}
+
 /* one failing (API, return code): how often, first when, and the call that failed first */
 struct fail {
 	const char *api; /* the model's string, less a CUPTI version suffix in name[] */
@@ -938,16 +1093,23 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	cuda_errors(m, proc, v, &l);
 	cold_start(m, proc, v, steps, nsteps, &l);
 	occupancy(m, proc, &l);
-	batched_gemm(db, proc, &l);
-	dtod_before_gemm(db, proc, &l);
+	/* the rules still written in SQL need the profile (a model built in memory has none) */
+	if (db) {
+		batched_gemm(db, proc, &l);
+		dtod_before_gemm(db, proc, &l);
+	}
 	final_sync(m, proc, v, &l);
-	cupti_overhead(db, proc, v, &l);
+	copies(m, proc, &l);
+	if (db)
+		cupti_overhead(db, proc, v, &l);
 	variance(m, proc, &l);
 	step_variance(steps, nsteps, &l);
-	driver_api(db, proc, &l);
+	if (db)
+		driver_api(db, proc, &l);
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
-	straggler(db, proc, &l);
+	if (db)
+		straggler(db, proc, &l);
 	*out = l.f;
 	return (int)l.n;
 }

@@ -245,6 +245,167 @@ START_TEST(test_verdict_run_spans_cupti_only_calls)
 }
 END_TEST
 
+static int64_t str(struct vfix *f, const char *value)
+{
+	ck_assert_uint_lt(f->nstrings, 16);
+	f->strings[f->nstrings].id = (int64_t)f->nstrings + 1;
+	f->strings[f->nstrings].value = (char *)value;
+	return f->strings[f->nstrings++].id;
+}
+
+static const struct cprof_finding *find(const struct cprof_finding *fd, int n, const char *id)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(fd[i].id, id))
+			return &fd[i];
+	return NULL;
+}
+
+/* issue 18 item 1: failures per API and code, named; the illegal address reported by a stream sync names
+ * the kernels that ran on the synchronised stream (7), not the latest kernel of another stream (9) */
+START_TEST(test_verdict_cuda_errors_named_with_faulting_kernel)
+{
+	static struct vfix f;
+	static struct cprof_ext ext[1] = { { .proc = 1, .corr = 110, .ext = 10 } };
+	struct cprof_verdict v;
+	struct cprof_finding *fd = NULL;
+	const struct cprof_finding *e;
+	int64_t malloc_id = str(&f, "cudaMalloc"), launch_id = str(&f, "cudaLaunchKernel"),
+		sync_id = str(&f, "cudaStreamSynchronize"), good = str(&f, "good_kernel"), bad = str(&f, "bad_kernel"),
+		other = str(&f, "other_kernel");
+	struct cprof_call *c;
+	struct cprof_op *o;
+	int n;
+
+	c = vcall(&f, 1000 * US, 1010 * US);
+	c->name = malloc_id;
+	c->ret = 2;
+	c = vcall(&f, 1020 * US, 1030 * US);
+	c->name = malloc_id;
+	c->ret = 2;
+	c = vcall(&f, 1100 * US, 1105 * US);
+	c->name = launch_id;
+	c->launch = 1;
+	o = op(&f, CPROF_OP_KERNEL, 1110 * US, 1120 * US, 1100 * US, 1105 * US);
+	o->name = good;
+	c = vcall(&f, 1200 * US, 1205 * US);
+	c->name = launch_id;
+	c->launch = 1;
+	c->stream = 0x1234;
+	c->corr = 10;
+	o = op(&f, CPROF_OP_KERNEL, 1210 * US, 1220 * US, 1200 * US, 1205 * US);
+	o->name = bad;
+	o->corr = 110;
+	c = vcall(&f, 1300 * US, 1305 * US);
+	c->name = launch_id;
+	c->launch = 1;
+	o = op(&f, CPROF_OP_KERNEL, 1310 * US, 1320 * US, 1300 * US, 1305 * US);
+	o->name = other;
+	o->stream = 9;
+	c = vcall(&f, 1400 * US, 1410 * US);
+	c->name = sync_id;
+	c->sync = c->cut = 1;
+	c->stream = 0x1234;
+	c->ret = 700;
+	vverdict(&f, &v);
+	f.m.ext = ext;
+	f.m.next = 1;
+	n = cprof_findings(&f.m, 0, &v, &fd);
+	ck_assert_int_ge(n, 1);
+	e = find(fd, n, "cuda-errors");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(strstr(e->message, "3 CUDA call(s) failed (2 API/code pair(s))"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "cudaMalloc returned 2 (cudaErrorMemoryAllocation) x2"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "cudaStreamSynchronize returned 700 (cudaErrorIllegalAddress) x1"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "the last on stream 7 before it: bad_kernel, good_kernel"));
+	ck_assert_ptr_null(strstr(e->evidence, "other_kernel"));
+	free(fd);
+	free(f.m.calls_by_corr);
+	f.m.ext = NULL;
+	vfree(&f);
+}
+END_TEST
+
+/* issue 18 item 4: a short device query first (driver load), the context created by cudaSetDevice, the
+ * only launch carrying its module's load: each named with what it paid */
+START_TEST(test_verdict_cold_start_on_the_calls_that_paid)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	struct cprof_finding *fd = NULL;
+	const struct cprof_finding *e;
+	struct cprof_call *c;
+	int n;
+
+	memset(&f, 0, sizeof(f));
+	c = vcall(&f, 0, 20000 * US);
+	c->name = str(&f, "cudaGetDeviceCount");
+	c = vcall(&f, 20100 * US, 70100 * US);
+	c->name = str(&f, "cudaSetDevice");
+	c = vcall(&f, 70200 * US, 71200 * US + 7 * US);
+	c->name = str(&f, "__cudaGetKernel");
+	c = vcall(&f, 71300 * US, 142300 * US);
+	c->name = str(&f, "cudaLaunchKernel");
+	c->launch = 1;
+	op(&f, CPROF_OP_KERNEL, 142310 * US, 142320 * US, 71300 * US, 142300 * US);
+	vverdict(&f, &v);
+	n = cprof_findings(&f.m, 0, &v, &fd);
+	e = find(fd, n, "cold-start");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(strstr(e->evidence, "cudaGetDeviceCount took 20.000 ms: driver initialisation"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "cudaSetDevice took 50.000 ms: context creation"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "the first launch (cudaLaunchKernel) took 71.000 ms: lazy module loading"));
+	ck_assert_ptr_null(strstr(e->evidence, "cudaGetDeviceCount took 20.000 ms: context"));
+	/* the cold launch, before the steady window, is not the launch cost */
+	{
+		struct cprof_thresholds t;
+
+		cprof_thresholds_default(&t);
+		ck_assert_int_eq(cprof_analyse(&f.m, 0, 0, UINT64_MAX, &t, &v), 0);
+		ck_assert_uint_gt(v.startup_ns, 0);
+		ck_assert_double_eq(v.med_launch_ns, 0);
+	}
+	free(fd);
+	vfree(&f);
+}
+END_TEST
+
+/* issue 18 item 6: the copies finding: each direction's time and bandwidth, pageable memory, synchronous calls */
+START_TEST(test_verdict_copies_finding)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	struct cprof_finding *fd = NULL;
+	const struct cprof_finding *e;
+	int i, n;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 10; i++) {
+		uint64_t t = 1000 * US + (uint64_t)i * 1000 * US;
+		struct cprof_call *c = vcall(&f, t, t + 400 * US);
+		struct cprof_op *o = op(&f, CPROF_OP_MEMCPY, t + 10 * US, t + 390 * US, t, t + 5 * US);
+
+		c->copy = c->memcpy = c->cut = 1;
+		o->copykind = (uint8_t)(i % 2 ? 2 : 1);
+		o->srckind = (uint8_t)(i % 2 ? 3 : 1);
+		o->dstkind = (uint8_t)(i % 2 ? 2 : 3); /* device-to-host copies land in pinned memory */
+		o->bytes = 3800000; /* 380 us: 10 GB/s */
+	}
+	vverdict(&f, &v);
+	n = cprof_findings(&f.m, 0, &v, &fd);
+	e = find(fd, n, "copies");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(strstr(e->evidence, "host-to-device: 5 copies, 1900.000 us, 10.0 GB/s, 5 from pageable memory"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "device-to-host: 5 copies, 1900.000 us, 10.0 GB/s, 0 to pageable memory"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "10 of 10 copy calls synchronous"));
+	ck_assert_ptr_nonnull(strstr(e->message, "pinned"));
+	free(fd);
+	vfree(&f);
+}
+END_TEST
+
 Suite *verdict_suite(void)
 {
 	Suite *s = suite_create("verdict");
@@ -257,6 +418,9 @@ Suite *verdict_suite(void)
 	tcase_add_test(tc, test_verdict_copies_are_the_cause);
 	tcase_add_test(tc, test_verdict_launch_time_from_cupti_records);
 	tcase_add_test(tc, test_verdict_run_spans_cupti_only_calls);
+	tcase_add_test(tc, test_verdict_cuda_errors_named_with_faulting_kernel);
+	tcase_add_test(tc, test_verdict_cold_start_on_the_calls_that_paid);
+	tcase_add_test(tc, test_verdict_copies_finding);
 	suite_add_tcase(s, tc);
 	return s;
 }
