@@ -227,6 +227,13 @@ static int copy_cause(const struct cprof_verdict *v)
 	       (v->copy_ns && v->copy_ns * 2 >= v->busy_ns);
 }
 
+/* the launches are the cause when the host spent at least half the GPU's starved time inside CUDA calls,
+ * or its launch calls (hooked, or timed from CUPTI's records) add up to half of it */
+static int launch_cause(const struct cprof_verdict *v)
+{
+	return v->api_in_host_wait_ns * 2 >= v->starved_ns || v->launch_call_ns * 2 >= v->starved_ns;
+}
+
 static const char copy_advice[] = "copies dominate: use pinned host memory (cudaMallocHost, cudaHostRegister), "
 				  "asynchronous copies (cudaMemcpyAsync) on their own streams, and overlap them with compute";
 
@@ -255,7 +262,7 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 		snprintf(v->verdict, sizeof(v->verdict), "overhead-bound");
 		if (copy_cause(v))
 			snprintf(v->advice, sizeof(v->advice), "%s", copy_advice);
-		else if (v->api_in_host_wait_ns * 2 >= v->starved_ns)
+		else if (launch_cause(v))
 			snprintf(v->advice, sizeof(v->advice),
 				 "batch more work per launch, fuse ops, or capture a CUDA graph");
 		else
@@ -606,7 +613,7 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	v->end = we;
 	snprintf(v->cause, sizeof(v->cause), "%s",
 		 copy_cause(v) ? "copies between host and device"
-		 : v->api_in_host_wait_ns * 2 >= v->starved_ns ? "launch cost inside the CUDA API"
+		 : launch_cause(v) ? "launch cost inside the CUDA API"
 							       : "host work between launches");
 	decide(v, t);
 	if (!strcmp(v->verdict, "no-gpu-activity") && m->db)

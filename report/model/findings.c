@@ -868,7 +868,7 @@ static void copies(const struct cprof_model *m, int64_t proc, struct flist *l)
 	if (h2d.n + d2h.n == 0)
 		return;
 	/* a cause when copies take most of the GPU's op time, or most of the host's time in CUDA calls */
-	if ((h2d.ns + d2h.ns) * 2 < busy_ns && sync_ns * 2 < api_ns)
+	if ((h2d.ns + d2h.ns) * 2 < busy_ns && (api_ns == 0 || sync_ns * 2 < api_ns))
 		return;
 	if (h2d.n) {
 		cprof_fmt_dur(a, sizeof(a), (double)h2d.ns);

@@ -1,0 +1,69 @@
+# Issue 18 items 1-6: programs of the shapes the report got wrong (tests/workloads/shapes.cu), on the
+# simulated GPU: failed calls and a kernel's illegal address, matrixMul's launch-bound loop, copies from
+# pageable memory, a cold start carried by cudaSetDevice and the only launch, calls only CUPTI saw.
+. "$(dirname "$0")/lib.sh"
+need_sim
+P=$WL/shapes
+run() { # mode, extra env...
+	local m=$1; shift
+	env "$@" LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o $m.db -- "$P" --mode $m > $m.out 2> $m.err ||
+		fail "$m: $(tail -3 $m.err)"
+}
+json() { "$BIN/cprof" report $1.db --format json | python3 -c "import json,sys; d=json.load(sys.stdin); print($2)"; }
+finding() { json $1 "next((f['$3'] for f in d['findings'] if f['id'] == '$2'), 'none')"; }
+
+# item 1: the failures per API and code, named; the illegal address names the kernel that raised it
+run errors SIMGPU_FAULT_KERNEL=scatter_oob
+assert_eq "$(grep -c . errors.out)" 4 "errors: the program's own lines"
+ev=$(finding errors cuda-errors evidence)
+assert_match "$ev" "cudaMalloc returned 2 \(cudaErrorMemoryAllocation\) x2, first at \+" "errors: allocation failures"
+assert_match "$ev" "cudaStreamSynchronize returned 700 \(cudaErrorIllegalAddress\) x1.*the last on stream [0-9]+ before it: scatter_oob\(int\*\), scale" \
+	"errors: the illegal address and its kernel"
+assert_match "$ev" "cudaMemcpy returned 700 \(cudaErrorIllegalAddress\)" "errors: sticky after the fault"
+assert_match "$(finding errors cuda-errors message)" "^4 CUDA call\(s\) failed \(3 API/code pair\(s\)\)" "errors: message"
+"$BIN/cprof" report errors.db | grep -q '^  \[warn\] cuda-errors: ' || fail "errors: not in the text report"
+
+# item 5: 301 kernels of ~2.4 us, each launched by a ~4.3 us call, the GPU about half busy: overhead-bound
+# (the utilisation rule said mixed: nearly all idle time is HTA's kernel wait)
+run launchbound
+assert_eq "$(json launchbound 'd["verdict"]')" overhead-bound "launchbound: verdict"
+assert_eq "$(json launchbound '30 < d["gpu_busy_pct"] < 70')" True "launchbound: about half busy"
+assert_eq "$(json launchbound 'd["idle"]["kernel_wait_ns"] > d["idle"]["host_wait_ns"]')" True \
+	"launchbound: HTA calls the gaps kernel wait"
+assert_eq "$(json launchbound 'd["queue"]["starved_ns"] > 10 * d["queue"]["host_blocked_ns"]')" True \
+	"launchbound: the GPU waited for the host, not the other way round"
+assert_match "$(json launchbound 'd["advice"]')" "CUDA graph" "launchbound: advice"
+
+# item 6: synchronous copies from pageable memory dominate: the cause is copies, the advice pinned memory
+run copies
+assert_eq "$(json copies 'd["host_wait_cause"]')" "copies between host and device" "copies: cause"
+assert_match "$(json copies 'd["advice"]')" "pinned host memory.*cudaMemcpyAsync" "copies: advice"
+ev=$(finding copies copies evidence)
+assert_match "$ev" "host-to-device: 10 copies, .* GB/s, 10 from pageable memory" "copies: H2D"
+assert_match "$ev" "device-to-host: 10 copies, .* GB/s, 10 to pageable memory" "copies: D2H"
+assert_match "$ev" "20 of 20 copy calls synchronous" "copies: synchronous calls"
+
+# item 4: the 20 ms device count loads the driver, the 50 ms cudaSetDevice creates the context, the only
+# launch loads its module (made 30 ms here); the launch cost is not the cold launch
+run coldstart SIMGPU_MODULE_LOAD_NS=30000000
+ev=$(finding coldstart cold-start evidence)
+assert_match "$ev" "cudaGetDeviceCount took [0-9.]+ ms: driver initialisation \(the first CUDA call\)" "coldstart: driver"
+assert_match "$ev" "cudaSetDevice took [0-9.]+ ms: context creation" "coldstart: context"
+assert_match "$ev" "the first launch \(__cudaLaunchKernel\) took [0-9.]+ ms: lazy module loading" "coldstart: module"
+case $ev in *"cudaGetDeviceCount took"*"context creation (the first CUDA"*) fail "coldstart: device count labelled context creation";; esac
+assert_eq "$(json coldstart 'd["median_launch_ns"] < 1000000')" True "coldstart: median launch call is not the cold one"
+
+# items 2, 3: a driver-API program (cuLaunchKernelEx, as Triton): no hook sees its calls; the headline counts
+# them, and the launch time comes from CUPTI's driver records (was "median launch call 0 ns")
+rm -f drv.db
+sim "$BIN/cprof-run" -q -o drv.db -- "$WL/driver_launch" --steps 50 > /dev/null 2>&1 || fail "driver_launch"
+assert_eq "$(json drv 'd["counts"]["hooked_calls"] == 0 and d["counts"]["cupti_only_calls"] >= 100')" True "driver: CUPTI-only calls counted"
+assert_eq "$(json drv 'd["launches_timed_by_cupti"] >= 90 and d["median_launch_ns"] > 1000')" True "driver: launch time from CUPTI"
+assert_eq "$(json drv 'd["verdict"] + " / " + d["host_wait_cause"]')" "overhead-bound / launch cost inside the CUDA API" "driver: verdict"
+"$BIN/cprof" report drv.db | grep -q '^Processes: 1   API calls: 1[0-9][0-9]   ' || fail "driver: headline $("$BIN/cprof" report drv.db | grep ^Processes)"
+
+# item 2: the headline counts every call, the hooks' and CUPTI's alone; the run spans them all
+assert_eq "$(json errors 'd["counts"]["api_calls"] == sum(a["calls"] for a in d["apis"])')" True "headline = API table"
+assert_eq "$(json errors 'd["counts"]["api_calls"] == d["counts"]["hooked_calls"] + d["counts"]["cupti_only_calls"]')" \
+	True "headline: hooked + CUPTI-only"
+echo ok
