@@ -551,6 +551,26 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 	return 0;
 }
 
+int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
+{
+	struct cprof_ext key = { proc, corr, 0 };
+	size_t lo = 0, hi = m->next;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_ext(&m->ext[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->next && !cmp_ext(&m->ext[lo], &key)) {
+		*ext = m->ext[lo].ext;
+		return 1;
+	}
+	return 0;
+}
+
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
 {
 	struct cprof_ext key = { proc, corr, 0 };

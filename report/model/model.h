@@ -167,11 +167,14 @@ int cprof_model_call_stats(const struct cprof_model *m, int64_t proc, int outer_
 			   int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
 int cprof_model_kernel_stats(const struct cprof_model *m, int64_t proc,
 			     int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
-/* Per-name statistics of the runtime calls only CUPTI saw (no hook's external id): made inside a
- * library, or not hooked; labelled with the name less its version suffix (cudaLaunchKernel_v7000). */
+/* Per-name statistics of the runtime calls only CUPTI saw: not hooked (no hook's external id), labelled
+ * with the name less its version suffix (cudaLaunchKernel_v7000); or made inside a hooked library call
+ * (cuBLAS's occupancy queries and launches carry its external id), labelled "NAME (inside LIBCALL)". */
 int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
 				 int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
 				 void *ctx);
+/* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids, *ext set to it. */
+int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext);
 /* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids. */
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr);
 /* The kernels with CUPTI correlation id (proc, corr): fn per kernel. */

@@ -152,11 +152,58 @@ static const char *trimmed_label(void *arg, int64_t key)
 	return t->buf;
 }
 
-static int trimmed_relay(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
+/* a hooked library call (cuBLAS, not the runtime itself): the runtime calls CUPTI saw inside it are its own */
+static int library_call(const char *api)
 {
-	struct trimmed *t = arg;
+	return api && strncmp(api, "cuda", 4) != 0 && strncmp(api, "__cuda", 6) != 0 && strncmp(api, "cu", 2) == 0;
+}
 
-	return t->g.fn(t->g.ctx, key, label, st);
+struct lib_call {
+	int64_t proc, corr, name;
+};
+
+static int cmp_lib_call(const void *a, const void *b)
+{
+	const struct lib_call *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* "inside" keys pack (library call's name id, runtime name id): string ids are row ids, well under 2^31 */
+#define INSIDE_KEY(lib, rt) (INT64_MIN / 2 + ((lib) << 31) + (rt))
+
+struct inside {
+	struct trimmed t;
+	const struct lib_call *libs;
+	size_t nlibs;
+	char buf[320];
+};
+
+static const char *inside_label(void *arg, int64_t key)
+{
+	struct inside *in = arg;
+	int64_t k = key - INT64_MIN / 2, lib, rt;
+	const char *r, *l;
+
+	if (key >= 0)
+		return trimmed_label(&in->t, key);
+	lib = k >> 31;
+	rt = k & ((1LL << 31) - 1);
+	r = trimmed_label(&in->t, rt);
+	l = cprof_model_string(in->t.g.m, lib);
+	if (r == NULL || l == NULL)
+		return NULL;
+	snprintf(in->buf, sizeof(in->buf), "%s (inside %s)", r, l);
+	return in->buf;
+}
+
+static int inside_relay(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
+{
+	struct inside *in = arg;
+
+	return in->t.g.fn(in->t.g.ctx, key, label, st);
 }
 
 int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
@@ -164,23 +211,48 @@ int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
 				 void *ctx)
 {
 	struct cprof_keyed *kd = malloc((m->nrt ? m->nrt : 1) * sizeof(*kd));
-	struct trimmed t = { { m, fn, ctx }, "" };
-	size_t i, n = 0;
-	int ret;
+	struct lib_call *libs = NULL;
+	struct inside in = { { { m, fn, ctx }, "" }, NULL, 0, "" };
+	size_t i, n = 0, nlibs = 0, cap = 0;
+	int ret = -ENOMEM;
 
 	if (kd == NULL)
 		return -ENOMEM;
+	/* the hooked library calls, by (process, our correlation id) */
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (c->corr == CPROF_NO_ID || (proc && c->proc != proc) || !library_call(cprof_model_string(m, c->name)))
+			continue;
+		if (cprof_grow(&libs, &cap, nlibs, sizeof(*libs)) < 0)
+			goto out;
+		libs[nlibs++] = (struct lib_call){ c->proc, c->corr, c->name };
+	}
+	if (nlibs)
+		qsort(libs, nlibs, sizeof(*libs), cmp_lib_call);
 	for (i = 0; i < m->nrt; i++) {
 		const struct cprof_rt *r = &m->rt[i];
+		int64_t ext;
 
-		/* a record carrying our external id is a hooked call: counted once, as the hook's */
-		if ((proc && r->proc != proc) || r->name == CPROF_NO_ID || cprof_model_string(m, r->name) == NULL ||
-		    (r->corr != CPROF_NO_ID && cprof_model_has_ext(m, r->proc, r->corr)))
+		if ((proc && r->proc != proc) || r->name == CPROF_NO_ID || cprof_model_string(m, r->name) == NULL)
 			continue;
-		kd[n].key = r->name;
+		if (r->corr != CPROF_NO_ID && cprof_model_ext_of(m, r->proc, r->corr, &ext)) {
+			struct lib_call key = { r->proc, ext, 0 }, *lib;
+
+			/* the hooked call's own record is counted once, as the hook's; a runtime call a hooked
+			 * library made is shown inside it */
+			lib = nlibs ? bsearch(&key, libs, nlibs, sizeof(*libs), cmp_lib_call) : NULL;
+			if (lib == NULL || lib->name >= (1LL << 31) || r->name >= (1LL << 31) || lib->name < 0 || r->name < 0)
+				continue;
+			kd[n].key = INSIDE_KEY(lib->name, r->name);
+		} else {
+			kd[n].key = r->name;
+		}
 		kd[n++].d = (int64_t)(r->end - r->start);
 	}
-	ret = cprof_model_group_stats(kd, n, trimmed_label, trimmed_relay, &t);
+	ret = cprof_model_group_stats(kd, n, inside_label, inside_relay, &in);
+out:
 	free(kd);
+	free(libs);
 	return ret;
 }

@@ -66,4 +66,11 @@ assert_eq "$(json drv 'd["verdict"] + " / " + d["host_wait_cause"]')" "overhead-
 assert_eq "$(json errors 'd["counts"]["api_calls"] == sum(a["calls"] for a in d["apis"])')" True "headline = API table"
 assert_eq "$(json errors 'd["counts"]["api_calls"] == d["counts"]["hooked_calls"] + d["counts"]["cupti_only_calls"]')" \
 	True "headline: hooked + CUPTI-only"
+# item 7: the runtime calls cuBLAS makes are in the API table, marked and shown inside the cuBLAS call
+SIMGPU_COPY_DATA=0 sim "$BIN/cprof-run" -q -o mm.db -- "$WL/matmul_sweep" --sizes 64 --steps 10 > /dev/null 2>&1 || fail "matmul_sweep"
+"$BIN/cprof" report mm.db --by api | grep -Eq ' cudaOccupancyMaxActiveBlocksPerMultiprocessor \(inside cublasSgemm_v2\)\*$' ||
+	fail "cuBLAS's occupancy queries: $("$BIN/cprof" report mm.db --by api | tail -5)"
+"$BIN/cprof" report mm.db --by api | grep -Eq ' cudaLaunchKernel \(inside cublasSgemm_v2\)\*$' || fail "cuBLAS's launches"
+assert_eq "$(json mm 'sum(a["calls"] for a in d["apis"] if a["name"].startswith(("cudaOccupancy", "cudaLaunchKernel (")) and "(inside cublasSgemm_v2)" in a["name"] and a.get("source") == "cupti")')" 30 \
+	"cuBLAS's internal calls: an occupancy query and a launch per SGEMM (15)"
 echo ok
