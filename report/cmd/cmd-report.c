@@ -488,7 +488,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|range|stream|process]\n"
 		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n"
-		   "                    [--step-range REGEX]   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n");
+		   "                    [--step-range REGEX]   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n"
+		   "                    [--range-tree]         NVTX ranges by path (step N/forward), not by name\n");
 }
 
 static int parse_double(const char *opt, const char *arg, double lo, double hi, double *out)
@@ -511,13 +512,13 @@ int cmd_report(int argc, char **argv)
 		{ "by", required_argument, NULL, 'b' },          { "include-startup", no_argument, NULL, 'i' },
 		{ "compute-pct", required_argument, NULL, 'c' }, { "overhead-pct", required_argument, NULL, 'o' },
 		{ "kernel-wait-us", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
-		{ "step-range", required_argument, NULL, 's' },
+		{ "step-range", required_argument, NULL, 's' },    { "range-tree", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt fmt = FMT_TEXT;
 	enum by by = BY_ALL;
 	size_t top = 15, nprocs = 0, i;
-	int top_set = 0;
+	int top_set = 0, range_tree = 0;
 	struct proc *procs = NULL;
 	struct table apis = { 0 }, kernels = { 0 }, memops = { 0 }, torch = { 0 };
 	struct cprof_thresholds th;
@@ -582,6 +583,9 @@ int cmd_report(int argc, char **argv)
 		case 'i':
 			th.include_startup = 1;
 			break;
+		case 'r':
+			range_tree = 1;
+			break;
 		case 's': {
 			char err[128];
 
@@ -631,7 +635,7 @@ int cmd_report(int argc, char **argv)
 	if (fmt == FMT_CSV) {
 		/* one table: load what it needs, nothing else */
 		if (by == BY_RANGE) {
-			if (cprof_ranges_build(db, 0, &ranges) < 0)
+			if (cprof_ranges_build_by(db, 0, !range_tree, &ranges) < 0)
 				ret = CPROF_EXIT_USAGE;
 			else
 				cprof_ranges_csv(&ranges, top_set ? top : 0);
@@ -673,7 +677,7 @@ int cmd_report(int argc, char **argv)
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
-	if (cprof_ranges_build(db, 0, &ranges) < 0) {
+	if (cprof_ranges_build_by(db, 0, !range_tree, &ranges) < 0) {
 		ret = CPROF_EXIT_USAGE; /* cprof_ranges_build said why */
 		goto out;
 	}

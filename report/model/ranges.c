@@ -1,11 +1,13 @@
 /* cprof report --by range: NVTX ranges with their CPU time, the CUDA calls made inside them and the GPU time those launched. */
 #include <errno.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PR_FMT "cprof report"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/model/analysis.h"
 #include "report/model/ranges.h"
 
 /* The latest time a process is known to have been alive: its exit, its last call, its last annotation. */
@@ -45,7 +47,34 @@ struct sums {
 struct rowmap {
 	int *slot; /* row index + 1, 0 = empty */
 	size_t size;
+	int by_name;    /* rows by the range's own name, not its path */
+	int have_re;    /* step: the default step pattern, compiled */
+	regex_t step;
 };
+
+/* A step's name with its number made N ("step 3" -> "step N", "ProfilerStep#12" -> "ProfilerStep#N"), so
+ * a run of 12 steps is one row; any other name as it is. */
+static char *norm_text(const struct rowmap *m, const char *text)
+{
+	char *out;
+	size_t i, o = 0;
+
+	if (!m->have_re || regexec(&m->step, text, 0, NULL, 0) != 0)
+		return strdup(text);
+	out = malloc(strlen(text) + 1);
+	if (out == NULL)
+		return NULL;
+	for (i = 0; text[i]; i++) {
+		if (text[i] >= '0' && text[i] <= '9') {
+			if (i == 0 || text[i - 1] < '0' || text[i - 1] > '9')
+				out[o++] = 'N';
+			continue;
+		}
+		out[o++] = text[i];
+	}
+	out[o] = '\0';
+	return out;
+}
 
 static uint64_t hash_key(const char *s, int startend)
 {
@@ -275,27 +304,33 @@ static int resolve(struct rng *r, int i, struct cprof_range_table *t, size_t *ca
 	const char *parent_path = NULL;
 	int64_t parent_dom = -1;
 	size_t len;
-	char *path;
+	char *path, *text;
 	int ret;
 
 	if (x->row >= 0)
 		return x->row;
 	/* -2 while its parents are resolved: a corrupt chain that comes back to it (a cycle) ends there */
 	x->row = -2;
-	if (x->parent >= 0 && r[x->parent].row != -2 && depth < 256) {
+	if (!m->by_name && x->parent >= 0 && r[x->parent].row != -2 && depth < 256) {
 		if ((ret = resolve(r, x->parent, t, cap, m, depth + 1)) < 0)
 			return ret;
 		parent_path = t->rows[ret].path;
 		parent_dom = r[x->parent].domain_id;
 	}
-	len = (parent_path ? strlen(parent_path) + 1 : 0) + (x->domain ? strlen(x->domain) + 1 : 0) + strlen(x->text) + 1;
-	path = malloc(len);
-	if (path == NULL)
+	text = norm_text(m, x->text);
+	if (text == NULL)
 		return -ENOMEM;
+	len = (parent_path ? strlen(parent_path) + 1 : 0) + (x->domain ? strlen(x->domain) + 1 : 0) + strlen(text) + 1;
+	path = malloc(len);
+	if (path == NULL) {
+		free(text);
+		return -ENOMEM;
+	}
 	/* the domain is said once, where the path enters it */
 	snprintf(path, len, "%s%s%s%s%s", parent_path ? parent_path : "", parent_path ? "/" : "",
 		 x->domain && x->domain_id != parent_dom ? x->domain : "", x->domain && x->domain_id != parent_dom ? ":" : "",
-		 x->text);
+		 text);
+	free(text);
 	ret = row_get(t, cap, m, path, x->startend);
 	if (ret >= 0)
 		x->row = ret;
@@ -429,6 +464,11 @@ static int64_t count_marks(sqlite3 *db, int64_t proc)
 
 int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
 {
+	return cprof_ranges_build_by(db, proc, 0, t);
+}
+
+int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_range_table *t)
+{
 	struct rng *r = NULL;
 	struct by_id *ids = NULL;
 	struct rowmap m = { 0 };
@@ -436,6 +476,9 @@ int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
 	int ret = 0;
 
 	memset(t, 0, sizeof(*t));
+	t->by_name = by_name;
+	m.by_name = by_name;
+	m.have_re = regcomp(&m.step, cprof_step_re_default, REG_EXTENDED | REG_NOSUB) == 0;
 	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
 	t->marks = (uint64_t)count_marks(db, proc);
@@ -506,6 +549,8 @@ out:
 	free(r);
 	free(ids);
 	free(m.slot);
+	if (m.have_re)
+		regfree(&m.step);
 	return ret;
 }
 
@@ -558,8 +603,9 @@ void cprof_ranges_print(const struct cprof_range_table *t, size_t top)
 	size_t i, n = rows_shown(t, top);
 	int w = 5;
 
-	printf("\nNVTX ranges (CPU = time inside the ranges, Self = minus their child ranges; Calls = hooked CUDA calls\n"
-	       "that started inside them on their thread, GPU = the work those calls launched)\n\n");
+	printf("\nNVTX ranges %s(CPU = time inside the ranges, Self = minus their child ranges; Calls = hooked CUDA calls\n"
+	       "that started inside them on their thread, GPU = the work those calls launched; step numbers shown as N)\n\n",
+	       t->by_name ? "by name, as nsys's nvtx_sum; --range-tree nests them " : "by path ");
 	if (t->n == 0) {
 		printf(" (no NVTX range in this profile%s)\n", t->marks ? "; marks only" : "");
 		return;

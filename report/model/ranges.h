@@ -24,13 +24,17 @@ struct cprof_range_table {
 	struct cprof_range_row *rows; /* by GPU time, then CPU time, descending */
 	size_t n;
 	uint64_t ranges, open_ranges, marks; /* open: never ended, counted up to their process's end */
+	int by_name; /* rows by the range's own name (nsys's nvtx_sum, torch's key_averages), else by path */
 };
 
 /* The end of each process (columns processId, end): what a range left open is measured up to. */
 extern const char cprof_sql_process_end[];
 
-/* proc 0 = every process; an empty table for a profile without NVTX_EVENTS (older profiles). */
+/* proc 0 = every process; an empty table for a profile without NVTX_EVENTS (older profiles). Rows by path
+ * (the nesting, "step N/forward"); step names' numbers are N in either form. */
 int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t);
+/* by_name: one row per range name ("forward" x12), whatever encloses it. */
+int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_range_table *t);
 void cprof_ranges_free(struct cprof_range_table *t);
 /* Output on stdout; top 0 = every row. */
 void cprof_ranges_print(const struct cprof_range_table *t, size_t top);

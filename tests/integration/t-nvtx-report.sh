@@ -7,9 +7,9 @@ need_sim
 [ -x "$WL/nvtx_demo" ] || fail "$WL/nvtx_demo not built"
 N=10
 sim "$BIN/cprof-run" -q -o prof.db -- "$WL/nvtx_demo" steps $N > out.txt 2>err.txt || fail "run failed: $(cat err.txt)"
-"$BIN/cprof" report prof.db --by range --format json > r.json 2>err.txt || fail "report json: $(cat err.txt)"
-"$BIN/cprof" report prof.db --by range --format csv > r.csv 2>err.txt || fail "report csv: $(cat err.txt)"
-"$BIN/cprof" report prof.db --by range > r.txt 2>err.txt || fail "report text: $(cat err.txt)"
+"$BIN/cprof" report prof.db --by range --range-tree --format json > r.json 2>err.txt || fail "report json: $(cat err.txt)"
+"$BIN/cprof" report prof.db --by range --range-tree --format csv > r.csv 2>err.txt || fail "report csv: $(cat err.txt)"
+"$BIN/cprof" report prof.db --by range --range-tree > r.txt 2>err.txt || fail "report text: $(cat err.txt)"
 "$BIN/cprof" report prof.db --top 2 > all.txt 2>err.txt || fail "report: $(cat err.txt)"
 "$BIN/cprof" trace prof.db -o trace.json 2>err.txt || fail "trace: $(cat err.txt)"
 [ -s err.txt ] && fail "trace printed: $(cat err.txt)"
@@ -95,7 +95,7 @@ check(any(l.startswith(" async io~") for l in txt), "start/end range marked in t
 check(any(l.strip() == "%d ranges, 1 mark; ~ start/end range (nvtxRangeStart/End: not nested)" % (3 * N + 3) for l in txt),
       "text summary line")
 alltxt = open("all.txt", encoding="utf-8").read()
-check("\nNVTX ranges (" in alltxt and " (4 more; --top 0 shows all)" in alltxt, "ranges (top 2) in the default report")
+check("\nNVTX ranges by name" in alltxt and " (4 more; --top 0 shows all)" in alltxt, "ranges (top 2, by name) in the default report")
 
 # ---- trace ----
 d = json.load(open("trace.json", encoding="utf-8"))
