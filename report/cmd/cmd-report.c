@@ -528,8 +528,9 @@ int cmd_report(int argc, char **argv)
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
+	struct cprof_device_verdict *dv = NULL;
 	struct cprof_model model = { 0 };
-	int nph = 0, nf = 0;
+	int nph = 0, nf = 0, ndv = 0;
 	sqlite3 *db;
 	int opt, ret = CPROF_EXIT_OK, complete;
 	int64_t lost, api_calls;
@@ -670,6 +671,12 @@ int cmd_report(int argc, char **argv)
 	for (i = 0; i < apis.n; i++)
 		api_calls += (int64_t)apis.rows[i].st.n;
 	nf = cprof_findings(&model, 0, &v, &fd);
+	/* several GPUs: each its own utilisation and verdict, besides the union above */
+	if ((ndv = cprof_device_verdicts(&model, 0, &th, &dv)) < 0) {
+		pr_err("%s: cannot read the profile", argv[optind]);
+		ret = CPROF_EXIT_USAGE;
+		goto out;
+	}
 	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
@@ -765,6 +772,12 @@ int cmd_report(int argc, char **argv)
 			cprof_json_str(stdout, fd[i].evidence);
 			printf("}");
 		}
+		printf("],\"devices\":[");
+		for (i = 0; i < (size_t)ndv; i++) {
+			printf("%s{\"device\":%d,", i ? "," : "", (int)dv[i].device);
+			json_verdict_fields(&dv[i].v);
+			printf(",\"kernels\":%llu}", (unsigned long long)dv[i].v.kernels);
+		}
 		printf("],\"processes\":[");
 		for (i = 0; i < nprocs; i++) {
 			printf("%s{\"pid\":%lld,\"ppid\":%lld,\"exe\":", i ? "," : "", (long long)procs[i].pid,
@@ -797,6 +810,15 @@ int cmd_report(int argc, char **argv)
 		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : reason);
 		print_verdict_text(&v, ph, nph, fd, nf);
+		if (ndv > 0) {
+			printf("\nPer device (the verdict above is their union)\n");
+			for (i = 0; i < (size_t)ndv; i++) {
+				char line[1024];
+
+				cprof_verdict_line(&dv[i].v, line, sizeof(line));
+				printf("  GPU %d: %s\n", (int)dv[i].device, line);
+			}
+		}
 		if (by == BY_ALL)
 			cprof_steps_print(&model, 0, &th, 0, top_set ? top : 0);
 		if (nprocs > 1) {
@@ -879,6 +901,7 @@ out:
 	free(procs);
 	free(ph);
 	free(fd);
+	free(dv);
 	table_free(&apis);
 	table_free(&kernels);
 	table_free(&memops);

@@ -78,7 +78,11 @@ static uint64_t api_time_in(const struct cprof_model *m, int64_t proc, const str
 
 	if (n == 0)
 		return 0;
-	for (c = cprof_model_calls_from(m, from); c < m->ncalls && m->calls[c].start < to; c++) {
+	/* a call that began before the window still counts for its part inside it (the sync that waits for
+	 * the whole window began before it): the calls just before are looked at too, a bounded few */
+	c = cprof_model_calls_from(m, from);
+	c = c > 4096 ? c - 4096 : 0;
+	for (; c < m->ncalls && m->calls[c].start < to; c++) {
 		uint64_t s = m->calls[c].start, e = m->calls[c].end;
 		size_t j;
 
@@ -958,5 +962,75 @@ out:
 	free(seg);
 	free(fold);
 	free(ph);
+	return ret;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int cprof_device_verdicts(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
+			  struct cprof_device_verdict **out)
+{
+	int32_t *dev = NULL;
+	struct cprof_device_verdict *dv = NULL;
+	struct cprof_op *ops = NULL;
+	size_t nd = 0, capd = 0, i, d;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	for (i = 0; i < m->nops; i++) {
+		size_t k;
+
+		if (!IN_PROC(m->ops[i]) || m->ops[i].device < 0)
+			continue;
+		for (k = 0; k < nd && dev[k] != m->ops[i].device; k++)
+			;
+		if (k < nd)
+			continue;
+		if (cprof_grow(&dev, &capd, nd, sizeof(*dev)) < 0)
+			goto out;
+		dev[nd++] = m->ops[i].device;
+	}
+	if (nd < 2) {
+		ret = 0;
+		goto out;
+	}
+	qsort(dev, nd, sizeof(*dev), cmp_i32);
+	dv = calloc(nd, sizeof(*dv));
+	ops = malloc(m->nops * sizeof(*ops));
+	if (dv == NULL || ops == NULL)
+		goto out;
+	for (d = 0; d < nd; d++) {
+		/* the model with only this device's ops (still in time order); calls and records are shared */
+		struct cprof_model dm = *m;
+		size_t n = 0;
+
+		for (i = 0; i < m->nops; i++)
+			if (m->ops[i].device == dev[d])
+				ops[n++] = m->ops[i];
+		dm.ops = ops;
+		dm.nops = n;
+		dm.calls_by_corr = NULL;
+		dm.kernels_by_corr = NULL;
+		dm.nkernels_by_corr = 0;
+		dm.steps = NULL;
+		dm.nsteps_cache = 0;
+		dv[d].device = dev[d];
+		if (cprof_analyse(&dm, proc, 0, UINT64_MAX, t, &dv[d].v) < 0) {
+			ret = -EIO;
+			goto out;
+		}
+	}
+	*out = dv;
+	dv = NULL;
+	ret = (int)nd;
+out:
+	free(dev);
+	free(dv);
+	free(ops);
 	return ret;
 }

@@ -109,6 +109,15 @@ int cprof_steps_cold(const struct cprof_step *s, int n);
 /* The steps section of cprof report (text, or JSON keys "step_pattern" and "steps" with a leading comma). */
 int cprof_steps_print(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, int json, size_t top);
 
+/* One process on several GPUs: each device's verdict, from its own ops (the host's calls shared). Returns
+ * the number of devices when there are two or more (*out malloc'd, by device), 0 with one, or < 0. */
+struct cprof_device_verdict {
+	int32_t device;
+	struct cprof_verdict v;
+};
+int cprof_device_verdicts(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
+			  struct cprof_device_verdict **out);
+
 /* One line a person can act on. */
 void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size);
 

@@ -75,6 +75,17 @@ assert_eq "$(rows)" "backward=12 forward=12 step N=12" "nvtx: rows by name"
 assert_eq "$(rows --range-tree)" "step N/backward=12 step N/forward=12 step N=12" "nvtx: rows by path"
 "$BIN/cprof" report nvtx.db --by range | grep -q '^NVTX ranges by name' || fail "nvtx: text title"
 
+# issue 18 item 12: one process on two GPUs (the simulated GPU with SIMGPU_DEVICE_COUNT=2): each device
+# gets its own utilisation and verdict: device 1 (long kernels queued ahead) compute-bound, device 0
+# (a launch-bound loop) overhead-bound; they were one union before
+run multigpu SIMGPU_DEVICE_COUNT=2
+assert_eq "$(json multigpu '" ".join("%d:%s" % (x["device"], x["verdict"]) for x in d["devices"])')" \
+	"0:overhead-bound 1:compute-bound" "multigpu: per-device verdicts"
+assert_eq "$(json multigpu 'd["devices"][0]["gpu_busy_pct"] < 30 and d["devices"][1]["gpu_busy_pct"] > 60')" True \
+	"multigpu: per-device utilisation"
+"$BIN/cprof" report multigpu.db | grep -q '^  GPU 1: compute-bound: ' || fail "multigpu: text"
+assert_eq "$(json launchbound 'd["devices"]')" "[]" "one device: no per-device list"
+
 # item 7: the runtime calls cuBLAS makes are in the API table, marked and shown inside the cuBLAS call
 SIMGPU_COPY_DATA=0 sim "$BIN/cprof-run" -q -o mm.db -- "$WL/matmul_sweep" --sizes 64 --steps 10 > /dev/null 2>&1 || fail "matmul_sweep"
 "$BIN/cprof" report mm.db --by api | grep -Eq ' cudaOccupancyMaxActiveBlocksPerMultiprocessor \(inside cublasSgemm_v2\)\*$' ||

@@ -21,7 +21,9 @@ json s64 '' 'd["gpu_busy_ns"] + sum(d["idle"].values()) <= d["window_ns"] <= d["
 a=$(json s4096 '' 'd["window_ns"]'); b=$(json s4096 --include-startup 'd["window_ns"]')
 [ "$b" -gt "$a" ] || fail "--include-startup does not widen the window ($a -> $b)"
 # thresholds are options
-assert_eq "$(json s4096 '--compute-pct 99.99' 'd["verdict"] != "compute-bound" or d["gpu_busy_pct"] >= 99.99')" True "--compute-pct"
+# (compute-bound below it only when the host waited for the GPU longer than the GPU for the host: docs/verdict.md)
+assert_eq "$(json s4096 '--compute-pct 99.99' 'd["verdict"] != "compute-bound" or d["gpu_busy_pct"] >= 99.99 or d["queue"]["host_blocked_ns"] > d["queue"]["starved_ns"]')" True "--compute-pct"
+assert_eq "$(json s64 '--compute-pct 1' 'd["verdict"]')" compute-bound "--compute-pct 1 makes a 64x64 run compute-bound"
 # DESIGN.md's stable keys
 "$BIN/cprof" report both.db --format json | python3 -c '
 import json, sys

@@ -409,7 +409,7 @@ static int check_device(int device)
 {
 	if (cfg()->device_count < 1)
 		return cudaErrorNoDevice;
-	return device == 0 ? 0 : cudaErrorInvalidDevice;
+	return device >= 0 && device < cfg()->device_count ? 0 : cudaErrorInvalidDevice;
 }
 
 cudaError_t cudaGetDeviceCount(int *count)
@@ -433,6 +433,8 @@ cudaError_t cudaSetDevice(int device)
 		err = check_device(device);
 	if (!err)
 		err = simgpu_ctx_ensure();
+	if (!err)
+		simgpu_set_device(device);
 	return finish(&c_, err);
 }
 
@@ -444,7 +446,7 @@ cudaError_t cudaGetDevice(int *device)
 	if (!err && cfg()->device_count < 1)
 		err = cudaErrorNoDevice;
 	if (!err)
-		*device = 0;
+		*device = simgpu_get_device();
 	return finish(&c_, err);
 }
 

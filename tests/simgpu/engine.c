@@ -113,8 +113,8 @@ static void config_parse(void)
 		g_cfg.d2d_gbps = 2000.0;
 	if (g_cfg.memset_gbps <= 0)
 		g_cfg.memset_gbps = 3000.0;
-	if (g_cfg.device_count > 1)
-		g_cfg.device_count = 1;
+	if (g_cfg.device_count > 8)
+		g_cfg.device_count = 8;
 	if (g_cfg.sm_count <= 0)
 		g_cfg.sm_count = 132;
 	if (g_cfg.verbose) {
@@ -352,9 +352,30 @@ struct simgpu_stream {
 	unsigned flags;
 	int priority;
 	int legacy;
+	int device;     /* the device current when it was created (device_set) */
+	int device_set; /* 0: the legacy and per-thread streams, whose ops go to the caller's current device */
 	uint64_t tail; /* virtual end of the last op queued on it */
 	struct simgpu_stream *next;
 };
+
+/* SIMGPU_DEVICE_COUNT > 1: cudaSetDevice picks the thread's device; a stream belongs to the device current
+ * when it was made, and its ops' records carry that device (one context and one set of clocks serve all) */
+static __thread int t_device;
+
+void simgpu_set_device(int device)
+{
+	t_device = device;
+}
+
+int simgpu_get_device(void)
+{
+	return t_device;
+}
+
+static uint32_t device_of(const struct simgpu_stream *s)
+{
+	return s->device_set ? (uint32_t)s->device : (uint32_t)t_device;
+}
 
 struct simgpu_event {
 	uint32_t magic;
@@ -433,6 +454,8 @@ int simgpu_stream_create(unsigned flags, int priority, void **handle)
 	s->magic = STREAM_MAGIC;
 	s->flags = flags;
 	s->priority = priority;
+	s->device = t_device;
+	s->device_set = 1;
 	pthread_mutex_lock(&g_lock);
 	s->id = g_next_stream_id++;
 	s->next = g_streams;
@@ -753,7 +776,7 @@ void simgpu_launch(struct simgpu_call *c, struct simgpu_stream *s, const struct 
 	k->start = start;
 	k->end = end;
 	k->completed = end;
-	k->deviceId = SG_DEVICE_ID;
+	k->deviceId = device_of(s);
 	k->contextId = SG_CONTEXT_ID;
 	k->streamId = s->id;
 	k->gridX = (int32_t)l->grid[0];
@@ -804,7 +827,7 @@ uint64_t simgpu_copy(struct simgpu_call *c, struct simgpu_stream *s, size_t byte
 	m->bytes = bytes;
 	m->start = start;
 	m->end = end;
-	m->deviceId = SG_DEVICE_ID;
+	m->deviceId = device_of(s);
 	m->contextId = SG_CONTEXT_ID;
 	m->streamId = s->id;
 	m->correlationId = c->corr;
@@ -828,7 +851,7 @@ uint64_t simgpu_memset(struct simgpu_call *c, struct simgpu_stream *s, size_t by
 	m->bytes = bytes;
 	m->start = start;
 	m->end = end;
-	m->deviceId = SG_DEVICE_ID;
+	m->deviceId = device_of(s);
 	m->contextId = SG_CONTEXT_ID;
 	m->streamId = s->id;
 	m->correlationId = c->corr;

@@ -180,5 +180,8 @@ int simgpu_cupti_enable_domain(uint32_t enable, CUpti_SubscriberHandle sub, int 
 int simgpu_cupti_finalize(void);
 int simgpu_cupti_callback_name(int domain, uint32_t cbid, const char **name);
 void simgpu_cupti_internal_api(uint32_t cbid, uint64_t cpu_ns, int ret);
+/* the calling thread's current device (cudaSetDevice) */
+void simgpu_set_device(int device);
+int simgpu_get_device(void);
 
 #endif

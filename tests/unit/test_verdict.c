@@ -406,6 +406,42 @@ START_TEST(test_verdict_copies_finding)
 }
 END_TEST
 
+/* issue 18 item 12: one process, two devices: each judged on its own ops */
+START_TEST(test_verdict_per_device)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	struct cprof_device_verdict *dv = NULL;
+	struct cprof_thresholds t;
+	size_t i;
+	int n;
+
+	memset(&f, 0, sizeof(f));
+	launch_loop(&f, 1000 * US, 100, 4300, 600, 2400, 3000);
+	for (i = 0; i < f.nops; i++)
+		f.ops[i].device = 0;
+	vcall(&f, 900 * US, 901 * US)->launch = 1;
+	for (i = 0; i < 10; i++) {
+		struct cprof_op *o = op(&f, CPROF_OP_KERNEL, 1000 * US + i * 60 * US, 1060 * US + i * 60 * US, 900 * US, 901 * US);
+
+		o->device = 1;
+	}
+	vverdict(&f, &v);
+	cprof_thresholds_default(&t);
+	t.include_startup = 1;
+	n = cprof_device_verdicts(&f.m, 0, &t, &dv);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(dv[0].device, 0);
+	ck_assert_str_eq(dv[0].v.verdict, "overhead-bound");
+	ck_assert_uint_eq(dv[0].v.kernels, 100);
+	ck_assert_int_eq(dv[1].device, 1);
+	ck_assert_str_eq(dv[1].v.verdict, "compute-bound");
+	ck_assert_uint_eq(dv[1].v.kernels, 10);
+	free(dv);
+	vfree(&f);
+}
+END_TEST
+
 Suite *verdict_suite(void)
 {
 	Suite *s = suite_create("verdict");
@@ -421,6 +457,7 @@ Suite *verdict_suite(void)
 	tcase_add_test(tc, test_verdict_cuda_errors_named_with_faulting_kernel);
 	tcase_add_test(tc, test_verdict_cold_start_on_the_calls_that_paid);
 	tcase_add_test(tc, test_verdict_copies_finding);
+	tcase_add_test(tc, test_verdict_per_device);
 	suite_add_tcase(s, tc);
 	return s;
 }

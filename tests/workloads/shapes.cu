@@ -6,6 +6,8 @@
 //   copies       simpleMultiCopy's shape: large synchronous copies from pageable memory, a short kernel
 //   coldstart    simpleCooperativeGroups' shape: device count, set device, one launch, one sync
 //   nvtx         12 steps, each with forward and backward ranges
+//   multigpu     one process, two devices: device 1 gets long kernels queued ahead (compute-bound), device 0
+//                a launch-bound loop of tiny kernels (overhead-bound)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -124,6 +126,39 @@ static int nvtx(void)
 	return 0;
 }
 
+static int multigpu(void)
+{
+	cudaStream_t s0, s1;
+	float *d0, *d1;
+	int n = 0, i;
+
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 2) {
+		fprintf(stderr, "multigpu: needs two devices\n");
+		return 1;
+	}
+	if (cudaSetDevice(1) != cudaSuccess || cudaMalloc((void **)&d1, 1024 * sizeof(float)) != cudaSuccess ||
+	    cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking) != cudaSuccess)
+		return 1;
+	if (cudaSetDevice(0) != cudaSuccess || cudaMalloc((void **)&d0, 196 * 1024 * sizeof(float)) != cudaSuccess ||
+	    cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking) != cudaSuccess)
+		return 1;
+	// device 1: long kernels queued ahead of it (n stays within the buffer: they touch 1024 floats)
+	if (cudaSetDevice(1) != cudaSuccess)
+		return 1;
+	for (i = 0; i < 20; i++)
+		scale<<<655360, 1024, 0, s1>>>(d1, 1.0001f, 1024);
+	// device 0: a launch-bound loop
+	if (cudaSetDevice(0) != cudaSuccess)
+		return 1;
+	for (i = 0; i < 301; i++)
+		scale<<<196, 1024, 0, s0>>>(d0, 1.0001f, 196 * 1024);
+	if (cudaStreamSynchronize(s0) != cudaSuccess || cudaSetDevice(1) != cudaSuccess ||
+	    cudaStreamSynchronize(s1) != cudaSuccess)
+		return 1;
+	printf("devices 2, launches 321\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 2 && !strcmp(argv[1], "--mode") ? argv[2] : "";
@@ -138,6 +173,8 @@ int main(int argc, char **argv)
 		return coldstart();
 	if (!strcmp(mode, "nvtx"))
 		return nvtx();
-	fprintf(stderr, "usage: shapes --mode errors|launchbound|copies|coldstart|nvtx\n");
+	if (!strcmp(mode, "multigpu"))
+		return multigpu();
+	fprintf(stderr, "usage: shapes --mode errors|launchbound|copies|coldstart|nvtx|multigpu\n");
 	return 2;
 }
