@@ -107,6 +107,29 @@ static int cmp_u64q(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Enqueue and end times of ops taken in start order are nearly sorted (only overlapping ops swap): an
+ * insertion sort is linear then; past a budget of moves it hands over to qsort. */
+static void sort_nearly(uint64_t *a, size_t n)
+{
+	size_t i, moves = 0, budget = 16 * n + 64;
+
+	for (i = 1; i < n; i++) {
+		uint64_t x = a[i];
+		size_t j = i;
+
+		while (j > 0 && a[j - 1] > x) {
+			a[j] = a[j - 1];
+			j--;
+			if (++moves > budget) {
+				a[j] = x;
+				qsort(a, n, sizeof(*a), cmp_u64q);
+				return;
+			}
+		}
+		a[j] = x;
+	}
+}
+
 /* appends [s, e) to a sorted interval list, joining it to the last one when they touch */
 static int gap_add(struct gap **g, size_t *n, size_t *cap, uint64_t s, uint64_t e)
 {
@@ -159,10 +182,8 @@ static int queue_times(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		st[n] = o->start;
 		en[n++] = e < o->start ? o->start : e;
 	}
-	if (n) {
-		qsort(q, n, sizeof(*q), cmp_u64q);
-		qsort(en, n, sizeof(*en), cmp_u64q);
-	}
+	sort_nearly(q, n);
+	sort_nearly(en, n);
 	while (t < we) {
 		uint64_t next = we, len;
 
@@ -601,8 +622,7 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
 		const struct cprof_op *o = &m->ops[i];
 
-		if (o->kind != CPROF_OP_KERNEL || !IN_PROC(*o) || o->via == 0 || o->enq < o->launch ||
-		    cprof_model_has_ext(m, o->proc, o->corr))
+		if (o->kind != CPROF_OP_KERNEL || !IN_PROC(*o) || o->via == 0 || o->enq < o->launch || o->hooked)
 			continue;
 		if (dvec_push(&ld, (double)(o->enq - o->launch)) < 0)
 			goto out;

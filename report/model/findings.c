@@ -205,7 +205,7 @@ static void startup_costs(const struct cprof_model *m, int64_t proc, char *ev, s
 		const char *api;
 		uint64_t s, e;
 		int64_t p;
-		int launch = 0;
+		int launch = 0, sync = 0;
 
 		if (j >= m->nrt || (i < m->ncalls && m->calls[i].start <= m->rt[j].start)) {
 			const struct cprof_call *c = &m->calls[i++];
@@ -217,6 +217,7 @@ static void startup_costs(const struct cprof_model *m, int64_t proc, char *ev, s
 			e = c->end;
 			p = c->proc;
 			launch = c->launch;
+			sync = c->cut;
 		} else {
 			const struct cprof_rt *r = &m->rt[j++];
 
@@ -253,7 +254,8 @@ static void startup_costs(const struct cprof_model *m, int64_t proc, char *ev, s
 		}
 		if (!seen_ctx && !needs_no_context(api)) {
 			seen_ctx = 1;
-			if (e - s >= STARTUP_COST_NS)
+			/* a synchronising call's time is its wait for the GPU, whatever else it paid */
+			if (e - s >= STARTUP_COST_NS && !sync && strstr(api, "Synchronize") == NULL)
 				ev_add(ev, size, "%s took %s: context creation (the first call needing a context)", api, d);
 			if (launch)
 				first_launch_done = 1;

@@ -789,6 +789,13 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->db = db;
 		return ret;
 	}
+	/* which ops a hooked call launched (its CUPTI record carries our id), once, not in every analysis */
+	if (parts & CPROF_MODEL_TIMELINE) {
+		size_t i;
+
+		for (i = 0; i < m->nops; i++)
+			m->ops[i].hooked = m->ops[i].corr != CPROF_NO_ID && cprof_model_has_ext(m, m->ops[i].proc, m->ops[i].corr);
+	}
 	return 0;
 }
 
