@@ -1071,10 +1071,10 @@ static void cuda_errors(struct cprof_model *m, int64_t proc, const struct cprof_
 		}
 		ev_add(ev, sizeof(ev), "%s returned %s x%llu, first at +%s", f[i].name, nc, (unsigned long long)f[i].n, a);
 	}
-	add(l, "cuda-errors", "warn", ev,
-	    "%llu CUDA call(s) failed (%zu API/code pair(s)); an error raised by a kernel (700 illegal address and "
-	    "the like) surfaces at a later call and makes every later call fail: look at the kernels named; run "
-	    "compute-sanitizer on them", (unsigned long long)total, n);
+	add(l, "cuda-errors", "warn", ev, "%llu CUDA call(s) failed (%zu API/code pair(s))%s", (unsigned long long)total, n,
+	    async_done ? "; an error a kernel raised (700, illegal address, and the like) surfaces at a later call and "
+			 "every call after it fails: look at the kernels named, run compute-sanitizer on them"
+		       : ": check each call's return code where it is made");
 	free(f);
 	return;
 oom:
