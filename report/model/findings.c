@@ -748,18 +748,25 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 
 	if (nsteps < 0)
 		nsteps = 0;
+	/* the rules still written in SQL need the profile (a model built in memory has none); the order is
+	 * the report's */
 	cold_start(m, proc, v, steps, nsteps, &l);
 	occupancy(m, proc, &l);
-	batched_gemm(db, proc, &l);
-	dtod_before_gemm(db, proc, &l);
+	if (db) {
+		batched_gemm(db, proc, &l);
+		dtod_before_gemm(db, proc, &l);
+	}
 	final_sync(m, proc, v, &l);
-	cupti_overhead(db, proc, v, &l);
+	if (db)
+		cupti_overhead(db, proc, v, &l);
 	variance(m, proc, &l);
 	step_variance(steps, nsteps, &l);
-	driver_api(db, proc, &l);
+	if (db)
+		driver_api(db, proc, &l);
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
-	straggler(db, proc, &l);
+	if (db)
+		straggler(db, proc, &l);
 	*out = l.f;
 	return (int)l.n;
 }

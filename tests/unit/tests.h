@@ -10,5 +10,6 @@ Suite *store_suite(void);
 Suite *ingest_suite(void);
 Suite *symbolize_suite(void);
 Suite *model_suite(void);
+Suite *findings_suite(void);
 
 #endif
