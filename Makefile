@@ -39,17 +39,25 @@ $(DEPS_STAMP): scripts/install-deps
 deps:
 	$(Q)scripts/install-deps
 
--include tests/simgpu/simgpu.mk
-# bench and fuzz rules live with their sources
--include tests/bench/bench.mk
--include tests/fuzz/fuzz.mk
-
 # ---- generated ----
 # error names come from the toolkit's own headers, so they match the CUDA the project is built against
 GEN_ERRORS := $(BUILD)/gen/cuda-errors.inc
 $(GEN_ERRORS): scripts/gen-cuda-errors | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(Q)scripts/gen-cuda-errors $(CUDA_HOME)/include > $@.tmp && mv $@.tmp $@
+# hooks and their API ids from preload/hooks.spec and the headers (every object sees the ids through common/api.h)
+GEN_HOOKS := $(BUILD)/gen/hooks-gen.c
+GEN_API   := $(BUILD)/gen/api-gen.h
+$(GEN_API): scripts/gen-hooks preload/hooks.spec | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)scripts/gen-hooks preload/hooks.spec $(CUDA_HOME)/include $(BUILD)/gen > /dev/null
+$(GEN_HOOKS): $(GEN_API)
+
+-include tests/simgpu/simgpu.mk
+# bench and fuzz rules live with their sources
+-include tests/bench/bench.mk
+-include tests/fuzz/fuzz.mk
 
 # ---- sources ----
 COMMON_SRCS    := $(wildcard common/*.c)
@@ -60,18 +68,18 @@ RUN_SRCS       := scripts/cprof-run.c
 
 OBJ := $(BUILD)/obj
 obj_of = $(patsubst %.c,$(OBJ)/$(1)/%.o,$(2))
-$(OBJ)/pic/common/cuda-errors.o $(OBJ)/host/common/cuda-errors.o: $(GEN_ERRORS)
+$(OBJ)/pic/common/cuda-errors.o $(OBJ)/host/common/cuda-errors.o $(FUZZ_OUT)/obj/common/cuda-errors.o: $(GEN_ERRORS)
 
 PRELOAD_CFLAGS := $(CFLAGS_BASE) -fPIC -fvisibility=hidden -ftls-model=initial-exec -I$(CUDA_HOME)/include
-PRELOAD_OBJS   := $(call obj_of,pic,$(COMMON_SRCS) $(PRELOAD_SRCS))
+PRELOAD_OBJS   := $(call obj_of,pic,$(COMMON_SRCS) $(PRELOAD_SRCS) $(GEN_HOOKS))
 HOST_OBJS_COMMON := $(call obj_of,host,$(COMMON_SRCS))
 
-$(OBJ)/pic/%.o: %.c $(wildcard common/*.h preload/*.h) | $(DEPS_STAMP)
+$(OBJ)/pic/%.o: %.c $(wildcard common/*.h preload/*.h) $(GEN_API) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC(pic) $<")
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
 
-$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) | $(DEPS_STAMP)
+$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) $(GEN_API) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(SQLITE_CFLAGS) -c -o $@ $<
@@ -125,7 +133,7 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 	$(Q)$(WORKLOAD_NVCC) -I$(CUPTI_INC) -o $@ $< -L$(CUPTI_LIBDIR) -lcupti
 
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
-	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo
+	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"

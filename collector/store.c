@@ -519,7 +519,8 @@ int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_w
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w)
 {
 	static const char *const codes[] = { "?", "cupti-started", "cupti-missing", "cupti-failed", "cupti-conflict",
-					     "cupti-dropped", "stacks-native-missing", "cupti-no-driver" };
+					     "cupti-dropped", "stacks-native-missing", "cupti-no-driver",
+					     "capture-start", "capture-stop" };
 	sqlite3_stmt *st = s->st[ST_STATUS];
 	int ret = 0;
 
@@ -534,7 +535,8 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 	if (sqlite3_step(st) != SQLITE_DONE)
 		ret = db_err(s, "insert status");
 	sqlite3_reset(st);
-	if (ret == 0 && w->code != CPROF_STATUS_CUPTI_STARTED && w->code != CPROF_STATUS_CUPTI_DROPPED)
+	if (ret == 0 && w->code != CPROF_STATUS_CUPTI_STARTED && w->code != CPROF_STATUS_CUPTI_DROPPED &&
+	    w->code != CPROF_STATUS_CAPTURE_START && w->code != CPROF_STATUS_CAPTURE_STOP)
 		ret = cprof_store_meta(s, "gpu_records_note", w->text);
 	return ret;
 }

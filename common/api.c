@@ -24,6 +24,7 @@ enum cprof_api_class cprof_api_class(unsigned api)
 const char *cprof_api_class_name(enum cprof_api_class cls)
 {
 	static const char *const names[] = { "other", "launch", "memory", "memcpy", "memset",
-					      "sync",  "query",  "module", "gemm",  "nvtx", "device" };
+					      "sync",  "query",  "module", "gemm",  "nvtx", "device",
+					      "stream", "graph", "library", "blas" };
 	return (unsigned)cls < sizeof(names) / sizeof(names[0]) ? names[cls] : "other";
 }

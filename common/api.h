@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "api-gen.h" /* build/gen: CPROF_API_GEN_LIST, from preload/hooks.spec and the CUDA headers */
+
 /* X(id, symbol, class). Ids are wire values: append only, never renumber. */
 #define CPROF_API_LIST(X)                                                          \
 	X(CPROF_API_NONE, "none", CPROF_CLASS_OTHER)                               \
@@ -68,7 +70,10 @@
 	X(CPROF_API_cudaRuntimeGetVersion, "cudaRuntimeGetVersion", CPROF_CLASS_DEVICE) \
 	X(CPROF_API_cudaDeviceReset, "cudaDeviceReset", CPROF_CLASS_DEVICE)        \
 	X(CPROF_API_cudaInitDevice, "cudaInitDevice", CPROF_CLASS_DEVICE)          \
-	X(CPROF_API_cudaChooseDevice, "cudaChooseDevice", CPROF_CLASS_DEVICE)
+	X(CPROF_API_cudaChooseDevice, "cudaChooseDevice", CPROF_CLASS_DEVICE)     \
+	X(CPROF_API_cudaProfilerStart, "cudaProfilerStart", CPROF_CLASS_OTHER)     \
+	X(CPROF_API_cudaProfilerStop, "cudaProfilerStop", CPROF_CLASS_OTHER)       \
+	CPROF_API_GEN_LIST(X) /* new hooks go to preload/hooks.spec, after these */
 
 enum cprof_api_class {
 	CPROF_CLASS_OTHER = 0,
@@ -82,6 +87,10 @@ enum cprof_api_class {
 	CPROF_CLASS_GEMM,
 	CPROF_CLASS_NVTX, /* user annotations: stored as NVTX_EVENTS, not as calls */
 	CPROF_CLASS_DEVICE, /* start-up, version and device queries: no GPU work of their own */
+	CPROF_CLASS_STREAM, /* streams, events, host functions queued on a stream */
+	CPROF_CLASS_GRAPH,  /* building and instantiating CUDA graphs, stream capture */
+	CPROF_CLASS_LIBRARY, /* library handles and settings (cublasCreate...) */
+	CPROF_CLASS_BLAS,   /* cuBLAS calls other than GEMMs: level-2, vector and matrix transfers */
 };
 
 

@@ -207,6 +207,8 @@ enum cprof_status_code {
 	CPROF_STATUS_CUPTI_DROPPED = 5,   /* CUPTI dropped records (err = how many) */
 	CPROF_STATUS_STACKS_NATIVE_MISSING = 6, /* libunwind.so.8 not found: stacks hold Python frames only */
 	CPROF_STATUS_CUPTI_NO_DRIVER = 7, /* no CUDA driver answered: CUPTI left alone (err = CUresult) */
+	CPROF_STATUS_CAPTURE_START = 8,   /* --capture-range: recording resumed (err = the window's number) */
+	CPROF_STATUS_CAPTURE_STOP = 9,    /* --capture-range: recording paused */
 };
 struct cprof_wire_status {
 	uint32_t code; /* enum cprof_status_code */

@@ -16,8 +16,9 @@
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* Library state. OFF is final (setuid, no collector, collector gone); ON records. */
-enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF };
+/* Library state. OFF is final (setuid, no collector, collector gone); ON records; PAUSED passes calls through
+ * outside a capture range (capture.c) and may go back ON. */
+enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
 #define CPROF_RING_EVENTS 4096 /* per thread; power of two */
 
@@ -79,11 +80,18 @@ static inline __attribute__((always_inline)) int cprof_active(void)
 	if (likely(st == CPROF_ST_ON))
 		return 1;
 	if (st == CPROF_ST_UNINIT || st == CPROF_ST_INITING)
-		return cprof_init_slow() == 0; /* waits while another thread initialises */
+		return cprof_init_slow() == 0; /* waits while another thread initialises; 1: started paused */
 	if (unlikely(atomic_load_explicit(&cprof_warn_pending, memory_order_relaxed)))
 		cprof_warn_flush();
 	return 0;
 }
+
+/* capture.c: --capture-range (CPROF_CAPTURE). */
+enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_NVTX };
+CPROF_HIDDEN extern int cprof_capture_mode;
+CPROF_HIDDEN int cprof_capture_init(void); /* 1: start paused */
+CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, int level);
+CPROF_HIDDEN void cprof_capture_nvtx_pop(int level);
 
 /* ring.c */
 CPROF_HIDDEN struct cprof_ring *cprof_ring_for_thread(void);
@@ -141,6 +149,8 @@ enum { CPROF_CUPTI_OFF = 0, CPROF_CUPTI_ON = 1, CPROF_CUPTI_PENDING = 2, CPROF_C
 CPROF_HIDDEN extern _Atomic int cprof_cupti_on; /* ON while our CUPTI session is live: push external ids */
 /* driver_known: called from the driver's own cuInit (InitializeInjection) */
 CPROF_HIDDEN void cprof_cupti_start_checked(int driver_known);
+/* Outside a capture range GPU records are not collected: pause flushes what is done and disables them. */
+CPROF_HIDDEN void cprof_cupti_pause(int pause);
 CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);
 CPROF_HIDDEN void cprof_cupti_pop(void);
 CPROF_HIDDEN void cprof_cupti_flush(int forced);

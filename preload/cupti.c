@@ -28,6 +28,7 @@ static struct {
 	void *lib;
 	__typeof__(&cuptiActivityRegisterCallbacks) register_callbacks;
 	__typeof__(&cuptiActivityEnable) enable;
+	__typeof__(&cuptiActivityDisable) disable;
 	__typeof__(&cuptiActivityFlushAll) flush_all;
 	__typeof__(&cuptiActivityGetNextRecord) next_record;
 	__typeof__(&cuptiActivityGetNumDroppedRecords) dropped;
@@ -233,13 +234,24 @@ void cprof_cupti_start_checked(int driver_known)
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 }
 
+static const CUpti_ActivityKind kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_OVERHEAD,          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+};
+
+void cprof_cupti_pause(int pause)
+{
+	if (!atomic_load(&cu.started) || atomic_load(&cu.conflict))
+		return;
+	if (pause)
+		cu.flush_all(0);
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		(pause ? cu.disable : cu.enable)(kinds[i]);
+}
+
 static void cprof_cupti_start(void)
 {
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,   CUPTI_ACTIVITY_KIND_MEMSET,
-		CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER,   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-		CUPTI_ACTIVITY_KIND_OVERHEAD,          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-	};
 	char where[PATH_MAX + 64];
 	const char *missing = NULL;
 	CUptiResult r;
@@ -261,6 +273,7 @@ static void cprof_cupti_start(void)
 	}
 	RESOLVE(register_callbacks, "cuptiActivityRegisterCallbacks");
 	RESOLVE(enable, "cuptiActivityEnable");
+	RESOLVE(disable, "cuptiActivityDisable");
 	RESOLVE(flush_all, "cuptiActivityFlushAll");
 	RESOLVE(next_record, "cuptiActivityGetNextRecord");
 	RESOLVE(dropped, "cuptiActivityGetNumDroppedRecords");

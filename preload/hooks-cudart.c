@@ -6,7 +6,7 @@
 
 #define PR_FMT "cprof: cudart"
 #include "common/log.h"
-#include "preload/cprof.h"
+#include "preload/hook.h"
 
 #define CUDART "libcudart.so.13"
 
@@ -100,24 +100,7 @@ HOOK_LAUNCH(cudaLaunchCooperativeKernel_ptsz, const void *)
 HOOK_LAUNCH_EXC(cudaLaunchKernelExC)
 HOOK_LAUNCH_EXC(cudaLaunchKernelExC_ptsz)
 
-/* Generic hook: fill is a statement run after the real call, with ev, ret and the arguments in scope. */
-#define HOOK(rtype, sym, soname, noreal, params, args, fill)                                         \
-	CPROF_EXPORT rtype sym params                                                                \
-	{                                                                                            \
-		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
-		struct cprof_wire_api ev = { 0 };                                                    \
-		struct cprof_call c;                                                                 \
-		rtype ret;                                                                           \
-                                                                                                     \
-		if (unlikely(real == NULL))                                                          \
-			return noreal;                                                               \
-		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
-			return real args;                                                            \
-		ret = real args;                                                                     \
-		fill;                                                                                \
-		cprof_leave(&c, &ev, CPROF_API_##sym, (int)ret);                                     \
-		return ret;                                                                          \
-	}
+#define HOOK CPROF_HOOK
 
 HOOK(cudaError_t, cudaGraphLaunch, CUDART, NO_REAL, (cudaGraphExec_t g, cudaStream_t s), (g, s),
      { ev.ptr = (uintptr_t)g; ev.stream = (uintptr_t)s; })

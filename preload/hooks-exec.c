@@ -15,7 +15,9 @@
  * (Python's subprocess, posix_spawn-like code) shares our memory but its exec does not end us. */
 static void before_exec(void)
 {
-	if (atomic_load_explicit(&cprof_state, memory_order_acquire) == CPROF_ST_ON && cprof_flusher_owner()) {
+	int st = atomic_load_explicit(&cprof_state, memory_order_acquire);
+
+	if ((st == CPROF_ST_ON || st == CPROF_ST_PAUSED) && cprof_flusher_owner()) {
 		cprof_cupti_flush(1); /* GPU records still in CUPTI's buffers die with the image otherwise */
 		cprof_flusher_exec_begin();
 	}

@@ -190,6 +190,11 @@ int cprof_init_slow(void)
 	 * starts at the first call that brings the driver up (cprof_enter), once a driver has answered. */
 	if (forked || getenv("CPROF_NO_CUPTI") != NULL)
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
+	if (cprof_capture_init()) {
+		/* --capture-range: everything is in place, nothing is recorded until the range opens */
+		atomic_store(&cprof_state, CPROF_ST_PAUSED);
+		return 1;
+	}
 	atomic_store(&cprof_state, CPROF_ST_ON);
 	pr_dbg("profiling pid %d into %s", (int)getpid(), fifo);
 	return 0;
@@ -227,7 +232,7 @@ static void atfork_child(void)
 	forked = 1;
 	st = atomic_load(&cprof_state);
 	/* the child starts over on its first hooked call: its own HELLO, pid and flusher */
-	if (st == CPROF_ST_ON || st == CPROF_ST_INITING)
+	if (st == CPROF_ST_ON || st == CPROF_ST_INITING || st == CPROF_ST_PAUSED)
 		atomic_store(&cprof_state, CPROF_ST_UNINIT);
 }
 

@@ -227,6 +227,9 @@ static int push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
 	int level = level_push(d);
 
+	if (unlikely(cprof_capture_mode == CPROF_CAPTURE_NVTX) && a && a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+		cprof_capture_nvtx_push(a->message.ascii, level);
+
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
 
@@ -244,6 +247,9 @@ static int range_push_ex(const nvtxEventAttributes_t *a)
 static int range_push_a(const char *message)
 {
 	int level = level_push(NULL);
+
+	if (unlikely(cprof_capture_mode == CPROF_CAPTURE_NVTX))
+		cprof_capture_nvtx_push(message, level);
 
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
@@ -279,6 +285,8 @@ static int pop(nvtxDomainHandle_t d)
 
 		emit(&ev, CPROF_API_nvtxRangePop, d, wire_level(d, level));
 	}
+	if (unlikely(cprof_capture_mode == CPROF_CAPTURE_NVTX))
+		cprof_capture_nvtx_pop(level);
 	return level;
 }
 
@@ -588,7 +596,8 @@ CPROF_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_ta
 	const NvtxExportTableVersionInfo *vi;
 
 	/* not profiling (no collector, setuid): NVTX turns every call into a no-op, as without a tool */
-	if (get_export_table == NULL || !cprof_active())
+	/* paused (--capture-range) still takes the annotations: an NVTX range may open the window */
+	if (get_export_table == NULL || (!cprof_active() && atomic_load(&cprof_state) != CPROF_ST_PAUSED))
 		return 0;
 	cb = get_export_table(NVTX_ETID_CALLBACKS);
 	if (cb == NULL || cb->struct_size < sizeof(*cb) || cb->GetModuleFunctionTable == NULL) {

@@ -43,7 +43,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
-		"                 [--stacks off|sampled|all] -- CMD [ARGS...]\n"
+		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile.\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
 		"                     %%h = host name, %%p = pid of cprof-run, %%r = rank (RANK, SLURM_PROCID,\n"
@@ -56,6 +56,9 @@ static void usage(FILE *f)
 		"      --stacks MODE  call stacks (native and Python) at launches, copies, memsets, GEMMs and syncs:\n"
 		"                     sampled (default: the first 4 calls of each call site, then 1 in 256; the\n"
 		"                     others reuse their site's last stack), all (every call), off\n"
+		"      --capture-range cudaProfilerApi|nvtx:NAME\n"
+		"                     record only between cudaProfilerStart and cudaProfilerStop, or inside the\n"
+		"                     NVTX range NAME (push/pop, ASCII): the rest of the run passes through unrecorded\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
@@ -156,7 +159,7 @@ static char *join_command(char **argv)
 }
 
 /* The target's environment only: the collector and the summary must not load the library. */
-static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks)
+static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks, const char *capture)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -173,7 +176,7 @@ static int target_env(const char *lib, const char *fifo, int inject_only, const 
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
 	if (preload == NULL || (!inject_only && setenv("LD_PRELOAD", preload, 1) < 0) ||
 	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0 ||
-	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0))
+	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0) || (capture && setenv("CPROF_CAPTURE", capture, 1) < 0))
 		ret = -ENOMEM;
 	/* NVTX v3 loads its injection library on the first annotation; one that is set already is the user's
 	 * choice (e.g. another tool's) and stays */
@@ -346,11 +349,12 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
 		{ "stacks", required_argument, NULL, 'S' },
+		{ "capture-range", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
-	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL;
+	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
 	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
 	char *command;
 	pid_t collector, pid;
@@ -374,6 +378,13 @@ int main(int argc, char **argv)
 				return RUN_EXIT_USAGE;
 			}
 			stacks = optarg;
+			break;
+		case 'R':
+			if (strcmp(optarg, "cudaProfilerApi") && (strncmp(optarg, "nvtx:", 5) || !optarg[5] || strlen(optarg) > 200)) {
+				pr_err("--capture-range %s: expected cudaProfilerApi or nvtx:NAME", optarg);
+				return RUN_EXIT_USAGE;
+			}
+			capture = optarg;
 			break;
 		default: usage(stderr); return RUN_EXIT_USAGE;
 		}
@@ -479,7 +490,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, fifo, inject_only, stacks) < 0) {
+		if (target_env(lib, fifo, inject_only, stacks, capture) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}

@@ -6,7 +6,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 120
 FUZZ_OUT     := $(BUILD)/fuzz
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -I. -fno-omit-frame-pointer \
+FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -I. -I$(BUILD)/gen -fno-omit-frame-pointer \
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link $(SQLITE_CFLAGS)
 FUZZ_COMMON  := $(wildcard common/*.c)
 FUZZ_WIRE_SRCS    := tests/fuzz/fuzz_wire.c collector/ingest.c collector/nvtx.c collector/store.c collector/symbolize.c $(FUZZ_COMMON)
@@ -26,7 +26,7 @@ fuzz-build:
 	@echo "fuzz: $(FUZZ_CC) with libFuzzer not found; install clang to build the fuzz targets" && false
 endif
 
-$(FUZZ_OUT)/obj/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) | $(DEPS_STAMP)
+$(FUZZ_OUT)/obj/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) $(GEN_API) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<

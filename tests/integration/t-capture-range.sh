@@ -1,0 +1,34 @@
+# Issue 18 item 11: cudaProfilerStart/Stop are recorded, and cprof-run --capture-range records only inside
+# the range it names (cudaProfilerApi, or nvtx:NAME), as nsys does; outside it calls pass through unrecorded.
+. "$(dirname "$0")/lib.sh"
+P=$WL/capture_demo
+runs() { # label, options...: the program's output is unchanged, and the profile is complete
+	local label=$1; shift
+	"$BIN/cprof-run" -q -o "$label.db" "$@" -- "$P" > "$label.out" 2> "$label.err" || fail "$label: exit status $?"
+	cmp -s bare.out "$label.out" || fail "$label: output differs"
+}
+launches() { q "$1" "SELECT count(*) FROM API_CALLS WHERE class = 'launch'"; }
+"$P" > bare.out || fail "bare run"
+assert_eq "$(cat bare.out)" "before 4 inside 10 after 3 measure 7 tail 2" "the program's own count"
+
+runs all
+assert_eq "$(launches all.db)" 26 "without a capture range every launch is recorded"
+assert_eq "$(q all.db "SELECT count(*) FROM API_CALLS WHERE name IN ('cudaProfilerStart', 'cudaProfilerStop')")" 2 "profiler calls recorded"
+
+runs api --capture-range cudaProfilerApi
+assert_eq "$(launches api.db)" 10 "cudaProfilerApi: the launches between start and stop"
+assert_eq "$(q api.db "SELECT group_concat(name) FROM (SELECT name FROM API_CALLS WHERE class != 'launch' ORDER BY start)")" \
+	"cudaProfilerStart,cudaDeviceSynchronize,cudaProfilerStop" "cudaProfilerApi: the window's own calls"
+assert_eq "$(q api.db "SELECT group_concat(code) FROM (SELECT code FROM CPROF_STATUS WHERE code LIKE 'capture%' ORDER BY timeNs)")" \
+	"capture-start,capture-stop" "the window is in the profile"
+assert_eq "$(q api.db "SELECT count(*) FROM NVTX_EVENTS")" 0 "no annotation outside the window"
+
+runs nvtx --capture-range nvtx:measure
+assert_eq "$(launches nvtx.db)" 7 "nvtx:measure: the launches inside the range"
+assert_eq "$(q nvtx.db "SELECT count(*) FROM API_CALLS WHERE name LIKE 'cudaProfiler%'")" 0 "nvtx: the profiler calls were outside"
+assert_eq "$(q nvtx.db "SELECT count(*) FROM NVTX_EVENTS")" 2 "nvtx: the range and the one nested in it"
+
+"$BIN/cprof-run" -q -o bad.db --capture-range nvtx: -- "$P" > /dev/null 2> bad.err; rc=$?
+assert_eq "$rc" 2 "an empty NVTX name is a usage error"
+[ -e bad.db ] && fail "a usage error left a profile"
+echo ok
