@@ -113,11 +113,11 @@ binaries: $(BINARIES) simgpu
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
 $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c \
-	report/model/model.c report/model/analysis.c report/model/steps.c report/profile.c \
-	report/model/findings.c report/model/tables.c report/demangle.c) $(HOST_OBJS_COMMON)
+	report/model/model.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c \
+	report/profile.c report/demangle.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl -lstdc++
+	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl -lm -lstdc++
 
 WORKLOAD_NVCC := $(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=[sm_90,compute_90]
 $(BUILD)/tests/%: tests/workloads/%.cu | $(DEPS_STAMP)

@@ -11,478 +11,10 @@
 #include "report/model/model.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
+#include "report/model/report.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
 enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS, BY_OP, BY_CALLSITE, BY_RANGE };
-
-struct row {
-	char *name;  /* full (demangled) name */
-	char tag;    /* '*' for API calls only CUPTI saw */
-	struct cprof_stats st;
-	double bytes;
-	double extra; /* torch view: CUDA time launched by this call */
-};
-
-struct table {
-	struct row *rows;
-	size_t n, cap;
-	double total;
-};
-
-struct proc {
-	int64_t id;
-	int64_t pid, ppid, rank;
-	const char *exe, *argv, *host, *bye; /* the model's */
-	int64_t recorded, lost;
-	struct table apis;
-	struct cprof_verdict v;
-};
-
-struct ctx {
-	struct table *t;
-	char tag;
-	int demangle;
-};
-
-static int add_row(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
-{
-	struct ctx *c = arg;
-	struct table *t = c->t;
-
-	(void)key;
-	if (cprof_grow(&t->rows, &t->cap, t->n, sizeof(*t->rows)) < 0)
-		return -1;
-	memset(&t->rows[t->n], 0, sizeof(t->rows[0]));
-	t->rows[t->n].name = c->demangle ? cprof_demangle(label) : strdup(label);
-	t->rows[t->n].tag = c->tag;
-	t->rows[t->n].st = *st;
-	t->total += st->total;
-	t->n++;
-	return 0;
-}
-
-static int by_total_desc(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	if (x->st.total != y->st.total)
-		return x->st.total < y->st.total ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-static void table_sort(struct table *t)
-{
-	if (t->n)
-		qsort(t->rows, t->n, sizeof(t->rows[0]), by_total_desc);
-}
-
-static void table_free(struct table *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->rows[i].name);
-	free(t->rows);
-	memset(t, 0, sizeof(*t));
-}
-
-static int load(sqlite3 *db, const char *sql, int64_t proc, struct table *t, char tag, int demangle)
-{
-	struct ctx c = { t, tag, demangle };
-
-	return cprof_group_stats(db, sql, proc, add_row, &c);
-}
-
-/* API calls: what the hooks saw, plus what only CUPTI saw (calls made inside libraries, APIs without
- * a hook). A CUPTI record carrying our external id is a hooked call: counted once, as the hook's. */
-static int load_apis(struct cprof_model *m, int64_t proc, struct table *t)
-{
-	struct ctx c = { t, 0, 0 };
-
-	struct ctx cupti = { t, '*', 0 };
-
-	if (cprof_model_call_stats(m, proc, 0, add_row, &c) < 0 || cprof_model_cupti_only_stats(m, proc, add_row, &cupti) < 0 ||
-	    load(m->db, cprof_sql_api_driver_only, proc, t, '*', 0) < 0)
-		return -1;
-	table_sort(t);
-	return 0;
-}
-
-static int load_kernels(struct cprof_model *m, int64_t proc, struct table *t)
-{
-	struct ctx c = { t, 0, 1 };
-
-	if (cprof_model_kernel_stats(m, proc, add_row, &c) < 0)
-		return -1;
-	table_sort(t);
-	return 0;
-}
-
-/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
-static int load_memops(sqlite3 *db, int64_t proc, struct table *t)
-{
-	sqlite3_stmt *st;
-	size_t i;
-
-	if (load(db,
-		 "SELECT copyKind, copyKind, end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE (?1 = 0 OR processId = ?1)"
-		 " ORDER BY copyKind, d",
-		 proc, t, 0, 0) < 0)
-		return -1;
-	for (i = 0; i < t->n; i++) {
-		char *n = strdup(cprof_copy_kind_name(atoi(t->rows[i].name)));
-
-		free(t->rows[i].name);
-		t->rows[i].name = n;
-	}
-	if (load(db,
-		 "SELECT -1, '[CUDA memset]', end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE (?1 = 0 OR processId = ?1)"
-		 " ORDER BY d",
-		 proc, t, 0, 0) < 0)
-		return -1;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT copyKind, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE (?1 = 0 OR processId = ?1)"
-			       " GROUP BY copyKind UNION ALL SELECT -1, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET"
-			       " WHERE (?1 = 0 OR processId = ?1)",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, proc);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int k = sqlite3_column_int(st, 0);
-		const char *name = k < 0 ? "[CUDA memset]" : cprof_copy_kind_name(k);
-
-		for (i = 0; i < t->n; i++)
-			if (!strcmp(t->rows[i].name, name))
-				t->rows[i].bytes = sqlite3_column_double(st, 1);
-	}
-	sqlite3_finalize(st);
-	table_sort(t);
-	return 0;
-}
-
-/* torch.profiler's view: each hooked call name with its Self CPU and the CUDA time it launched, and
- * each kernel with its Self CUDA */
-static int set_launched(void *arg, const char *api, double ns)
-{
-	struct table *t = arg;
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		if (!strcmp(t->rows[i].name, api))
-			t->rows[i].extra = ns;
-	return 0;
-}
-
-static int load_torch(struct cprof_model *m, int64_t proc, struct table *t)
-{
-	struct ctx c = { t, 0, 0 };
-
-	if (cprof_model_call_stats(m, proc, 1, add_row, &c) < 0 || cprof_model_launched_time(m, proc, set_launched, t) < 0)
-		return -1;
-	table_sort(t);
-	return 0;
-}
-
-/* the model's processes, each with room for its own API table and verdict */
-static int load_procs(const struct cprof_model *m, struct proc **out, size_t *n)
-{
-	struct proc *p = calloc(m->nprocs ? m->nprocs : 1, sizeof(*p));
-	size_t i;
-
-	if (p == NULL)
-		return -1;
-	for (i = 0; i < m->nprocs; i++) {
-		const struct cprof_proc *q = &m->procs[i];
-
-		p[i].id = q->id;
-		p[i].pid = q->pid;
-		p[i].ppid = q->ppid;
-		p[i].rank = q->rank;
-		p[i].exe = q->exe;
-		p[i].argv = q->argv;
-		p[i].host = q->host;
-		p[i].bye = q->bye;
-		p[i].recorded = q->recorded;
-		p[i].lost = q->lost;
-	}
-	*out = p;
-	*n = m->nprocs;
-	return 0;
-}
-
-/* ---- text ---- */
-
-static size_t shown(const struct table *t, size_t top)
-{
-	return top && top < t->n ? top : t->n;
-}
-
-static void print_stats_table(const char *title, const struct table *t, size_t top, int with_bytes)
-{
-	double maxv = 0;
-	enum cprof_unit u;
-	size_t i, n = shown(t, top);
-	char tot[32], avg[32], med[32], mn[32], mx[32], sd[32], name[96];
-	const char *un;
-	int tagged = 0;
-
-	if (t->n == 0)
-		return;
-	for (i = 0; i < n; i++)
-		if (t->rows[i].st.total > maxv)
-			maxv = t->rows[i].st.total;
-	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
-	u = cprof_unit_for(maxv);
-	un = cprof_unit_name(u);
-	printf("\n%s\n\n", title);
-	printf(" Time (%%)  Total (%s)  Instances  Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)%s  Name\n", un,
-	       un, un, un, un, un, with_bytes ? "       Total MB   GB/s" : "");
-	printf(" --------  ----------  ---------  ---------  ---------  ---------  ---------  -----------%s  ----\n",
-	       with_bytes ? "  -------------  -----" : "");
-	for (i = 0; i < n; i++) {
-		const struct cprof_stats *s = &t->rows[i].st;
-
-		cprof_fmt_in(tot, sizeof(tot), s->total, u);
-		cprof_fmt_in(avg, sizeof(avg), s->avg, u);
-		cprof_fmt_in(med, sizeof(med), s->med, u);
-		cprof_fmt_in(mn, sizeof(mn), s->min, u);
-		cprof_fmt_in(mx, sizeof(mx), s->max, u);
-		cprof_fmt_in(sd, sizeof(sd), s->std, u);
-		cprof_shorten(t->rows[i].name, name, sizeof(name));
-		printf(" %8.1f  %10s  %9llu  %9s  %9s  %9s  %9s  %11s", t->total > 0 ? 100.0 * s->total / t->total : 0.0,
-		       tot, (unsigned long long)s->n, avg, med, mn, mx, sd);
-		if (with_bytes)
-			printf("  %13.3f  %5.1f", t->rows[i].bytes / 1e6,
-			       s->total > 0 ? t->rows[i].bytes / s->total : 0.0);
-		printf("  %s%s\n", name, t->rows[i].tag ? "*" : "");
-		tagged |= t->rows[i].tag != 0;
-	}
-	if (n < t->n)
-		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
-	if (tagged)
-		printf(" * seen only by CUPTI: called inside a library (cuBLAS, cuDNN) or not hooked\n");
-}
-
-static void print_torch(const struct table *calls, const struct table *kernels, size_t top)
-{
-	size_t i, n;
-	double cpu = 0, cuda = 0;
-	char a[32], b[32], name[72];
-
-	if (calls->n == 0 && kernels->n == 0)
-		return;
-	printf("\nSelf CPU and Self CUDA by name (as torch.profiler's table; CUDA launched = GPU time of the work a call queued)\n\n");
-	printf(" %-60s  %12s  %12s  %13s  %9s\n", "Name", "Self CPU", "Self CUDA", "CUDA launched", "# Calls");
-	printf(" %-60s  %12s  %12s  %13s  %9s\n", "----", "--------", "---------", "-------------", "-------");
-	n = shown(calls, top);
-	for (i = 0; i < n; i++) {
-		cprof_fmt_dur(a, sizeof(a), calls->rows[i].st.total);
-		cprof_fmt_dur(b, sizeof(b), calls->rows[i].extra);
-		cprof_shorten(calls->rows[i].name, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, a, "0", b, (unsigned long long)calls->rows[i].st.n);
-	}
-	for (i = 0; i < calls->n; i++)
-		cpu += calls->rows[i].st.total;
-	n = shown(kernels, top);
-	for (i = 0; i < n; i++) {
-		cprof_fmt_dur(b, sizeof(b), kernels->rows[i].st.total);
-		cprof_shorten(kernels->rows[i].name, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, "0", b, "-", (unsigned long long)kernels->rows[i].st.n);
-	}
-	for (i = 0; i < kernels->n; i++)
-		cuda += kernels->rows[i].st.total;
-	cprof_fmt_dur(a, sizeof(a), cpu);
-	cprof_fmt_dur(b, sizeof(b), cuda);
-	printf("Self CPU time total: %s\nSelf CUDA time total: %s\n", a, b);
-}
-
-static void print_verdict_text(const struct cprof_verdict *v, const struct cprof_phase *ph, int nph,
-			       const struct cprof_finding *f, int nf)
-{
-	char line[1024], a[32], b[32], c[32], d[32], e[32];
-	uint64_t idle = v->host_wait_ns + v->kernel_wait_ns + v->other_ns;
-	int i;
-
-	cprof_verdict_line(v, line, sizeof(line));
-	printf("\nVerdict: %s\n", line);
-	if (!cprof_verdict_no_gpu(v)) {
-		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
-		cprof_fmt_dur(b, sizeof(b), (double)v->busy_ns);
-		cprof_fmt_dur(c, sizeof(c), (double)(v->startup_ns + v->warmup_ns));
-		printf("  window %s%s (startup and warm-up %s excluded; --include-startup counts them), GPU busy %s (%.1f%%)\n",
-		       a, nph > 1 ? " (the phases together)" : "", c, b, v->busy_pct);
-		cprof_fmt_dur(a, sizeof(a), (double)idle);
-		cprof_fmt_dur(b, sizeof(b), (double)v->host_wait_ns);
-		cprof_fmt_dur(c, sizeof(c), (double)v->kernel_wait_ns);
-		cprof_fmt_dur(d, sizeof(d), (double)v->other_ns);
-		cprof_fmt_dur(e, sizeof(e), (double)v->overhead_ns);
-		printf("  idle %s: host wait %s (%.0f%%), kernel wait %s, other %s; profiler overhead %s excluded\n", a, b,
-		       idle ? 100.0 * v->host_wait_ns / idle : 0.0, c, d, e);
-		cprof_fmt_dur(a, sizeof(a), (double)v->self_cpu_ns);
-		cprof_fmt_dur(b, sizeof(b), (double)v->self_gpu_ns);
-		printf("  Self CPU (time in CUDA calls) %s vs Self GPU (GPU op time) %s: ratio %.2f\n", a, b,
-		       v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0);
-		cprof_fmt_dur(a, sizeof(a), (double)v->starved_ns);
-		cprof_fmt_dur(b, sizeof(b), (double)v->stalled_ns);
-		cprof_fmt_dur(c, sizeof(c), (double)v->backlog_ns);
-		cprof_fmt_dur(d, sizeof(d), (double)v->blocked_ns);
-		printf("  queues: GPU idle with nothing queued %s, idle with work queued %s; work queued ahead %s; host "
-		       "blocked in syncs %s\n", a, b, c, d);
-	}
-	if (nph > 1) {
-		printf("\nPhases\n");
-		for (i = 0; i < nph; i++) {
-			cprof_fmt_dur(a, sizeof(a), (double)(ph[i].start - v->run_start));
-			cprof_fmt_dur(b, sizeof(b), (double)(ph[i].end - ph[i].start));
-			printf("  %d  at %-12s %-12s %-15s GPU busy %5.1f%%  %6llu kernels, median %s\n", i + 1, a, b,
-			       ph[i].v.verdict, ph[i].v.busy_pct, (unsigned long long)ph[i].v.kernels,
-			       (cprof_fmt_dur(c, sizeof(c), ph[i].v.med_kernel_ns), c));
-		}
-	}
-	if (nf > 0) {
-		printf("\nFindings\n");
-		for (i = 0; i < nf; i++)
-			printf("  [%s] %s: %s\n         evidence: %s\n", f[i].severity, f[i].id, f[i].message, f[i].evidence);
-	}
-}
-
-static void print_csv(const struct table *t, size_t top)
-{
-	size_t i;
-
-	printf("time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
-	for (i = 0; i < shown(t, top); i++) {
-		const struct cprof_stats *s = &t->rows[i].st;
-
-		printf("%.2f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f,%.1f,", t->total > 0 ? 100.0 * s->total / t->total : 0.0, s->total,
-		       (unsigned long long)s->n, s->avg, s->med, s->min, s->max, s->std);
-		cprof_csv_str(stdout, t->rows[i].name);
-		putchar('\n');
-	}
-}
-
-/* ---- ranks: the job's view, slowest rank and spread ---- */
-
-static const char rank_sql[] =
-	"SELECT p.rank, count(DISTINCT p.id), group_concat(DISTINCT p.host), max(a.e) - min(a.s),"
-	" (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q ON q.id = k.processId WHERE q.rank = p.rank),"
-	" (SELECT coalesce(sum(k.end - k.start), 0) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q"
-	"  ON q.id = k.processId WHERE q.rank = p.rank)"
-	" FROM PROCESSES p JOIN (SELECT processId, min(start) s, max(end) e FROM CPROF_API GROUP BY processId) a"
-	" ON a.processId = p.id WHERE p.rank IS NOT NULL GROUP BY p.rank ORDER BY p.rank";
-
-/* A rank's verdict: its process's (the one with the most recorded events when it has several). */
-static const char *rank_verdict(const struct proc *procs, size_t nprocs, int64_t rank)
-{
-	const struct proc *best = NULL;
-	size_t i;
-
-	for (i = 0; i < nprocs; i++)
-		if (procs[i].rank == rank && (best == NULL || procs[i].recorded > best->recorded))
-			best = &procs[i];
-	return best ? best->v.verdict : "?";
-}
-
-static void print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
-{
-	sqlite3_stmt *st;
-	int n = 0;
-	char run[32], gpu[32];
-
-	if (sqlite3_prepare_v2(db, rank_sql, -1, &st, NULL) != SQLITE_OK)
-		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (n++ == 0)
-			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time  Verdict\n");
-		cprof_fmt_dur(run, sizeof(run), sqlite3_column_double(st, 3));
-		cprof_fmt_dur(gpu, sizeof(gpu), sqlite3_column_double(st, 5));
-		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)sqlite3_column_int64(st, 0),
-		       (long long)sqlite3_column_int64(st, 1), (const char *)sqlite3_column_text(st, 2), run,
-		       (long long)sqlite3_column_int64(st, 4), gpu,
-		       rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
-	}
-	sqlite3_finalize(st);
-}
-
-static void json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
-{
-	sqlite3_stmt *st;
-	int n = 0;
-
-	printf(",\"ranks\":[");
-	if (sqlite3_prepare_v2(db, rank_sql, -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			printf("%s{\"rank\":%lld,\"processes\":%lld,\"hosts\":", n++ ? "," : "",
-			       (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
-			cprof_json_str(stdout, (const char *)sqlite3_column_text(st, 2));
-			printf(",\"run_ns\":%lld,\"kernels\":%lld,\"kernel_ns\":%lld,\"verdict\":\"%s\"}",
-			       (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4),
-			       (long long)sqlite3_column_int64(st, 5), rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
-		}
-		sqlite3_finalize(st);
-	}
-	printf("]");
-}
-
-/* ---- JSON ---- */
-
-static void json_table(const struct table *t, size_t top, int kernels)
-{
-	size_t i, n = shown(t, top);
-
-	printf("[");
-	for (i = 0; i < n; i++) {
-		const struct cprof_stats *s = &t->rows[i].st;
-
-		printf("%s{\"name\":", i ? "," : "");
-		cprof_json_str(stdout, t->rows[i].name);
-		if (kernels) {
-			char sh[120];
-
-			cprof_shorten(t->rows[i].name, sh, sizeof(sh));
-			printf(",\"short_name\":");
-			cprof_json_str(stdout, sh);
-		}
-		printf(",\"calls\":%llu,\"total_ns\":%.0f,\"avg_ns\":%.1f,\"med_ns\":%.1f,\"min_ns\":%.0f,"
-		       "\"max_ns\":%.0f,\"std_ns\":%.1f,\"time_pct\":%.2f",
-		       (unsigned long long)s->n, s->total, s->avg, s->med, s->min, s->max, s->std,
-		       t->total > 0 ? 100.0 * s->total / t->total : 0.0);
-		if (t->rows[i].bytes > 0)
-			printf(",\"bytes\":%.0f", t->rows[i].bytes);
-		if (t->rows[i].tag)
-			printf(",\"source\":\"cupti\"");
-		printf("}");
-	}
-	printf("]");
-}
-
-static void json_verdict_fields(const struct cprof_verdict *v)
-{
-	char line[1024];
-
-	cprof_verdict_line(v, line, sizeof(line));
-	printf("\"verdict\":\"%s\",\"verdict_line\":", v->verdict);
-	cprof_json_str(stdout, line);
-	printf(",\"advice\":");
-	cprof_json_str(stdout, v->advice);
-	printf(",\"window_ns\":%llu,\"run_window_ns\":%llu,\"startup_ns\":%llu,\"warmup_ns\":%llu,"
-	       "\"gpu_busy_ns\":%llu,\"gpu_busy_pct\":%.2f,\"cpu_api_ns\":%llu,\"gpu_op_ns\":%llu,\"gpu_kernel_ns\":%llu,"
-	       "\"self_cpu_gpu_ratio\":%.3f,\"idle\":{\"host_wait_ns\":%llu,\"kernel_wait_ns\":%llu,\"other_ns\":%llu},"
-	       "\"profiler_overhead_ns\":%llu,\"host_wait_cause\":",
-	       (unsigned long long)(v->end - v->start), (unsigned long long)(v->run_end - v->run_start),
-	       (unsigned long long)v->startup_ns, (unsigned long long)v->warmup_ns, (unsigned long long)v->busy_ns,
-	       v->busy_pct, (unsigned long long)v->self_cpu_ns, (unsigned long long)v->self_gpu_ns,
-	       (unsigned long long)v->kernel_ns, v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0,
-	       (unsigned long long)v->host_wait_ns, (unsigned long long)v->kernel_wait_ns,
-	       (unsigned long long)v->other_ns, (unsigned long long)v->overhead_ns);
-	cprof_json_str(stdout, v->cause);
-	printf(",\"median_launch_ns\":%.0f,\"median_kernel_ns\":%.0f", v->med_launch_ns, v->med_kernel_ns);
-	printf(",\"queue\":{\"starved_ns\":%llu,\"stalled_ns\":%llu,\"backlog_ns\":%llu,\"host_blocked_ns\":%llu},"
-	       "\"copy_ns\":%llu,\"copy_call_ns\":%llu,\"launch_call_ns\":%llu,\"launches_timed_by_cupti\":%llu",
-	       (unsigned long long)v->starved_ns, (unsigned long long)v->stalled_ns, (unsigned long long)v->backlog_ns,
-	       (unsigned long long)v->blocked_ns, (unsigned long long)v->copy_ns, (unsigned long long)v->copy_call_ns,
-	       (unsigned long long)v->launch_call_ns, (unsigned long long)v->launch_calls_cupti);
-}
 
 static void usage(FILE *f)
 {
@@ -651,16 +183,16 @@ int cmd_report(int argc, char **argv)
 					       top_set ? top : 0);
 			}
 		} else if (cprof_model_load(db, by == BY_KERNEL ? CPROF_MODEL_GPU : CPROF_MODEL_TIMELINE, &model) < 0 ||
-			   (by == BY_KERNEL ? load_kernels(&model, 0, &kernels) : load_apis(&model, 0, &apis)) < 0) {
+			   (by == BY_KERNEL ? report_load_kernels(&model, 0, &kernels) : report_load_apis(&model, 0, &apis)) < 0) {
 			pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
 			ret = CPROF_EXIT_USAGE;
 		} else {
-			print_csv(by == BY_KERNEL ? &kernels : &apis, top_set ? top : 0);
+			report_print_csv(by == BY_KERNEL ? &kernels : &apis, top_set ? top : 0);
 		}
 		goto out;
 	}
-	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) < 0 || load_procs(&model, &procs, &nprocs) < 0 || load_apis(&model, 0, &apis) < 0 ||
-	    load_kernels(&model, 0, &kernels) < 0 || load_memops(db, 0, &memops) < 0 || load_torch(&model, 0, &torch) < 0 ||
+	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) < 0 || report_load_procs(&model, &procs, &nprocs) < 0 || report_load_apis(&model, 0, &apis) < 0 ||
+	    report_load_kernels(&model, 0, &kernels) < 0 || report_load_memops(db, 0, &memops) < 0 || report_load_torch(&model, 0, &torch) < 0 ||
 	    (nph = cprof_headline(&model, 0, &th, &v, &ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
@@ -694,13 +226,13 @@ int cmd_report(int argc, char **argv)
 		/* with one process its verdict is the run's: no second pass over the profile */
 		if (nprocs == 1) {
 			procs[i].v = v;
-			if (load_apis(&model, procs[i].id, &procs[i].apis) < 0) {
+			if (report_load_apis(&model, procs[i].id, &procs[i].apis) < 0) {
 				ret = CPROF_EXIT_USAGE;
 				goto out;
 			}
 			continue;
 		}
-		if (load_apis(&model, procs[i].id, &procs[i].apis) < 0 ||
+		if (report_load_apis(&model, procs[i].id, &procs[i].apis) < 0 ||
 		    cprof_headline(&model, procs[i].id, &th, &procs[i].v, &pp) < 0) {
 			ret = CPROF_EXIT_USAGE;
 			goto out;
@@ -714,7 +246,7 @@ int cmd_report(int argc, char **argv)
 		printf(",\"command\":");
 		cprof_json_str(stdout, command);
 		printf(",\"simulated_gpu\":%s,", strcmp(simulated, "1") == 0 ? "true" : "false");
-		json_verdict_fields(&v);
+		report_json_verdict_fields(&v);
 		if (gpu_note[0]) {
 			printf(",\"gpu_records_note\":");
 			cprof_json_str(stdout, gpu_note);
@@ -740,11 +272,11 @@ int cmd_report(int argc, char **argv)
 		       complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
 		printf(",\"kernels\":");
-		json_table(&kernels, top, 1);
+		report_json_table(&kernels, top, 1);
 		printf(",\"memops\":");
-		json_table(&memops, top, 0);
+		report_json_table(&memops, top, 0);
 		printf(",\"apis\":");
-		json_table(&apis, top, 0);
+		report_json_table(&apis, top, 0);
 		printf(",\"stacks\":%zu,\"ops\":", stacks.n);
 		cprof_attr_json(&ops, CPROF_BY_OP, top);
 		printf(",\"callsites\":");
@@ -755,13 +287,13 @@ int cmd_report(int argc, char **argv)
 		       (unsigned long long)ranges.ranges, (unsigned long long)ranges.open_ranges,
 		       (unsigned long long)ranges.marks);
 		cprof_ranges_json(&ranges, top);
-		json_ranks(db, procs, nprocs);
+		report_json_ranks(db, procs, nprocs);
 		cprof_steps_print(&model, 0, &th, 1, top);
 		printf(",\"phases\":[");
 		for (i = 0; i < (size_t)nph; i++) {
 			printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)ph[i].start,
 			       (unsigned long long)ph[i].end);
-			json_verdict_fields(&ph[i].v);
+			report_json_verdict_fields(&ph[i].v);
 			printf(",\"kernels\":%llu}", (unsigned long long)ph[i].v.kernels);
 		}
 		printf("],\"findings\":[");
@@ -775,7 +307,7 @@ int cmd_report(int argc, char **argv)
 		printf("],\"devices\":[");
 		for (i = 0; i < (size_t)ndv; i++) {
 			printf("%s{\"device\":%d,", i ? "," : "", (int)dv[i].device);
-			json_verdict_fields(&dv[i].v);
+			report_json_verdict_fields(&dv[i].v);
 			printf(",\"kernels\":%llu}", (unsigned long long)dv[i].v.kernels);
 		}
 		printf("],\"processes\":[");
@@ -790,9 +322,9 @@ int cmd_report(int argc, char **argv)
 			if (procs[i].rank >= 0)
 				printf(",\"rank\":%lld", (long long)procs[i].rank);
 			printf(",\"events\":%lld,\"lost_events\":%lld,", (long long)procs[i].recorded, (long long)procs[i].lost);
-			json_verdict_fields(&procs[i].v);
+			report_json_verdict_fields(&procs[i].v);
 			printf(",\"apis\":");
-			json_table(&procs[i].apis, top, 0);
+			report_json_table(&procs[i].apis, top, 0);
 			printf("}");
 		}
 		printf("]}\n");
@@ -809,7 +341,7 @@ int cmd_report(int argc, char **argv)
 		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
 		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : reason);
-		print_verdict_text(&v, ph, nph, fd, nf);
+		report_print_verdict_text(&v, ph, nph, fd, nf);
 		if (ndv > 0) {
 			printf("\nPer device (the verdict above is their union)\n");
 			for (i = 0; i < (size_t)ndv; i++) {
@@ -830,13 +362,13 @@ int cmd_report(int argc, char **argv)
 				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", line);
 			}
 		}
-		print_ranks(db, procs, nprocs);
+		report_print_ranks(db, procs, nprocs);
 		if (by == BY_ALL || by == BY_KERNEL)
-			print_stats_table("GPU kernels", &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
+			report_print_stats_table("GPU kernels", &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
 		if (by == BY_ALL)
-			print_stats_table("GPU memory operations", &memops, top, 1);
+			report_print_stats_table("GPU memory operations", &memops, top, 1);
 		if (by == BY_ALL || by == BY_API)
-			print_stats_table(nprocs > 1 ? "CUDA API, all processes" : "CUDA API", &apis,
+			report_print_stats_table(nprocs > 1 ? "CUDA API, all processes" : "CUDA API", &apis,
 					  by == BY_API && !top_set ? 0 : top, 0);
 		if (by == BY_API && nprocs > 1)
 			for (i = 0; i < nprocs; i++) {
@@ -844,10 +376,10 @@ int cmd_report(int argc, char **argv)
 
 				snprintf(title, sizeof(title), "CUDA API, process %lld: %.100s", (long long)procs[i].pid,
 					 procs[i].argv[0] ? procs[i].argv : procs[i].exe);
-				print_stats_table(title, &procs[i].apis, top_set ? top : 0, 0);
+				report_print_stats_table(title, &procs[i].apis, top_set ? top : 0, 0);
 			}
 		if (by == BY_ALL)
-			print_torch(&torch, &kernels, top);
+			report_print_torch(&torch, &kernels, top);
 		if ((by == BY_ALL && ranges.n) || by == BY_RANGE)
 			cprof_ranges_print(&ranges, by == BY_RANGE && !top_set ? 0 : top);
 		if (by == BY_ALL && chains.n)
@@ -896,16 +428,16 @@ int cmd_report(int argc, char **argv)
 	}
 out:
 	for (i = 0; i < nprocs; i++) {
-		table_free(&procs[i].apis);
+		report_table_free(&procs[i].apis);
 	}
 	free(procs);
 	free(ph);
 	free(fd);
 	free(dv);
-	table_free(&apis);
-	table_free(&kernels);
-	table_free(&memops);
-	table_free(&torch);
+	report_table_free(&apis);
+	report_table_free(&kernels);
+	report_table_free(&memops);
+	report_table_free(&torch);
 	cprof_attr_free(&ops);
 	cprof_attr_free(&sites);
 	cprof_attr_free(&chains);

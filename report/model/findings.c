@@ -39,6 +39,15 @@ static void add(struct flist *l, const char *id, const char *sev, const char *ev
 	l->n++;
 }
 
+/* A rule whose input could not be read says so, rather than staying silent as if it had looked. */
+static void not_evaluated(struct flist *l, const char *id, const char *why)
+{
+	char ev[400];
+
+	snprintf(ev, sizeof(ev), "not evaluated: %s", why);
+	add(l, id, "info", ev, "%s: not evaluated (its input could not be read)", id);
+}
+
 /* Appends one piece of evidence, "; "-separated; what does not fit is left out whole. */
 static void ev_add(char *ev, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void ev_add(char *ev, size_t size, const char *fmt, ...)
@@ -278,7 +287,7 @@ static void cold_start(const struct cprof_model *m, int64_t proc, const struct c
 	char ev[400] = "", a[32], b[32];
 
 	if (slow_first_calls(m, proc, ev, sizeof(ev)) < 0) {
-		add(l, "cold-start", "info", "not evaluated: out of memory", "cold start: not evaluated");
+		not_evaluated(l, "cold-start", "out of memory");
 		return;
 	}
 	startup_costs(m, proc, ev, sizeof(ev));
@@ -350,7 +359,7 @@ static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 	char ev[400];
 
 	if (r == NULL) {
-		add(l, "occupancy-before-launch", "info", "not evaluated: out of memory", "occupancy: not evaluated");
+		not_evaluated(l, "occupancy-before-launch", "out of memory");
 		return;
 	}
 	/* each runtime record next to the one before it on its thread */
@@ -388,6 +397,11 @@ static void batched_gemm(sqlite3 *db, int64_t proc, struct flist *l)
 		proc);
 	char ev[400];
 
+	if (st == NULL) {
+		not_evaluated(l, "batched-gemm", sqlite3_errmsg(db));
+		return;
+	}
+
 	if (st && sqlite3_step(st) == SQLITE_ROW) {
 		snprintf(ev, sizeof(ev), "%lld calls of %s, batch %lld, m x n x k %s", (long long)sqlite3_column_int64(st, 1),
 			 text(st, 0), (long long)sqlite3_column_int64(st, 2), text(st, 3));
@@ -411,6 +425,11 @@ static void dtod_before_gemm(sqlite3 *db, int64_t proc, struct flist *l)
 		" OR n.value LIKE '%nvjet%' OR n.value LIKE '%cutlass%')",
 		proc);
 	char ev[400];
+
+	if (st == NULL) {
+		not_evaluated(l, "dtod-before-gemm", sqlite3_errmsg(db));
+		return;
+	}
 
 	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 		snprintf(ev, sizeof(ev), "%lld device-to-device copies (%lld bytes) each directly before a GEMM kernel on the same stream",
@@ -472,6 +491,11 @@ static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict
 	uint64_t win = active_window(v);
 	char ev[400], d[32];
 
+	if (st == NULL) {
+		not_evaluated(l, "cupti-overhead", sqlite3_errmsg(db));
+		return;
+	}
+
 	if (st && sqlite3_step(st) == SQLITE_ROW) {
 		uint64_t tot = sqlite3_column_int64(st, 1);
 
@@ -502,7 +526,7 @@ static void variance(const struct cprof_model *m, int64_t proc, struct flist *l)
 	if (k == NULL || name == NULL) {
 		free(k);
 		free(name);
-		add(l, "kernel-variance", "info", "not evaluated: out of memory", "kernel variance: not evaluated");
+		not_evaluated(l, "kernel-variance", "out of memory");
 		return;
 	}
 	for (i = 0; i < m->nops; i++) {
@@ -594,6 +618,11 @@ static void driver_api(sqlite3 *db, int64_t proc, struct flist *l)
 		proc);
 	char ev[400];
 
+	if (st == NULL) {
+		not_evaluated(l, "driver-api-kernels", sqlite3_errmsg(db));
+		return;
+	}
+
 	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel*: %.300s",
 			 (long long)sqlite3_column_int64(st, 0), text(st, 1));
@@ -672,7 +701,7 @@ static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
 
 	if (cprof_model_launched(m, proc, tiny_add, &ts) < 0) {
 		free(ts.t);
-		add(l, "tiny-kernels", "info", "not evaluated: out of memory", "tiny kernels: not evaluated");
+		not_evaluated(l, "tiny-kernels", "out of memory");
 		return;
 	}
 	if (ts.n)
@@ -785,7 +814,7 @@ oom:
 	free(sy);
 	free(la);
 	free(cnt);
-	add(l, "sync-in-loop", "info", "not evaluated: out of memory", "sync in loop: not evaluated");
+	not_evaluated(l, "sync-in-loop", "out of memory");
 }
 
 /* one rank much slower than the others: in a data-parallel job everyone waits for it */
@@ -799,6 +828,11 @@ static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
 	double run[1024], med;
 	int n = 0;
 	char ev[400], a[32], b[32];
+
+	if (st == NULL) {
+		not_evaluated(l, "straggler", sqlite3_errmsg(db));
+		return;
+	}
 
 	while (st && sqlite3_step(st) == SQLITE_ROW && n < 1024) {
 		rank[n] = sqlite3_column_int64(st, 0);

@@ -11,5 +11,6 @@ Suite *ingest_suite(void);
 Suite *symbolize_suite(void);
 Suite *model_suite(void);
 Suite *verdict_suite(void);
+Suite *findings_suite(void);
 
 #endif
