@@ -317,6 +317,8 @@ static void write_header(struct html *h)
 	char command[4096], reason[256], note[256], dur[32];
 	int complete = cprof_meta_int(h->db, "complete", 0) == 1;
 	const char *base = strrchr(h->profile, '/');
+	int64_t api_calls = 0;
+	size_t i;
 
 	cprof_meta(h->db, "command", command, sizeof(command), "?");
 	cprof_meta(h->db, "incomplete_reason", reason, sizeof(reason), "");
@@ -346,10 +348,12 @@ static void write_header(struct html *h)
 	fputs("<p class=\"meta\"><b>Command:</b> <code>", f);
 	html_text(f, command);
 	cprof_fmt_dur(dur, sizeof(dur), (double)(h->v.run_end - h->v.run_start));
+	/* every call, the hooks' and those only CUPTI saw, as the API table lists them (cprof report's count) */
+	for (i = 0; i < h->apis.n; i++)
+		api_calls += (int64_t)h->apis.rows[i].st.n;
 	fprintf(f, "</code><br><b>Processes:</b> %zu &nbsp; <b>CUDA API calls:</b> %lld &nbsp; <b>kernels:</b> %llu &nbsp; "
 		   "<b>run:</b> %s &nbsp; <b>lost events:</b> %lld &nbsp; %s</p>\n",
-		h->nprocs,
-		(long long)(cprof_meta_int(h->db, "events", 0) - cprof_meta_int(h->db, "nvtx_events", 0)),
+		h->nprocs, (long long)api_calls,
 		(unsigned long long)h->n_kernel_total, dur,
 		(long long)cprof_meta_int(h->db, "lost_events", 0), complete ? "complete" : "<b>INCOMPLETE</b>");
 	if (note[0]) {

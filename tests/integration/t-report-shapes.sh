@@ -63,6 +63,9 @@ assert_eq "$(json drv 'd["launches_timed_by_cupti"] >= 90 and d["median_launch_n
 assert_eq "$(json drv 'd["verdict"] + " / " + d["host_wait_cause"]')" "overhead-bound / launch cost inside the CUDA API" "driver: verdict"
 "$BIN/cprof" report drv.db | grep -q '^Processes: 1   API calls: 1[0-9][0-9]   ' || fail "driver: headline $("$BIN/cprof" report drv.db | grep ^Processes)"
 
+"$BIN/cprof" html drv.db -o drv.html -f > /dev/null 2>&1 || fail "driver: html"
+grep -q "CUDA API calls:</b> $(json drv 'd["counts"]["api_calls"]') " drv.html || fail "driver: the HTML header's count differs from the report's"
+
 # item 2: the headline counts every call, the hooks' and CUPTI's alone; the run spans them all
 assert_eq "$(json errors 'd["counts"]["api_calls"] == sum(a["calls"] for a in d["apis"])')" True "headline = API table"
 assert_eq "$(json errors 'd["counts"]["api_calls"] == d["counts"]["hooked_calls"] + d["counts"]["cupti_only_calls"]')" \
