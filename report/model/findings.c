@@ -940,18 +940,19 @@ struct fail {
 	uint64_t first_end;
 };
 
-static int fail_add(struct fail **f, size_t *n, size_t *cap, const char *api, int code, int64_t proc, int64_t stream,
-		    uint64_t start, uint64_t end)
+static int fail_add(struct fail **f, size_t *n, size_t *cap, const char *api, int cupti, int code, int64_t proc,
+		    int64_t stream, uint64_t start, uint64_t end)
 {
 	char name[64];
 	size_t i, len;
 
 	snprintf(name, sizeof(name), "%s", api);
-	/* CUPTI names carry the version of the entry point (cudaMalloc_v3020): one row with the hook's name */
+	/* CUPTI names carry the version of the entry point (cudaMalloc_v3020): one row with the hook's name
+	 * (a hooked name such as cublasSgemm_v2 is the symbol's own, kept) */
 	len = strlen(name);
-	while (len > 0 && name[len - 1] >= '0' && name[len - 1] <= '9')
+	while (cupti && len > 0 && name[len - 1] >= '0' && name[len - 1] <= '9')
 		len--;
-	if (len > 2 && len < strlen(name) && name[len - 1] == 'v' && name[len - 2] == '_')
+	if (cupti && len > 2 && len < strlen(name) && name[len - 1] == 'v' && name[len - 2] == '_')
 		name[len - 2] = '\0';
 	for (i = 0; i < *n; i++)
 		if ((*f)[i].code == code && !strcmp((*f)[i].name, name)) {
@@ -1061,7 +1062,7 @@ static void cuda_errors(struct cprof_model *m, int64_t proc, const struct cprof_
 
 		if (c->ret == 0 || (proc && c->proc != proc) || api == NULL || benign(api, c->ret))
 			continue;
-		if (fail_add(&f, &n, &cap, api, c->ret, c->proc, c->stream, c->start, c->end) < 0)
+		if (fail_add(&f, &n, &cap, api, 0, c->ret, c->proc, c->stream, c->start, c->end) < 0)
 			goto oom;
 	}
 	/* calls only CUPTI saw (a hooked call's own record carries our external id: counted once, above) */
@@ -1072,7 +1073,7 @@ static void cuda_errors(struct cprof_model *m, int64_t proc, const struct cprof_
 		if (r->ret == 0 || (proc && r->proc != proc) || api == NULL || benign(api, r->ret) ||
 		    (r->corr != CPROF_NO_ID && cprof_model_has_ext(m, r->proc, r->corr)))
 			continue;
-		if (fail_add(&f, &n, &cap, api, r->ret, r->proc, CPROF_NO_ID, r->start, r->end) < 0)
+		if (fail_add(&f, &n, &cap, api, 1, r->ret, r->proc, CPROF_NO_ID, r->start, r->end) < 0)
 			goto oom;
 	}
 	if (n == 0) {
