@@ -773,6 +773,15 @@ int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, i
 	return 0;
 }
 
+static int mark_hooked(void *ctx, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct cprof_model *m = ctx;
+
+	if (c->launch)
+		m->ops[o - m->ops].hooked = 1;
+	return 0;
+}
+
 int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 {
 	int ret;
@@ -789,12 +798,12 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->db = db;
 		return ret;
 	}
-	/* which ops a hooked call launched (its CUPTI record carries our id), once, not in every analysis */
-	if (parts & CPROF_MODEL_TIMELINE) {
-		size_t i;
-
-		for (i = 0; i < m->nops; i++)
-			m->ops[i].hooked = m->ops[i].corr != CPROF_NO_ID && cprof_model_has_ext(m, m->ops[i].proc, m->ops[i].corr);
+	/* which ops a hooked launch call launched, once, not in every analysis: the others (driver API, a
+	 * library's own launches inside a hooked cuBLAS call) are timed from CUPTI's records */
+	if ((parts & CPROF_MODEL_TIMELINE) && (ret = cprof_model_launched(m, 0, mark_hooked, m)) < 0) {
+		cprof_model_free(m);
+		m->db = db;
+		return ret;
 	}
 	return 0;
 }

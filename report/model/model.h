@@ -29,7 +29,7 @@ struct cprof_op {
 	int32_t kname; /* kernels: dense index of the name (nameIds may be sparse); -1 otherwise */
 	uint8_t kind;  /* enum cprof_op_kind */
 	uint8_t via;   /* the launching record: 0 none seen, 1 runtime API, 2 driver API only */
-	uint8_t hooked; /* its launching record carries one of our calls' external ids (a hook saw the launch) */
+	uint8_t hooked; /* a hooked launch call launched it (its CUPTI record carries that call's external id) */
 };
 
 /* A hooked CUDA call. */

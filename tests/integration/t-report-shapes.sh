@@ -96,4 +96,6 @@ SIMGPU_COPY_DATA=0 sim "$BIN/cprof-run" -q -o mm.db -- "$WL/matmul_sweep" --size
 "$BIN/cprof" report mm.db --by api | grep -Eq ' cudaLaunchKernel \(inside cublasSgemm_v2\)\*$' || fail "cuBLAS's launches"
 assert_eq "$(json mm 'sum(a["calls"] for a in d["apis"] if a["name"].startswith(("cudaOccupancy", "cudaLaunchKernel (")) and "(inside cublasSgemm_v2)" in a["name"] and a.get("source") == "cupti")')" 30 \
 	"cuBLAS's internal calls: an occupancy query and a launch per SGEMM (15)"
+# item 3 again: cuBLAS's own launches (no hooked launch call) are timed from CUPTI's records
+assert_eq "$(json mm 'd["launches_timed_by_cupti"] >= 10')" True "cuBLAS's launches timed from CUPTI"
 echo ok
