@@ -136,6 +136,8 @@ int cmd_report(int argc, char **argv)
 		case 'o':
 			if (parse_double("--overhead-pct", optarg, 0, 100, &th.overhead_pct) < 0)
 				return CPROF_EXIT_USAGE;
+			/* kept so scripts still run; a starved GPU is overhead-bound at any utilisation */
+			pr_warn("--overhead-pct no longer decides the verdict (the GPU's queues do: docs/verdict.md); ignored");
 			break;
 		case 'k':
 			if (parse_double("--kernel-wait-us", optarg, 0, 1e9, &d) < 0)

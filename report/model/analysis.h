@@ -15,7 +15,7 @@ struct cprof_model;
 
 struct cprof_thresholds {
 	double compute_pct;       /* U >= this: compute-bound (80) */
-	double overhead_pct;      /* U < this and host wait dominates idle: overhead-bound (50) */
+	double overhead_pct;      /* no longer used by the verdict (docs/verdict.md): kept for --overhead-pct */
 	double host_wait_share;   /* "most of the idle time" (50) */
 	uint64_t kernel_wait_ns;  /* a gap shorter than this between GPU ops is kernel wait (as HTA) */
 	int include_startup;      /* count the time before the first GPU op */
