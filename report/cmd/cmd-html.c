@@ -285,11 +285,14 @@ static void write_verdict(struct html *h)
 		snprintf(c, sizeof(c), "%.1f%%", v->busy_pct);
 		snprintf(s, sizeof(s), "of a %s window%s", a, h->nph > 1 ? " (the phases together)" : "");
 		card(f, "GPU busy", c, s);
-		cprof_fmt_dur(a, sizeof(a), (double)idle);
-		cprof_fmt_dur(b, sizeof(b), (double)v->host_wait_ns);
-		snprintf(c, sizeof(c), "%.0f%%", idle ? 100.0 * v->host_wait_ns / idle : 0.0);
-		snprintf(s, sizeof(s), "%s of %s idle%s%s", b, a, v->host_wait_ns ? ": " : "", v->host_wait_ns ? v->cause : "");
-		card(f, "of idle time the GPU waited for the host", c, s);
+		/* who waited for whom (docs/verdict.md), HTA's host-wait share beside it */
+		cprof_fmt_dur(a, sizeof(a), (double)v->starved_ns);
+		cprof_fmt_dur(b, sizeof(b), (double)v->blocked_ns);
+		snprintf(c, sizeof(c), "%.0f%%", v->end > v->start ? 100.0 * v->starved_ns / (double)(v->end - v->start) : 0.0);
+		snprintf(s, sizeof(s), "%s with no work waiting%s%s; the host waited for the GPU %s; HTA host wait %.0f%% of idle",
+			 a, v->starved_ns ? ": " : "", v->starved_ns ? v->cause : "", b,
+			 idle ? 100.0 * v->host_wait_ns / idle : 0.0);
+		card(f, "of the window the GPU waited for the host", c, s);
 		cprof_fmt_dur(a, sizeof(a), (double)v->self_cpu_ns);
 		cprof_fmt_dur(b, sizeof(b), (double)v->self_gpu_ns);
 		snprintf(c, sizeof(c), "%.2f", v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0);
