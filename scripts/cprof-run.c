@@ -156,7 +156,7 @@ static char *join_command(char **argv)
 }
 
 /* The target's environment only: the collector and the summary must not load the library. */
-static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks)
+static int target_env(const char *lib, const char *unwind, const char *fifo, int inject_only, const char *stacks)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -173,7 +173,9 @@ static int target_env(const char *lib, const char *fifo, int inject_only, const 
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
 	if (preload == NULL || (!inject_only && setenv("LD_PRELOAD", preload, 1) < 0) ||
 	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0 ||
-	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0))
+	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0) ||
+	    /* a bundle carries its own libunwind (make dist); one the user named stays */
+	    (unwind && setenv("CPROF_LIBUNWIND", unwind, 0) < 0))
 		ret = -ENOMEM;
 	/* NVTX v3 loads its injection library on the first annotation; one that is set already is the user's
 	 * choice (e.g. another tool's) and stays */
@@ -348,7 +350,7 @@ int main(int argc, char **argv)
 		{ "stacks", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
+	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL;
 	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
@@ -408,6 +410,11 @@ int main(int argc, char **argv)
 		return RUN_EXIT_INTERNAL;
 	}
 	snprintf(lib, sizeof(lib), "%s", self);
+	snprintf(unwind, sizeof(unwind), "%s/../lib/cprof/libunwind.so.8", self_dir);
+	if (realpath(unwind, self) != NULL)
+		snprintf(unwind, sizeof(unwind), "%s", self);
+	else
+		unwind[0] = '\0';
 
 	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
 		pr_err("profile name too long");
@@ -479,7 +486,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, fifo, inject_only, stacks) < 0) {
+		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
