@@ -44,7 +44,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
 		"                 [--stacks off|sampled|all] -- CMD [ARGS...]\n"
-		"Runs CMD with cprof loaded and writes its profile.\n"
+		"Runs CMD with cprof loaded and writes its profile. cprofd, cprof and ../lib/libcprof.so are found\n"
+		"beside this program (a bundle's ../lib/cprof/libunwind.so.8 too, for --stacks).\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
 		"                     %%h = host name, %%p = pid of cprof-run, %%r = rank (RANK, SLURM_PROCID,\n"
 		"                     OMPI_COMM_WORLD_RANK, PMI_RANK; \"norank\" when unset), %%%% = %%\n"
@@ -58,6 +59,7 @@ static void usage(FILE *f)
 		"                     others reuse their site's last stack), all (every call), off\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
+		"      --version      print cprof-run's version\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
 		"126 when CMD cannot be executed, 127 when it is not found, 2 on bad usage.\n");
 }
