@@ -3,15 +3,14 @@
 
 CPROF_DIST_VERSION := $(shell sed -n 's/^\#define CPROF_VERSION *"\(.*\)"/\1/p' common/version.h)
 DIST_WORKLOADS := $(addprefix $(BUILD)/tests/,matmul_sweep driver_launch cupti_user aten_chain nvtx_demo)
-# the simulated GPU's launcher, once tests/simgpu builds one: mkdist carries $(BUILD)/simgpu/simgpu-run
-# when it is there; naming its rule here (SIMGPU_RUN, set by simgpu.mk) makes dist build it first
-DIST_SIMGPU_RUN := $(SIMGPU_RUN)
+# The simulated GPU's launcher: mkdist carries $(BUILD)/simgpu/simgpu-run, when the simgpu target (a
+# prerequisite of binaries) builds one, into lib/cprof/simgpu/ beside lib/, the layout it expects.
 
 .PHONY: dist dist-stage dist-install
-dist: $(DEPS_STAMP) binaries $(DIST_WORKLOADS) $(DIST_SIMGPU_RUN)
+dist: $(DEPS_STAMP) binaries $(DIST_WORKLOADS)
 	$(Q)scripts/mkdist $(BUILD) $(CPROF_DIST_VERSION)
 
-dist-stage: $(DEPS_STAMP) binaries $(DIST_WORKLOADS) $(DIST_SIMGPU_RUN)
+dist-stage: $(DEPS_STAMP) binaries $(DIST_WORKLOADS)
 	$(Q)scripts/mkdist $(BUILD) $(CPROF_DIST_VERSION) --stage-only
 
 # the bundle's tree under PREFIX: bin/, lib/, libexec/cprof/ (README and VERSION go to share/doc/cprof/)
