@@ -44,7 +44,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
 		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] -- CMD [ARGS...]\n"
-		"Runs CMD with cprof loaded and writes its profile.\n"
+		"Runs CMD with cprof loaded and writes its profile. cprofd, cprof and ../lib/libcprof.so are found\n"
+		"beside this program (a bundle's ../lib/cprof/libunwind.so.8 too, for --stacks).\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
 		"                     %%h = host name, %%p = pid of cprof-run, %%r = rank (RANK, SLURM_PROCID,\n"
 		"                     OMPI_COMM_WORLD_RANK, PMI_RANK; \"norank\" when unset), %%%% = %%\n"
@@ -61,6 +62,7 @@ static void usage(FILE *f)
 		"                     NVTX range NAME (push/pop, ASCII): the rest of the run passes through unrecorded\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
+		"      --version      print cprof-run's version\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
 		"126 when CMD cannot be executed, 127 when it is not found, 2 on bad usage.\n");
 }
@@ -159,7 +161,8 @@ static char *join_command(char **argv)
 }
 
 /* The target's environment only: the collector and the summary must not load the library. */
-static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks, const char *capture)
+static int target_env(const char *lib, const char *unwind, const char *fifo, int inject_only, const char *stacks,
+		      const char *capture)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -176,7 +179,9 @@ static int target_env(const char *lib, const char *fifo, int inject_only, const 
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
 	if (preload == NULL || (!inject_only && setenv("LD_PRELOAD", preload, 1) < 0) ||
 	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0 ||
-	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0) || (capture && setenv("CPROF_CAPTURE", capture, 1) < 0))
+	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0) || (capture && setenv("CPROF_CAPTURE", capture, 1) < 0) ||
+	    /* a bundle carries its own libunwind (make dist); one the user named stays */
+	    (unwind && setenv("CPROF_LIBUNWIND", unwind, 0) < 0))
 		ret = -ENOMEM;
 	/* NVTX v3 loads its injection library on the first annotation; one that is set already is the user's
 	 * choice (e.g. another tool's) and stays */
@@ -352,7 +357,7 @@ int main(int argc, char **argv)
 		{ "capture-range", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
+	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
 	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
@@ -419,6 +424,11 @@ int main(int argc, char **argv)
 		return RUN_EXIT_INTERNAL;
 	}
 	snprintf(lib, sizeof(lib), "%s", self);
+	snprintf(unwind, sizeof(unwind), "%s/../lib/cprof/libunwind.so.8", self_dir);
+	if (realpath(unwind, self) != NULL)
+		snprintf(unwind, sizeof(unwind), "%s", self);
+	else
+		unwind[0] = '\0';
 
 	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
 		pr_err("profile name too long");
@@ -490,7 +500,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, fifo, inject_only, stacks, capture) < 0) {
+		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
