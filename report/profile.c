@@ -11,6 +11,7 @@
 #define PR_FMT "cprof"
 #include "common/log.h"
 #include "common/schema.h"
+#include "common/textsafe.h"
 #include "common/version.h"
 #include "report/cprof.h"
 
@@ -431,39 +432,15 @@ void cprof_fmt_dur(char *buf, size_t size, double ns)
 	snprintf(buf, size, "%s %s", num, cprof_unit_name(u));
 }
 
+/* one writer of each kind for every command (common/textsafe.c) */
 void cprof_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	cprof_json_fput(f, s);
 }
 
 void cprof_csv_str(FILE *f, const char *s)
 {
-	if (s && strpbrk(s, ",\"\n") == NULL) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	cprof_csv_fput(f, s);
 }
 
 int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem)
@@ -588,29 +565,7 @@ const char *cprof_copy_kind_name(int k)
 	return k >= 0 && k <= 10 ? names[k] : names[0];
 }
 
-/* Length of the UTF-8 sequence at s if it is valid, else 0. */
 int cprof_utf8_len(const unsigned char *s)
 {
-	int n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	return cprof_utf8_seq(s);
 }
