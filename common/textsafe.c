@@ -86,6 +86,14 @@ char *cprof_text_safe(char *out, size_t size, const char *s)
 	return out;
 }
 
+const char *cprof_tx(const char *s)
+{
+	static char bufs[8][4096];
+	static unsigned next;
+
+	return cprof_text_safe(bufs[next++ % 8], sizeof(bufs[0]), s);
+}
+
 void cprof_text_fput(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");

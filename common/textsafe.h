@@ -15,6 +15,9 @@ int cprof_utf8_seq(const unsigned char *s);
 char *cprof_text_safe(char *out, size_t size, const char *s);
 /* The same, written to f without a length limit. */
 void cprof_text_fput(FILE *f, const char *s);
+/* The same into one of 8 rotating static buffers of 4 KiB, for a printf argument: cprof_tx(name). Not
+ * thread-safe; for the command-line tools, not the preload. */
+const char *cprof_tx(const char *s);
 
 /* One CSV field (RFC 4180): quoted when it holds , " CR or LF; a field that starts with = + - @ (or a
  * tab or CR) gets a leading ' so that a spreadsheet reads text, not a formula (OWASP's advice). */

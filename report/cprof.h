@@ -7,6 +7,8 @@
 
 #include <sqlite3.h>
 
+#include "common/textsafe.h"
+
 /* Exit codes of cprof (a contract, see DESIGN.md). */
 enum cprof_exit {
 	CPROF_EXIT_OK = 0,
