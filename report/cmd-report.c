@@ -173,7 +173,7 @@ static int load_torch(sqlite3 *db, int64_t proc, struct table *apis, struct tabl
 		return -1;
 	sqlite3_bind_int64(st, 1, proc);
 	while (sqlite3_step(st) == SQLITE_ROW)
-		for (i = 0; i < t->n; i++)
+		for (i = 0; i < t->n && sqlite3_column_type(st, 0) != SQLITE_NULL; i++)
 			if (!strcmp(t->rows[i].name, (const char *)sqlite3_column_text(st, 0)))
 				t->rows[i].extra = sqlite3_column_double(st, 1);
 	sqlite3_finalize(st);

@@ -107,20 +107,37 @@ out:
 	return ret;
 }
 
+/* Every command's way to open a file it reads: without blocking (open(2) of a FIFO waits for a writer
+ * forever) and only if it is a regular file, through a symlink or not. The descriptor, or -errno with
+ * why filled in. */
+int cprof_open_regular(const char *path, char *why, size_t size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		err = errno;
+		snprintf(why, size, "cannot read it: %s", strerror(err));
+		return -err;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, size, "not a regular file");
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 /* A file shorter than the page count in its header lost its end (a WAL may legitimately hold the rest). */
-static int check_truncated(const char *path, char *why, size_t size)
+static int check_truncated(int fd, const char *path, char *why, size_t size)
 {
 	unsigned char h[100];
 	char wal[4200];
 	struct stat st, wst;
 	uint64_t page, pages;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	if (fd < 0)
-		return 0; /* SQLite says why */
 	n = fstat(fd, &st) == 0 ? pread(fd, h, sizeof(h), 0) : -1;
-	close(fd);
 	if (n != (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)
 		return 0;
 	snprintf(wal, sizeof(wal), "%s-wal", path);
@@ -188,6 +205,18 @@ static int check_ranges(sqlite3 *db, char *why, size_t size)
 			return -EINVAL;
 	}
 	return 0;
+}
+
+/* Every name is read through StringIds and compared as a C string: a NULL there (the schema says NOT
+ * NULL, a hand-made file need not) is refused whatever the profile's size; cheap with cprofd's UNIQUE
+ * index on value. */
+static int check_strings(sqlite3 *db, char *why, size_t size)
+{
+	if (cprof_query_int(db, "SELECT EXISTS(SELECT 1 FROM main.StringIds WHERE value IS NULL OR typeof(id) != 'integer')",
+			    1) == 0)
+		return 0;
+	snprintf(why, size, "StringIds has NULL values or ids that are not integers");
+	return -EINVAL;
 }
 
 /* Damage inside a page shows only when a query reaches it, half-way through a report: look at every page
@@ -286,14 +315,17 @@ sqlite3 *cprof_profile_open(const char *path)
 	sqlite3 *db = NULL;
 	char why[256] = "", uri[3 * 4096 + 64], line[300];
 	struct stat sb;
-	int flag;
+	int flag, fd, bad;
 	size_t i;
 
-	if (access(path, R_OK) != 0) {
-		pr_err("%s: cannot read it", path);
+	fd = cprof_open_regular(path, why, sizeof(why));
+	if (fd < 0) {
+		pr_err("%s: %s", path, why);
 		return NULL;
 	}
-	if (check_truncated(path, why, sizeof(why)) < 0)
+	bad = check_truncated(fd, path, why, sizeof(why)) < 0;
+	close(fd);
+	if (bad)
 		goto bad;
 	if (make_uri(path, uri, sizeof(uri)) < 0) {
 		snprintf(why, sizeof(why), "path too long");
@@ -314,7 +346,8 @@ sqlite3 *cprof_profile_open(const char *path)
 	}
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 64 << 20);
 	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
-	if (check_schema(db, why, sizeof(why)) < 0 || check_version(db, why, sizeof(why)) < 0)
+	if (check_schema(db, why, sizeof(why)) < 0 || check_version(db, why, sizeof(why)) < 0 ||
+	    check_strings(db, why, sizeof(why)) < 0)
 		goto bad;
 	/* the checks that read every page cost ~20 ms per MiB: before every command for profiles up to
 	 * 16 MiB; bigger ones (cprof-run's summary of a long run must not wait seconds) are checked as they
