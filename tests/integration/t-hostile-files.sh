@@ -35,10 +35,10 @@ for bad in f.db link.db dir.db /dev/null; do
 done
 [ -p f.db ] || fail "the FIFO was replaced"
 
-# NULL in StringIds: the NOT NULL constraint dropped by a dump and reload, then one API name nulled
+# NULL in StringIds: the NOT NULL constraint dropped by a dump and reload, then the API names nulled
 sqlite3 ok.db .dump | sed 's/value TEXT NOT NULL UNIQUE/value TEXT UNIQUE/' | sqlite3 null.db || fail "reload"
-q null.db "UPDATE StringIds SET value = NULL WHERE id = (SELECT nameId FROM CPROF_API LIMIT 1)"
-assert_eq "$(q null.db "SELECT count(*) FROM StringIds WHERE value IS NULL")" 1 "one NULL name"
+q null.db "UPDATE StringIds SET value = NULL WHERE id IN (SELECT nameId FROM CPROF_API)"
+assert_eq "$(q null.db "SELECT count(*) > 0 FROM StringIds WHERE value IS NULL")" 1 "NULL API names"
 for cmd in "info" "report" "report --format json" "report --format csv" "report --by api" "check" "diff ok.db" "trace -o t.json" "html -o h.html" "merge ok.db -o m.db"; do
 	set -- $cmd
 	sub=$1
