@@ -111,6 +111,21 @@ void cprof_text_fput(FILE *f, const char *s)
 	}
 }
 
+char *cprof_path_component(char *s)
+{
+	char *p;
+
+	for (p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '_' || *p == '-' || (*p == '.' && p != s)))
+			*p = '_';
+	if (p == s) {
+		s[0] = '_';
+		s[1] = '\0';
+	}
+	return s;
+}
+
 void cprof_csv_fput(FILE *f, const char *s)
 {
 	int formula;

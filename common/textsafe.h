@@ -19,6 +19,10 @@ void cprof_text_fput(FILE *f, const char *s);
  * thread-safe; for the command-line tools, not the preload. */
 const char *cprof_tx(const char *s);
 
+/* Makes s usable as one file name component in place: bytes other than A-Z a-z 0-9 . _ - become _, and
+ * so does a leading dot (no "..", no hidden file); an empty s becomes "_". Returns s. */
+char *cprof_path_component(char *s);
+
 /* One CSV field (RFC 4180): quoted when it holds , " CR or LF; a field that starts with = + - @ (or a
  * tab or CR) gets a leading ' so that a spreadsheet reads text, not a formula (OWASP's advice). */
 void cprof_csv_fput(FILE *f, const char *s);

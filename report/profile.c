@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -310,6 +311,54 @@ out:
 
 #define FULL_CHECK_MAX_BYTES (16ll << 20)
 
+/* SQLite's unix VFS opens no database whose absolute path (symlinks resolved) is longer than 504 bytes
+ * (512 with "-journal"). */
+static int path_too_long_for_sqlite(const char *path)
+{
+	char *real = realpath(path, NULL);
+	int too_long = real == NULL || strlen(real) > CPROF_SQLITE_PATH_MAX;
+
+	free(real);
+	return too_long;
+}
+
+/* A finished profile at a path SQLite cannot open is read from memory: the file mapped copy-on-write
+ * (never written back) and handed to SQLite read-only. The mapping lives until the process exits. One
+ * with its last commits still in a WAL beside it cannot be read this way: said plainly. */
+static int open_mapped(int fd, const char *path, sqlite3 **db, char *why, size_t size)
+{
+	char wal[4200];
+	struct stat st;
+	void *map;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(wal, &st) == 0 && st.st_size > 0) {
+		snprintf(why, size, "its path is longer than SQLite's %d bytes and it has a WAL: move it to a shorter path",
+			 CPROF_SQLITE_PATH_MAX);
+		return -ENAMETOOLONG;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size == 0) {
+		snprintf(why, size, "empty file");
+		return -EINVAL;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		snprintf(why, size, "cannot map it: %s", strerror(errno));
+		return -errno;
+	}
+	/* a profile is in WAL mode (header bytes 18-19 = 2), which a memory database cannot be: this private
+	 * copy says rollback journal (1), as a finished profile with no WAL reads the same either way */
+	if (st.st_size >= 100 && ((unsigned char *)map)[18] == 2 && ((unsigned char *)map)[19] == 2)
+		((unsigned char *)map)[18] = ((unsigned char *)map)[19] = 1;
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+	    sqlite3_deserialize(*db, "main", map, st.st_size, st.st_size, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+		snprintf(why, size, "%s", *db ? sqlite3_errmsg(*db) : "out of memory");
+		munmap(map, (size_t)st.st_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 sqlite3 *cprof_profile_open(const char *path)
 {
 	sqlite3 *db = NULL;
@@ -324,6 +373,13 @@ sqlite3 *cprof_profile_open(const char *path)
 		return NULL;
 	}
 	bad = check_truncated(fd, path, why, sizeof(why)) < 0;
+	if (!bad && path_too_long_for_sqlite(path)) {
+		bad = open_mapped(fd, path, &db, why, sizeof(why)) < 0;
+		close(fd);
+		if (bad)
+			goto bad;
+		goto opened;
+	}
 	close(fd);
 	if (bad)
 		goto bad;
@@ -337,6 +393,7 @@ sqlite3 *cprof_profile_open(const char *path)
 		snprintf(why, sizeof(why), "%s", db ? sqlite3_errmsg(db) : "out of memory");
 		goto bad;
 	}
+opened:
 	if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &flag) != SQLITE_OK ||
 	    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &flag) != SQLITE_OK ||
 	    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &flag) != SQLITE_OK ||

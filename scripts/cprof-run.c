@@ -17,6 +17,7 @@
 #define PR_FMT "cprof-run"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/textsafe.h"
 #include "common/version.h"
 #include "common/wire.h"
 
@@ -24,6 +25,8 @@
 enum { RUN_EXIT_INTERNAL = 125, RUN_EXIT_NOEXEC = 126, RUN_EXIT_NOTFOUND = 127, RUN_EXIT_USAGE = 2 };
 
 #define READY_TIMEOUT_MS 10000
+/* the longest absolute database path SQLite's unix VFS opens (as report/cprof.h says) */
+#define CPROF_SQLITE_PATH_MAX 504
 
 static volatile pid_t target_pid;
 static volatile sig_atomic_t interrupted_by;
@@ -69,6 +72,8 @@ static int expand_output(const char *pattern, char *out, size_t size)
 	const char *p;
 
 	gethostname(host, sizeof(host) - 1);
+	/* a host name is not ours to trust: "a/../b" must not leave the chosen directory */
+	cprof_path_component(host);
 	for (p = pattern; *p; p++) {
 		char tmp[300];
 		const char *add = tmp;
@@ -413,13 +418,6 @@ int main(int argc, char **argv)
 		pr_err("profile name too long");
 		return RUN_EXIT_USAGE;
 	}
-	if (profile_exists(out)) {
-		if (!force) {
-			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
-			return RUN_EXIT_USAGE;
-		}
-		remove_profile(out);
-	}
 	/* the collector runs in / like a daemon would not; give it an absolute path */
 	if (out[0] == '/')
 		snprintf(db, sizeof(db), "%s", out);
@@ -432,6 +430,19 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* before anything is created or removed: SQLite would refuse it after the collector made the file */
+	if (strlen(db) > CPROF_SQLITE_PATH_MAX) {
+		pr_err("profile path %.60s... is %zu bytes long; SQLite opens at most %d: choose a shorter -o", db,
+		       strlen(db), CPROF_SQLITE_PATH_MAX);
+		return RUN_EXIT_USAGE;
+	}
+	if (profile_exists(out)) {
+		if (!force) {
+			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
+			return RUN_EXIT_USAGE;
+		}
+		remove_profile(out);
+	}
 	tmp = getenv("TMPDIR");
 	snprintf(rundir, sizeof(rundir), "%s/cprof-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(rundir) == NULL) {

@@ -88,6 +88,18 @@ START_TEST(test_textsafe_log_line_one_line)
 }
 END_TEST
 
+START_TEST(test_textsafe_path_component)
+{
+	char a[] = "node1.example.org", b[] = "a/../../etc", c[] = "..", d[] = "x\ny z", e[4] = "";
+
+	ck_assert_str_eq(cprof_path_component(a), "node1.example.org");
+	ck_assert_str_eq(cprof_path_component(b), "a_.._.._etc");
+	ck_assert_str_eq(cprof_path_component(c), "_.");
+	ck_assert_str_eq(cprof_path_component(d), "x_y_z");
+	ck_assert_str_eq(cprof_path_component(e), "_");
+}
+END_TEST
+
 START_TEST(test_textsafe_csv_fields)
 {
 	ck_writes(cprof_csv_fput, "plain kernel", "plain kernel");
@@ -142,6 +154,7 @@ Suite *textsafe_suite(void)
 	tcase_add_test(tc, test_textsafe_text_kept);
 	tcase_add_test(tc, test_textsafe_truncates_whole_escapes);
 	tcase_add_test(tc, test_textsafe_log_line_one_line);
+	tcase_add_test(tc, test_textsafe_path_component);
 	tcase_add_test(tc, test_textsafe_csv_fields);
 	tcase_add_test(tc, test_textsafe_json_strings);
 	tcase_add_test(tc, test_textsafe_utf8_seq);
