@@ -45,7 +45,7 @@ static void forward(int sig, siginfo_t *si, void *uctx)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
+		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only] [--grace S]\n"
 		"                 [--stacks off|sampled|all] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile.\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
@@ -59,6 +59,9 @@ static void usage(FILE *f)
 		"      --stacks MODE  call stacks (native and Python) at launches, copies, memsets, GEMMs and syncs:\n"
 		"                     sampled (default: the first 4 calls of each call site, then 1 in 256; the\n"
 		"                     others reuse their site's last stack), all (every call), off\n"
+		"      --grace S      after CMD exits, wait at most S seconds (default 10) for the events of processes\n"
+		"                     it left running (daemons, setsid'd children); then finish the profile without\n"
+		"                     them, marked incomplete\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
@@ -258,12 +261,13 @@ out:
 	return ret;
 }
 
-/* Waits for the collector to finish; returns its exit status or -1. */
-static int wait_collector(pid_t pid, int timeout_s)
+/* Waits up to timeout_ms for the collector to exit: its exit status, -1 when it did not exit cleanly,
+ * -2 when it is still running. */
+static int collector_exit(pid_t pid, int timeout_ms)
 {
 	int status, i;
 
-	for (i = 0; i < timeout_s * 100; i++) {
+	for (i = 0; i <= timeout_ms / 10; i++) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		if (r == pid)
@@ -272,10 +276,29 @@ static int wait_collector(pid_t pid, int timeout_s)
 			return -1;
 		poll(NULL, 0, 10);
 	}
-	pr_warn("collector still busy after %d s; stopping it (profile marked incomplete)", timeout_s);
+	return -2;
+}
+
+/* The rule for what outlives CMD: cprof-run waits for CMD itself, then at most grace_s for the collector
+ * to drain (it stops once the FIFO stays quiet). Events still flowing then come from processes CMD left
+ * behind (a daemon, a setsid'd grandchild): they are not waited for; the collector is told to finish,
+ * and the profile keeps them without an end, marked incomplete ("still running"). Returns the
+ * collector's exit status or -1. */
+static int wait_collector(pid_t pid, int grace_s)
+{
+	int rc = collector_exit(pid, grace_s * 1000);
+
+	if (rc != -2)
+		return rc;
+	pr_warn("events still arrive %d s after the command ended (a process it left running?); finishing the "
+		"profile without them (marked incomplete)", grace_s);
 	kill(pid, SIGTERM);
-	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-		return WEXITSTATUS(status);
+	rc = collector_exit(pid, 30000);
+	if (rc != -2)
+		return rc;
+	pr_warn("collector did not finish within 30 s; stopped (the profile keeps what it committed)");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	return -1;
 }
 
@@ -350,13 +373,13 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
-		{ "stacks", required_argument, NULL, 'S' },
+		{ "stacks", required_argument, NULL, 'S' }, { "grace", required_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL;
-	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
+	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0, grace_s = 10;
 	char *command;
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
@@ -373,6 +396,17 @@ int main(int argc, char **argv)
 		case 'C': check = optarg; break;
 		case 'H': html = optarg; break;
 		case 'I': inject_only = 1; break;
+		case 'G': {
+			char *end;
+			long g = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end || g < 0 || g > 86400) {
+				pr_err("--grace %s: expected seconds, 0..86400", optarg);
+				return RUN_EXIT_USAGE;
+			}
+			grace_s = (int)g;
+			break;
+		}
 		case 'S':
 			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
 				pr_err("--stacks %s: expected off, sampled or all", optarg);
@@ -534,7 +568,7 @@ int main(int argc, char **argv)
 	/* the target's writes are all in the FIFO now; RUN_END lands behind them */
 	if (send_run_end(fifo, status, sig) < 0)
 		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");
-	rc = wait_collector(collector, 600);
+	rc = wait_collector(collector, grace_s);
 	unlink(fifo);
 	rmdir(rundir);
 	if (rc != 0)
