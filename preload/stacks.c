@@ -336,6 +336,7 @@ struct unwinder_init_args {
 #define READABLE_PAGES 8
 static __thread uintptr_t readable_page[READABLE_PAGES];
 static __thread unsigned readable_next;
+static int vm_readv_works; /* probed once, on the set-up thread */
 
 /* libunwind's memory reads, checked without a descriptor: libunwind's own check writes the word into
  * its pipe, whose number means another file in the program's table. A page not seen readable is read
@@ -362,10 +363,11 @@ static int access_mem_checked(void *as, uintptr_t addr, uintptr_t *val, int writ
 				*val = *(const uintptr_t *)addr;
 				return 0;
 			}
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*val))
-		goto readable;
-	if (errno == EFAULT || errno == ENOMEM)
+	if (vm_readv_works) {
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*val))
+			goto readable;
 		return -1;
+	}
 	if (mincore((void *)page, ((addr + sizeof(*val) - 1) & ~(uintptr_t)4095) == page ? 4096 : 8192, vec) != 0)
 		return -1;
 	*val = *(const uintptr_t *)addr;
@@ -378,7 +380,12 @@ static void *unwinder_init(void *arg)
 {
 	struct unwinder_init_args *u = arg;
 	struct unw_accessors_head *acc;
+	uintptr_t probe = 1, got = 0;
+	struct iovec local = { &got, sizeof(got) }, remote = { &probe, sizeof(probe) };
 
+	/* first, on this thread: a seccomp policy that kills the caller of a forbidden call kills this
+	 * thread only (no native stacks then), never an application thread in the middle of an unwind */
+	vm_readv_works = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(got) && got == 1;
 	/* where seccomp forbids unshare the pipe lands in the shared table, as without this thread */
 	if (unshare(CLONE_FILES) != 0)
 		pr_dbg("unshare(CLONE_FILES) for libunwind: %s", strerror(errno));

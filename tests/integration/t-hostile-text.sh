@@ -18,7 +18,7 @@ cp base.db evil.db
 # kernels: title-setting OSC, BEL, CR, a newline followed by a forged gate line; then a formula
 q evil.db "UPDATE StringIds SET value = '=cmd|'' /C calc''!A0' || char(13) || value || char(27) || ']0;pwned' || char(7) || char(10) || 'FAIL forged' || char(13) || CAST(X'FF9B' AS TEXT)
 	WHERE id IN (SELECT nameId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT kernelNameId FROM CPROF_API)"
-q evil.db "UPDATE PROCESSES SET argv = argv || ' ' || char(27) || ']2;title' || char(7) || CAST(X'C29B' AS TEXT) || '2J', exe = exe || char(27) || '[31m'"
+q evil.db "UPDATE PROCESSES SET argv = char(27) || ']2;title' || char(7) || CAST(X'C29B' AS TEXT) || '2J ' || argv, exe = exe || char(27) || '[31m'"
 q evil.db "UPDATE META SET value = value || ' ' || char(27) || ']0;argv-title' || char(7) || char(10) || 'cprof: 0 lost events, complete' WHERE key = 'command'"
 assert_ge "$(q evil.db "SELECT count(*) FROM StringIds WHERE instr(value, char(27)) > 0")" 1 "hostile kernel names in place"
 
@@ -27,7 +27,7 @@ clean_text r.txt "cprof report"
 grep -q 'pwned\\x07\\nFAIL forged\\r' r.txt || fail "report: the kernel name is not shown escaped: $(grep -m1 pwned r.txt)"
 "$BIN/cprof" report evil.db --by process > p.txt 2>err.txt || fail "report --by process: $(cat err.txt)"
 clean_text p.txt "cprof report --by process"
-grep -q ' \\x1b\]2;titl' p.txt || fail "argv not escaped: $(cat p.txt)"
+grep -q '  \\x1b\]2;title\\x07\\u009b2J ' p.txt || fail "argv not escaped: $(cat p.txt)"
 "$BIN/cprof" info evil.db > i.txt 2>&1 || fail "info: $(cat i.txt)"
 clean_text i.txt "cprof info"
 assert_eq "$(wc -l < i.txt)" 4 "cprof info: four lines, none forged"
