@@ -29,6 +29,33 @@ static void on_term(int sig)
 	stop_requested = 1;
 }
 
+/* Whether a process that said HELLO and no BYE still exists (and may still write): a zombie does not. */
+static int producer_alive(const struct cprof_ingest *in)
+{
+	for (size_t i = 0; i < in->nprod; i++) {
+		const struct cprof_producer *p = &in->prod[i];
+		char path[64], buf[256], *paren;
+		ssize_t n;
+		int fd;
+
+		if (!p->proc_id || p->ended || (kill((pid_t)p->pid, 0) != 0 && errno != EPERM))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/stat", p->pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			paren = strrchr(buf, ')');
+			if (paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'))
+				continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
 /* cprof-run says, with sigqueue before RUN_END, that it forwarded an interrupting signal to the target. */
 static void on_interrupted(int sig, siginfo_t *si, void *uctx)
 {
@@ -149,18 +176,22 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (in.run_ended) {
-			/* the target is gone: what it wrote is already in the pipe; stop once it is empty */
+			/* the target is gone: what it wrote is already in the pipe; stop once it is empty and no
+			 * process it started still runs (cprof-run bounds that wait: --grace, then SIGTERM) */
 			uint64_t now = cprof_now_ns();
 
 			if (n > 0 || quiet_since == 0)
 				quiet_since = now;
-			else if (now - quiet_since > QUIET_MS * 1000000ull) {
+			else if (now - quiet_since > QUIET_MS * 1000000ull && !producer_alive(&in)) {
 				clean = 1;
 				break;
 			}
 		}
 		if (stop_requested) {
-			while (read_some(fd, &in, 0) > 0)
+			/* what is in the pipe, within a bound: a process left running may write for ever */
+			uint64_t until = cprof_now_ns() + 2000000000ull;
+
+			while (read_some(fd, &in, 0) > 0 && cprof_now_ns() < until)
 				;
 			clean = in.run_ended;
 			break;

@@ -189,6 +189,8 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	/* one thread uses this connection: no per-call mutex (8% of cprofd at 500k events/s) */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		pr_err("cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		/* the empty file just created (O_EXCL: ours) would block the next run at this path */
+		unlink(path);
 		goto out_close;
 	}
 	if (exec(s, cprof_schema_sql) < 0)

@@ -173,7 +173,7 @@ static int load_torch(sqlite3 *db, int64_t proc, struct table *apis, struct tabl
 		return -1;
 	sqlite3_bind_int64(st, 1, proc);
 	while (sqlite3_step(st) == SQLITE_ROW)
-		for (i = 0; i < t->n; i++)
+		for (i = 0; i < t->n && sqlite3_column_type(st, 0) != SQLITE_NULL; i++)
 			if (!strcmp(t->rows[i].name, (const char *)sqlite3_column_text(st, 0)))
 				t->rows[i].extra = sqlite3_column_double(st, 1);
 	sqlite3_finalize(st);
@@ -249,7 +249,7 @@ static void print_stats_table(const char *title, const struct table *t, size_t t
 	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
 	u = cprof_unit_for(maxv);
 	un = cprof_unit_name(u);
-	printf("\n%s\n\n", title);
+	printf("\n%s\n\n", cprof_tx(title));
 	printf(" Time (%%)  Total (%s)  Instances  Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)%s  Name\n", un,
 	       un, un, un, un, un, with_bytes ? "       Total MB   GB/s" : "");
 	printf(" --------  ----------  ---------  ---------  ---------  ---------  ---------  -----------%s  ----\n",
@@ -269,7 +269,7 @@ static void print_stats_table(const char *title, const struct table *t, size_t t
 		if (with_bytes)
 			printf("  %13.3f  %5.1f", t->rows[i].bytes / 1e6,
 			       s->total > 0 ? t->rows[i].bytes / s->total : 0.0);
-		printf("  %s%s\n", name, t->rows[i].tag ? "*" : "");
+		printf("  %s%s\n", cprof_tx(name), t->rows[i].tag ? "*" : "");
 		tagged |= t->rows[i].tag != 0;
 	}
 	if (n < t->n)
@@ -294,7 +294,7 @@ static void print_torch(const struct table *calls, const struct table *kernels, 
 		cprof_fmt_dur(a, sizeof(a), calls->rows[i].st.total);
 		cprof_fmt_dur(b, sizeof(b), calls->rows[i].extra);
 		cprof_shorten(calls->rows[i].name, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, a, "0", b, (unsigned long long)calls->rows[i].st.n);
+		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), a, "0", b, (unsigned long long)calls->rows[i].st.n);
 	}
 	for (i = 0; i < calls->n; i++)
 		cpu += calls->rows[i].st.total;
@@ -302,7 +302,7 @@ static void print_torch(const struct table *calls, const struct table *kernels, 
 	for (i = 0; i < n; i++) {
 		cprof_fmt_dur(b, sizeof(b), kernels->rows[i].st.total);
 		cprof_shorten(kernels->rows[i].name, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, "0", b, "-", (unsigned long long)kernels->rows[i].st.n);
+		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), "0", b, "-", (unsigned long long)kernels->rows[i].st.n);
 	}
 	for (i = 0; i < kernels->n; i++)
 		cuda += kernels->rows[i].st.total;
@@ -319,7 +319,7 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	int i;
 
 	cprof_verdict_line(v, line, sizeof(line));
-	printf("\nVerdict: %s\n", line);
+	printf("\nVerdict: %s\n", cprof_tx(line));
 	if (!cprof_verdict_no_gpu(v)) {
 		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
 		cprof_fmt_dur(b, sizeof(b), (double)v->busy_ns);
@@ -351,7 +351,8 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	if (nf > 0) {
 		printf("\nFindings\n");
 		for (i = 0; i < nf; i++)
-			printf("  [%s] %s: %s\n         evidence: %s\n", f[i].severity, f[i].id, f[i].message, f[i].evidence);
+			printf("  [%s] %s: %s\n         evidence: %s\n", f[i].severity, f[i].id, cprof_tx(f[i].message),
+			       cprof_tx(f[i].evidence));
 	}
 }
 
@@ -391,7 +392,7 @@ static void print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 		cprof_fmt_dur(run, sizeof(run), sqlite3_column_double(st, 3));
 		cprof_fmt_dur(gpu, sizeof(gpu), sqlite3_column_double(st, 5));
 		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)sqlite3_column_int64(st, 0),
-		       (long long)sqlite3_column_int64(st, 1), (const char *)sqlite3_column_text(st, 2), run,
+		       (long long)sqlite3_column_int64(st, 1), cprof_tx((const char *)sqlite3_column_text(st, 2)), run,
 		       (long long)sqlite3_column_int64(st, 4), gpu,
 		       rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
 	}
@@ -754,16 +755,16 @@ int cmd_report(int argc, char **argv)
 	} else {
 		char dur[32];
 
-		printf("cprof report: %s\n", argv[optind]);
-		printf("Command: %s\n", command);
+		printf("cprof report: %s\n", cprof_tx(argv[optind]));
+		printf("Command: %s\n", cprof_tx(command));
 		if (strcmp(simulated, "1") == 0)
 			printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
 		if (gpu_note[0])
-			printf("GPU records: %s\n", gpu_note);
+			printf("GPU records: %s\n", cprof_tx(gpu_note));
 		cprof_fmt_dur(dur, sizeof(dur), (double)(v.run_end - v.run_start));
 		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
 		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
-		       complete ? "" : " - ", complete ? "" : reason);
+		       complete ? "" : " - ", complete ? "" : cprof_tx(reason));
 		print_verdict_text(&v, ph, nph, fd, nf);
 		if (by == BY_ALL)
 			cprof_steps_print(db, 0, &th, 0, top_set ? top : 0);
@@ -773,7 +774,7 @@ int cmd_report(int argc, char **argv)
 				char line[1024];
 
 				cprof_verdict_line(&procs[i].v, line, sizeof(line));
-				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", line);
+				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", cprof_tx(line));
 			}
 		}
 		print_ranks(db, procs, nprocs);
@@ -834,7 +835,7 @@ int cmd_report(int argc, char **argv)
 				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-6s  %-15s  %.60s\n", (long long)procs[i].pid,
 				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur,
 				       (long long)procs[i].lost, procs[i].bye[0] ? procs[i].bye : "killed", procs[i].v.verdict,
-				       procs[i].argv[0] ? procs[i].argv : procs[i].exe);
+				       cprof_tx(procs[i].argv[0] ? procs[i].argv : procs[i].exe));
 			}
 		}
 		if (nprocs == 0)

@@ -10,6 +10,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
+#include "common/textsafe.h"
 #include "report/cprof.h"
 #include "report/ranges.h"
 #include "report/stacks.h"
@@ -135,26 +136,7 @@ static void put_ts(struct trace *t, int64_t abs_ns)
 /* A JSON string; bytes that are not UTF-8 (argv can hold anything) become U+FFFD so every parser accepts it. */
 static void put_str(struct trace *t, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	fputc_unlocked('"', t->f);
-	while (*p) {
-		int n;
-
-		if (*p == '"' || *p == '\\') {
-			fputc_unlocked('\\', t->f);
-			fputc_unlocked(*p++, t->f);
-		} else if (*p < 0x20) {
-			fprintf(t->f, "\\u%04x", *p++);
-		} else if ((n = cprof_utf8_len(p)) > 0) {
-			fwrite_unlocked(p, 1, (size_t)n, t->f);
-			p += n;
-		} else {
-			put(t, "\\ufffd");
-			p++;
-		}
-	}
-	fputc_unlocked('"', t->f);
+	cprof_json_fput(t->f, s);
 }
 
 /* Shortest decimal that reads back as the same double, as fmt's "{}" (Kineto's bandwidth) prints it. */

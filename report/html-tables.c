@@ -126,7 +126,7 @@ static int load_torch(struct html *h)
 	if (sqlite3_prepare_v2(h->db, "SELECT api, sum(end - start) FROM API_GPU GROUP BY api", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while (sqlite3_step(st) == SQLITE_ROW)
-		for (i = 0; i < t->n; i++)
+		for (i = 0; i < t->n && sqlite3_column_type(st, 0) != SQLITE_NULL; i++)
 			if (!strcmp(t->rows[i].name, (const char *)sqlite3_column_text(st, 0)))
 				t->rows[i].launched = sqlite3_column_double(st, 1);
 	sqlite3_finalize(st);

@@ -17,6 +17,7 @@
 #define PR_FMT "cprof-run"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/textsafe.h"
 #include "common/version.h"
 #include "common/wire.h"
 
@@ -24,6 +25,8 @@
 enum { RUN_EXIT_INTERNAL = 125, RUN_EXIT_NOEXEC = 126, RUN_EXIT_NOTFOUND = 127, RUN_EXIT_USAGE = 2 };
 
 #define READY_TIMEOUT_MS 10000
+/* the longest absolute database path SQLite's unix VFS opens (as report/cprof.h says) */
+#define CPROF_SQLITE_PATH_MAX 504
 
 static volatile pid_t target_pid;
 static volatile sig_atomic_t interrupted_by;
@@ -42,7 +45,7 @@ static void forward(int sig, siginfo_t *si, void *uctx)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
+		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only] [--grace S]\n"
 		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile. cprofd, cprof and ../lib/libcprof.so are found\n"
 		"beside this program (a bundle's ../lib/cprof/libunwind.so.8 too, for --stacks).\n"
@@ -60,6 +63,9 @@ static void usage(FILE *f)
 		"      --capture-range cudaProfilerApi|nvtx:NAME\n"
 		"                     record only between cudaProfilerStart and cudaProfilerStop, or inside the\n"
 		"                     NVTX range NAME (push/pop, ASCII): the rest of the run passes through unrecorded\n"
+		"      --grace S      after CMD exits, wait at most S seconds (default 10) for the events of processes\n"
+		"                     it left running (daemons, setsid'd children); then finish the profile without\n"
+		"                     them, marked incomplete\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"      --version      print cprof-run's version\n"
@@ -74,6 +80,8 @@ static int expand_output(const char *pattern, char *out, size_t size)
 	const char *p;
 
 	gethostname(host, sizeof(host) - 1);
+	/* a host name is not ours to trust: "a/../b" must not leave the chosen directory */
+	cprof_path_component(host);
 	for (p = pattern; *p; p++) {
 		char tmp[300];
 		const char *add = tmp;
@@ -261,12 +269,13 @@ out:
 	return ret;
 }
 
-/* Waits for the collector to finish; returns its exit status or -1. */
-static int wait_collector(pid_t pid, int timeout_s)
+/* Waits up to timeout_ms for the collector to exit: its exit status, -1 when it did not exit cleanly,
+ * -2 when it is still running. */
+static int collector_exit(pid_t pid, int timeout_ms)
 {
 	int status, i;
 
-	for (i = 0; i < timeout_s * 100; i++) {
+	for (i = 0; i <= timeout_ms / 10; i++) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		if (r == pid)
@@ -275,10 +284,29 @@ static int wait_collector(pid_t pid, int timeout_s)
 			return -1;
 		poll(NULL, 0, 10);
 	}
-	pr_warn("collector still busy after %d s; stopping it (profile marked incomplete)", timeout_s);
+	return -2;
+}
+
+/* The rule for what outlives CMD: cprof-run waits for CMD itself, then at most grace_s for the collector
+ * to drain (it stops once the FIFO stays quiet). Events still flowing then come from processes CMD left
+ * behind (a daemon, a setsid'd grandchild): they are not waited for; the collector is told to finish,
+ * and the profile keeps them without an end, marked incomplete ("still running"). Returns the
+ * collector's exit status or -1. */
+static int wait_collector(pid_t pid, int grace_s)
+{
+	int rc = collector_exit(pid, grace_s * 1000);
+
+	if (rc != -2)
+		return rc;
+	pr_warn("events still arrive %d s after the command ended (a process it left running?); finishing the "
+		"profile without them (marked incomplete)", grace_s);
 	kill(pid, SIGTERM);
-	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-		return WEXITSTATUS(status);
+	rc = collector_exit(pid, 30000);
+	if (rc != -2)
+		return rc;
+	pr_warn("collector did not finish within 30 s; stopped (the profile keeps what it committed)");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	return -1;
 }
 
@@ -353,14 +381,14 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
-		{ "stacks", required_argument, NULL, 'S' },
+		{ "stacks", required_argument, NULL, 'S' }, { "grace", required_argument, NULL, 'G' },
 		{ "capture-range", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
-	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
+	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0, grace_s = 10;
 	char *command;
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
@@ -377,6 +405,17 @@ int main(int argc, char **argv)
 		case 'C': check = optarg; break;
 		case 'H': html = optarg; break;
 		case 'I': inject_only = 1; break;
+		case 'G': {
+			char *end;
+			long g = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end || g < 0 || g > 86400) {
+				pr_err("--grace %s: expected seconds, 0..86400", optarg);
+				return RUN_EXIT_USAGE;
+			}
+			grace_s = (int)g;
+			break;
+		}
 		case 'S':
 			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
 				pr_err("--stacks %s: expected off, sampled or all", optarg);
@@ -434,13 +473,6 @@ int main(int argc, char **argv)
 		pr_err("profile name too long");
 		return RUN_EXIT_USAGE;
 	}
-	if (profile_exists(out)) {
-		if (!force) {
-			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
-			return RUN_EXIT_USAGE;
-		}
-		remove_profile(out);
-	}
 	/* the collector runs in / like a daemon would not; give it an absolute path */
 	if (out[0] == '/')
 		snprintf(db, sizeof(db), "%s", out);
@@ -453,6 +485,19 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* before anything is created or removed: SQLite would refuse it after the collector made the file */
+	if (strlen(db) > CPROF_SQLITE_PATH_MAX) {
+		pr_err("profile path %.60s... is %zu bytes long; SQLite opens at most %d: choose a shorter -o", db,
+		       strlen(db), CPROF_SQLITE_PATH_MAX);
+		return RUN_EXIT_USAGE;
+	}
+	if (profile_exists(out)) {
+		if (!force) {
+			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
+			return RUN_EXIT_USAGE;
+		}
+		remove_profile(out);
+	}
 	tmp = getenv("TMPDIR");
 	snprintf(rundir, sizeof(rundir), "%s/cprof-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(rundir) == NULL) {
@@ -544,7 +589,7 @@ int main(int argc, char **argv)
 	/* the target's writes are all in the FIFO now; RUN_END lands behind them */
 	if (send_run_end(fifo, status, sig) < 0)
 		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");
-	rc = wait_collector(collector, 600);
+	rc = wait_collector(collector, grace_s);
 	unlink(fifo);
 	rmdir(rundir);
 	if (rc != 0)

@@ -6,7 +6,7 @@ need_sim
 
 CC=${CC:-cc}
 FLAGS="-std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -fPIC -fvisibility=hidden -I$ROOT -I$BUILD/gen -I/usr/local/cuda/include"
-SRCS="$ROOT/preload/python.c $ROOT/common/log.c $ROOT/tests/workloads/pyframes_probe.c"
+SRCS="$ROOT/preload/python.c $ROOT/common/log.c $ROOT/common/textsafe.c $ROOT/tests/workloads/pyframes_probe.c"
 $CC $FLAGS -shared -o probe.so $SRCS -ldl -lpthread || fail "probe.so does not build"
 $CC $FLAGS -DPROBE_MAIN -o nopython $SRCS -ldl -lpthread || fail "nopython does not build"
 assert_eq "$(./nopython)" "no python: ok" "a process without Python"

@@ -9,5 +9,6 @@ Suite *wire_suite(void);
 Suite *store_suite(void);
 Suite *ingest_suite(void);
 Suite *symbolize_suite(void);
+Suite *textsafe_suite(void);
 
 #endif
