@@ -143,7 +143,7 @@ check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== simulated GPU self-test"
 	$(Q)$(MAKE) --no-print-directory simgpu-test
 	@echo "== integration tests"
-	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/setup-torch
+	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/setup-venvs
 	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/run.sh
 
 demo: $(DEPS_STAMP) binaries
