@@ -226,6 +226,27 @@ static int on_stacks(struct cprof_ingest *in, struct cprof_producer *p, const st
 	return 0;
 }
 
+static int on_crash(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
+{
+	const struct cprof_wire_crash *c = (const void *)(h + 1);
+	const struct cprof_wire_crash_thread *t = (const void *)(c + 1);
+	uint32_t i;
+
+	if (c->time_ns >= TIME_MAX)
+		return -EBADMSG;
+	if (store_ok(in, cprof_store_crash(in->store, p->proc_id, p->pid, c)) < 0)
+		return -EIO;
+	for (i = 0; i < h->count; i++) {
+		int64_t kname = t[i].name && t[i].name < p->strmap_len ? p->strmap[t[i].name] : 0;
+
+		if (t[i].end_ns >= TIME_MAX)
+			return -EBADMSG;
+		if (store_ok(in, cprof_store_crash_call(in->store, p->proc_id, &t[i], kname)) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
 /* One validated frame. Returns -EBADMSG when its content is wrong (the producer gets banned). */
 static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 {
@@ -268,6 +289,8 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return on_gpu(in, p, h);
 	case CPROF_MSG_STACKS:
 		return on_stacks(in, p, h);
+	case CPROF_MSG_CRASH:
+		return on_crash(in, p, h);
 	case CPROF_MSG_STATUS:
 		return store_ok(in, cprof_store_status(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
 	case CPROF_MSG_LOST: {

@@ -23,7 +23,8 @@
 #define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
 
 enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
-       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_FRAME, ST__N };
+       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_FRAME, ST_CRASH,
+       ST_CRASH_CALL, ST__N };
 static const char *const stmt_sql[ST__N] = {
 	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
 		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7, stackId,"
@@ -46,6 +47,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
+	[ST_CRASH] = "INSERT INTO CPROF_CRASH VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_CRASH_CALL] = "INSERT INTO CPROF_CRASH_CALLS VALUES(?,?,?,?,?,?,?)",
 	/* OR IGNORE: a stack sent twice (a frame requeued after a full pipe) is the same stack */
 	[ST_FRAME] = "INSERT OR IGNORE INTO CPROF_STACK_FRAMES(processId, stackId, level, kind, moduleId, offset,"
 		     " fileId, funcId, line) VALUES(?,?,?,?,?,?,?,?,?)",
@@ -544,6 +547,23 @@ int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const
 	int64_t v[] = { proc_id, pid, (int64_t)cprof_now_ns(), (int64_t)l->lost, (int64_t)l->emitted };
 
 	return insert_ints(s, s->st[ST_LOST], v, 5, "insert lost");
+}
+
+int cprof_store_crash(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_crash *c)
+{
+	int64_t v[] = { proc_id, pid, (int64_t)c->time_ns, c->tid, c->signo, c->code, (int64_t)c->addr, c->flags,
+			(int64_t)c->drained };
+
+	return insert_ints(s, s->st[ST_CRASH], v, 9, "insert crash");
+}
+
+int cprof_store_crash_call(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_crash_thread *t,
+			   int64_t kernel_name_id)
+{
+	int64_t v[] = { proc_id, t->tid, t->api > 0 && t->api < CPROF_API__COUNT ? s->api_name_id[t->api] : 0, t->ret,
+			(int64_t)t->start_ns, (int64_t)t->end_ns, kernel_name_id };
+
+	return insert_ints(s, s->st[ST_CRASH_CALL], v, 7, "insert crash call");
 }
 
 /* After a failed write SQLite may have rolled the transaction back already; make sure it has. Then move

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <stdexcept>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,6 +47,26 @@ static void *one_launch(void *arg)
 	(void)arg;
 	launch_a(1);
 	return nullptr;
+}
+
+// The program's own crash handler (mode die): says it ran, then lets the signal do what it does by default.
+static void app_crash_handler(int sig)
+{
+	static const char msg[] = "app handler ran\n";
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(99);
+	signal(sig, SIG_DFL);
+	if (sig == SIGABRT)
+		raise(sig); // a raised signal is not raised again by returning
+}
+
+static void install_app_handler(int sig)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = app_crash_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, nullptr);
 }
 
 static std::atomic<int> stop_flag;
@@ -292,6 +313,50 @@ int main(int argc, char **argv)
 			*(volatile int *)(uintptr_t)argc = 1; // argc is a small number: not a mapped address
 		if (!strcmp(how, "abort"))
 			abort();
+		if (!strcmp(how, "kill9"))
+			raise(SIGKILL);
+		return 1;
+	}
+	if (!strcmp(mode, "die")) {
+		// N steps (two launches and a sync each), then at once the end named: segv, abort, bus (a page of
+		// a truncated file), throw (an exception escapes main), kill9; no pause for the flusher. With a
+		// third argument "before"/"after", the program installs its own handler for the signal before
+		// its first CUDA call or after its last.
+		int n = atoi(argv[2]);
+		const char *how = argv[3];
+		const char *own = argc > 4 ? argv[4] : "";
+		int sig = !strcmp(how, "segv") ? SIGSEGV : !strcmp(how, "bus") ? SIGBUS : SIGABRT;
+		struct sigaction cur;
+		if (!strcmp(own, "before"))
+			install_app_handler(sig);
+		for (int i = 0; i < n; i++) {
+			kern_a<<<1, 32>>>(nullptr);
+			kern_b<<<2, 64>>>(nullptr);
+			cudaDeviceSynchronize();
+		}
+		if (!strcmp(own, "after"))
+			install_app_handler(sig);
+		sigaction(sig, nullptr, &cur);
+		printf("disposition %s\n", cur.sa_handler == SIG_DFL ? "default" :
+					    cur.sa_handler == app_crash_handler ? "own" : "changed");
+		fflush(stdout);
+		if (!strcmp(how, "segv"))
+			*(volatile int *)(uintptr_t)argc = 1;
+		if (!strcmp(how, "abort"))
+			abort();
+		if (!strcmp(how, "bus")) {
+			char path[] = "/tmp/cprof-bus-XXXXXX";
+			int fd = mkstemp(path);
+			if (fd < 0 || ftruncate(fd, 4096) < 0)
+				return 2;
+			volatile char *m = (volatile char *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (m == (volatile char *)MAP_FAILED || ftruncate(fd, 0) < 0)
+				return 2;
+			unlink(path);
+			m[0] = 1; // the page is past the end of the file now
+		}
+		if (!strcmp(how, "throw"))
+			throw std::runtime_error("escapes main");
 		if (!strcmp(how, "kill9"))
 			raise(SIGKILL);
 		return 1;
