@@ -566,6 +566,62 @@ int cprof_store_crash_call(struct cprof_store *s, int64_t proc_id, const struct 
 	return insert_ints(s, s->st[ST_CRASH_CALL], v, 7, "insert crash call");
 }
 
+static void signal_words(char *buf, size_t len, const char *what, int sig)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	snprintf(buf, len, "%s%d (SIG%s)", what, sig, abbrev ? abbrev : "?");
+}
+
+/* After every process ended: PROCESSES.ending of each, from its BYE, its CRASH, and for cprof-run's own
+ * child (ppid top_ppid, 0 = unknown) the wait status cprof-run reported. */
+int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct cprof_wire_run_end *run_end)
+{
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	if (sqlite3_prepare_v2(s->db, "SELECT p.id, p.ppid, p.byeReason, c.signal FROM PROCESSES p"
+				      " LEFT JOIN CPROF_CRASH c ON c.processId = p.id GROUP BY p.id", -1, &sel,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "UPDATE PROCESSES SET ending=? WHERE id=?", -1, &upd, NULL) != SQLITE_OK) {
+		ret = db_err(s, "prepare endings");
+		goto out;
+	}
+	while (sqlite3_step(sel) == SQLITE_ROW) {
+		const unsigned char *bye = sqlite3_column_text(sel, 2);
+		int top = top_ppid && run_end && sqlite3_column_int64(sel, 1) == top_ppid;
+		char text[96], sigtext[48];
+
+		if (sqlite3_column_type(sel, 3) != SQLITE_NULL) {
+			signal_words(sigtext, sizeof(sigtext), "signal ", sqlite3_column_int(sel, 3));
+			/* a BYE after the signal: the program's own handler let it go on, or exit()ed */
+			snprintf(text, sizeof(text), "%s%s%s", sigtext, bye ? " handled, then " : "", bye ? (const char *)bye : "");
+		} else if (bye && strcmp((const char *)bye, "exec") == 0)
+			snprintf(text, sizeof(text), "exec");
+		else if (top && run_end->term_signal > 0)
+			signal_words(text, sizeof(text), "killed by signal ", run_end->term_signal);
+		else if (top && bye)
+			snprintf(text, sizeof(text), "%s, status %d", (const char *)bye, run_end->exit_status);
+		else if (bye)
+			snprintf(text, sizeof(text), "%s", (const char *)bye);
+		else
+			snprintf(text, sizeof(text), "no goodbye (killed, or still running)");
+		sqlite3_bind_text(upd, 1, text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+		if (sqlite3_step(upd) != SQLITE_DONE) {
+			ret = db_err(s, "update ending");
+			break;
+		}
+		sqlite3_reset(upd);
+	}
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return ret;
+}
+
 /* After a failed write SQLite may have rolled the transaction back already; make sure it has. Then move
  * what the WAL holds into the database and empty the WAL, which may free room for the final state. */
 void cprof_store_abort(struct cprof_store *s)

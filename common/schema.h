@@ -12,7 +12,9 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	"CREATE TABLE PROCESSES(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER, host TEXT,"
 	" exe TEXT, argv TEXT, rank INTEGER, localRank INTEGER, worldSize INTEGER, startNs INTEGER,"
 	" endNs INTEGER, clock TEXT, wireVersion INTEGER, forked INTEGER, simulatedGpu INTEGER, byeReason TEXT,"
-	" eventsEmitted INTEGER, eventsRecorded INTEGER, lostEvents INTEGER, frames INTEGER, seqGaps INTEGER);"
+	" eventsEmitted INTEGER, eventsRecorded INTEGER, lostEvents INTEGER, frames INTEGER, seqGaps INTEGER,"
+	/* how it ended, in words: exit status 3, signal 11 (SIGSEGV), killed by signal 9 (SIGKILL), exec, ... */
+	" ending TEXT);"
 	"CREATE TABLE THREADS(processId INTEGER, tid INTEGER, firstNs INTEGER, lastNs INTEGER, calls INTEGER,"
 	" PRIMARY KEY(processId, tid));"
 	/* one row per hooked call; a0..a7 mean what the API's class says (see the views) */

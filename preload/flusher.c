@@ -82,7 +82,8 @@ static struct {
 	_Atomic int req;           /* 1: a fatal signal came; drain everything, then send info */
 	_Atomic uint32_t done;     /* futex: 1 the flusher sent the CRASH frame, 2 it could not */
 	_Atomic int takeover;      /* the crashing thread writes from now on: the flusher writes nothing more */
-	_Atomic int writing;       /* the flusher is between its takeover check and the end of its write(2) */
+	_Atomic int writing;       /* >0: the flusher is between its takeover check and the end of its write(2),
+				    * or of a ring's tail update after it */
 	struct cprof_wire_crash info;
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8))); /* the crashing thread's own */
 } cr;
@@ -199,13 +200,13 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 		if (atomic_load(&fl.dead) || !fifo_still_ours())
 			return -EPIPE;
 		/* a crashing thread took the pipe over: what is not written stays where it is (-EAGAIN) */
-		atomic_store(&cr.writing, 1);
+		atomic_fetch_add(&cr.writing, 1);
 		if (atomic_load(&cr.takeover)) {
-			atomic_store(&cr.writing, 0);
+			atomic_fetch_sub(&cr.writing, 1);
 			return -EAGAIN;
 		}
 		n = write(fl.fifo_fd, buf, len);
-		atomic_store(&cr.writing, 0);
+		atomic_fetch_sub(&cr.writing, 1);
 		if (n == (ssize_t)len)
 			return 0;
 		if (n >= 0) {
@@ -540,9 +541,13 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 			out[i] = r->ev[(t + i) & (CPROF_RING_EVENTS - 1)];
 		cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
 				    sizeof(*hdr) + n * sizeof(*out));
+		/* a crashing thread that takes over must see this ring's tail after our write, not before */
+		atomic_fetch_add(&cr.writing, 1);
 		ret = write_frame(fl.frame, hdr->len, deadline);
-		if (ret == -EAGAIN)
+		if (ret == -EAGAIN) {
+			atomic_fetch_sub(&cr.writing, 1);
 			return ret;
+		}
 		if (ret == -EPIPE)
 			atomic_fetch_add(&fl.lost_extra, n);
 		else {
@@ -551,6 +556,7 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 		}
 		t += n;
 		atomic_store_explicit(&r->tail, t, memory_order_release);
+		atomic_fetch_sub(&cr.writing, 1);
 	}
 	return 0;
 }
@@ -986,11 +992,10 @@ static void crash_by_handler(uint64_t deadline)
 	int fd, opened = 0, i;
 
 	atomic_store(&cr.takeover, 1);
-	/* a write of the flusher's already under way ends (the FIFO is non-blocking) before ours start */
+	/* a write of the flusher's already under way ends (the FIFO is non-blocking) before ours start; one
+	 * that does not end in 50 ms is stuck (the flusher was descheduled for good): we go on regardless */
 	for (i = 0; i < 50 && atomic_load(&cr.writing); i++)
 		crash_sleep_ms(1);
-	if (atomic_load(&cr.writing))
-		return;
 	if (!fl.private_fds && is_our_fifo(fl.fifo_fd))
 		fd = fl.fifo_fd;
 	else {
