@@ -254,6 +254,32 @@ void cprof_crash_thread_end(struct cprof_ring *r)
 		sigaltstack(&off, NULL);
 }
 
+/* exec keeps an ignored signal ignored and resets a handled one: the new image must see the program's
+ * SIG_IGN, not our handler turned default. The vfork child of posix_spawn shares our memory: it only
+ * touches the kernel's table, which is its own. */
+void cprof_crash_exec(int begin)
+{
+	sigaction_fn real = real_sigaction_p;
+	struct sigaction ours;
+	int sig;
+
+	if (real == NULL || !atomic_load(&installed))
+		return;
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_sigaction = crash_handler;
+	ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&ours.sa_mask);
+	for (sig = 1; sig < 32; sig++) {
+		struct sigaction a;
+
+		if (!is_fatal(sig))
+			continue;
+		a = app_get(sig);
+		if (a.sa_handler == SIG_IGN)
+			real(sig, begin ? &a : &ours, NULL);
+	}
+}
+
 /* ---- the program's view: its handlers are kept, and called by ours ---- */
 
 CPROF_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

@@ -801,6 +801,16 @@ void cprof_flusher_wake(void)
 	futex_wake(&fl.wake_word);
 }
 
+static int quick_exit_registered;
+
+static void at_quick_exit_flush(void)
+{
+	if (!cprof_flusher_owner())
+		return;
+	cprof_cupti_flush(1);
+	cprof_flusher_final(CPROF_BYE__EXIT);
+}
+
 int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 {
 	sigset_t all, old;
@@ -830,6 +840,12 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	fl.running = 1;
 	/* from now on a fatal signal has somewhere to send what was recorded */
 	cprof_crash_install();
+	/* quick_exit skips atexit and calls libc's own _exit, which no hook sees: registered first, this
+	 * runs after the program's at_quick_exit handlers (once: a fork child inherits it) */
+	if (!quick_exit_registered) {
+		quick_exit_registered = 1;
+		at_quick_exit(at_quick_exit_flush);
+	}
 	return 0;
 }
 

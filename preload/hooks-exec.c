@@ -15,6 +15,7 @@
  * (Python's subprocess, posix_spawn-like code) shares our memory but its exec does not end us. */
 static void before_exec(void)
 {
+	cprof_crash_exec(1);
 	if (atomic_load_explicit(&cprof_state, memory_order_acquire) == CPROF_ST_ON && cprof_flusher_owner()) {
 		cprof_cupti_flush(1); /* GPU records still in CUPTI's buffers die with the image otherwise */
 		cprof_flusher_exec_begin();
@@ -26,6 +27,7 @@ static int after_exec(int ret)
 {
 	int e = errno;
 
+	cprof_crash_exec(0);
 	cprof_flusher_exec_failed();
 	errno = e;
 	return ret;

@@ -141,6 +141,37 @@ int main(int argc, char **argv)
 		perror("execl");
 		return 1;
 	}
+	if (!strcmp(mode, "exit-threads")) {
+		// N launches on the main thread while two threads launch without end, then exit(3) (or execs
+		// "after-exec" with "exec"): the other threads are still launching as the process ends
+		int n = atoi(argv[2]);
+		static long bg[2];
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], nullptr, launch_until_stopped, &bg[i]);
+		launch_a(n);
+		printf("exiting\n");
+		fflush(stdout);
+		if (argc > 3 && !strcmp(argv[3], "exec")) {
+			execl(argv[0], argv[0], "after-exec", (char *)nullptr);
+			return 1;
+		}
+		exit(3);
+	}
+	if (!strcmp(mode, "sigign-exec")) {
+		// SIGFPE ignored (after cprof started), then exec: the new image must still ignore it
+		launch_a(1);
+		signal(SIGFPE, SIG_IGN);
+		fflush(stdout);
+		execl(argv[0], argv[0], "sigign-show", (char *)nullptr);
+		return 1;
+	}
+	if (!strcmp(mode, "sigign-show")) {
+		struct sigaction cur;
+		sigaction(SIGFPE, nullptr, &cur);
+		printf("SIGFPE %s\n", cur.sa_handler == SIG_IGN ? "ignored" : cur.sa_handler == SIG_DFL ? "default" : "handled");
+		return 0;
+	}
 	if (!strcmp(mode, "after-exec")) {
 		launch_b(3);
 		printf("after exec\n");
@@ -372,6 +403,8 @@ int main(int argc, char **argv)
 			_exit(3);
 		if (!strcmp(how, "_Exit"))
 			_Exit(3);
+		if (!strcmp(how, "quick_exit"))
+			quick_exit(3);
 		exit(3);
 	}
 	if (!strcmp(mode, "forkstress")) {
