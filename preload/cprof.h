@@ -289,6 +289,7 @@ CPROF_HIDDEN int cprof_stacks_add(const struct cprof_wire_stack *st, const struc
 CPROF_HIDDEN void cprof_crash_install(void);
 CPROF_HIDDEN void cprof_crash_thread_start(struct cprof_ring *r);
 CPROF_HIDDEN void cprof_crash_thread_end(struct cprof_ring *r);
+CPROF_HIDDEN void cprof_crash_reset_after_fork(void);
 CPROF_HIDDEN void cprof_crash_exec(int begin); /* around exec: the program's SIG_IGN in the kernel's table */
 /* flusher.c, from the handler (async-signal-safe): everything recorded, a forced CUPTI flush and a CRASH
  * frame, by the flusher within timeout_ms, else the crashing thread's own ring and CRASH by this thread.

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,7 +27,9 @@ static struct {
 	_Atomic int cur;
 } app[32];
 
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
 static sigaction_fn real_sigaction_p;
+static signal_fn real_signal_p;
 static _Atomic int installed;
 static int crash_timeout_ms = -1;
 static int fault_in_handler; /* CPROF_TEST_CRASH_IN_HANDLER: the tests' crash inside cprof's own handler */
@@ -49,6 +52,32 @@ static sigaction_fn real_sigaction(void)
 		__atomic_store_n(&real_sigaction_p, f, __ATOMIC_RELEASE);
 	}
 	return f;
+}
+
+static signal_fn real_signal(void)
+{
+	signal_fn f = __atomic_load_n(&real_signal_p, __ATOMIC_ACQUIRE);
+
+	if (f == NULL) {
+		f = (signal_fn)dlsym(RTLD_NEXT, "signal");
+		__atomic_store_n(&real_signal_p, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+/* Looked up at load: a program may call signal() or sigaction() first from inside a signal handler,
+ * where dlsym is not safe. */
+__attribute__((constructor)) static void crash_ctor(void)
+{
+	if (getauxval(AT_SECURE))
+		return; /* setuid: nothing; the hooks resolve lazily if ever called */
+	real_sigaction();
+	real_signal();
+}
+
+void cprof_crash_reset_after_fork(void)
+{
+	atomic_store(&crash_state, 0);
 }
 
 static struct sigaction app_get(int sig)
@@ -305,7 +334,7 @@ CPROF_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	struct sigaction act, old;
 
 	if (!is_fatal(sig) || !atomic_load_explicit(&installed, memory_order_acquire)) {
-		sighandler_t (*real)(int, sighandler_t) = (sighandler_t(*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+		signal_fn real = real_signal();
 
 		if (real == NULL) {
 			errno = ENOSYS;

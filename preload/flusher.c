@@ -736,14 +736,16 @@ static void serve_crash(void)
 	uint64_t deadline = mono_ms() + (fl.exit_timeout_ms > 1 ? fl.exit_timeout_ms / 2 : 1);
 	uint64_t sent0 = fl.sent;
 	size_t len;
-	int ret;
+	int ret, i;
 
 	atomic_store(&fl.paused, 0);
-	while (!atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline))
+	/* a few rounds, not "until empty": other threads may go on launching while this one is dying, and
+	 * the CUPTI flush and the CRASH record must get their turn before the deadline */
+	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
 		;
 	cprof_cupti_flush(1);
 	cr.info.flags |= CPROF_CRASH_F_CUPTI_FLUSH;
-	while (!atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline))
+	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
 		;
 	cr.info.drained = fl.sent - sent0;
 	len = crash_build(fl.frame, fl.seq);
@@ -953,6 +955,12 @@ void cprof_flusher_reset_after_fork(void)
 	atomic_store(&fl.done_seq, 0);
 	atomic_store(&cprof_wake_pending, 0);
 	atomic_store(&cprof_warn_pending, 0);
+	/* a crash the parent survived (its program's handler went on) is not the child's */
+	atomic_store(&cr.req, 0);
+	atomic_store(&cr.done, 0);
+	atomic_store(&cr.takeover, 0);
+	atomic_store(&cr.writing, 0);
+	cprof_crash_reset_after_fork();
 }
 
 void cprof_flusher_strings_lock(int lock)

@@ -196,9 +196,15 @@ static int load_procs(sqlite3 *db, struct proc **out, size_t *n)
 	struct proc *p = NULL;
 	size_t cnt = 0;
 
-	/* PROCESSES.ending (how it ended, in words) is newer than some profiles */
+	/* PROCESSES.ending (how it ended, in words) and CPROF_CRASH are newer than some profiles; a crash
+	 * adds the crashing thread's last CUDA call (and its kernel) to the ending */
 	if (sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
-				   " coalesce(ending, byeReason, ''), coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
+				   " coalesce(ending || (SELECT '; last CUDA call of thread ' || c.tid || ': ' || s.value ||"
+				   " coalesce(' (' || k.value || ')', '') || ' returned ' || cc.returnValue FROM CPROF_CRASH c"
+				   " JOIN CPROF_CRASH_CALLS cc ON cc.processId = c.processId AND cc.tid = c.tid"
+				   " JOIN StringIds s ON s.id = cc.nameId LEFT JOIN StringIds k ON k.id = cc.kernelNameId"
+				   " WHERE c.processId = PROCESSES.id LIMIT 1), ending, byeReason, ''),"
+				   " coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
 				   " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK &&
 	    sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
 				   " coalesce(byeReason, ''), coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
@@ -841,9 +847,10 @@ int cmd_report(int argc, char **argv)
 				if (procs[i].rank >= 0)
 					snprintf(r, sizeof(r), "%lld", (long long)procs[i].rank);
 				cprof_fmt_dur(dur, sizeof(dur), procs[i].apis.total);
-				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.40s  %-15s  %.60s\n", (long long)procs[i].pid,
-				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur,
-				       (long long)procs[i].lost, procs[i].bye[0] ? procs[i].bye : "killed", procs[i].v.verdict,
+				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.*s  %-15s  %.60s\n", (long long)procs[i].pid,
+				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur, (long long)procs[i].lost,
+				       procs[i].bye[0] ? (int)strcspn(procs[i].bye, ";") : 6, /* the ending, not the last call */
+				       procs[i].bye[0] ? procs[i].bye : "killed", procs[i].v.verdict,
 				       procs[i].argv[0] ? procs[i].argv : procs[i].exe);
 			}
 		}

@@ -43,7 +43,8 @@ ended_by() {
 	assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "signal $sig ($signame)" "PROCESSES.ending ($name)"
 	assert_eq "$(q prof.db "SELECT count(*) FROM PROCESSES WHERE byeReason IS NULL")" 1 "no goodbye ($name)"
 	assert_eq "$(meta prof.db term_signal)" "$sig" "term_signal ($name)"
-	grep -q "^Ended: pid [0-9]*: signal $sig ($signame)$" report.txt || fail "the report names $signame ($name)"
+	grep -Eq "^Ended: pid [0-9]+: signal $sig \($signame\); last CUDA call of thread [0-9]+: cuda[A-Za-z]+" report.txt ||
+		fail "the report names $signame and the last CUDA call ($name): $(grep Ended report.txt)"
 	grep -q "signal $sig ($signame)" procs.txt || fail "the process table names $signame ($name)"
 	assert_ge "$(q prof.db "SELECT count(*) FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id = c.nameId")" 1 \
 		"the last CUDA call of the crashing thread ($name)"
