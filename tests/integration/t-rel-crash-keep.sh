@@ -105,6 +105,27 @@ assert_eq "$(q prof.db "SELECT count(*) FROM CPROF_CRASH")" 0 "no CRASH frame af
 assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "killed by signal 9 (SIGKILL)" "PROCESSES.ending (kill9)"
 grep -q "^Ended: pid [0-9]*: killed by signal 9 (SIGKILL)$" report.txt || fail "the report names SIGKILL"
 
+# Python with faulthandler enabled after cprof started (its handler is chained): the traceback is
+# printed, the calls are kept, the status is the bare one's
+cd "$T" && mkdir py && cd py || fail "mkdir py"
+cat > crash.py <<'PYEOF'
+import ctypes, faulthandler, sys
+cudart = ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+lib, p = ctypes.CDLL(None), ctypes.c_void_p()
+for i in range(int(sys.argv[1])):
+    lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+    lib.cudaFree(p)
+faulthandler.enable()
+ctypes.string_at(0)
+PYEOF
+{ sim "$PY" crash.py 1 2> bare.err; } 2>/dev/null; bare=$?
+{ sim "$BIN/cprof-run" -q -o prof.db -- "$PY" crash.py $N 2> err.txt; } 2>/dev/null; rc=$?
+assert_eq "$rc" "$bare" "Python: same status as bare"
+assert_eq "$rc" 139 "Python: status"
+grep -q "Fatal Python error: Segmentation fault" err.txt || fail "Python's faulthandler ran: $(head -3 err.txt)"
+assert_eq "$(q prof.db "SELECT count(*) FROM API_CALLS WHERE name IN ('cudaMalloc', 'cudaFree')")" $((2 * N)) "Python: calls kept"
+assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "signal 11 (SIGSEGV)" "Python: ending"
+
 # a normal end says its status
 run exit0 1 none
 assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "exit, status 1" "PROCESSES.ending (exit 1)"
