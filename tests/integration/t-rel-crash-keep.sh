@@ -83,6 +83,14 @@ app handler ran" "the program's handler ran ($how, installed $own)"
 	core_dumped "$how-own-$own"
 done
 
+# another thread launches all along and goes on while the main thread dies: the main thread's steps are
+# all kept, and the CRASH record has the last call of both threads
+run thread 139 segv thread
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES WHERE kernelName LIKE '%kern_a%'")" $N "the dying thread's launches (thread)"
+assert_eq "$(q prof.db "SELECT count(DISTINCT tid) FROM CPROF_CRASH_CALLS")" 2 "last calls of both threads (thread)"
+assert_eq "$(q prof.db "SELECT flags & 3 FROM CPROF_CRASH")" 2 "drained by the flusher after a CUPTI flush (thread)"
+ended_by thread 11 SIGSEGV
+
 # the flusher does not answer in time (CPROF_CRASH_TIMEOUT_MS=0): the crashing thread writes its own ring
 export CPROF_CRASH_TIMEOUT_MS=0
 run fallback 139 segv

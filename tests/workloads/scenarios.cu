@@ -358,8 +358,13 @@ int main(int argc, char **argv)
 		const char *own = argc > 4 ? argv[4] : "";
 		int sig = !strcmp(how, "segv") ? SIGSEGV : !strcmp(how, "bus") ? SIGBUS : SIGABRT;
 		struct sigaction cur;
+		static long bg;
+		pthread_t t;
 		if (!strcmp(own, "before"))
 			install_app_handler(sig);
+		// "thread": another thread launches all along, and goes on while this one dies
+		if (!strcmp(own, "thread"))
+			pthread_create(&t, nullptr, launch_until_stopped, &bg);
 		for (int i = 0; i < n; i++) {
 			kern_a<<<1, 32>>>(nullptr);
 			kern_b<<<2, 64>>>(nullptr);
