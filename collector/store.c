@@ -582,7 +582,7 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 
 	if (begin(s) < 0)
 		return -EIO;
-	if (sqlite3_prepare_v2(s->db, "SELECT p.id, p.ppid, p.byeReason, c.signal FROM PROCESSES p"
+	if (sqlite3_prepare_v2(s->db, "SELECT p.id, p.ppid, p.byeReason, c.signal, c.flags FROM PROCESSES p"
 				      " LEFT JOIN CPROF_CRASH c ON c.processId = p.id GROUP BY p.id", -1, &sel,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "UPDATE PROCESSES SET ending=? WHERE id=?", -1, &upd, NULL) != SQLITE_OK) {
@@ -592,10 +592,12 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 	while (sqlite3_step(sel) == SQLITE_ROW) {
 		const unsigned char *bye = sqlite3_column_text(sel, 2);
 		int top = top_ppid && run_end && sqlite3_column_int64(sel, 1) == top_ppid;
-		char text[96], sigtext[48];
+		char text[128], sigtext[64];
 
 		if (sqlite3_column_type(sel, 3) != SQLITE_NULL) {
 			signal_words(sigtext, sizeof(sigtext), "signal ", sqlite3_column_int(sel, 3));
+			if (sqlite3_column_int(sel, 4) & CPROF_CRASH_F_IN_CUDA)
+				strncat(sigtext, " inside a CUDA call", sizeof(sigtext) - strlen(sigtext) - 1);
 			/* a BYE after the signal: the program's own handler let it go on, or exit()ed */
 			snprintf(text, sizeof(text), "%s%s%s", sigtext, bye ? " handled, then " : "", bye ? (const char *)bye : "");
 		} else if (bye && strcmp((const char *)bye, "exec") == 0)

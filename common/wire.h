@@ -232,7 +232,7 @@ _Static_assert(sizeof(struct cprof_wire_crash) == 40, "crash layout");
 _Static_assert(offsetof(struct cprof_wire_crash, tid) == 16, "crash layout");
 #define CPROF_CRASH_F_BY_HANDLER   0x1 /* the flusher did not answer: the crashing thread wrote its own ring */
 #define CPROF_CRASH_F_CUPTI_FLUSH  0x2 /* a forced CUPTI flush completed before the drain */
-#define CPROF_CRASH_F_IN_CPROF     0x4 /* a second fatal signal came while cprof's handler ran */
+#define CPROF_CRASH_F_IN_CUDA      0x4 /* the signal came inside a hooked CUDA call: CUPTI was not flushed */
 #define CPROF_CRASH_F_APP_HANDLER  0x8 /* the program has a handler of its own for the signal; it runs next */
 struct cprof_wire_crash_thread {
 	uint64_t start_ns; /* of the thread's last hooked call */

@@ -134,6 +134,9 @@ static void record_crash(int sig, const siginfo_t *si, int app_handler)
 	}
 	if (app_handler)
 		c.flags |= CPROF_CRASH_F_APP_HANDLER;
+	/* inside CUDA the driver's and CUPTI's state is whatever the fault left: no CUPTI call then */
+	if (cprof_tls.depth > 0)
+		c.flags |= CPROF_CRASH_F_IN_CUDA;
 	cprof_flusher_crash(&c, crash_timeout_ms);
 }
 

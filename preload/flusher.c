@@ -743,8 +743,10 @@ static void serve_crash(void)
 	 * the CUPTI flush and the CRASH record must get their turn before the deadline */
 	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
 		;
-	cprof_cupti_flush(1);
-	cr.info.flags |= CPROF_CRASH_F_CUPTI_FLUSH;
+	if (!(cr.info.flags & CPROF_CRASH_F_IN_CUDA)) {
+		cprof_cupti_flush(1);
+		cr.info.flags |= CPROF_CRASH_F_CUPTI_FLUSH;
+	}
 	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
 		;
 	cr.info.drained = fl.sent - sent0;

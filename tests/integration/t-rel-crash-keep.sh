@@ -91,6 +91,13 @@ assert_eq "$(q prof.db "SELECT count(DISTINCT tid) FROM CPROF_CRASH_CALLS")" 2 "
 assert_eq "$(q prof.db "SELECT flags & 3 FROM CPROF_CRASH")" 2 "drained by the flusher after a CUPTI flush (thread)"
 ended_by thread 11 SIGSEGV
 
+# the fault inside a CUDA call (a copy to an unmapped host address): the calls before it are kept, CUPTI
+# is left alone (its state is unknown there), and the ending says where it happened
+run in-cuda 139 in-cuda
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES")" $((2 * N)) "launches before the end (in-cuda)"
+assert_eq "$(q prof.db "SELECT flags & 6 FROM CPROF_CRASH")" 4 "inside CUDA, no CUPTI flush (in-cuda)"
+assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "signal 11 (SIGSEGV) inside a CUDA call" "PROCESSES.ending (in-cuda)"
+
 # the flusher does not answer in time (CPROF_CRASH_TIMEOUT_MS=0): the crashing thread writes its own ring
 export CPROF_CRASH_TIMEOUT_MS=0
 run fallback 139 segv

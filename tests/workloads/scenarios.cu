@@ -356,7 +356,7 @@ int main(int argc, char **argv)
 		int n = atoi(argv[2]);
 		const char *how = argv[3];
 		const char *own = argc > 4 ? argv[4] : "";
-		int sig = !strcmp(how, "segv") ? SIGSEGV : !strcmp(how, "bus") ? SIGBUS : SIGABRT;
+		int sig = !strcmp(how, "segv") || !strcmp(how, "in-cuda") ? SIGSEGV : !strcmp(how, "bus") ? SIGBUS : SIGABRT;
 		struct sigaction cur;
 		static long bg;
 		pthread_t t;
@@ -393,6 +393,12 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(how, "throw"))
 			throw std::runtime_error("escapes main");
+		if (!strcmp(how, "in-cuda")) {
+			// the fault happens inside a CUDA call: a copy to a host address that is not mapped
+			void *d = nullptr;
+			cudaMalloc(&d, 64);
+			cudaMemcpy((void *)(uintptr_t)16, d, 64, cudaMemcpyDeviceToHost);
+		}
 		if (!strcmp(how, "kill9"))
 			raise(SIGKILL);
 		return 1;
