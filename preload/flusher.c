@@ -442,9 +442,14 @@ static int send_gpu(uint64_t deadline)
 {
 	struct cprof_wire_hdr *hdr = (void *)fl.frame;
 
+	size_t first = fl.gpu_sent;
+
 	while (fl.gpu_sent < fl.ngpu) {
 		size_t n = fl.ngpu - fl.gpu_sent;
 		int ret;
+
+		if (fl.gpu_sent != first && mono_ms() >= deadline)
+			return -EAGAIN; /* the rest in the next round, as after a full pipe */
 
 		if (n > CPROF_WIRE_GPU_PER_FRAME)
 			n = CPROF_WIRE_GPU_PER_FRAME;
@@ -512,7 +517,7 @@ static int send_strings(uint64_t deadline)
 /* Drains one ring up to its snapshot; events leave the ring only once their frame is written. */
 static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 {
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), t0 = t;
 	uint64_t h = r->snap;
 	struct cprof_wire_hdr *hdr = (void *)fl.frame;
 	struct cprof_wire_api *out = (void *)(hdr + 1);
@@ -535,6 +540,10 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 	while (t < h) {
 		uint64_t n = h - t, i;
 
+		/* a flood must not run a round past its deadline (an exit's BYE waits behind it); one frame
+		 * always goes, so every round makes progress */
+		if (t != t0 && mono_ms() >= deadline)
+			return -EAGAIN;
 		if (n > CPROF_WIRE_API_PER_FRAME)
 			n = CPROF_WIRE_API_PER_FRAME;
 		for (i = 0; i < n; i++)
@@ -664,9 +673,13 @@ static void serve_request(void)
 	uint32_t seq = atomic_load(&fl.req_seq);
 	int reason = atomic_load(&fl.req_reason);
 	uint64_t deadline = atomic_load(&fl.req_deadline_ms);
+	/* the BYE keeps a slice of the time: a collector slow to take a flood of other threads' events must
+	 * not cost the process its goodbye (and its count of what was lost) */
+	uint64_t reserve = fl.exit_timeout_ms / 4 < 100 ? fl.exit_timeout_ms / 4 : 100;
+	uint64_t drain_deadline = deadline - reserve;
 
 	atomic_store(&fl.paused, 0);
-	while (!atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline))
+	while (!atomic_load(&fl.dead) && mono_ms() < drain_deadline && !drain_round(drain_deadline))
 		;
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
@@ -680,8 +693,17 @@ static void serve_request(void)
 		uint64_t lost;
 		struct cprof_wire_bye b;
 
-		drain_round(deadline); /* a last LOST if anything dropped meanwhile */
+		if (mono_ms() < drain_deadline)
+			drain_round(drain_deadline); /* a last LOST if anything dropped meanwhile */
 		lost = lost_total();
+		/* at exit, what other threads recorded and could not be sent in time is lost (after exec fails
+		 * it is still sent) */
+		if (reason != CPROF_BYE_EXEC) {
+			struct cprof_ring *r;
+
+			for (r = cprof_rings_head(); r; r = r->next)
+				lost += atomic_load(&r->head) - atomic_load(&r->tail);
+		}
 		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
 					     .reason = reason };
 		send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline);
@@ -738,7 +760,6 @@ static void serve_crash(void)
 	size_t len;
 	int ret, i;
 
-	atomic_store(&fl.paused, 0);
 	/* a few rounds, not "until empty": other threads may go on launching while this one is dying, and
 	 * the CUPTI flush and the CRASH record must get their turn before the deadline */
 	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
@@ -792,6 +813,7 @@ static void *flusher_main(void *arg)
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.done_seq, atomic_load(&fl.req_seq));
 	futex_wake(&fl.done_seq);
+	futex_wake(&cr.done); /* nor a crashing thread: it sees alive = 0 and writes itself */
 	if (fl.private_fds && fl.fifo_fd >= 0)
 		close(fl.fifo_fd); /* our table only; the thread's table goes with it anyway */
 	return NULL;
