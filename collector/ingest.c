@@ -99,6 +99,7 @@ static void on_hello(struct cprof_ingest *in, struct cprof_producer *p, const st
 	p->frames = p->seq_gaps = 0;
 	p->next_seq = 0;
 	p->ended = 0;
+	p->crashed = 0;
 	if (store_ok(in, cprof_store_process(in->store, h, &p->proc_id)) == 0)
 		in->processes++;
 }
@@ -226,6 +227,29 @@ static int on_stacks(struct cprof_ingest *in, struct cprof_producer *p, const st
 	return 0;
 }
 
+static int on_crash(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
+{
+	const struct cprof_wire_crash *c = (const void *)(h + 1);
+	const struct cprof_wire_crash_thread *t = (const void *)(c + 1);
+	uint32_t i;
+
+	if (c->time_ns >= TIME_MAX)
+		return -EBADMSG;
+	if (store_ok(in, cprof_store_crash(in->store, p->proc_id, p->pid, c)) < 0)
+		return -EIO;
+	p->crashed = 1;
+	in->crashed++;
+	for (i = 0; i < h->count; i++) {
+		int64_t kname = t[i].name && t[i].name < p->strmap_len ? p->strmap[t[i].name] : 0;
+
+		if (t[i].end_ns >= TIME_MAX)
+			return -EBADMSG;
+		if (store_ok(in, cprof_store_crash_call(in->store, p->proc_id, &t[i], kname)) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
 /* One validated frame. Returns -EBADMSG when its content is wrong (the producer gets banned). */
 static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 {
@@ -233,6 +257,7 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 
 	if (h->type == CPROF_MSG_RUN_END) {
 		memcpy(&in->run_end, h + 1, sizeof(in->run_end));
+		in->run_end_pid = h->pid;
 		in->run_ended = 1;
 		return 0;
 	}
@@ -268,6 +293,8 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return on_gpu(in, p, h);
 	case CPROF_MSG_STACKS:
 		return on_stacks(in, p, h);
+	case CPROF_MSG_CRASH:
+		return on_crash(in, p, h);
 	case CPROF_MSG_STATUS:
 		return store_ok(in, cprof_store_status(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
 	case CPROF_MSG_LOST: {
@@ -415,6 +442,8 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	}
 	if (in->len)
 		in->bad_frames++; /* a torn frame at the end */
+	if (!failed && cprof_store_endings(s, in->run_ended ? in->run_end_pid : 0, in->run_ended ? &in->run_end : NULL) < 0)
+		failed = 1;
 	if (!failed && in->stacks)
 		cprof_store_symbolize(s);
 	/* before the verdict below: a profile that cannot be summed up is not complete (a full disk) */
@@ -435,6 +464,8 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		reason = "events were lost";
 	else if (in->bad_frames || in->dropped_frames)
 		reason = "malformed frames were dropped";
+	else if (missing_bye && in->crashed >= missing_bye)
+		reason = "a process was ended by a fatal signal (see how each ended)";
 	else if (missing_bye)
 		reason = "a process ended without saying goodbye (killed, or still running)";
 	cprof_store_meta_int(s, "lost_events", (int64_t)in->lost);
@@ -447,6 +478,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "nvtx_events", (int64_t)in->nvtx_events);
 	cprof_store_meta_int(s, "processes", (int64_t)in->processes);
 	cprof_store_meta_int(s, "processes_without_bye", (int64_t)missing_bye);
+	cprof_store_meta_int(s, "processes_crashed", (int64_t)in->crashed);
 	if (in->run_ended) {
 		cprof_store_meta_int(s, "exit_status", in->run_end.exit_status);
 		cprof_store_meta_int(s, "term_signal", in->run_end.term_signal);

@@ -13,6 +13,7 @@ struct cprof_producer {
 	int64_t proc_id;   /* PROCESSES.id of the current instance, 0 before HELLO */
 	int banned;        /* sent a malformed frame: everything further from it is dropped */
 	int ended;         /* said BYE */
+	int crashed;       /* sent CRASH: a fatal signal reached it */
 	uint32_t next_seq;
 	uint32_t frames;
 	uint32_t seq_gaps;
@@ -39,6 +40,8 @@ struct cprof_ingest {
 	uint64_t processes;
 	int run_ended;
 	struct cprof_wire_run_end run_end;
+	uint64_t crashed;         /* processes that sent CRASH */
+	uint32_t run_end_pid;     /* cprof-run, the sender of RUN_END: its child is the run's top process */
 	int interrupt_signal;     /* cprof-run forwarded this signal to the target (SIGINT, SIGTERM, ...) */
 	int store_failed;
 	struct cprof_nvtx *nvtx;  /* NVTX pairing state (collector/nvtx.c), NULL until the first annotation */

@@ -146,7 +146,10 @@ static int merge_one(sqlite3 *db, const char *path)
 	if (ret < 0)
 		goto out;
 	snprintf(sql, sizeof(sql),
-		 "INSERT INTO main.PROCESSES SELECT id + %lld, pid, ppid, host, exe, argv, rank, localRank, worldSize,"
+		 /* named columns: PROCESSES.ending is newer than some parts (merged without it) */
+		 "INSERT INTO main.PROCESSES(id, pid, ppid, host, exe, argv, rank, localRank, worldSize, startNs, endNs,"
+		 " clock, wireVersion, forked, simulatedGpu, byeReason, eventsEmitted, eventsRecorded, lostEvents, frames,"
+		 " seqGaps) SELECT id + %lld, pid, ppid, host, exe, argv, rank, localRank, worldSize,"
 		 " startNs, endNs, clock, wireVersion, forked, simulatedGpu, byeReason, eventsEmitted, eventsRecorded,"
 		 " lostEvents, frames, seqGaps FROM src.PROCESSES",
 		 (long long)off);

@@ -196,7 +196,17 @@ static int load_procs(sqlite3 *db, struct proc **out, size_t *n)
 	struct proc *p = NULL;
 	size_t cnt = 0;
 
+	/* PROCESSES.ending (how it ended, in words) and CPROF_CRASH are newer than some profiles; a crash
+	 * adds the crashing thread's last CUDA call (and its kernel) to the ending */
 	if (sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
+				   " coalesce(ending || (SELECT '; last CUDA call of thread ' || c.tid || ': ' || s.value ||"
+				   " coalesce(' (' || k.value || ')', '') || ' returned ' || cc.returnValue FROM CPROF_CRASH c"
+				   " JOIN CPROF_CRASH_CALLS cc ON cc.processId = c.processId AND cc.tid = c.tid"
+				   " JOIN StringIds s ON s.id = cc.nameId LEFT JOIN StringIds k ON k.id = cc.kernelNameId"
+				   " WHERE c.processId = PROCESSES.id LIMIT 1), ending, byeReason, ''),"
+				   " coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
+				   " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
 				   " coalesce(byeReason, ''), coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
 				   " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK)
 		return -1;
@@ -729,6 +739,8 @@ int cmd_report(int argc, char **argv)
 			cprof_json_str(stdout, procs[i].host);
 			if (procs[i].rank >= 0)
 				printf(",\"rank\":%lld", (long long)procs[i].rank);
+			printf(",\"ending\":");
+			cprof_json_str(stdout, procs[i].bye);
 			printf(",\"events\":%lld,\"lost_events\":%lld,", (long long)procs[i].recorded, (long long)procs[i].lost);
 			json_verdict_fields(&procs[i].v);
 			printf(",\"apis\":");
@@ -765,6 +777,10 @@ int cmd_report(int argc, char **argv)
 		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
 		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : cprof_tx(reason));
+		for (i = 0; i < nprocs; i++)
+			if (procs[i].bye[0] && strncmp(procs[i].bye, "exit", 4) != 0 && strcmp(procs[i].bye, "_exit") != 0 &&
+			    strcmp(procs[i].bye, "exec") != 0)
+				printf("Ended: pid %lld: %s\n", (long long)procs[i].pid, cprof_tx(procs[i].bye));
 		print_verdict_text(&v, ph, nph, fd, nf);
 		if (by == BY_ALL)
 			cprof_steps_print(db, 0, &th, 0, top_set ? top : 0);
@@ -824,17 +840,19 @@ int cmd_report(int argc, char **argv)
 			}
 		}
 		if (by == BY_PROCESS) {
-			printf("\n     PID     PPID  Rank     Events    API time  Lost  End     Verdict          Command\n");
-			printf(" -------  -------  ----  ---------  ----------  ----  ------  ---------------  -------\n");
+			printf("\n     PID     PPID  Rank     Events    API time  Lost  End                   Verdict          Command\n");
+			printf(" -------  -------  ----  ---------  ----------  ----  --------------------  ---------------  -------\n");
 			for (i = 0; i < nprocs; i++) {
+				const char *ending = procs[i].bye[0] ? cprof_tx(procs[i].bye) : "killed";
 				char r[24] = "-";
 
 				if (procs[i].rank >= 0)
 					snprintf(r, sizeof(r), "%lld", (long long)procs[i].rank);
 				cprof_fmt_dur(dur, sizeof(dur), procs[i].apis.total);
-				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-6s  %-15s  %.60s\n", (long long)procs[i].pid,
-				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur,
-				       (long long)procs[i].lost, procs[i].bye[0] ? procs[i].bye : "killed", procs[i].v.verdict,
+
+				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.*s  %-15s  %.60s\n", (long long)procs[i].pid,
+				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur, (long long)procs[i].lost,
+				       (int)strcspn(ending, ";"), /* the ending, not the last call */ ending, procs[i].v.verdict,
 				       cprof_tx(procs[i].argv[0] ? procs[i].argv : procs[i].exe));
 			}
 		}

@@ -1,4 +1,4 @@
-# Issue 7 scenario 7: _exit(3) and _Exit(3) in C, os._exit(3) in Python (and exit(3), sys.exit(3) for
+# Issue 7 scenario 7: _exit(3), _Exit(3) and quick_exit(3) (issue 20) in C, os._exit(3) in Python (and exit(3), sys.exit(3) for
 # comparison) -> status 3 as bare, and every event up to the exit is in the profile: the _exit hooks
 # flush synchronously (bounded by CPROF_EXIT_TIMEOUT_MS), the process said goodbye, the profile is complete.
 . "$(dirname "$0")/lib.sh"
@@ -6,7 +6,7 @@
 need_sim
 write_cu_py
 N=500
-for how in _exit _Exit exit; do
+for how in _exit _Exit quick_exit exit; do
 	sim "$WL/scenarios" exit3 1 $how > bare.out; bare=$?
 	out=$(sim "$BIN/cprof-run" -q -f -o c.db -- "$WL/scenarios" exit3 $N $how); rc=$?
 	assert_eq "$rc" 3 "C $how(3) status"
