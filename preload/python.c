@@ -943,6 +943,12 @@ int cprof_py_capture(struct cprof_wire_frame *out, int max)
 	return n;
 }
 
+void cprof_py_test_skew_layout(void)
+{
+	if (py_ready())
+		lay.fr_code += 8;
+}
+
 void cprof_py_reset_after_fork(void)
 {
 	/* a lock held by a thread that did not survive the fork: its half-changed table is left behind */

@@ -20,6 +20,10 @@ CPROF_HIDDEN uint64_t cprof_py_site(void);
  * func = qualified name string id); returns how many, at most max (0 when none can be read). */
 CPROF_HIDDEN int cprof_py_capture(struct cprof_wire_frame *out, int max);
 
+/* Tests only: moves one offset of the frame layout, as a CPython build with another layout would have
+ * it, so that the layout check must fail. */
+CPROF_HIDDEN void cprof_py_test_skew_layout(void);
+
 /* In the child after fork (single-threaded): forgets state a thread that did not survive may have
  * been changing. */
 CPROF_HIDDEN void cprof_py_reset_after_fork(void);

@@ -218,6 +218,37 @@ print("failed" if failed else "ok")
 sys.exit(1 if failed else 0)
 EOF
 
+# The layout check: the first read of a fresh process without the GIL, and a layout that does not fit
+# (one offset moved, as another build's would be): no frames from memory, one message, the GIL-held
+# frames unchanged.
+cat > layout.py <<'EOF'
+import ctypes, sys
+
+so, mode = sys.argv[1], sys.argv[2]
+P, C = ctypes.PyDLL(so), ctypes.CDLL(so)
+for lib in (P, C):
+    lib.probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
+BUF = ctypes.create_string_buffer(1 << 16)
+
+
+def grab(lib):
+    n = lib.probe(BUF, len(BUF))
+    return [l.rsplit(" ", 1)[1] for l in BUF.value.decode().splitlines()] if n > 0 else []
+
+
+def f(lib):
+    return grab(lib)
+
+
+assert P.probe_available() == 1
+if mode == "released-first":
+    print(f(C), f(P), f(C))
+else:
+    P.probe_skew_layout()
+    first, second = (C, P) if mode == "skew-released" else (P, C)
+    print(f(first), f(second), f(C), f(P))
+EOF
+
 # Interpreters to try: python3, and every other python3.N found (3.9+ must give frames, older none);
 # one run per interpreter binary.
 pys="python3"
@@ -239,6 +270,16 @@ print(P.probe_available(), P.probe(b, 4096), P.probe_site())" "$T/probe.so") || 
 	fi
 	out=$("$py" "$T/frames.py" "$T/probe.so" 2>&1) || fail "$py ($ver): $out"
 	echo "$out" | grep -E '^(python|sub-interpreters)' | sed "s|\$| ($py)|"
+	three="['grab', 'f', '<module>']"
+	out=$("$py" layout.py "$T/probe.so" released-first 2> err.txt) || fail "$py: layout.py released-first"
+	assert_eq "$out" "$three $three $three" "$py: frames when the first read is without the GIL"
+	assert_eq "$(cat err.txt)" "" "$py: no message when the layout fits"
+	out=$("$py" layout.py "$T/probe.so" skew-released 2> err.txt) || fail "$py: layout.py skew-released"
+	assert_eq "$out" "[] $three [] $three" "$py: a bad layout found without the GIL"
+	assert_eq "$(grep -c 'frame layout check failed' err.txt)" 1 "$py: one message (without the GIL): $(cat err.txt)"
+	out=$("$py" layout.py "$T/probe.so" skew-held 2> err.txt) || fail "$py: layout.py skew-held"
+	assert_eq "$out" "$three [] [] $three" "$py: a bad layout found with the GIL held"
+	assert_eq "$(grep -c 'frame layout check failed' err.txt)" 1 "$py: one message (GIL held): $(cat err.txt)"
 	tried=$((tried + 1))
 done
 assert_ge "$tried" 1 "interpreters tried"
