@@ -183,24 +183,39 @@ fail:
 	atomic_store(&dl_ready, -1);
 }
 
-/* The libraries whose hooked functions a handle lookup is redirected for; the hooks forward to these. */
-static const char *const cuda_libs[] = { "libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libcuda.so.1" };
+/* The libraries whose hooked functions a handle lookup is redirected for (the hooks forward to these), and
+ * the names each one's hooks have: a hook is never given for a function of another library. */
+static const struct {
+	const char *soname, *prefix, *not_prefix;
+} cuda_libs[] = {
+	{ "libcudart.so.13", "cuda", NULL },
+	{ "libcudart.so.13", "__cuda", NULL },
+	{ "libcublasLt.so.13", "cublasLt", NULL },
+	{ "libcublas.so.13", "cublas", "cublasLt" },
+	{ "libcuda.so.1", "cu", "cuda" },
+};
 
-static int is_cuda_handle(void *handle)
+/* 1 when handle is the library whose hooks the name belongs to. */
+static int handle_has_hook(void *handle, const char *name)
 {
 	struct link_map *m = NULL;
 	const char *base;
-	size_t i;
+	size_t i, n;
 
 	if (handle == RTLD_DEFAULT || handle == RTLD_NEXT || dlinfo(handle, RTLD_DI_LINKMAP, &m) != 0 || m == NULL ||
 	    m->l_name == NULL)
 		return 0;
 	base = strrchr(m->l_name, '/');
 	base = base ? base + 1 : m->l_name;
-	for (i = 0; i < sizeof(cuda_libs) / sizeof(cuda_libs[0]); i++)
-		if (strcmp(base, cuda_libs[i]) == 0 ||
-		    (strncmp(base, cuda_libs[i], strlen(cuda_libs[i])) == 0 && base[strlen(cuda_libs[i])] == '.'))
+	for (i = 0; i < sizeof(cuda_libs) / sizeof(cuda_libs[0]); i++) {
+		if (strncmp(name, cuda_libs[i].prefix, strlen(cuda_libs[i].prefix)) != 0 ||
+		    (cuda_libs[i].not_prefix && strncmp(name, cuda_libs[i].not_prefix, strlen(cuda_libs[i].not_prefix)) == 0))
+			continue;
+		/* the soname itself or a versioned file of it (libcudart.so.13.0.96) */
+		n = strlen(cuda_libs[i].soname);
+		if (strncmp(base, cuda_libs[i].soname, n) == 0 && (base[n] == '\0' || base[n] == '.'))
 			return 1;
+	}
 	return 0;
 }
 
@@ -219,7 +234,7 @@ static void *pick(void *handle, const char *name, const char *version, uintptr_t
 	if (caller >= self_lo && caller < self_hi)
 		return NULL; /* cprof's own lookup: the real function */
 	hook = elf_lookup(self_map, name);
-	if (hook == NULL || !is_cuda_handle(handle))
+	if (hook == NULL || !handle_has_hook(handle, name))
 		return NULL;
 	/* only a function the library has: otherwise the program gets glibc's answer (and its error) */
 	real = version ? ((void *(*)(void *, const char *, const char *))cprof_real_dlvsym_p)(handle, name, version)
