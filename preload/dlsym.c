@@ -36,14 +36,21 @@ __asm__(".text\n"
 	".globl dlsym\n"
 	".type dlsym,@function\n"
 	"dlsym:\n"
+	"	.cfi_startproc\n"
 	"	movq (%rsp), %rdx\n"
 	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
 	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
 	"	subq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
 	"	call cprof_dlsym_pick\n"
 	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
 	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
 	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
 	"	testq %rax, %rax\n"
 	"	jnz 1f\n"
 	"	movq cprof_real_dlsym_p(%rip), %rax\n"
@@ -51,18 +58,26 @@ __asm__(".text\n"
 	"	jz 1f\n"
 	"	jmp *%rax\n"
 	"1:	ret\n"
+	"	.cfi_endproc\n"
 	".size dlsym, .-dlsym\n"
 	".globl dlvsym\n"
 	".type dlvsym,@function\n"
 	"dlvsym:\n"
+	"	.cfi_startproc\n"
 	"	movq (%rsp), %rcx\n"
 	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
 	"	pushq %rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
 	"	pushq %rdx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
 	"	call cprof_dlvsym_pick\n"
 	"	popq %rdx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
 	"	popq %rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
 	"	popq %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
 	"	testq %rax, %rax\n"
 	"	jnz 1f\n"
 	"	movq cprof_real_dlvsym_p(%rip), %rax\n"
@@ -70,20 +85,21 @@ __asm__(".text\n"
 	"	jz 1f\n"
 	"	jmp *%rax\n"
 	"1:	ret\n"
+	"	.cfi_endproc\n"
 	".size dlvsym, .-dlvsym\n");
 #else
 #error "dlsym interposition is written for x86_64"
 #endif
 
 /* The dynamic section's addresses: glibc has made most of them absolute in place, the vDSO has not. */
-static uintptr_t dyn_ptr(const struct link_map *m, uintptr_t p)
+static uintptr_t dyn_ptr(uintptr_t base, uintptr_t p)
 {
-	return p < m->l_addr ? p + m->l_addr : p;
+	return p < base ? p + base : p;
 }
 
-/* The address of the defined dynamic symbol name in object m (any version), or NULL. Reads only the
- * object's mapped hash and symbol tables. */
-static void *elf_lookup(const struct link_map *m, const char *name)
+/* The address of the defined dynamic symbol name in the object loaded at base with dynamic section dyn
+ * (any version), or NULL. Reads only the object's mapped hash and symbol tables. */
+static void *elf_lookup_dyn(uintptr_t base, const ElfW(Dyn) *dyn, const char *name)
 {
 	const ElfW(Sym) *symtab = NULL;
 	const char *strtab = NULL;
@@ -92,15 +108,15 @@ static void *elf_lookup(const struct link_map *m, const char *name)
 	uint32_t h = 5381, i, n;
 	const unsigned char *c;
 
-	for (d = m->l_ld; d && d->d_tag != DT_NULL; d++) {
+	for (d = dyn; d && d->d_tag != DT_NULL; d++) {
 		if (d->d_tag == DT_SYMTAB)
-			symtab = (const ElfW(Sym) *)dyn_ptr(m, d->d_un.d_ptr);
+			symtab = (const ElfW(Sym) *)dyn_ptr(base, d->d_un.d_ptr);
 		else if (d->d_tag == DT_STRTAB)
-			strtab = (const char *)dyn_ptr(m, d->d_un.d_ptr);
+			strtab = (const char *)dyn_ptr(base, d->d_un.d_ptr);
 		else if (d->d_tag == DT_GNU_HASH)
-			gnu = (const uint32_t *)dyn_ptr(m, d->d_un.d_ptr);
+			gnu = (const uint32_t *)dyn_ptr(base, d->d_un.d_ptr);
 		else if (d->d_tag == DT_HASH)
-			sysv = (const uint32_t *)dyn_ptr(m, d->d_un.d_ptr);
+			sysv = (const uint32_t *)dyn_ptr(base, d->d_un.d_ptr);
 	}
 	if (symtab == NULL || strtab == NULL)
 		return NULL;
@@ -121,7 +137,7 @@ static void *elf_lookup(const struct link_map *m, const char *name)
 			uint32_t h2 = chain[i - symoffset];
 
 			if ((h | 1) == (h2 | 1) && DEFINED(&symtab[i]))
-				return (void *)(m->l_addr + symtab[i].st_value);
+				return (void *)(base + symtab[i].st_value);
 			if (h2 & 1)
 				return NULL;
 		}
@@ -129,21 +145,37 @@ static void *elf_lookup(const struct link_map *m, const char *name)
 	if (sysv) {
 		for (n = sysv[1], i = 0; i < n; i++)
 			if (DEFINED(&symtab[i]))
-				return (void *)(m->l_addr + symtab[i].st_value);
+				return (void *)(base + symtab[i].st_value);
 	}
 #undef DEFINED
 	return NULL;
 }
 
-static int self_range(struct dl_phdr_info *info, size_t size, void *arg)
+static void *elf_lookup(const struct link_map *m, const char *name)
 {
-	uintptr_t a = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+	return elf_lookup_dyn(m->l_addr, m->l_ld, name);
+}
+
+/* dl_iterate_phdr: our own object's range, and (when libc was not found by name) the first other object
+ * that defines dlsym and dlvsym. */
+struct scan {
+	uintptr_t self;
+	void *dlsym_p, *dlvsym_p;
+};
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct scan *sc = arg;
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
 	int i;
 
 	(void)size;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
+		if (ph->p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
 		if (ph->p_type != PT_LOAD)
 			continue;
 		if (info->dlpi_addr + ph->p_vaddr < lo)
@@ -151,30 +183,48 @@ static int self_range(struct dl_phdr_info *info, size_t size, void *arg)
 		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
 			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
 	}
-	if (a < lo || a >= hi)
-		return 0;
-	self_lo = lo;
-	self_hi = hi;
-	return 1;
+	if (sc->self >= lo && sc->self < hi) {
+		self_lo = lo;
+		self_hi = hi;
+	} else if (sc->dlsym_p == NULL && dyn != NULL) {
+		void *s = elf_lookup_dyn(info->dlpi_addr, dyn, "dlsym"), *v = elf_lookup_dyn(info->dlpi_addr, dyn, "dlvsym");
+
+		if (s && v) {
+			sc->dlsym_p = s;
+			sc->dlvsym_p = v;
+		}
+	}
+	return 0;
 }
 
 /* Finds glibc's dlsym and dlvsym and our own object; once, at load (and again if a lookup comes first). */
 static __attribute__((constructor)) void dl_setup(void)
 {
+	struct scan sc = { .self = (uintptr_t)&dl_setup };
 	struct link_map *libc = NULL;
 	Dl_info info;
+	void *h;
 
 	if (atomic_load(&dl_ready) != 0)
 		return;
-	/* dl_iterate_phdr is libc's own (never interposed here): its object is libc */
-	if (!dladdr1((void *)&dl_iterate_phdr, &info, (void **)&libc, RTLD_DL_LINKMAP) || libc == NULL ||
-	    !dladdr1((void *)&dl_setup, &info, (void **)&self_map, RTLD_DL_LINKMAP) || self_map == NULL)
+	if (!dladdr1((void *)&dl_setup, &info, (void **)&self_map, RTLD_DL_LINKMAP) || self_map == NULL)
 		goto fail;
-	cprof_real_dlsym_p = elf_lookup(libc, "dlsym");
-	cprof_real_dlvsym_p = elf_lookup(libc, "dlvsym");
-	if (cprof_real_dlsym_p == NULL || cprof_real_dlvsym_p == NULL)
+	/* libc by its name (dlopen is not interposed); failing that, the first object defining both */
+	h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	if (h != NULL) {
+		if (dlinfo(h, RTLD_DI_LINKMAP, &libc) == 0 && libc != NULL) {
+			sc.dlsym_p = elf_lookup(libc, "dlsym");
+			sc.dlvsym_p = elf_lookup(libc, "dlvsym");
+		}
+		dlclose(h);
+	}
+	if (sc.dlsym_p == NULL || sc.dlvsym_p == NULL)
+		sc.dlsym_p = sc.dlvsym_p = NULL;
+	dl_iterate_phdr(scan_object, &sc);
+	if (sc.dlsym_p == NULL || sc.dlvsym_p == NULL || self_hi == 0)
 		goto fail;
-	dl_iterate_phdr(self_range, (void *)&dl_setup);
+	cprof_real_dlsym_p = sc.dlsym_p;
+	cprof_real_dlvsym_p = sc.dlvsym_p;
 	atomic_store(&dl_ready, 1);
 	return;
 fail:
