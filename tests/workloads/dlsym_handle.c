@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* usage: dlsym_handle N_MEMSET N_VMEMSET N_GEMM; prints what it did; exits 1 on any failed step */
+/* usage: dlsym_handle N_MEMSET N_VMEMSET N_GEMM [OTHER_LIB]; prints what it did; exits 1 on any failed step.
+ * OTHER_LIB: a library that is not CUDA's but defines cudaMemset (returning 77): its own function is found. */
 typedef int (*malloc_fn)(void **p, size_t n);
 typedef int (*memset_fn)(void *p, int v, size_t n);
 typedef int (*free_fn)(void *p);
@@ -61,6 +62,15 @@ int main(int argc, char **argv)
 	if (dlsym(RTLD_NEXT, "dlsym") != (void *)&dlsym) {
 		fprintf(stderr, "dlsym_handle: dlsym(RTLD_NEXT, \"dlsym\") is not the program's dlsym\n");
 		return 1;
+	}
+	if (argc > 4) {
+		void *other = need(dlopen(argv[4], RTLD_NOW | RTLD_LOCAL), "dlopen other library");
+		memset_fn omemset = (memset_fn)need(dlsym(other, "cudaMemset"), "other cudaMemset");
+
+		if (omemset(NULL, 0, 0) != 77) {
+			fprintf(stderr, "dlsym_handle: another library's cudaMemset was not its own\n");
+			return 1;
+		}
 	}
 	CK(cmalloc(&a, 3 * n * n * sizeof(float)));
 	for (i = 0; i < nm; i++)
