@@ -235,7 +235,7 @@ static void careful_close(void)
 	((careful) ? careful_copy(&(dst), (const char *)(base) + (off), sizeof(dst))                   \
 		   : (memcpy(&(dst), (const char *)(base) + (off), sizeof(dst)), 0))
 
-struct pyfr; /* below */
+#define PY_MAX_WALK 128 /* 2 KiB of the caller's stack; CPROF_STACK_MAX_PY is less */
 struct dfr {
 	const void *code;
 	int lasti; /* bytes, as PyFrame_GetLasti; 3.9/3.10 too */
@@ -323,17 +323,24 @@ static void lay_fail(const char *why)
 			py.minor, why);
 }
 
-/* The first careful walk of a thread state: the shapes must hold. Under py_lock. */
+/* The first careful walk of a thread state, the whole chain whatever max is: the shapes must hold. Under
+ * py_lock. */
 static int lay_check_struct_locked(const void *ts, struct dfr *w, int max)
 {
+	struct dfr all[PY_MAX_WALK];
 	int n;
 
 	if (careful_open() < 0)
 		return -1;
-	n = dwalk(ts, w, max, 1);
+	n = dwalk(ts, all, PY_MAX_WALK, 1);
 	careful_close();
-	if (n < 0)
+	if (n < 0) {
 		lay_fail("a frame or code object read is not one");
+		return -1;
+	}
+	if (n > max)
+		n = max;
+	memcpy(w, all, (size_t)n * sizeof(*w));
 	return n;
 }
 
@@ -755,7 +762,6 @@ struct pyfr {
 	int line;    /* -1 until known */
 };
 
-#define PY_MAX_WALK 128 /* 2 KiB of the caller's stack; CPROF_STACK_MAX_PY is less */
 
 /* The frames, innermost first, with a reference to each code object. */
 static int walk(struct pyfr *w, int max)
