@@ -72,6 +72,24 @@ def cgrab():
 got = cgrab()  # PROBE cmodule
 check(got == [fr("grab", "grab"), fr("cgrab", "cgrab"), fr("cmodule", "<module>")],
       "frames without the GIL (CDLL): %s" % got)
+
+
+# names read from memory, never looked up through CPython: Latin-1, UCS-2 and UCS-4 identifiers
+def grüße():
+    return grab(C)  # PROBE latin1
+
+
+def 函数():
+    return grab(C)  # PROBE ucs2
+
+
+def 𠀀():
+    return grab(C)  # PROBE ucs4
+
+
+for fn, tag in ((grüße, "latin1"), (函数, "ucs2"), (𠀀, "ucs4")):
+    got = fn()
+    check(got[1:2] == [fr(tag, fn.__name__)], "a %s name without the GIL: %s" % (tag, got[1:2]))
 both = [lib.probe_site() for lib in (P, C)]  # PROBE both
 check(both[0] != 0 and both[0] == both[1], "one site key with and without the GIL: %s" % both)
 check(P.probe_cthread() == 0, "no frames for a thread Python never saw")
