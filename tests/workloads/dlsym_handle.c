@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* usage: dlsym_handle N_MEMSET N_VMEMSET N_GEMM [OTHER_LIB]; prints what it did; exits 1 on any failed step.
- * OTHER_LIB: a library that is not CUDA's but defines cudaMemset (returning 77): its own function is found. */
+/* usage: dlsym_handle N_MEMSET N_VMEMSET N_GEMM [OTHER_LIB [CTOR_LIB]]; prints what it did; exits 1 on any failed step.
+ * OTHER_LIB: a library that is not CUDA's but defines cudaMemset (returning 77): its own function is found.
+ * CTOR_LIB: a library whose constructor looks cudaMemset up on libcudart's handle while dlopen holds the
+ * loader's lock (ctor_memset() returns it); the program calls it once. */
 typedef int (*malloc_fn)(void **p, size_t n);
 typedef int (*memset_fn)(void *p, int v, size_t n);
 typedef int (*free_fn)(void *p);
@@ -75,6 +77,12 @@ int main(int argc, char **argv)
 	CK(cmalloc(&a, 3 * n * n * sizeof(float)));
 	for (i = 0; i < nm; i++)
 		CK(cmemset(a, 0, n * n * sizeof(float)));
+	if (argc > 5) {
+		void *ctor = need(dlopen(argv[5], RTLD_NOW | RTLD_LOCAL), "dlopen constructor library");
+		memset_fn (*get)(void) = (memset_fn(*)(void))need(dlsym(ctor, "ctor_memset"), "ctor_memset");
+
+		CK(need((void *)get(), "cudaMemset looked up in a constructor") ? get()(a, 0, 4) : 1);
+	}
 	for (i = 0; i < nv; i++)
 		CK(vmemset(a, 0, n * n * sizeof(float)));
 	CK(bcreate(&h));
