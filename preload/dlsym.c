@@ -233,58 +233,54 @@ fail:
 	atomic_store(&dl_ready, -1);
 }
 
-/* The libraries whose hooked functions a handle lookup is redirected for (the hooks forward to these), and
- * the names each one's hooks have: a hook is never given for a function of another library. */
-static const struct {
-	const char *soname, *prefix, *not_prefix;
-} cuda_libs[] = {
-	{ "libcudart.so.13", "cuda", NULL },
-	{ "libcudart.so.13", "__cuda", NULL },
-	{ "libcublasLt.so.13", "cublasLt", NULL },
-	{ "libcublas.so.13", "cublas", "cublasLt" },
-	{ "libcuda.so.1", "cu", "cuda" },
-};
+/* The library whose functions a hooked name belongs to (the hook forwards there), or NULL when no hook has
+ * such a name: a handle lookup is redirected only on that library's own handle. */
+static const char *hook_soname(const char *name)
+{
+	if (strncmp(name, "cublasLt", 8) == 0)
+		return "libcublasLt.so.13";
+	if (strncmp(name, "cublas", 6) == 0)
+		return "libcublas.so.13";
+	if (strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0)
+		return "libcudart.so.13";
+	if (name[0] == 'c' && name[1] == 'u' && name[2] >= 'A' && name[2] <= 'Z')
+		return "libcuda.so.1"; /* the driver: cuLaunchKernel */
+	return NULL;
+}
 
-/* 1 when handle is the library whose hooks the name belongs to. */
-static int handle_has_hook(void *handle, const char *name)
+/* 1 when handle is the library soname (its file may carry a longer version: libcudart.so.13.0.96). */
+static int handle_is(void *handle, const char *soname)
 {
 	struct link_map *m = NULL;
 	const char *base;
-	size_t i, n;
+	size_t n = strlen(soname);
 
 	if (handle == RTLD_DEFAULT || handle == RTLD_NEXT || dlinfo(handle, RTLD_DI_LINKMAP, &m) != 0 || m == NULL ||
 	    m->l_name == NULL)
 		return 0;
 	base = strrchr(m->l_name, '/');
 	base = base ? base + 1 : m->l_name;
-	for (i = 0; i < sizeof(cuda_libs) / sizeof(cuda_libs[0]); i++) {
-		if (strncmp(name, cuda_libs[i].prefix, strlen(cuda_libs[i].prefix)) != 0 ||
-		    (cuda_libs[i].not_prefix && strncmp(name, cuda_libs[i].not_prefix, strlen(cuda_libs[i].not_prefix)) == 0))
-			continue;
-		/* the soname itself or a versioned file of it (libcudart.so.13.0.96) */
-		n = strlen(cuda_libs[i].soname);
-		if (strncmp(base, cuda_libs[i].soname, n) == 0 && (base[n] == '\0' || base[n] == '.'))
-			return 1;
-	}
-	return 0;
+	return strncmp(base, soname, n) == 0 && (base[n] == '\0' || base[n] == '.');
 }
 
 /* The hook for (handle, name), or NULL to let glibc answer. Never calls glibc's dlsym for a name that is
  * not a hook's, so the common lookup costs a few compares. */
 static void *pick(void *handle, const char *name, const char *version, uintptr_t caller)
 {
+	const char *soname;
 	void *hook, *real;
 
 	if (unlikely(atomic_load_explicit(&dl_ready, memory_order_acquire) == 0))
 		dl_setup();
 	if (atomic_load_explicit(&dl_ready, memory_order_relaxed) != 1 || name == NULL)
 		return NULL;
-	if (!((name[0] == 'c' && name[1] == 'u') || strncmp(name, "__cuda", 6) == 0))
+	soname = hook_soname(name);
+	if (soname == NULL)
 		return NULL;
 	if (caller >= self_lo && caller < self_hi)
 		return NULL; /* cprof's own lookup: the real function */
 	hook = elf_lookup(self_map, name);
-	if (hook == NULL || !handle_has_hook(handle, name))
+	if (hook == NULL || !handle_is(handle, soname))
 		return NULL;
 	/* only a function the library has: otherwise the program gets glibc's answer (and its error) */
 	real = version ? ((void *(*)(void *, const char *, const char *))cprof_real_dlvsym_p)(handle, name, version)
