@@ -1,26 +1,29 @@
-# make bench: a hooked CUDA call from Python through ctypes, with the GIL held (PyDLL) or released (CDLL).
-# usage: pyhook.py LIBCUDART held|released N BURST -> "ns_per_call X rc R": the median over bursts of BURST
-# calls of cudaStreamSynchronize(NULL) (no driver: it returns at once), 2 ms apart so the collector keeps up,
-# from 8 Python frames deep; the function is found on the library's own handle (cprof's dlsym hook).
+# make bench: a hooked CUDA call from Python through ctypes, with the GIL held (PyDLL) and released (CDLL).
+# usage: pyhook.py LIBCUDART N BURST -> "held_ns X released_ns Y rc R": for each, the median over bursts of
+# BURST calls of cudaStreamSynchronize(NULL) (no driver: it returns at once), 8 Python frames deep. The two
+# ways alternate burst by burst in one process, so a busy machine slows both alike; bursts are 2 ms apart
+# so the collector keeps up. The function is found on the library's own handle (cprof's dlsym hook).
 import ctypes
 import sys
 import time
 
-lib, mode, n, burst = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-f = (ctypes.PyDLL if mode == "held" else ctypes.CDLL)(lib).cudaStreamSynchronize
-f.argtypes = [ctypes.c_void_p]
+lib, n, burst = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+fns = {"held": ctypes.PyDLL(lib).cudaStreamSynchronize, "released": ctypes.CDLL(lib).cudaStreamSynchronize}
+for f in fns.values():
+    f.argtypes = [ctypes.c_void_p]
 
 
 def bursts():
-    per = []
-    for _ in range(n // burst):
-        t0 = time.perf_counter_ns()
-        for _ in range(burst):
-            f(None)
-        per.append((time.perf_counter_ns() - t0) / burst)
-        time.sleep(0.002)
-    per.sort()
-    return per[len(per) // 2], f(None)
+    per = {k: [] for k in fns}
+    for i in range(n // burst):
+        for k in (("held", "released") if i % 2 == 0 else ("released", "held")):
+            f = fns[k]
+            t0 = time.perf_counter_ns()
+            for _ in range(burst):
+                f(None)
+            per[k].append((time.perf_counter_ns() - t0) / burst)
+            time.sleep(0.002)
+    return {k: sorted(v)[len(v) // 2] for k, v in per.items()}, fns["held"](None)
 
 
 def deep(k):
@@ -28,4 +31,4 @@ def deep(k):
 
 
 ns, rc = deep(8)
-print("ns_per_call %.1f rc %d" % (ns, rc))
+print("held_ns %.1f released_ns %.1f rc %d" % (ns["held"], ns["released"], rc))
