@@ -1,4 +1,4 @@
-/* Python call sites: CPython frames of the calling thread, through CPython's own exported functions (no headers, no link). */
+/* Python call sites: CPython frames of the calling thread, through CPython's exported functions or, GIL released, from memory. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,8 @@
 #include "preload/cprof.h"
 #include "preload/python.h"
 
-/* Every object is opaque here: only CPython's functions look inside, so no struct layout is assumed. */
+/* With the GIL held every object is opaque: only CPython's functions look inside. Without it, the frame
+ * layouts below are used (no headers, no link either way). */
 typedef void pyobj;
 
 static struct {
