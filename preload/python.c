@@ -428,18 +428,23 @@ off:
 	return PY_OFF;
 }
 
+static void lay_check_startup(void);
+
 static __attribute__((noinline)) int py_resolve(void)
 {
-	int st;
+	int st, found = 0;
 
 	pthread_mutex_lock(&py_lock);
 	st = atomic_load_explicit(&py_state, memory_order_relaxed);
 	if (st == PY_UNKNOWN || st == PY_NOT_YET) {
 		st = py_resolve_locked();
+		found = st == PY_ON;
 		/* release: a reader that sees PY_ON sees every pointer in py */
 		atomic_store_explicit(&py_state, st, memory_order_release);
 	}
 	pthread_mutex_unlock(&py_lock);
+	if (found)
+		lay_check_startup();
 	return st == PY_ON;
 }
 
@@ -905,6 +910,26 @@ done:
 		out[i].off = w[i].line > 0 ? (uint64_t)w[i].line : 0;
 }
 
+/* At start-up, when the thread that found Python holds the GIL: its frames are the known ones the layout
+ * is checked against, before any thread reads frames from memory. */
+static void lay_check_startup(void)
+{
+	struct pyfr w[PY_MAX_WALK];
+	struct pyerr e;
+	void *ts;
+	int n, i;
+
+	if (atomic_load(&lay_state) != LAY_UNCHECKED || thread_mode(&ts) != TM_GIL)
+		return;
+	err_save(&e);
+	n = walk(w, PY_MAX_WALK);
+	if (n > 0)
+		lay_check_known(ts, w, n);
+	for (i = 0; i < n; i++)
+		py.DecRef(w[i].code);
+	err_restore(&e);
+}
+
 int cprof_py_capture(struct cprof_wire_frame *out, int max)
 {
 	struct pyfr w[PY_MAX_WALK];
@@ -952,8 +977,15 @@ int cprof_py_capture(struct cprof_wire_frame *out, int max)
 
 void cprof_py_test_skew_layout(void)
 {
-	if (py_ready())
-		lay.fr_code += 8;
+	int st = LAY_OK;
+
+	if (!py_ready())
+		return;
+	lay.fr_code += 8;
+	/* checked again, as a fresh process with that layout would be */
+	atomic_compare_exchange_strong(&lay_state, &st, LAY_UNCHECKED);
+	st = LAY_STRUCT;
+	atomic_compare_exchange_strong(&lay_state, &st, LAY_UNCHECKED);
 }
 
 void cprof_py_reset_after_fork(void)
