@@ -1,6 +1,7 @@
 # Issue 19: Python call sites of CUDA calls made through ctypes.CDLL, which releases the GIL around each
 # call (as PyTorch does around its ops): functions found on the libraries' own handles (dlsym), in the
-# global scope, and from a second thread. --by callsite names the two calling lines with exact counts.
+# global scope, and from a second thread (and that on every CPython 3.9+ found). --by callsite names the
+# two calling lines with exact counts.
 # Simulated GPU.
 . "$(dirname "$0")/lib.sh"
 need_sim
@@ -23,4 +24,18 @@ done
 # the whole Python stack of a GEMM from the thread: run <- Thread.run <- ... <- Thread._bootstrap
 frames=$(q thread-all.db "SELECT group_concat(fu.value, ' ') FROM (SELECT * FROM CPROF_STACK_FRAMES WHERE kind = 'python' AND stackId = (SELECT a.stackId FROM GEMMS g JOIN CPROF_API a ON a.id = g.id LIMIT 1) ORDER BY level) f JOIN StringIds fu ON fu.id = f.funcId")
 assert_match "$frames" "^run (Thread\\.)?run .*_bootstrap\$" "Python stack of a GEMM from a thread"
+# every CPython 3.9+ found here: the thread case, the two lines named
+seen=" "
+for v in 9 10 11 12 13 14; do
+	for py in $(command -v python3.$v) /usr/bin/python3.$v $(ls /root/.pyenv/versions/3.$v.*/bin/python3.$v 2>/dev/null); do
+		real=$("$py" -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null) || continue
+		case $seen in *" $real "*) continue ;; esac
+		seen="$seen$real "
+		sim "$BIN/cprof-run" -q -f -o each.db -- "$py" "$SCRIPT" thread 3 2 > out.txt || fail "$py: py_ctypes_nogil.py thread"
+		"$BIN/cprof" report each.db --by callsite --format csv > sites.csv || fail "$py: report"
+		assert_eq "$(grep -F ",$SCRIPT:$(line gemm) run" sites.csv | cut -d, -f1)" 3 "$py: GEMM line"
+		assert_eq "$(grep -F ",$SCRIPT:$(line memset) run" sites.csv | cut -d, -f1)" 2 "$py: memset line"
+		echo "$py: ok"
+	done
+done
 echo ok
