@@ -45,9 +45,13 @@ static struct lt_layout *layout_of(cublasLtMatrixLayout_t l)
 	return (struct lt_layout *)(void *)l->data;
 }
 
+/* The real cuBLAS handle is a cuBLASLt handle too: PyTorch passes its cublasHandle_t to cublasLtMatmul* and
+ * never calls cublasLtCreate. Both simulated handles start with their magic word (cublas.c: 0x43424c53). */
+#define CUBLAS_HANDLE_MAGIC 0x43424c53u
+
 static int handle_ok(cublasLtHandle_t h)
 {
-	return h && h->magic == LT_MAGIC;
+	return h && (h->magic == LT_MAGIC || h->magic == CUBLAS_HANDLE_MAGIC);
 }
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle)
@@ -67,7 +71,7 @@ cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle)
 
 cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle)
 {
-	if (!handle_ok(lightHandle))
+	if (!lightHandle || lightHandle->magic != LT_MAGIC)
 		return CUBLAS_STATUS_NOT_INITIALIZED;
 	lightHandle->magic = 0;
 	free(lightHandle);
