@@ -116,7 +116,7 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
 	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo \
-	$(BUILD)/tests/sample_device $(BUILD)/tests/sample_streams $(BUILD)/tests/sample_graph
+	$(BUILD)/tests/sample_device $(BUILD)/tests/sample_streams $(BUILD)/tests/sample_graph $(BUILD)/tests/sample_blas
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"

@@ -1,5 +1,6 @@
 # Issue 15: programs in the style of NVIDIA's samples (device query + driver context, streams with callbacks
-# and host functions + managed/registered memory, graphs built node by node and by capture) run under cprof-run
+# and host functions + managed/registered memory, graphs built node by node and by capture, cuBLAS vectors +
+# level-2 BLAS) run under cprof-run
 # on the simulated GPU with the output of the plain run, and their kernels are counted.
 . "$(dirname "$0")/lib.sh"
 need_sim
@@ -29,4 +30,10 @@ assert_eq "$(q sample_graph.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL 
 assert_eq "$(q sample_graph.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId = 0")" 0 "captured kernels did not run at capture"
 assert_eq "$(q sample_graph.db "SELECT count(DISTINCT graphNodeId) FROM CUPTI_ACTIVITY_KIND_KERNEL")" 5 "graph nodes"
 assert_eq "$(q sample_graph.db "SELECT count(DISTINCT graphId) FROM CUPTI_ACTIVITY_KIND_KERNEL")" 2 "two executable graphs"
+
+run sample_blas
+assert_eq "$(cat prof.out)" "gemv calls=5 vector round trip=1" "blas output"
+assert_eq "$(q sample_blas.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%gemv2%'")" 5 "gemv kernels"
+assert_eq "$(q sample_blas.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY")" 4 "cuBLAS vector/matrix copies"
+assert_eq "$(q sample_blas.db "SELECT sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY")" $(((256 * 128 + 128 + 256 + 128) * 4)) "bytes copied"
 echo ok
