@@ -1335,35 +1335,26 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
 	return finish(&c_, err);
 }
 
-/* Host work queued on a stream runs once the stream's earlier work has finished, here on the calling thread. */
-static int host_call(struct simgpu_call *c, cudaStream_t stream, void (*run)(void *, cudaStream_t, cudaError_t, int),
-		     void *fn, void *userData)
-{
-	struct simgpu_stream *s;
-	int err = simgpu_stream_resolve(stream, 0, &s);
-	if (err)
-		return err;
-	(void)c;
-	simgpu_wait_until(simgpu_stream_tail(s));
-	run(fn, stream, cudaSuccess, 0);
-	(void)userData;
-	return 0;
-}
-
+/* Host work queued on a stream: a host function or a stream callback. */
 struct host_fn_call {
 	cudaHostFn_t fn;
 	cudaStreamCallback_t cb;
 	void *data;
 };
 
-static void run_host(void *p, cudaStream_t stream, cudaError_t status, int unused)
+/* It runs once the stream's earlier work has finished, here on the calling thread. */
+static int host_call(cudaStream_t stream, const struct host_fn_call *h)
 {
-	struct host_fn_call *h = p;
-	(void)unused;
+	struct simgpu_stream *s;
+	int err = simgpu_stream_resolve(stream, 0, &s);
+	if (err)
+		return err;
+	simgpu_wait_until(simgpu_stream_tail(s));
 	if (h->fn)
 		h->fn(h->data);
 	else
-		h->cb(stream, status, h->data);
+		h->cb(stream, cudaSuccess, h->data);
+	return 0;
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
@@ -1373,7 +1364,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userD
 	if (!err && !fn)
 		err = cudaErrorInvalidValue;
 	if (!err)
-		err = host_call(&c_, stream, run_host, &h, userData);
+		err = host_call(stream, &h);
 	return finish(&c_, err);
 }
 
@@ -1385,7 +1376,7 @@ cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t call
 	if (!err && (!callback || flags))
 		err = cudaErrorInvalidValue;
 	if (!err)
-		err = host_call(&c_, stream, run_host, &h, userData);
+		err = host_call(stream, &h);
 	return finish(&c_, err);
 }
 
