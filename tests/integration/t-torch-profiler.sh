@@ -7,6 +7,7 @@ need_torch
 S=5
 "$BIN/cprof-run" -q -o prof.db -- "$SIMRUN" "$PY" "$TW" profiler $S > prof.out 2> prof.err; rc=$?
 assert_eq "$rc" 0 "exit status ($(tail -2 prof.err))"
+grep -q "is not simulated" prof.err && fail "reached a simulator stub: $(grep "is not simulated" prof.err)"
 assert_eq "$(cat prof.out)" "profiler steps=$S shape=(64, 64) cuda_time_positive=True" "torch's profiler kept its CUDA times"
 grep -q "Self CUDA time total" prof.err || fail "torch's table has no CUDA column"
 assert_eq "$(q prof.db "SELECT group_concat(code) FROM (SELECT code FROM CPROF_STATUS ORDER BY timeNs)")" "cupti-started,cupti-conflict" "statuses"

@@ -10,6 +10,7 @@ check() { # n steps verdict
 	assert_eq "$rc" "$prc" "exit status at $1 (plain run: $(tail -2 plain.err))"
 	assert_eq "$rc" 0 "exit status at $1"
 	cmp -s plain.out prof.out || fail "stdout differs at $1: $(cat prof.out)"
+	grep -q "is not simulated" prof.err && fail "reached a simulator stub: $(grep "is not simulated" prof.err)"
 	assert_eq "$(cat prof.out)" "seed n=$1 steps=$2 shape=($1, $1)" "workload output"
 	# torch.ones x3 fill once each, then per step one GEMM (cuBLAS) and one broadcast add
 	assert_eq "$(q "p$1.db" "SELECT count(*) FROM KERNELS WHERE name LIKE '%gemm%'")" "$2" "GEMM kernels at $1"

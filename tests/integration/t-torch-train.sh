@@ -8,6 +8,7 @@ S=6
 "$SIMRUN" "$PY" "$TW" linear $S > plain.out 2> plain.err || fail "plain run: $(tail -2 plain.err)"
 "$BIN/cprof-run" -q --stacks all -o lin.db -- "$SIMRUN" "$PY" "$TW" linear $S > prof.out 2> prof.err || fail "cprof-run linear"
 cmp -s plain.out prof.out || fail "stdout differs: $(cat prof.out)"
+grep -q "is not simulated" prof.err && fail "reached a simulator stub: $(grep "is not simulated" prof.err)"
 # forward: one cuBLASLt GEMM with the bias epilogue per step; backward: one weight-gradient GEMM per step
 assert_eq "$(q lin.db "SELECT count(*) FROM GEMMS WHERE api='cublasLtMatmul'")" $S "forward GEMMs"
 assert_eq "$(q lin.db "SELECT count(*) FROM GEMMS WHERE api='cublasGemmEx'")" $S "backward GEMMs"
@@ -27,6 +28,7 @@ R=5
 "$SIMRUN" "$PY" "$TW" graph $R > gplain.out 2> gplain.err || fail "plain graph run: $(tail -2 gplain.err)"
 "$BIN/cprof-run" -q -o g.db -- "$SIMRUN" "$PY" "$TW" graph $R > gprof.out 2> gprof.err || fail "cprof-run graph"
 cmp -s gplain.out gprof.out || fail "graph stdout differs: $(cat gprof.out)"
+grep -q "is not simulated" gprof.err && fail "reached a simulator stub: $(grep "is not simulated" gprof.err)"
 assert_eq "$(q g.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId > 0")" $((2 * R)) "replayed kernels"
 assert_eq "$(q g.db "SELECT count(DISTINCT graphNodeId) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId > 0")" 2 "graph nodes"
 assert_eq "$(q g.db "SELECT count(DISTINCT correlationId) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphId > 0")" $R "one correlation per replay"
