@@ -135,15 +135,17 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 	$(Q)$(WORKLOAD_NVCC) -I$(CUPTI_INC) -o $@ $< -L$(CUPTI_LIBDIR) -lcupti
 
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
-	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo
+	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo \
+	$(BUILD)/tests/sample_device $(BUILD)/tests/sample_streams $(BUILD)/tests/sample_graph $(BUILD)/tests/sample_blas
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"
 	$(Q)CK_DEFAULT_TIMEOUT=60 $(BUILD)/tests/unit
 	@echo "== simulated GPU self-test"
 	$(Q)$(MAKE) --no-print-directory simgpu-test
-	@echo "== integration tests"
+	@echo "== test set-up: virtualenvs from PyPI (once; CPROF_TORCH_VENV=DIR reuses one with torch)"
 	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/setup-venvs
+	@echo "== integration tests"
 	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/run.sh
 
 demo: $(DEPS_STAMP) binaries

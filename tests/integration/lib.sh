@@ -25,14 +25,18 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 need_venv() {
 	[ -f "$1/.cprof-ready" ] && return 0
 	[ -f "$1.skip" ] && skip "$(cat "$1.skip")"
+	[ -f "$1.log" ] && fail "no virtualenv at $1: its install failed: $(tail -3 "$1.log")"
 	fail "no virtualenv at $1: run tests/integration/setup-venvs (make check does)"
 }
-# PyTorch from PyPI (CPROF_TORCH_VENV names one made elsewhere). Sets TORCH_PY and TORCH_LIB (the wheel's
-# CUDA libraries).
+# PyTorch from PyPI, the version in tests/integration/torch-version (CPROF_TORCH_VENV names a virtualenv made
+# elsewhere). Sets TORCH_PY and TORCH_LIB (the wheel's CUDA libraries).
 need_torch() {
-	local v=${CPROF_TORCH_VENV:-$BUILD/venv-torch}
-	need_venv "$v"
+	local v=${CPROF_TORCH_VENV:-$BUILD/venv-torch} want
+	want=$(cat "$ROOT/tests/integration/torch-version")
+	[ -n "${CPROF_TORCH_VENV:-}" ] || need_venv "$v"
 	TORCH_PY=$v/bin/python
+	"$TORCH_PY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$want')" 2>/dev/null ||
+		fail "no torch $want in $v (make check runs tests/integration/setup-venvs; CPROF_TORCH_VENV=DIR)"
 	TORCH_LIB=$("$TORCH_PY" -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13", "lib"))') ||
 		fail "the torch virtualenv has no nvidia/cu13 libraries"
 }
