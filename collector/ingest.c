@@ -427,8 +427,12 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 			 sig_name(in->interrupt_signal));
 	if (failed)
 		reason = "the profile could not be written (disk full?); later events were not stored";
+	else if (in->lost_spool_full)
+		reason = "out of disk space: events that reached the collector could not be spooled";
 	else if (!clean)
 		reason = "collector stopped before the run ended";
+	else if (in->lost_unstored)
+		reason = "the collector was stopped before it stored all it had received";
 	else if (in->interrupt_signal > 0)
 		reason = interrupted;
 	else if (in->lost)
@@ -437,7 +441,11 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		reason = "malformed frames were dropped";
 	else if (missing_bye)
 		reason = "a process ended without saying goodbye (killed, or still running)";
-	cprof_store_meta_int(s, "lost_events", (int64_t)in->lost);
+	/* losses by cause: in the producers (rings full), at the spool (disk full), after it (not stored) */
+	cprof_store_meta_int(s, "lost_events", (int64_t)(in->lost + in->lost_spool_full + in->lost_unstored));
+	cprof_store_meta_int(s, "lost_producers", (int64_t)in->lost);
+	cprof_store_meta_int(s, "lost_spool_full", (int64_t)in->lost_spool_full);
+	cprof_store_meta_int(s, "lost_unstored", (int64_t)in->lost_unstored);
 	cprof_store_meta_int(s, "bad_frames", (int64_t)in->bad_frames);
 	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);

@@ -35,7 +35,9 @@ struct cprof_ingest {
 	uint64_t gpu_records;
 	uint64_t stacks;
 	uint64_t nvtx_events;     /* of events: NVTX annotations, not CUDA calls */
-	uint64_t lost;
+	uint64_t lost;            /* what the producers said they dropped (rings full, collector gone) */
+	uint64_t lost_spool_full; /* records that arrived when the spool had no room (disk full) */
+	uint64_t lost_unstored;   /* records spooled but not stored (store failed, cprofd stopped) */
 	uint64_t processes;
 	int run_ended;
 	struct cprof_wire_run_end run_end;
