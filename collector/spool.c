@@ -20,8 +20,8 @@
 
 #define IN_CAP      (1u << 20)        /* one read of the FIFO at most (the pipe holds 1 MiB) */
 #define CHUNK       (1u << 20)        /* what the writer reads from the spool and feeds at once */
-#define RESET_BYTES (4u << 20)        /* a caught-up writer lets the intake empty a file this big */
-#define PUNCH_BYTES (8u << 20)        /* a lagging writer gives back the disk space of what it stored */
+#define RESET_BYTES (64u << 10)       /* a caught-up writer lets the intake empty a file this big */
+#define PUNCH_BYTES (1u << 20)        /* a lagging writer gives back the disk space of what it stored */
 #define IDLE_MS     50                /* an idle writer still commits (the store's 200 ms bound) */
 
 struct cprof_spool {
