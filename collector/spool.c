@@ -32,7 +32,7 @@ struct cprof_spool {
 	pthread_cond_t wake;
 	/* under lock: the spool holds [rd, end); the writer is between taking a range and storing it */
 	uint64_t rd, end, punched;
-	int reading, waiting, intake_done;
+	int reading, writing, waiting, intake_done;
 	uint64_t deadline_ns;
 	atomic_int failed;
 	/* intake's own */
@@ -198,6 +198,11 @@ static void *writer_main(void *arg)
 				  (off_t)(punch_to - punch_from));
 		pthread_mutex_lock(&sp->lock);
 		sp->reading = 0;
+		/* caught up, and the intake is not writing: the file is emptied here too, so that it stays small */
+		if (sp->rd == sp->end && !sp->writing && sp->end > 0 && ftruncate(sp->fd, 0) == 0) {
+			sp->rd = sp->end = sp->punched = 0;
+			sp->st.resets++;
+		}
 		pthread_mutex_unlock(&sp->lock);
 	}
 	if (catchup_from)
@@ -313,6 +318,7 @@ static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, co
 		return;
 	pthread_mutex_lock(&sp->lock);
 	at = sp->end;
+	sp->writing = 1;
 	pthread_mutex_unlock(&sp->lock);
 	if (at >= RESET_BYTES && try_reset(sp))
 		at = 0;
@@ -322,6 +328,9 @@ static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, co
 		err = append(sp, buf, len, at);
 	}
 	if (err < 0) {
+		pthread_mutex_lock(&sp->lock);
+		sp->writing = 0;
+		pthread_mutex_unlock(&sp->lock);
 		if (!sp->warned_full++)
 			pr_warn("cannot write the profile's spool (%s): events are dropped and counted as lost until there is room",
 				strerror(-err));
@@ -334,6 +343,7 @@ static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, co
 	sp->st.records += w->records;
 	pthread_mutex_lock(&sp->lock);
 	sp->end = at + len;
+	sp->writing = 0;
 	lag = sp->end - sp->rd;
 	if (sp->waiting)
 		pthread_cond_signal(&sp->wake);
