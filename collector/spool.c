@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ struct cprof_spool {
 	size_t ilen;
 	int run_ended;
 	int warned_full;
+	uint64_t max_bytes;      /* CPROF_SPOOL_MAX_MB: the disk the spool may take; 0 = what the disk has */
 	struct cprof_spool_stats st;
 };
 
@@ -113,6 +115,16 @@ static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t off)
 
 /* ---- writer thread ---- */
 
+static void set_idle(int idle)
+{
+	struct sched_param p = { 0 };
+
+	if (getenv("CPROF_SPOOL_WRITER_NORMAL"))
+		return; /* for comparing, in make bench */
+	/* SCHED_IDLE and back need no privilege (RLIMIT_NICE permitting); failing, the writer just competes */
+	pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER, &p);
+}
+
 static void *writer_main(void *arg)
 {
 	struct cprof_spool *sp = arg;
@@ -122,12 +134,19 @@ static void *writer_main(void *arg)
 	int counting = 0;
 	uint64_t catchup_from = 0;
 
+	/* during the run the writer gets only CPU nobody else wants: the target's flusher and the intake must
+	 * never wait for it (on a 2-core machine SQLite would otherwise take the core the flusher needs, and the
+	 * rings overflow); once the intake is done it runs as any thread */
+	/* a test knob: store nothing until the target is gone, as a writer far behind would */
+	int hold = getenv("CPROF_SPOOL_HOLD") != NULL;
+
+	set_idle(1);
 	for (;;) {
 		uint64_t from, take, punch_to = 0, punch_from = 0;
 		int done = 0;
 
 		pthread_mutex_lock(&sp->lock);
-		while (sp->rd == sp->end && !sp->intake_done) {
+		while (!sp->intake_done && (sp->rd == sp->end || hold)) {
 			struct timespec ts;
 
 			sp->waiting = 1;
@@ -148,8 +167,10 @@ static void *writer_main(void *arg)
 			}
 		}
 		sp->waiting = 0;
-		if (sp->intake_done && catchup_from == 0)
+		if (sp->intake_done && catchup_from == 0) {
 			catchup_from = cprof_now_ns();
+			set_idle(0);
+		}
 		if (sp->rd == sp->end)
 			done = 1;
 		from = sp->rd;
@@ -244,6 +265,8 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 	if (sp == NULL)
 		return -ENOMEM;
 	sp->in = in;
+	if (getenv("CPROF_SPOOL_MAX_MB"))
+		sp->max_bytes = strtoull(getenv("CPROF_SPOOL_MAX_MB"), NULL, 10) << 20;
 	sp->ib = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
 	if (sp->ib == NULL) {
 		ret = -ENOMEM;
@@ -322,10 +345,10 @@ static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, co
 	pthread_mutex_unlock(&sp->lock);
 	if (at >= RESET_BYTES && try_reset(sp))
 		at = 0;
-	err = append(sp, buf, len, at);
+	err = sp->max_bytes && at + len > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
 	if (err < 0 && at > 0 && try_reset(sp)) {
 		at = 0;
-		err = append(sp, buf, len, at);
+		err = sp->max_bytes && len > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
 	}
 	if (err < 0) {
 		pthread_mutex_lock(&sp->lock);
