@@ -41,6 +41,7 @@ struct cprof_spool {
 	size_t ilen;
 	int run_ended;
 	int warned_full;
+	uint64_t cpu0;           /* the intake thread's CPU before its first read (the store's set-up is not intake) */
 	uint64_t max_bytes;      /* CPROF_SPOOL_MAX_MB: the disk the spool may take; 0 = what the disk has */
 	struct cprof_spool_stats st;
 };
@@ -285,6 +286,7 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 		close(sp->fd);
 		goto out;
 	}
+	sp->cpu0 = thread_cpu_ns();
 	*out = sp;
 	return 0;
 out:
@@ -417,7 +419,7 @@ int cprof_spool_finish(struct cprof_spool *sp, uint64_t deadline_ns, struct cpro
 	/* a torn frame at the end goes to the writer too: its ingest counts it as malformed, as before */
 	spool_out(sp, sp->ib, sp->ilen, &w);
 	sp->ilen = 0;
-	sp->st.intake_cpu_ns = thread_cpu_ns();
+	sp->st.intake_cpu_ns = thread_cpu_ns() - sp->cpu0;
 	pthread_mutex_lock(&sp->lock);
 	sp->intake_done = 1;
 	sp->deadline_ns = deadline_ns;
