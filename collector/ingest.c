@@ -276,7 +276,7 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		p->lost += l->lost;
 		in->lost += l->lost;
 		/* each one kept, so the profile shows when the drops happened (a stalled collector, a burst) */
-		return store_ok(in, cprof_store_lost(in->store, p->proc_id, p->pid, l)) < 0 ? -EIO : 0;
+		return store_ok(in, cprof_store_lost(in->store, p->proc_id, p->pid, l, in->arrival_ns)) < 0 ? -EIO : 0;
 	}
 	case CPROF_MSG_BYE: {
 		const struct cprof_wire_bye *b = (const void *)(h + 1);

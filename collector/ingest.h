@@ -43,6 +43,7 @@ struct cprof_ingest {
 	struct cprof_wire_run_end run_end;
 	int interrupt_signal;     /* cprof-run forwarded this signal to the target (SIGINT, SIGTERM, ...) */
 	int store_failed;
+	uint64_t arrival_ns;      /* when the bytes being fed reached cprofd (the spool's writer stores later); 0: now */
 	struct cprof_nvtx *nvtx;  /* NVTX pairing state (collector/nvtx.c), NULL until the first annotation */
 };
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define PR_FMT "cprofd"
@@ -20,7 +21,6 @@
 #include "collector/store.h"
 
 #define IN_CAP      (1u << 20)        /* one read of the FIFO at most (the pipe holds 1 MiB) */
-#define CHUNK       (1u << 20)        /* what the writer reads from the spool and feeds at once */
 #define RESET_BYTES (64u << 10)       /* a caught-up writer lets the intake empty a file this big */
 #define PUNCH_BYTES (1u << 20)        /* a lagging writer gives back the disk space of what it stored */
 #define IDLE_MS     50                /* an idle writer still commits (the store's 200 ms bound) */
@@ -45,6 +45,14 @@ struct cprof_spool {
 	uint64_t max_bytes;      /* CPROF_SPOOL_MAX_MB: the disk the spool may take; 0 = what the disk has */
 	struct cprof_spool_stats st;
 };
+
+/* The spool is a sequence of batches, each one read of the FIFO's whole frames behind this header. */
+struct batch_hdr {
+	uint32_t magic;
+	uint32_t len;        /* bytes of frames that follow */
+	uint64_t arrival_ns; /* when they were read: LOST records say when the drops were reported */
+};
+#define BATCH_MAGIC 0x4c4f5053u /* "SPOL" */
 
 struct walk {
 	uint64_t frames, records;
@@ -130,17 +138,17 @@ static void *writer_main(void *arg)
 {
 	struct cprof_spool *sp = arg;
 	struct cprof_store *store = sp->in->store;
-	uint8_t *buf = malloc(CHUNK + CPROF_WIRE_MAX_FRAME);
-	size_t carry = 0; /* counting mode: a partial frame from the previous chunk */
+	uint8_t *buf = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
+	struct batch_hdr bh;
 	int counting = 0;
 	uint64_t catchup_from = 0;
+
+	/* a test knob: store nothing until the target is gone, as a writer far behind would */
+	int hold = getenv("CPROF_SPOOL_HOLD") != NULL;
 
 	/* during the run the writer gets only CPU nobody else wants: the target's flusher and the intake must
 	 * never wait for it (on a 2-core machine SQLite would otherwise take the core the flusher needs, and the
 	 * rings overflow); once the intake is done it runs as any thread */
-	/* a test knob: store nothing until the target is gone, as a writer far behind would */
-	int hold = getenv("CPROF_SPOOL_HOLD") != NULL;
-
 	set_idle(1);
 	for (;;) {
 		uint64_t from, take, punch_to = 0, punch_from = 0;
@@ -175,7 +183,6 @@ static void *writer_main(void *arg)
 		if (sp->rd == sp->end)
 			done = 1;
 		from = sp->rd;
-		take = sp->end - sp->rd < CHUNK ? sp->end - sp->rd : CHUNK;
 		sp->reading = !done;
 		if (sp->deadline_ns && !counting && cprof_now_ns() > sp->deadline_ns)
 			counting = 1;
@@ -183,27 +190,32 @@ static void *writer_main(void *arg)
 		if (done)
 			break;
 
-		if (buf == NULL || pread_all(sp->fd, buf + carry, take, from) < 0) {
-			/* unreadable spool (out of memory, an I/O error): what it holds is lost, and counted */
-			if (!counting)
-				pr_err("cannot read the spool: %s", buf ? strerror(errno) : "out of memory");
-			counting = 1;
+		take = sizeof(bh);
+		if (buf == NULL || pread_all(sp->fd, (uint8_t *)&bh, sizeof(bh), from) < 0 || bh.magic != BATCH_MAGIC ||
+		    bh.len > IN_CAP + CPROF_WIRE_MAX_FRAME || pread_all(sp->fd, buf, bh.len, from + sizeof(bh)) < 0) {
+			/* an unreadable spool (out of memory, an I/O error): what it holds is lost, and counted */
+			pr_err("cannot read the spool: %s", buf ? strerror(errno) : "out of memory");
+			pthread_mutex_lock(&sp->lock);
+			take = sp->end - from;
+			pthread_mutex_unlock(&sp->lock);
 			sp->st.lost_unstored_records += take / sizeof(struct cprof_wire_api); /* an estimate */
-			carry = 0;
+			counting = 1;
 		} else if (!counting) {
-			if (cprof_ingest_feed(sp->in, buf, take) < 0) {
+			take += bh.len;
+			sp->in->arrival_ns = bh.arrival_ns;
+			if (cprof_ingest_feed(sp->in, buf, bh.len) < 0) {
 				/* the store failed (disk full): what is left is counted, not stored */
 				atomic_store(&sp->failed, 1);
 				sp->in->store_failed = 1;
 				counting = 1;
 			}
+			sp->in->arrival_ns = 0;
 		} else {
 			struct walk w = { 0 };
-			size_t used = walk(buf, carry + take, &w);
 
+			take += bh.len;
+			walk(buf, bh.len, &w);
 			sp->st.lost_unstored_records += w.records;
-			carry = carry + take - used;
-			memmove(buf, buf + used, carry);
 		}
 
 		pthread_mutex_lock(&sp->lock);
@@ -312,10 +324,15 @@ static int try_reset(struct cprof_spool *sp)
 
 static int append(struct cprof_spool *sp, const uint8_t *buf, size_t len, uint64_t at)
 {
-	size_t put = 0;
+	struct batch_hdr bh = { .magic = BATCH_MAGIC, .len = (uint32_t)len, .arrival_ns = cprof_now_ns() };
+	size_t put = 0, total = sizeof(bh) + len;
 
-	while (put < len) {
-		ssize_t n = pwrite(sp->fd, buf + put, len - put, (off_t)(at + put));
+	while (put < total) {
+		struct iovec iov[2] = { { (uint8_t *)&bh + put, put < sizeof(bh) ? sizeof(bh) - put : 0 },
+					{ (uint8_t *)buf + (put > sizeof(bh) ? put - sizeof(bh) : 0),
+					  put > sizeof(bh) ? total - put : len } };
+		ssize_t n = put < sizeof(bh) ? pwritev(sp->fd, iov, 2, (off_t)(at + put))
+					     : pwrite(sp->fd, iov[1].iov_base, iov[1].iov_len, (off_t)(at + put));
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -336,7 +353,7 @@ static int append(struct cprof_spool *sp, const uint8_t *buf, size_t len, uint64
 /* Spools buf's whole frames; when there is no room for them they are dropped, and counted by cause. */
 static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, const struct walk *w)
 {
-	uint64_t at, lag;
+	uint64_t at, lag, foot = sizeof(struct batch_hdr) + len;
 	int err;
 
 	if (len == 0)
@@ -347,10 +364,10 @@ static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, co
 	pthread_mutex_unlock(&sp->lock);
 	if (at >= RESET_BYTES && try_reset(sp))
 		at = 0;
-	err = sp->max_bytes && at + len > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
+	err = sp->max_bytes && at + foot > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
 	if (err < 0 && at > 0 && try_reset(sp)) {
 		at = 0;
-		err = sp->max_bytes && len > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
+		err = sp->max_bytes && foot > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
 	}
 	if (err < 0) {
 		pthread_mutex_lock(&sp->lock);
@@ -367,7 +384,7 @@ static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, co
 	sp->st.frames += w->frames;
 	sp->st.records += w->records;
 	pthread_mutex_lock(&sp->lock);
-	sp->end = at + len;
+	sp->end = at + foot;
 	sp->writing = 0;
 	lag = sp->end - sp->rd;
 	if (sp->waiting)

@@ -31,7 +31,9 @@ int cprof_store_symbolize(struct cprof_store *s);
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id);
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w);
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
-int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l);
+/* time_ns: when the frame reached the collector (0: now) */
+int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l,
+		     uint64_t time_ns);
 /* The THREADS summary of what was stored, committed (store_close does it if not done). */
 int cprof_store_threads(struct cprof_store *s);
 /* Drops the open transaction (after a failed write, e.g. a full disk). */
