@@ -165,8 +165,11 @@ int main(int argc, char **argv)
 		}
 	}
 	/* the FIFO is no longer read: the writer catches up with the spool (or stops at the deadline) */
-	if (cprof_spool_finish(spool, deadline, &st) < 0)
+	if (cprof_spool_finish(spool, deadline, &st) < 0 && rc != EXIT_STORE) {
+		/* the store failed while the writer caught up after the run */
+		pr_err("cannot write the profile %s; the profile keeps what was committed", db);
 		rc = EXIT_STORE;
+	}
 	getrusage(RUSAGE_SELF, &ru);
 	in.lost_spool_full = st.lost_full_records;
 	in.lost_unstored = st.lost_unstored_records;

@@ -4,7 +4,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,32 +123,20 @@ static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t off)
 
 /* ---- writer thread ---- */
 
-static void set_idle(int idle)
-{
-	struct sched_param p = { 0 };
-
-	if (getenv("CPROF_SPOOL_WRITER_NORMAL"))
-		return; /* for comparing, in make bench */
-	/* SCHED_IDLE and back need no privilege (RLIMIT_NICE permitting); failing, the writer just competes */
-	pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER, &p);
-}
-
 static void *writer_main(void *arg)
 {
 	struct cprof_spool *sp = arg;
 	struct cprof_store *store = sp->in->store;
 	uint8_t *buf = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
 	struct batch_hdr bh;
-	int counting = 0;
+	int counting = 0, first_rows = 0;
 	uint64_t catchup_from = 0;
 
 	/* a test knob: store nothing until the target is gone, as a writer far behind would */
 	int hold = getenv("CPROF_SPOOL_HOLD") != NULL;
 
-	/* during the run the writer gets only CPU nobody else wants: the target's flusher and the intake must
-	 * never wait for it (on a 2-core machine SQLite would otherwise take the core the flusher needs, and the
-	 * rings overflow); once the intake is done it runs as any thread */
-	set_idle(1);
+	/* the writer keeps the normal priority: run as SCHED_IDLE on a busy machine it stored nothing during the
+	 * run (a killed collector then kept nothing), and an unprivileged thread cannot get its priority back */
 	for (;;) {
 		uint64_t from, take, punch_to = 0, punch_from = 0;
 		int done = 0;
@@ -178,7 +165,6 @@ static void *writer_main(void *arg)
 		sp->waiting = 0;
 		if (sp->intake_done && catchup_from == 0) {
 			catchup_from = cprof_now_ns();
-			set_idle(0);
 		}
 		if (sp->rd == sp->end)
 			done = 1;
@@ -210,6 +196,14 @@ static void *writer_main(void *arg)
 				counting = 1;
 			}
 			sp->in->arrival_ns = 0;
+			/* the run's first rows are committed at once: a collector killed early still leaves some */
+			if (!first_rows && cprof_store_rows(store) > 0) {
+				first_rows = 1;
+				if (cprof_store_commit(store, 1) < 0 && !atomic_exchange(&sp->failed, 1)) {
+					sp->in->store_failed = 1;
+					counting = 1;
+				}
+			}
 		} else {
 			struct walk w = { 0 };
 
