@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +268,7 @@ static int spool_file(const char *db_path)
 int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof_ingest *in)
 {
 	struct cprof_spool *sp = calloc(1, sizeof(*sp));
+	sigset_t all, old;
 	int ret;
 
 	if (sp == NULL)
@@ -287,7 +289,11 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 	}
 	pthread_mutex_init(&sp->lock, NULL);
 	pthread_cond_init(&sp->wake, NULL);
+	/* signals (SIGTERM, cprof-run's SIGUSR1) stay with the intake thread, whose loop acts on them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	ret = -pthread_create(&sp->writer, NULL, writer_main, sp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret < 0) {
 		close(sp->fd);
 		goto out;
