@@ -303,7 +303,7 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		p->lost += l->lost;
 		in->lost += l->lost;
 		/* each one kept, so the profile shows when the drops happened (a stalled collector, a burst) */
-		return store_ok(in, cprof_store_lost(in->store, p->proc_id, p->pid, l)) < 0 ? -EIO : 0;
+		return store_ok(in, cprof_store_lost(in->store, p->proc_id, p->pid, l, in->arrival_ns)) < 0 ? -EIO : 0;
 	}
 	case CPROF_MSG_BYE: {
 		const struct cprof_wire_bye *b = (const void *)(h + 1);
@@ -417,12 +417,20 @@ static const char *sig_name(int sig)
 	return "a signal";
 }
 
+static void add_reason(char *buf, size_t size, const char *r)
+{
+	size_t n = strlen(buf);
+
+	if (n < size - 1)
+		snprintf(buf + n, size - n, "%s%s", n ? "; " : "", r);
+}
+
 int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 {
 	struct cprof_store *s = in->store;
 	uint64_t missing_bye = 0;
 	const char *reason = NULL;
-	char interrupted[96];
+	char interrupted[96], reasons[640] = "";
 	int failed = in->store_failed;
 	size_t i;
 
@@ -454,21 +462,32 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	if (in->interrupt_signal > 0)
 		snprintf(interrupted, sizeof(interrupted), "interrupted by %s: the run was stopped before the program finished",
 			 sig_name(in->interrupt_signal));
+	/* every reason that applies, the gravest first: one cause (lost events) must not hide another (a process
+	 * still running) */
 	if (failed)
-		reason = "the profile could not be written (disk full?); later events were not stored";
-	else if (!clean)
-		reason = "collector stopped before the run ended";
-	else if (in->interrupt_signal > 0)
-		reason = interrupted;
-	else if (in->lost)
-		reason = "events were lost";
-	else if (in->bad_frames || in->dropped_frames)
-		reason = "malformed frames were dropped";
-	else if (missing_bye && in->crashed >= missing_bye)
-		reason = "a process was ended by a fatal signal (see how each ended)";
+		add_reason(reasons, sizeof(reasons), "the profile could not be written (disk full?); later events were not stored");
+	if (in->lost_spool_full)
+		add_reason(reasons, sizeof(reasons), "out of disk space: events that reached the collector could not be spooled");
+	if (!clean && !failed)
+		add_reason(reasons, sizeof(reasons), "collector stopped before the run ended");
+	if (in->lost_unstored)
+		add_reason(reasons, sizeof(reasons), "the collector was stopped before it stored all it had received");
+	if (in->interrupt_signal > 0)
+		add_reason(reasons, sizeof(reasons), interrupted);
+	if (in->lost)
+		add_reason(reasons, sizeof(reasons), "events were lost");
+	if (in->bad_frames || in->dropped_frames)
+		add_reason(reasons, sizeof(reasons), "malformed frames were dropped");
+	if (missing_bye && in->crashed >= missing_bye)
+		add_reason(reasons, sizeof(reasons), "a process was ended by a fatal signal (see how each ended)");
 	else if (missing_bye)
-		reason = "a process ended without saying goodbye (killed, or still running)";
-	cprof_store_meta_int(s, "lost_events", (int64_t)in->lost);
+		add_reason(reasons, sizeof(reasons), "a process ended without saying goodbye (killed, or still running)");
+	reason = reasons[0] ? reasons : NULL;
+	/* losses by cause: in the producers (rings full), at the spool (disk full), after it (not stored) */
+	cprof_store_meta_int(s, "lost_events", (int64_t)(in->lost + in->lost_spool_full + in->lost_unstored));
+	cprof_store_meta_int(s, "lost_producers", (int64_t)in->lost);
+	cprof_store_meta_int(s, "lost_spool_full", (int64_t)in->lost_spool_full);
+	cprof_store_meta_int(s, "lost_unstored", (int64_t)in->lost_unstored);
 	cprof_store_meta_int(s, "bad_frames", (int64_t)in->bad_frames);
 	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);

@@ -546,9 +546,10 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 	return ret;
 }
 
-int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l)
+int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l,
+		     uint64_t time_ns)
 {
-	int64_t v[] = { proc_id, pid, (int64_t)cprof_now_ns(), (int64_t)l->lost, (int64_t)l->emitted };
+	int64_t v[] = { proc_id, pid, (int64_t)(time_ns ? time_ns : cprof_now_ns()), (int64_t)l->lost, (int64_t)l->emitted };
 
 	return insert_ints(s, s->st[ST_LOST], v, 5, "insert lost");
 }

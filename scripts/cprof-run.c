@@ -394,6 +394,7 @@ int main(int argc, char **argv)
 	struct sigaction sa, pipe_orig;
 	ssize_t n;
 	int child_errno = 0;
+	uint64_t t_end;
 
 	while ((opt = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -589,11 +590,17 @@ int main(int argc, char **argv)
 	/* the target's writes are all in the FIFO now; RUN_END lands behind them */
 	if (send_run_end(fifo, status, sig) < 0)
 		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");
+	t_end = cprof_now_ns();
 	rc = wait_collector(collector, grace_s);
+	t_end = cprof_now_ns() - t_end;
 	unlink(fifo);
 	rmdir(rundir);
 	if (rc != 0)
 		pr_warn("collector exited with status %d; the profile may be incomplete", rc);
+	if (!quiet && t_end > 1000000000ull)
+		/* the collector spooled the run at pipe speed; its writer stored the backlog after the exit */
+		fprintf(stderr, "cprof: the profile took %.1f s to finish after the program exited (storing what the collector had spooled)\n",
+			t_end / 1e9);
 	if (!quiet && access(db, R_OK) == 0)
 		summary(self_dir, db);
 	if (html && access(db, R_OK) == 0) {
