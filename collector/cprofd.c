@@ -146,11 +146,10 @@ int main(int argc, char **argv)
 	/* from here until cprof_spool_finish, the writer thread alone uses in and store */
 	if (cprof_spool_open(&spool, db, &in) < 0)
 		return EXIT_STORE;
-	if (ready_fd >= 0) {
-		if (write(ready_fd, "R", 1) != 1)
-			pr_warn("cannot tell cprof-run that the collector is ready");
-		close(ready_fd);
-	}
+	/* the same pipe says later when the intake is done ('D'): cprof-run's grace period for processes left
+	 * running covers the intake, not the writer catching up */
+	if (ready_fd >= 0 && write(ready_fd, "R", 1) != 1)
+		pr_warn("cannot tell cprof-run that the collector is ready");
 
 	for (;;) {
 		ssize_t n = cprof_spool_intake(spool, fd, run_ended ? 10 : 100);
@@ -198,6 +197,11 @@ int main(int argc, char **argv)
 		}
 	}
 	/* the FIFO is no longer read: the writer catches up with the spool (or stops at the deadline) */
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "D", 1) != 1)
+			pr_dbg("cprof-run no longer listens");
+		close(ready_fd);
+	}
 	if (cprof_spool_finish(spool, deadline, &st) < 0 && rc != EXIT_STORE) {
 		/* the store failed while the writer caught up after the run */
 		pr_err("cannot write the profile %s; the profile keeps what was committed", db);

@@ -201,7 +201,9 @@ static int target_env(const char *lib, const char *unwind, const char *fifo, int
 	return ret;
 }
 
-static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command)
+/* Starts cprofd and waits until it is ready. *drain_fd is the pipe on which it later says its intake is done
+ * (or closes, when it exits). */
+static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command, int *drain_fd)
 {
 	int ready[2], devnull;
 	struct pollfd p;
@@ -240,7 +242,7 @@ static pid_t start_collector(const char *cprofd, const char *fifo, const char *d
 		waitpid(pid, NULL, 0);
 		return -1;
 	}
-	close(ready[0]);
+	*drain_fd = ready[0];
 	return pid;
 }
 
@@ -287,17 +289,23 @@ static int collector_exit(pid_t pid, int timeout_ms)
 	return -2;
 }
 
-/* The rule for what outlives CMD: cprof-run waits for CMD itself, then at most grace_s for the collector
- * to drain (it stops once the FIFO stays quiet). Events still flowing then come from processes CMD left
- * behind (a daemon, a setsid'd grandchild): they are not waited for; the collector is told to finish,
- * and the profile keeps them without an end, marked incomplete ("still running"). Returns the
+/* The rule for what outlives CMD: cprof-run waits for CMD itself, then at most grace_s for the collector's
+ * intake to drain (it stops once the FIFO stays quiet and no process that said hello still runs). Events
+ * still flowing then come from processes CMD left behind (a daemon, a setsid'd grandchild): they are not
+ * waited for; the collector is told to finish, and the profile keeps them without an end, marked incomplete
+ * ("still running"). Storing what the intake spooled may take longer; that is waited for. Returns the
  * collector's exit status or -1. */
-static int wait_collector(pid_t pid, int grace_s)
+static int wait_collector(pid_t pid, int drain_fd, int grace_s)
 {
-	int rc = collector_exit(pid, grace_s * 1000);
+	struct pollfd p = { .fd = drain_fd, .events = POLLIN };
+	int rc, r;
 
-	if (rc != -2)
-		return rc;
+	do
+		r = poll(&p, 1, grace_s * 1000);
+	while (r < 0 && errno == EINTR);
+	close(drain_fd);
+	if (r == 1) /* 'D', or the collector is gone: either way no survivor holds it */
+		return collector_exit(pid, 600000);
 	pr_warn("events still arrive %d s after the command ended (a process it left running?); finishing the "
 		"profile without them (marked incomplete)", grace_s);
 	kill(pid, SIGTERM);
@@ -388,7 +396,7 @@ int main(int argc, char **argv)
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
-	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0, grace_s = 10;
+	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0, grace_s = 10, drain_fd = -1;
 	char *command;
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
@@ -519,7 +527,7 @@ int main(int argc, char **argv)
 	/* the target gets the SIGPIPE disposition we were given (a caller may ignore it), not ours */
 	sigaction(SIGPIPE, NULL, &pipe_orig);
 	signal(SIGPIPE, SIG_IGN);
-	collector = start_collector(cprofd, fifo, db, command ? command : "?");
+	collector = start_collector(cprofd, fifo, db, command ? command : "?", &drain_fd);
 	free(command);
 	if (collector < 0) {
 		pr_err("the collector did not start; see its message above");
@@ -591,7 +599,7 @@ int main(int argc, char **argv)
 	if (send_run_end(fifo, status, sig) < 0)
 		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");
 	t_end = cprof_now_ns();
-	rc = wait_collector(collector, grace_s);
+	rc = wait_collector(collector, drain_fd, grace_s);
 	t_end = cprof_now_ns() - t_end;
 	unlink(fifo);
 	rmdir(rundir);
