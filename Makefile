@@ -67,7 +67,7 @@ $(GEN_HOOKS): $(GEN_API)
 COMMON_SRCS    := $(wildcard common/*.c)
 PRELOAD_SRCS   := $(wildcard preload/*.c)
 COLLECTOR_SRCS := $(wildcard collector/*.c)
-REPORT_SRCS    := $(wildcard report/*.c)
+REPORT_SRCS    := $(wildcard report/*.c report/*/*.c)
 RUN_SRCS       := scripts/cprof-run.c
 
 OBJ := $(BUILD)/obj
@@ -83,7 +83,7 @@ $(OBJ)/pic/%.o: %.c $(wildcard common/*.h preload/*.h) $(GEN_API) | $(DEPS_STAMP
 	@$(if $(Q),echo "  CC(pic) $<")
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
 
-$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h) $(GEN_API) | $(DEPS_STAMP)
+$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) $(GEN_API) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(SQLITE_CFLAGS) -c -o $@ $<
@@ -116,10 +116,12 @@ binaries: $(BINARIES) simgpu
 # ---- tests ----
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
-$(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c) $(HOST_OBJS_COMMON)
+$(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c \
+	report/model/model.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c \
+	report/profile.c report/demangle.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl
+	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl -lm -lstdc++
 
 WORKLOAD_NVCC := $(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=[sm_90,compute_90]
 $(BUILD)/tests/%: tests/workloads/%.cu | $(DEPS_STAMP)

@@ -80,6 +80,8 @@ struct cprof_stats {
 	uint64_t n;
 	double total, min, max, avg, med, std;
 };
+/* The statistics of n durations sorted ascending (n > 0). */
+void cprof_stats_finish(const double *d, uint64_t n, struct cprof_stats *st);
 /* Runs sql (columns: group key INTEGER, label TEXT, duration INTEGER, rows ordered by key then duration)
  * and calls fn once per group. */
 int cprof_group_stats(sqlite3 *db, const char *sql, int64_t bind1,

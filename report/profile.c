@@ -549,7 +549,7 @@ int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem)
 	return 0;
 }
 
-static void finish_group(double *d, uint64_t n, struct cprof_stats *st)
+void cprof_stats_finish(const double *d, uint64_t n, struct cprof_stats *st)
 {
 	double sum = 0, sq = 0;
 	uint64_t i;
@@ -589,7 +589,7 @@ int cprof_group_stats(sqlite3 *db, const char *sql, int64_t bind1,
 		int64_t k = sqlite3_column_int64(st, 0);
 
 		if (n > 0 && k != key) {
-			finish_group(d, n, &s);
+			cprof_stats_finish(d, n, &s);
 			if ((ret = fn(ctx, key, label, &s)) < 0)
 				goto out;
 			n = 0;
@@ -613,7 +613,7 @@ int cprof_group_stats(sqlite3 *db, const char *sql, int64_t bind1,
 		goto out;
 	}
 	if (n > 0) {
-		finish_group(d, n, &s);
+		cprof_stats_finish(d, n, &s);
 		ret = fn(ctx, key, label, &s);
 	}
 out:

@@ -10,7 +10,7 @@ FUZZ_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -g -O1 -D_GNU_SOURCE -I. -I$(BU
 	$(FUZZ_SAN) -fsanitize=fuzzer-no-link $(SQLITE_CFLAGS)
 FUZZ_COMMON  := $(wildcard common/*.c)
 FUZZ_WIRE_SRCS    := tests/fuzz/fuzz_wire.c collector/ingest.c collector/nvtx.c collector/store.c collector/symbolize.c $(FUZZ_COMMON)
-FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c $(filter-out report/main.c,$(wildcard report/*.c)) $(FUZZ_COMMON)
+FUZZ_PROFILE_SRCS := tests/fuzz/fuzz_profile.c $(filter-out report/cmd/main.c,$(wildcard report/*.c report/*/*.c)) $(FUZZ_COMMON)
 FUZZ_BINS    := $(FUZZ_OUT)/fuzz_wire $(FUZZ_OUT)/fuzz_profile
 fuzz_objs = $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(1))
 
@@ -26,7 +26,7 @@ fuzz-build:
 	@echo "fuzz: $(FUZZ_CC) with libFuzzer not found; install clang to build the fuzz targets" && false
 endif
 
-$(FUZZ_OUT)/obj/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h) $(GEN_API) | $(DEPS_STAMP)
+$(FUZZ_OUT)/obj/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) $(GEN_API) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<

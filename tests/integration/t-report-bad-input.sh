@@ -15,4 +15,7 @@ sqlite3 other.db "CREATE TABLE x(a); INSERT INTO x VALUES(1);"
 "$BIN/cprof" report ok.db --format yaml 2>/dev/null; assert_eq $? 2 "bad format"
 "$BIN/cprof" report ok.db --top x 2>/dev/null; assert_eq $? 2 "bad --top"
 "$BIN/cprof" report ok.db >/dev/null; assert_eq $? 0 "empty profile reads"
+# a report that could not be written (disk full) is an error, never exit 0
+"$BIN/cprof" report ok.db >/dev/full 2>err.txt; assert_eq $? 2 "stdout on a full disk"
+grep -q "write failure on standard output" err.txt || fail "message: $(cat err.txt)"
 echo ok

@@ -13,6 +13,8 @@ int main(void)
 	srunner_add_suite(sr, ingest_suite());
 	srunner_add_suite(sr, symbolize_suite());
 	srunner_add_suite(sr, textsafe_suite());
+	srunner_add_suite(sr, model_suite());
+	srunner_add_suite(sr, findings_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

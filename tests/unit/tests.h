@@ -10,5 +10,7 @@ Suite *store_suite(void);
 Suite *ingest_suite(void);
 Suite *symbolize_suite(void);
 Suite *textsafe_suite(void);
+Suite *model_suite(void);
+Suite *findings_suite(void);
 
 #endif

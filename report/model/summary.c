@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
-#include "report/summary.h"
+#include "report/model/summary.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -52,21 +52,21 @@ int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struc
 	s->db = cprof_profile_open(path);
 	if (s->db == NULL)
 		return -1;
-	if (cprof_headline(s->db, 0, t, &s->v, &ph) < 0 || load_names(s->db, s) < 0) {
+	if (cprof_model_load(s->db, CPROF_MODEL_TIMELINE, &s->model) < 0 || cprof_headline(&s->model, 0, t, &s->v, &ph) < 0 ||
+	    load_names(s->db, s) < 0) {
 		free(ph);
 		cprof_summary_free(s);
 		return -1;
 	}
 	free(ph);
 	{
-		struct cprof_step *st = NULL;
-		int n = cprof_steps_load(s->db, 0, t->step_re, &st);
+		const struct cprof_step *st = NULL;
+		int n = cprof_model_steps(&s->model, 0, t->step_re, &st);
 
 		if (n > 1) {
 			s->steps = n;
 			s->step_median_ns = (double)cprof_steps_median(st, n, cprof_steps_cold(st, n) ? 1 : 0);
 		}
-		free(st);
 	}
 	s->complete = cprof_meta_int(s->db, "complete", 0) == 1;
 	cprof_meta(s->db, "incomplete_reason", s->reason, sizeof(s->reason), "");
@@ -101,6 +101,7 @@ void cprof_summary_free(struct cprof_summary *s)
 	for (i = 0; i < s->n; i++)
 		free(s->names[i].name);
 	free(s->names);
+	cprof_model_free(&s->model);
 	if (s->db)
 		sqlite3_close(s->db);
 	memset(s, 0, sizeof(*s));

@@ -6,7 +6,7 @@
 #define PR_FMT "cprof report"
 #include "common/log.h"
 #include "report/cprof.h"
-#include "report/ranges.h"
+#include "report/model/ranges.h"
 
 /* The latest time a process is known to have been alive: its exit, its last call, its last annotation. */
 const char cprof_sql_process_end[] =

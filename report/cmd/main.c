@@ -40,8 +40,16 @@ int main(int argc, char **argv)
 		return CPROF_EXIT_OK;
 	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+		if (!strcmp(argv[1], commands[i].name)) {
+			int rc = commands[i].fn(argc - 1, argv + 1);
+
+			/* a full disk or a closed pipe must not pass for a complete report (as perf and git) */
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				pr_err("write failure on standard output");
+				return CPROF_EXIT_USAGE;
+			}
+			return rc;
+		}
 	pr_err("unknown command '%s' (cprof --help lists them)", argv[1]);
 	return CPROF_EXIT_USAGE;
 }

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "report/html.h"
+#include "report/render/html.h"
 
 #define W 560 /* every chart's viewBox width */
 

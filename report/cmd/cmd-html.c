@@ -12,7 +12,7 @@
 #define PR_FMT "cprof html"
 #include "common/log.h"
 #include "common/version.h"
-#include "report/html.h"
+#include "report/render/html.h"
 
 
 static void usage(FILE *f)
@@ -464,55 +464,34 @@ static void write_footer(struct html *h)
 
 static int load_procs(struct html *h, const struct cprof_thresholds *th)
 {
-	sqlite3_stmt *st;
-	int rc, ret = 0;
+	size_t i;
 
-	if (sqlite3_prepare_v2(h->db, "SELECT id, pid, ppid, coalesce(rank, -1), coalesce(nullif(argv, ''), exe, '')"
-				      " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	for (i = 0; i < h->model.nprocs; i++) {
+		const struct cprof_proc *q = &h->model.procs[i];
 		struct html_proc *p;
-		const unsigned char *a = sqlite3_column_text(st, 4);
 
-		if (cprof_grow(&h->procs, &h->nprocs_cap, h->nprocs, sizeof(*h->procs)) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		if (cprof_grow(&h->procs, &h->nprocs_cap, h->nprocs, sizeof(*h->procs)) < 0)
+			return -ENOMEM;
 		p = &h->procs[h->nprocs];
 		memset(p, 0, sizeof(*p));
-		p->id = sqlite3_column_int64(st, 0);
-		p->pid = sqlite3_column_int64(st, 1);
-		p->ppid = sqlite3_column_int64(st, 2);
-		p->rank = sqlite3_column_int64(st, 3);
-		p->argv = strdup(a ? (const char *)a : "");
-		if (p->argv == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		p->id = q->id;
+		p->pid = q->pid;
+		p->ppid = q->ppid;
+		p->rank = q->rank;
+		p->argv = strdup(q->argv[0] ? q->argv : q->exe);
+		if (p->argv == NULL)
+			return -ENOMEM;
 		h->nprocs++;
 	}
-	if (rc != SQLITE_DONE) {
-		ret = -EIO;
-		goto out;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (h->nprocs > 1) {
-		size_t i;
-
+	if (h->nprocs > 1)
 		for (i = 0; i < h->nprocs; i++) {
 			struct cprof_phase *pp = NULL;
 
-			if (cprof_headline(h->db, h->procs[i].id, th, &h->procs[i].v, &pp) < 0) {
-				ret = -EIO;
-				goto out;
-			}
+			if (cprof_headline(&h->model, h->procs[i].id, th, &h->procs[i].v, &pp) < 0)
+				return -EIO;
 			free(pp);
 		}
-	}
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return 0;
 }
 
 /* Time 0 of the page: the first CUDA activity, counting calls only CUPTI saw (context creation inside
@@ -544,9 +523,11 @@ static int write_page(struct html *h, const struct cprof_thresholds *th)
 	int ret;
 
 	h->simulated = cprof_meta_int(h->db, "simulated_gpu", 0) == 1;
-	if ((h->nph = cprof_headline(h->db, 0, th, &h->v, &h->ph)) < 0)
+	if ((ret = cprof_model_load(h->db, CPROF_MODEL_ALL, &h->model)) < 0)
+		return ret;
+	if ((h->nph = cprof_headline(&h->model, 0, th, &h->v, &h->ph)) < 0)
 		return -EIO;
-	h->nf = cprof_findings(h->db, 0, &h->v, &h->fd);
+	h->nf = cprof_findings(&h->model, 0, &h->v, &h->fd);
 	if (h->nf < 0)
 		h->nf = 0;
 	h->n_kernel_total = (uint64_t)cprof_query_int(h->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", 0);
@@ -583,6 +564,7 @@ static void html_free(struct html *h)
 	free(h->ph);
 	free(h->fd);
 	html_tables_free(h);
+	cprof_model_free(&h->model);
 	sqlite3_close(h->db);
 }
 

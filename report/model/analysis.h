@@ -7,6 +7,8 @@
 
 #include <sqlite3.h>
 
+struct cprof_model;
+
 /* CUPTI overhead kinds that are the profiler's own cost (buffer flush, instrumentation, resources,
  * buffer requests); lazy loading and module loading are the program's cold start. */
 #define CPROF_PROFILER_OVERHEAD_KINDS "(65536, 131072, 196608, 458752)"
@@ -56,7 +58,7 @@ int cprof_name_code(char *buf, size_t size, const char *api, int code);
 
 /* Window [from, to) restricts the ops and calls considered; 0, UINT64_MAX for the whole run.
  * proc: PROCESSES.id, 0 = every process. */
-int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
+int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
 		  struct cprof_verdict *v);
 
 struct cprof_phase {
@@ -65,7 +67,7 @@ struct cprof_phase {
 };
 /* The run's verdict: from its phases when it has them (setup between phases excluded), else from
  * the whole run. Phases: the run cut at synchronising calls, or at the program's NVTX steps. *phases gets the phases (caller frees); returns their number or -1. */
-int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
+int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
 		   struct cprof_phase **phases);
 
 struct cprof_finding {
@@ -75,11 +77,11 @@ struct cprof_finding {
 	char evidence[400];
 };
 /* Every rule that fires for process proc (0 = all), given its verdict. Returns the count, *out malloc'd. */
-int cprof_findings(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out);
+int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out);
 
 /* Idle share as Holistic Trace Analysis's temporal breakdown computes it from our trace: GPU ops of all
  * streams, rounded inward to whole microseconds, window first op start to last op end. -1: no ops. */
-double cprof_hta_idle_pct(sqlite3 *db, int64_t proc);
+double cprof_hta_idle_pct(const struct cprof_model *m, int64_t proc);
 
 /* Steps: NVTX ranges matching the pattern (cprof_step_re_default when re is NULL), the outermost ones on
  * the thread that has the most, in time order. Returns the count (0: none, or no NVTX in the profile). */
@@ -95,7 +97,7 @@ uint64_t cprof_steps_median(const struct cprof_step *s, int n, int from);
 /* 1 when the first of n steps took more than 1.5x the median of the others (n >= 3) */
 int cprof_steps_cold(const struct cprof_step *s, int n);
 /* The steps section of cprof report (text, or JSON keys "step_pattern" and "steps" with a leading comma). */
-int cprof_steps_print(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, int json, size_t top);
+int cprof_steps_print(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, int json, size_t top);
 
 /* One line a person can act on. */
 void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size);

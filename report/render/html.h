@@ -7,10 +7,11 @@
 
 #include <sqlite3.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
-#include "report/ranges.h"
-#include "report/stacks.h"
+#include "report/model/model.h"
+#include "report/model/ranges.h"
+#include "report/model/stacks.h"
 
 /* Duration histograms: log-spaced bins, HTML_HIST_PER_DECADE per decade from 1 ns. */
 #define HTML_HIST_PER_DECADE 5
@@ -44,6 +45,7 @@ struct html_proc {
 struct html {
 	FILE *f;
 	sqlite3 *db;
+	struct cprof_model model; /* the profile, loaded once */
 	const char *profile;
 	int simulated;
 	struct cprof_verdict v;
@@ -58,7 +60,7 @@ struct html {
 	struct html_table kernels, memops, apis, torch;
 	struct cprof_stacks stacks;
 	struct cprof_attr_table ops, sites, chains; /* from the call stacks, when the profile has them */
-	struct cprof_step *steps;
+	const struct cprof_step *steps; /* the model's */
 	int nsteps;
 	struct cprof_range_table ranges; /* NVTX */
 	/* filled by the timeline pass */

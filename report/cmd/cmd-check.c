@@ -6,7 +6,7 @@
 #define PR_FMT "cprof check"
 #include "common/log.h"
 #include "report/cprof.h"
-#include "report/summary.h"
+#include "report/model/summary.h"
 
 /* kernels below this share of the baseline's GPU time are too small to gate on one by one */
 #define KERNEL_GATE_SHARE 0.01

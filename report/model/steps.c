@@ -4,8 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 
 const char cprof_step_re_default[] = "^(ProfilerStep#[0-9]+|[Ss]tep([ _#:-]?[0-9]+)?)$";
 
@@ -175,10 +176,10 @@ int cprof_steps_cold(const struct cprof_step *s, int n)
 }
 
 /* The steps section of cprof report: each step's time and, for the first ones shown, its own verdict. */
-int cprof_steps_print(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, int json, size_t top)
+int cprof_steps_print(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, int json, size_t top)
 {
-	struct cprof_step *s = NULL;
-	int n = cprof_steps_load(db, proc, t->step_re, &s), i, cold, shown = 0;
+	const struct cprof_step *s = NULL;
+	int n = cprof_model_steps(m, proc, t->step_re, &s), i, cold, shown = 0;
 	uint64_t med;
 	char a[32], b[32], c[32];
 
@@ -201,7 +202,7 @@ int cprof_steps_print(sqlite3 *db, int64_t proc, const struct cprof_thresholds *
 			       i == 0 && cold ? "true" : "false");
 			/* the verdict of each step, up to top (all with top 0) */
 			if ((top == 0 || (size_t)i < top) &&
-			    cprof_analyse(db, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &v) == 0)
+			    cprof_analyse(m, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &v) == 0)
 				printf(",\"verdict\":\"%s\",\"gpu_busy_pct\":%.2f", v.verdict, v.busy_pct);
 			putchar('}');
 		}
@@ -225,7 +226,7 @@ int cprof_steps_print(sqlite3 *db, int64_t proc, const struct cprof_thresholds *
 		if (n > 20 && i >= 10 && (double)(s[i].end - s[i].start) < 1.5 * (double)med)
 			continue;
 		cprof_fmt_dur(b, sizeof(b), (double)(s[i].end - s[i].start));
-		if (cprof_analyse(db, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &v) < 0)
+		if (cprof_analyse(m, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &v) < 0)
 			snprintf(v.verdict, sizeof(v.verdict), "?");
 		snprintf(c, sizeof(c), "%.0f%%", v.busy_pct);
 		printf(" %5d  %-24.24s  %12s  %8s  %-16s%s\n", i + 1, cprof_tx(s[i].name), b, c, v.verdict,
@@ -235,6 +236,5 @@ int cprof_steps_print(sqlite3 *db, int64_t proc, const struct cprof_thresholds *
 	if (shown < n)
 		printf(" (%d steps not shown: within 1.5x of the median; --top N and --format json give them)\n", n - shown);
 out:
-	free(s);
 	return n;
 }

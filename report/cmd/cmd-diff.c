@@ -6,7 +6,7 @@
 #define PR_FMT "cprof diff"
 #include "common/log.h"
 #include "report/cprof.h"
-#include "report/summary.h"
+#include "report/model/summary.h"
 
 struct change {
 	const char *name;

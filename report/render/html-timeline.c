@@ -5,7 +5,7 @@
 
 #define PR_FMT "cprof html"
 #include "common/log.h"
-#include "report/html.h"
+#include "report/render/html.h"
 
 /* A lane with more events than this is drawn as density buckets instead of one rectangle per event. */
 #define DETAIL_LIMIT 20000
@@ -323,19 +323,13 @@ static int lane_cmp(const void *x, const void *y)
  * is the CUPTI side of a hooked call says which tid it is. */
 static int map_handles(struct tl *t)
 {
-	sqlite3_stmt *st = NULL, *one = NULL;
+	sqlite3_stmt *st = NULL;
 	int ret = -EIO;
 
 	if (sqlite3_prepare_v2(t->h->db,
 			       "SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION"
 			       " SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_DRIVER",
-			       -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(t->h->db,
-			       "SELECT a.tid FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e"
-			       " ON e.processId = r.processId AND e.correlationId = r.correlationId AND e.externalKind = 5"
-			       " JOIN CPROF_API a ON a.processId = e.processId AND a.correlationId = e.externalId"
-			       " WHERE r.processId = ?1 AND r.threadId = ?2 LIMIT 1",
-			       -1, &one, NULL) != SQLITE_OK)
+			       -1, &st, NULL) != SQLITE_OK)
 		goto out;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct handle_map *m;
@@ -347,17 +341,13 @@ static int map_handles(struct tl *t)
 		m = &t->hmap[t->nhmap++];
 		m->proc = sqlite3_column_int64(st, 0);
 		m->handle = sqlite3_column_int64(st, 1);
-		m->tid = 0;
-		sqlite3_reset(one);
-		sqlite3_bind_int64(one, 1, m->proc);
-		sqlite3_bind_int64(one, 2, m->handle);
-		if (sqlite3_step(one) == SQLITE_ROW)
-			m->tid = sqlite3_column_int64(one, 0);
+		/* the model's map, the same as the trace's; 0 when the handle made no hooked call */
+		if (!cprof_model_tid(&t->h->model, m->proc, m->handle, &m->tid))
+			m->tid = 0;
 	}
 	ret = 0;
 out:
 	sqlite3_finalize(st);
-	sqlite3_finalize(one);
 	return ret;
 }
 

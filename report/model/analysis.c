@@ -8,8 +8,9 @@
 #define PR_FMT "cprof"
 #include "common/log.h"
 #include "common/cuda-errors.h"
-#include "report/analysis.h"
+#include "report/model/analysis.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 
 #define PHASE_MIN_KERNELS 8   /* a piece between two syncs with fewer kernels is folded into the next */
 #define PHASE_MAX_PIECES 128 /* pieces analysed at most */
@@ -25,21 +26,13 @@ void cprof_thresholds_default(struct cprof_thresholds *t)
 	t->include_startup = 0;
 }
 
-/* ?1 process (0 = all), ?2 from, ?3 to: the filter every query below shares */
-#define PROC_WIN " (?1 = 0 OR processId = ?1) AND start >= ?2 AND start < ?3 "
+/* the process filter every window below shares: proc 0 is every process */
+#define IN_PROC(x) (proc == 0 || (x).proc == proc)
 
-static sqlite3_stmt *prep(sqlite3 *db, const char *sql, int64_t proc, uint64_t from, uint64_t to)
+/* SQL compared times as signed 64-bit integers: a window's end beyond that is the end of time */
+static uint64_t clamp_end(uint64_t to)
 {
-	sqlite3_stmt *st;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		pr_err("query failed: %s", sqlite3_errmsg(db));
-		return NULL;
-	}
-	sqlite3_bind_int64(st, 1, proc);
-	sqlite3_bind_int64(st, 2, (int64_t)from);
-	sqlite3_bind_int64(st, 3, to > INT64_MAX ? INT64_MAX : (int64_t)to);
-	return st;
+	return to > INT64_MAX ? INT64_MAX : to;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -76,21 +69,20 @@ struct gap {
 
 /* Host-wait gaps, then the outermost CUDA calls that overlap them: how much of the GPU's wait was
  * the host inside the CUDA API (launch cost) rather than in its own code. */
-static uint64_t api_time_in(sqlite3 *db, int64_t proc, const struct gap *g, size_t n, uint64_t from, uint64_t to)
+static uint64_t api_time_in(const struct cprof_model *m, int64_t proc, const struct gap *g, size_t n, uint64_t from,
+			    uint64_t to)
 {
-	sqlite3_stmt *st;
 	uint64_t sum = 0;
-	size_t i = 0;
+	size_t i = 0, c;
 
 	if (n == 0)
 		return 0;
-	st = prep(db, "SELECT start, end FROM CPROF_API WHERE" PROC_WIN "AND nested = 0 ORDER BY start", proc, from, to);
-	if (st == NULL)
-		return 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		uint64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+	for (c = cprof_model_calls_from(m, from); c < m->ncalls && m->calls[c].start < to; c++) {
+		uint64_t s = m->calls[c].start, e = m->calls[c].end;
 		size_t j;
 
+		if (!m->calls[c].outer || !IN_PROC(m->calls[c]))
+			continue;
 		while (i < n && g[i].e <= s)
 			i++;
 		for (j = i; j < n && g[j].s < e; j++) {
@@ -100,7 +92,6 @@ static uint64_t api_time_in(sqlite3 *db, int64_t proc, const struct gap *g, size
 				sum += b - a;
 		}
 	}
-	sqlite3_finalize(st);
 	return sum;
 }
 
@@ -133,6 +124,66 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 	}
 }
 
+/* kernels, copies, memsets and their times, of the ops that start in [from, to) */
+static void gpu_counts(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, struct cprof_verdict *v)
+{
+	size_t i;
+
+	v->kernels = v->memcpys = v->memsets = v->self_gpu_ns = v->kernel_ns = 0;
+	for (i = cprof_model_ops_from(m, from); i < m->nops && m->ops[i].start < to; i++) {
+		const struct cprof_op *o = &m->ops[i];
+
+		if (!IN_PROC(*o))
+			continue;
+		v->self_gpu_ns += o->end - o->start;
+		if (o->kind == CPROF_OP_KERNEL) {
+			v->kernels++;
+			v->kernel_ns += o->end - o->start;
+		} else if (o->kind == CPROF_OP_MEMCPY) {
+			v->memcpys++;
+		} else {
+			v->memsets++;
+		}
+	}
+}
+
+/* warm-up: the first instance of each repeating kernel pays lazy module loading, library heuristics,
+ * workspace allocation. Steady state starts once every kernel name seen at least 3 times ran once:
+ * returns that time (the latest first end), 0 when no name repeats. */
+static int warm_end(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t *warm)
+{
+	uint64_t *first = NULL, *count = NULL;
+	size_t i;
+	int have = 0;
+
+	*warm = 0;
+	if (m->nknames == 0)
+		return 0;
+	first = malloc(m->nknames * sizeof(*first));
+	count = calloc(m->nknames, sizeof(*count));
+	if (first == NULL || count == NULL) {
+		free(first);
+		free(count);
+		return -ENOMEM;
+	}
+	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < we; i++) {
+		const struct cprof_op *o = &m->ops[i];
+
+		if (o->kind != CPROF_OP_KERNEL || !IN_PROC(*o) || o->kname < 0 || (size_t)o->kname >= m->nknames)
+			continue;
+		if (count[o->kname]++ == 0 || o->end < first[o->kname])
+			first[o->kname] = o->end;
+	}
+	for (i = 0; i < m->nknames; i++)
+		if (count[i] >= 3 && (!have || first[i] > *warm)) {
+			*warm = first[i];
+			have = 1;
+		}
+	free(first);
+	free(count);
+	return have;
+}
+
 /* Version queries answer without a driver (cudaDriverGetVersion gives 0): their success says nothing. */
 static int answers_without_driver(const char *api)
 {
@@ -155,11 +206,18 @@ static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to
 	uint64_t ok = 0, failed = 0, calls = 0;
 	size_t used = 0;
 
-	st = prep(db,
-		  "SELECT s.value, a.returnValue, count(*), min(a.start) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-		  " WHERE (?1 = 0 OR a.processId = ?1) AND a.start >= ?2 AND a.start < ?3 AND a.class IS NOT 'nvtx'"
-		  " GROUP BY 1, 2 ORDER BY 4",
-		  proc, from, to);
+	/* a rare path (nothing reached the GPU): one query, not worth a place in the model */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT s.value, a.returnValue, count(*), min(a.start) FROM CPROF_API a JOIN StringIds s"
+			       " ON s.id = a.nameId WHERE (?1 = 0 OR a.processId = ?1) AND a.start >= ?2 AND a.start < ?3"
+			       " AND a.class IS NOT 'nvtx' GROUP BY 1, 2 ORDER BY 4",
+			       -1, &st, NULL) != SQLITE_OK)
+		st = NULL;
+	if (st) {
+		sqlite3_bind_int64(st, 1, proc);
+		sqlite3_bind_int64(st, 2, (int64_t)from);
+		sqlite3_bind_int64(st, 3, (int64_t)clamp_end(to));
+	}
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		const char *api = (const char *)sqlite3_column_text(st, 0);
 		int code = sqlite3_column_int(st, 1);
@@ -205,46 +263,51 @@ static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to
 	snprintf(v->advice, sizeof(v->advice), "no GPU records: %s", note[0] ? note : "CUPTI did not report any");
 }
 
-int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
+int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
 		  struct cprof_verdict *v)
 {
-	sqlite3_stmt *st = NULL;
 	struct dvec kd = { 0 }, ld = { 0 };
 	struct gap *gaps = NULL;
-	size_t ngaps = 0, capgaps = 0;
-	uint64_t cur_s = 0, cur_e = 0, ws, we;
-	int explicit_window = from != 0, have = 0, ret = -1;
+	size_t ngaps = 0, capgaps = 0, i;
+	uint64_t cur_s = 0, cur_e = 0, ws, we, hi = clamp_end(to);
+	int explicit_window = from != 0, have = 0, ret = -1, any = 0;
 
 	memset(v, 0, sizeof(*v));
 	v->step_re = t->step_re;
 	/* the run: first to last CUDA activity, calls or GPU ops */
-	st = prep(db,
-		  "SELECT min(s), max(e) FROM (SELECT min(start) s, max(end) e FROM CPROF_API WHERE" PROC_WIN
-		  " UNION ALL SELECT min(start), max(end) FROM GPU_OPS WHERE" PROC_WIN ")",
-		  proc, from, to);
-	if (st == NULL)
-		goto out;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		v->run_start = sqlite3_column_int64(st, 0);
-		v->run_end = sqlite3_column_int64(st, 1);
+	for (i = cprof_model_calls_from(m, from); i < m->ncalls && m->calls[i].start < hi; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (!IN_PROC(*c))
+			continue;
+		if (!any || c->start < v->run_start)
+			v->run_start = c->start;
+		if (!any || c->end > v->run_end)
+			v->run_end = c->end;
+		any = 1;
 	}
-	sqlite3_finalize(st);
-	st = prep(db, "SELECT min(start), max(end), sum(kind='kernel'), sum(kind='memcpy'), sum(kind='memset'),"
-		      " sum(end - start), sum(CASE WHEN kind='kernel' THEN end - start END) FROM GPU_OPS WHERE" PROC_WIN,
-		  proc, from, to);
-	if (st == NULL)
-		goto out;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		v->gpu_span_start = sqlite3_column_int64(st, 0);
-		v->gpu_span_end = sqlite3_column_int64(st, 1);
-		v->kernels = sqlite3_column_int64(st, 2);
-		v->memcpys = sqlite3_column_int64(st, 3);
-		v->memsets = sqlite3_column_int64(st, 4);
-		v->self_gpu_ns = sqlite3_column_int64(st, 5);
-		v->kernel_ns = sqlite3_column_int64(st, 6);
+	have = 0;
+	for (i = cprof_model_ops_from(m, from); i < m->nops && m->ops[i].start < hi; i++) {
+		const struct cprof_op *o = &m->ops[i];
+
+		if (!IN_PROC(*o))
+			continue;
+		if (!have) {
+			v->gpu_span_start = o->start;
+			v->gpu_span_end = o->end;
+		} else if (o->end > v->gpu_span_end) {
+			v->gpu_span_end = o->end;
+		}
+		have = 1;
 	}
-	sqlite3_finalize(st);
-	st = NULL;
+	if (have) {
+		if (!any || v->gpu_span_start < v->run_start)
+			v->run_start = v->gpu_span_start;
+		if (!any || v->gpu_span_end > v->run_end)
+			v->run_end = v->gpu_span_end;
+		gpu_counts(m, proc, from, hi, v);
+	}
+	have = 0;
 
 	if (explicit_window) {
 		ws = from;
@@ -261,67 +324,39 @@ int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const s
 		}
 	}
 	if (!t->include_startup && v->kernels >= 10) {
-		/* warm-up: the first instance of each repeating kernel pays lazy module loading, library
-		 * heuristics, workspace allocation. Steady state starts once all of them ran once, as long as
-		 * that is early (at most a fifth of the kernels). */
-		st = prep(db,
-			  "SELECT max(fe) FROM (SELECT min(end) fe, count(*) c FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE"
-			  PROC_WIN "GROUP BY nameId) WHERE c >= 3",
-			  proc, ws, we);
-		if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-			uint64_t warm = sqlite3_column_int64(st, 0);
-			sqlite3_stmt *c;
+		uint64_t warm;
+		int w = warm_end(m, proc, ws, clamp_end(we), &warm);
 
-			sqlite3_finalize(st);
-			st = NULL;
-			c = prep(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE" PROC_WIN, proc, ws, warm);
-			if (c && sqlite3_step(c) == SQLITE_ROW && warm > ws && warm < we &&
-			    (uint64_t)sqlite3_column_int64(c, 0) * 5 <= v->kernels) {
+		if (w < 0)
+			goto out;
+		if (w > 0 && warm > ws && warm < we) {
+			uint64_t before = 0;
+
+			for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < clamp_end(warm); i++)
+				before += m->ops[i].kind == CPROF_OP_KERNEL && IN_PROC(m->ops[i]);
+			/* as long as it is early (at most a fifth of the kernels) */
+			if (before * 5 <= v->kernels) {
 				v->warmup_ns = warm - ws;
 				ws = warm;
+				/* the counts describe the steady window */
+				gpu_counts(m, proc, ws, clamp_end(we), v);
 			}
-			sqlite3_finalize(c);
-		}
-		sqlite3_finalize(st);
-		st = NULL;
-		if (v->warmup_ns) {
-			/* the counts describe the steady window */
-			st = prep(db, "SELECT sum(kind='kernel'), sum(kind='memcpy'), sum(kind='memset'), sum(end - start),"
-				      " sum(CASE WHEN kind='kernel' THEN end - start END) FROM GPU_OPS WHERE" PROC_WIN,
-				  proc, ws, we);
-			if (st && sqlite3_step(st) == SQLITE_ROW) {
-				v->kernels = sqlite3_column_int64(st, 0);
-				v->memcpys = sqlite3_column_int64(st, 1);
-				v->memsets = sqlite3_column_int64(st, 2);
-				v->self_gpu_ns = sqlite3_column_int64(st, 3);
-				v->kernel_ns = sqlite3_column_int64(st, 4);
-			}
-			sqlite3_finalize(st);
-			st = NULL;
 		}
 	}
 	v->start = ws;
 	v->end = we;
+	hi = clamp_end(we);
 
 	/* union of GPU ops, and what each gap before an op was waiting for */
-	st = prep(db,
-		  "SELECT o.start, o.end, o.kind, coalesce("
-		  "(SELECT min(r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.processId = o.processId AND"
-		  " r.correlationId = o.correlationId),"
-		  "(SELECT min(d.start) FROM CUPTI_ACTIVITY_KIND_DRIVER d WHERE d.processId = o.processId AND"
-		  " d.correlationId = o.correlationId), 0)"
-		  " FROM GPU_OPS o WHERE (?1 = 0 OR processId = ?1) AND start >= ?2 AND start < ?3 ORDER BY o.start",
-		  proc, ws, we);
-	if (st == NULL)
-		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		uint64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
-		uint64_t launch = sqlite3_column_int64(st, 3);
-		const char *kind = (const char *)sqlite3_column_text(st, 2);
+	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		uint64_t s = o->start, e = o->end, launch = o->launch;
 
+		if (!IN_PROC(*o))
+			continue;
 		if (e > we)
 			e = we;
-		if (kind && !strcmp(kind, "kernel") && dvec_push(&kd, (double)(e - s)) < 0)
+		if (o->kind == CPROF_OP_KERNEL && dvec_push(&kd, (double)(e - s)) < 0)
 			goto out;
 		if (!have) {
 			cur_s = ws;
@@ -350,8 +385,6 @@ int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const s
 			cur_e = e;
 		}
 	}
-	sqlite3_finalize(st);
-	st = NULL;
 	if (have) {
 		v->busy_ns += cur_e - cur_s;
 		if (we > cur_e)
@@ -360,56 +393,47 @@ int cprof_analyse(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, const s
 		v->host_wait_ns = we - ws;
 	}
 	/* what CUPTI itself cost is shown apart, not blamed on the program */
-	st = prep(db, "SELECT coalesce(sum(min(end, ?3) - start), 0) FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE" PROC_WIN
-		      "AND overheadKind IN " CPROF_PROFILER_OVERHEAD_KINDS, proc, ws, we);
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		uint64_t o = sqlite3_column_int64(st, 0);
+	{
+		uint64_t o = 0;
 
+		for (i = 0; i < m->novh && m->ovh[i].start < hi; i++)
+			if (m->ovh[i].start >= ws && IN_PROC(m->ovh[i]))
+				o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
 		v->overhead_ns = o;
 		if (o > v->host_wait_ns)
 			o = v->host_wait_ns;
 		v->host_wait_ns -= o;
 	}
-	sqlite3_finalize(st);
-	st = prep(db, "SELECT coalesce(sum(end - start), 0), count(*) FROM CPROF_API WHERE" PROC_WIN "AND nested = 0",
-		  proc, ws, we);
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		v->self_cpu_ns = sqlite3_column_int64(st, 0);
-		v->api_calls = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_finalize(st);
+	for (i = cprof_model_calls_from(m, ws); i < m->ncalls && m->calls[i].start < hi; i++)
+		if (m->calls[i].outer && IN_PROC(m->calls[i])) {
+			v->self_cpu_ns += m->calls[i].end - m->calls[i].start;
+			v->api_calls++;
+		}
 	/* launch calls of the whole window: when the GPU is behind, they all happen before the warm-up ends */
-	st = prep(db, "SELECT end - start FROM CPROF_API WHERE" PROC_WIN "AND class = 'launch'", proc,
-		  v->warmup_ns ? ws - v->warmup_ns : ws, we);
-	if (st == NULL)
-		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW)
-		if (dvec_push(&ld, (double)sqlite3_column_int64(st, 0)) < 0)
+	for (i = cprof_model_calls_from(m, v->warmup_ns ? ws - v->warmup_ns : ws); i < m->ncalls && m->calls[i].start < hi;
+	     i++)
+		if (m->calls[i].launch && IN_PROC(m->calls[i]) &&
+		    dvec_push(&ld, (double)(m->calls[i].end - m->calls[i].start)) < 0)
 			goto out;
-	sqlite3_finalize(st);
-	st = NULL;
 	if (ld.n == 0) {
 		/* all launches came before the window (queued ahead of a busy GPU): take the run's */
-		st = prep(db, "SELECT end - start FROM CPROF_API WHERE" PROC_WIN "AND class = 'launch'", proc, 0, UINT64_MAX);
-		while (st && sqlite3_step(st) == SQLITE_ROW)
-			if (dvec_push(&ld, (double)sqlite3_column_int64(st, 0)) < 0)
+		for (i = 0; i < m->ncalls && m->calls[i].start < INT64_MAX; i++)
+			if (m->calls[i].launch && IN_PROC(m->calls[i]) &&
+			    dvec_push(&ld, (double)(m->calls[i].end - m->calls[i].start)) < 0)
 				goto out;
-		sqlite3_finalize(st);
-		st = NULL;
 	}
 	v->med_kernel_ns = median(kd.d, kd.n);
 	v->med_launch_ns = median(ld.d, ld.n);
-	v->api_in_host_wait_ns = api_time_in(db, proc, gaps, ngaps, ws, we);
+	v->api_in_host_wait_ns = api_time_in(m, proc, gaps, ngaps, ws, hi);
 	v->busy_pct = we > ws ? 100.0 * v->busy_ns / (double)(we - ws) : 0;
 	snprintf(v->cause, sizeof(v->cause), "%s",
 		 v->api_in_host_wait_ns * 2 >= v->host_wait_ns ? "launch cost inside the CUDA API"
 							       : "host work between launches");
 	decide(v, t);
-	if (!strcmp(v->verdict, "no-gpu-activity"))
-		explain_no_gpu(db, proc, from, to, v);
+	if (!strcmp(v->verdict, "no-gpu-activity") && m->db)
+		explain_no_gpu(m->db, proc, from, to, v);
 	ret = 0;
 out:
-	sqlite3_finalize(st);
 	free(kd.d);
 	free(ld.d);
 	free(gaps);
@@ -447,24 +471,23 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 			 idle ? 100.0 * v->kernel_wait_ns / idle : 0.0, idle ? 100.0 * v->other_ns / idle : 0.0, v->advice);
 }
 
-static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
-		     const struct cprof_step *steps, int nsteps, struct cprof_phase **out);
+static int phases_of(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
+		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out);
 
-int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
+int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
 		   struct cprof_phase **phases)
 {
 	struct cprof_verdict whole;
-	struct cprof_step *steps = NULL;
+	const struct cprof_step *steps = NULL;
 	int n, i, same = 1, nsteps;
 
 	*phases = NULL;
-	if (cprof_analyse(db, proc, 0, UINT64_MAX, t, &whole) < 0)
+	if (cprof_analyse(m, proc, 0, UINT64_MAX, t, &whole) < 0)
 		return -1;
-	nsteps = cprof_steps_load(db, proc, t->step_re, &steps);
+	nsteps = cprof_model_steps(m, proc, t->step_re, &steps);
 	whole.steps = nsteps > 1 ? nsteps : 0;
 	whole.cold_step = whole.steps && !t->include_startup && cprof_steps_cold(steps, nsteps);
-	n = t->include_startup ? 0 : phases_of(db, proc, t, &whole, steps, nsteps, phases);
-	free(steps);
+	n = t->include_startup ? 0 : phases_of(m, proc, t, &whole, steps, nsteps, phases);
 	if (n <= 0) {
 		*v = whole;
 		return n < 0 ? -1 : 0;
@@ -518,18 +541,18 @@ int cprof_headline(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, 
 	return n;
 }
 
-double cprof_hta_idle_pct(sqlite3 *db, int64_t proc)
+double cprof_hta_idle_pct(const struct cprof_model *m, int64_t proc)
 {
-	sqlite3_stmt *st = prep(db, "SELECT start, end FROM GPU_OPS WHERE" PROC_WIN "ORDER BY start", proc, 0, UINT64_MAX);
 	int64_t first = -1, last = 0, cur_s = 0, cur_e = 0, busy = 0;
+	size_t i;
 	int have = 0;
 
-	if (st == NULL)
-		return -1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	for (i = 0; i < m->nops; i++) {
 		/* as HTA: each op rounded inward to whole microseconds, then the union over all streams */
-		int64_t s = (sqlite3_column_int64(st, 0) + 999) / 1000, e = sqlite3_column_int64(st, 1) / 1000;
+		int64_t s = ((int64_t)m->ops[i].start + 999) / 1000, e = (int64_t)m->ops[i].end / 1000;
 
+		if (!IN_PROC(m->ops[i]))
+			continue;
 		if (first < 0 || s < first)
 			first = s;
 		if (e > last)
@@ -546,7 +569,6 @@ double cprof_hta_idle_pct(sqlite3 *db, int64_t proc)
 			cur_e = e;
 		}
 	}
-	sqlite3_finalize(st);
 	if (have)
 		busy += cur_e - cur_s;
 	if (first < 0 || last <= first)
@@ -562,15 +584,42 @@ struct seg {
 /* Phases: the run cut at synchronising calls — or at the program's NVTX steps when it has them — short
  * pieces folded into their neighbours, neighbours with the same verdict merged. Returns the number of
  * phases (caller frees *out) or -1. */
-static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t, const struct cprof_verdict *whole,
-		     const struct cprof_step *steps, int nsteps, struct cprof_phase **out)
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the last step ends when the GPU work queued before its end is done, not with the teardown: the end
+ * of the last GPU op launched by a call made in [from, to), plus 1 (0: none) */
+static uint64_t drain_end(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to)
+{
+	sqlite3_stmt *st;
+	uint64_t drain = 0;
+
+	if (m->db == NULL)
+		return 0;
+	if (sqlite3_prepare_v2(m->db, "SELECT max(end) FROM API_GPU WHERE (?1 = 0 OR processId = ?1) AND apiStart >= ?2"
+				      " AND apiStart < ?3", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, proc);
+	sqlite3_bind_int64(st, 2, (int64_t)from);
+	sqlite3_bind_int64(st, 3, (int64_t)clamp_end(to));
+	if (sqlite3_step(st) == SQLITE_ROW)
+		drain = (uint64_t)sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	return drain;
+}
+
+static int phases_of(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
+		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out)
 {
 	struct cprof_verdict all = *whole;
 	struct seg *seg = NULL, *fold = NULL;
 	struct cprof_phase *ph = NULL;
-	size_t nseg = 0, cap = 0, nfold = 0, nph = 0, i, k;
-	sqlite3_stmt *st = NULL;
-	uint64_t start, prev;
+	size_t nseg = 0, cap = 0, nfold = 0, nph = 0, i, k, nb = 0, capb = 0, j;
+	uint64_t start, prev, *ends = NULL;
 	int ret = -1;
 
 	*out = NULL;
@@ -583,15 +632,8 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 		int n = nsteps, j;
 		uint64_t drain = 0;
 
-		/* the last step ends when the GPU work queued before its end is done, not with the teardown */
-		if (n > 0 && (st = prep(db, "SELECT max(end) FROM API_GPU WHERE (?1 = 0 OR processId = ?1) AND apiStart >= ?2"
-					 " AND apiStart < ?3", proc, steps[n - 1].start,
-					 steps[n - 1].end)) != NULL) {
-			if (sqlite3_step(st) == SQLITE_ROW)
-				drain = (uint64_t)sqlite3_column_int64(st, 0) + 1;
-			sqlite3_finalize(st);
-			st = NULL;
-		}
+		if (n > 0)
+			drain = drain_end(m, proc, steps[n - 1].start, steps[n - 1].end);
 		for (j = whole->cold_step ? 1 : 0; j < n; j++) {
 			if (cprof_grow(&fold, &cap, nfold, sizeof(*fold)) < 0)
 				goto out;
@@ -602,21 +644,26 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 		goto pieces;
 	}
 	/* cut at every synchronising call: the host waited for the GPU there, a natural step edge */
-	st = prep(db,
-		  "SELECT DISTINCT a.end FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE" PROC_WIN
-		  " AND a.nested = 0 AND (a.class = 'sync' OR s.value = 'cudaMemcpy') ORDER BY a.end",
-		  proc, start, all.end);
-	if (st == NULL)
-		goto out;
+	for (i = cprof_model_calls_from(m, start); i < m->ncalls && m->calls[i].start < clamp_end(all.end); i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (!c->outer || !c->cut || !IN_PROC(*c))
+			continue;
+		if (cprof_grow(&ends, &capb, nb, sizeof(*ends)) < 0)
+			goto out;
+		ends[nb++] = c->end;
+	}
+	if (nb)
+		qsort(ends, nb, sizeof(*ends), cmp_u64);
 	prev = start;
-	for (;;) {
-		int rc = sqlite3_step(st);
-		uint64_t b = rc == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(st, 0) : all.end + 1;
+	for (j = 0;; j++) {
+		int more = j < nb;
+		uint64_t b = more ? ends[j] : all.end + 1;
 
 		if (b > all.end + 1)
 			b = all.end + 1;
 		if (b <= prev) {
-			if (rc != SQLITE_ROW)
+			if (!more)
 				break;
 			continue;
 		}
@@ -626,26 +673,21 @@ static int phases_of(sqlite3 *db, int64_t proc, const struct cprof_thresholds *t
 		seg[nseg].e = b;
 		seg[nseg++].kernels = 0;
 		prev = b;
-		if (rc != SQLITE_ROW)
+		if (!more)
 			break;
 	}
-	sqlite3_finalize(st);
 	/* kernels per piece, one pass over kernel start times */
-	st = prep(db, "SELECT start FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE" PROC_WIN "ORDER BY start", proc, start,
-		  all.end + 1);
-	if (st == NULL)
-		goto out;
 	k = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		uint64_t s = sqlite3_column_int64(st, 0);
+	for (i = cprof_model_ops_from(m, start); i < m->nops && m->ops[i].start < clamp_end(all.end + 1); i++) {
+		uint64_t s = m->ops[i].start;
 
+		if (m->ops[i].kind != CPROF_OP_KERNEL || !IN_PROC(m->ops[i]))
+			continue;
 		while (k < nseg && seg[k].e <= s)
 			k++;
 		if (k < nseg)
 			seg[k].kernels++;
 	}
-	sqlite3_finalize(st);
-	st = NULL;
 	/* fold pieces with too few kernels into the next one (the last into the previous) */
 	fold = calloc(nseg ? nseg : 1, sizeof(*fold));
 	if (fold == NULL)
@@ -688,7 +730,7 @@ pieces:
 	for (i = 0; i < nfold; i++) {
 		struct cprof_verdict v;
 
-		if (cprof_analyse(db, proc, fold[i].s, fold[i].e, t, &v) < 0)
+		if (cprof_analyse(m, proc, fold[i].s, fold[i].e, t, &v) < 0)
 			goto out;
 		if (nph > 0 && !strcmp(ph[nph - 1].v.verdict, v.verdict) && ph[nph - 1].end == fold[i].s) {
 			ph[nph - 1].end = fold[i].e;
@@ -701,13 +743,13 @@ pieces:
 		nph++;
 	}
 	for (i = 0; i < nph; i++)
-		if (ph[i].v.kernels == 0 && cprof_analyse(db, proc, ph[i].start, ph[i].end, t, &ph[i].v) < 0)
+		if (ph[i].v.kernels == 0 && cprof_analyse(m, proc, ph[i].start, ph[i].end, t, &ph[i].v) < 0)
 			goto out;
 	*out = ph;
 	ph = NULL;
 	ret = (int)nph;
 out:
-	sqlite3_finalize(st);
+	free(ends);
 	free(seg);
 	free(fold);
 	free(ph);

@@ -5,7 +5,7 @@
 
 #define PR_FMT "cprof html"
 #include "common/log.h"
-#include "report/html.h"
+#include "report/render/html.h"
 
 struct load_ctx {
 	struct html_table *t;
@@ -62,8 +62,10 @@ static int load_apis(struct html *h)
 {
 	int ret;
 
-	if ((ret = load(h, cprof_sql_api_hooked, &h->apis, 0, 0)) < 0 ||
-	    (ret = load(h, cprof_sql_api_cupti_only, &h->apis, 1, 0)) < 0 ||
+	struct load_ctx c = { &h->apis, 0, 0 }, cupti = { &h->apis, 1, 0 };
+
+	if ((ret = cprof_model_call_stats(&h->model, 0, 0, add_row, &c) < 0 ? -EIO : 0) < 0 ||
+	    (ret = cprof_model_cupti_only_stats(&h->model, 0, add_row, &cupti) < 0 ? -EIO : 0) < 0 ||
 	    (ret = load(h, cprof_sql_api_driver_only, &h->apis, 1, 0)) < 0)
 		return ret;
 	sort_table(&h->apis);
@@ -109,27 +111,26 @@ static int load_memops(struct html *h)
 	return 0;
 }
 
+static int set_launched(void *arg, const char *api, double ns)
+{
+	struct html_table *t = arg;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (!strcmp(t->rows[i].name, api))
+			t->rows[i].launched = ns;
+	return 0;
+}
+
 /* torch.profiler's view: Self CPU of each outermost hooked call name, and the GPU time it queued */
 static int load_torch(struct html *h)
 {
 	struct html_table *t = &h->torch;
-	sqlite3_stmt *st = NULL;
-	size_t i;
-	int ret;
+	struct load_ctx c = { t, 0, 0 };
 
-	if ((ret = load(h,
-			"SELECT a.nameId, s.value,"
-			" a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-			" WHERE a.nested = 0 ORDER BY a.nameId, d",
-			t, 0, 0)) < 0)
-		return ret;
-	if (sqlite3_prepare_v2(h->db, "SELECT api, sum(end - start) FROM API_GPU GROUP BY api", -1, &st, NULL) != SQLITE_OK)
+	if (cprof_model_call_stats(&h->model, 0, 1, add_row, &c) < 0 ||
+	    cprof_model_launched_time(&h->model, 0, set_launched, t) < 0)
 		return -EIO;
-	while (sqlite3_step(st) == SQLITE_ROW)
-		for (i = 0; i < t->n && sqlite3_column_type(st, 0) != SQLITE_NULL; i++)
-			if (!strcmp(t->rows[i].name, (const char *)sqlite3_column_text(st, 0)))
-				t->rows[i].launched = sqlite3_column_double(st, 1);
-	sqlite3_finalize(st);
 	sort_table(t);
 	return 0;
 }
@@ -138,11 +139,10 @@ int html_tables_load(struct html *h)
 {
 	int ret;
 
-	if ((ret = load(h,
-			"SELECT k.nameId, s.value, k.end - k.start AS d FROM CUPTI_ACTIVITY_KIND_KERNEL k"
-			" LEFT JOIN StringIds s ON s.id = k.nameId ORDER BY k.nameId, d",
-			&h->kernels, 0, 1)) < 0)
-		return ret;
+	struct load_ctx c = { &h->kernels, 0, 1 };
+
+	if (cprof_model_kernel_stats(&h->model, 0, add_row, &c) < 0)
+		return -EIO;
 	sort_table(&h->kernels);
 	if ((ret = load_memops(h)) < 0 || (ret = load_apis(h)) < 0 || (ret = load_torch(h)) < 0)
 		return ret;
@@ -153,7 +153,7 @@ int html_tables_load(struct html *h)
 		return ret;
 	if ((ret = cprof_ranges_build(h->db, 0, &h->ranges)) < 0)
 		return ret;
-	h->nsteps = cprof_steps_load(h->db, 0, h->v.step_re, &h->steps);
+	h->nsteps = cprof_model_steps(&h->model, 0, h->v.step_re, &h->steps);
 	return h->nsteps < 0 ? h->nsteps : 0;
 }
 
@@ -178,7 +178,6 @@ void html_tables_free(struct html *h)
 	cprof_attr_free(&h->chains);
 	cprof_stacks_free(&h->stacks);
 	cprof_ranges_free(&h->ranges);
-	free(h->steps);
 }
 
 /* A cell that sorts by its number, shows it as a duration. */

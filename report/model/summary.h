@@ -6,7 +6,8 @@
 
 #include <sqlite3.h>
 
-#include "report/analysis.h"
+#include "report/model/analysis.h"
+#include "report/model/model.h"
 
 struct cprof_kstat {
 	char *name; /* demangled */
@@ -17,6 +18,7 @@ struct cprof_kstat {
 
 struct cprof_summary {
 	sqlite3 *db;
+	struct cprof_model model;
 	struct cprof_verdict v;
 	int complete;
 	char reason[256];

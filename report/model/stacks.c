@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "report/cprof.h"
-#include "report/stacks.h"
+#include "report/model/stacks.h"
 
 #define ARROW " \xe2\x86\x92 " /* " → " */
 

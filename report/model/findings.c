@@ -1,0 +1,806 @@
+/* The findings of the torch.profiler guide, each a rule over the profile with the evidence it rests on. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define PR_FMT "cprof"
+#include "common/log.h"
+#include "report/model/analysis.h"
+#include "report/cprof.h"
+#include "report/model/model.h"
+
+struct flist {
+	struct cprof_finding *f;
+	size_t n, cap;
+};
+
+static void add(struct flist *l, const char *id, const char *sev, const char *evidence, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void add(struct flist *l, const char *id, const char *sev, const char *evidence, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cprof_grow(&l->f, &l->cap, l->n, sizeof(*l->f)) < 0)
+		return;
+	memset(&l->f[l->n], 0, sizeof(l->f[0]));
+	snprintf(l->f[l->n].id, sizeof(l->f[0].id), "%s", id);
+	snprintf(l->f[l->n].severity, sizeof(l->f[0].severity), "%s", sev);
+	snprintf(l->f[l->n].evidence, sizeof(l->f[0].evidence), "%s", evidence);
+	va_start(ap, fmt);
+	vsnprintf(l->f[l->n].message, sizeof(l->f[0].message), fmt, ap);
+	va_end(ap);
+	l->n++;
+}
+
+/* A rule whose input could not be read says so, rather than staying silent as if it had looked. */
+static void not_evaluated(struct flist *l, const char *id, const char *why)
+{
+	char ev[400];
+
+	snprintf(ev, sizeof(ev), "not evaluated: %s", why);
+	add(l, id, "info", ev, "%s: not evaluated (its input could not be read)", id);
+}
+
+/* Appends one piece of evidence, "; "-separated; what does not fit is left out whole. */
+static void ev_add(char *ev, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ev_add(char *ev, size_t size, const char *fmt, ...)
+{
+	char part[256];
+	va_list ap;
+	size_t n = strlen(ev);
+
+	va_start(ap, fmt);
+	vsnprintf(part, sizeof(part), fmt, ap);
+	va_end(ap);
+	if (n + strlen(part) + 3 < size)
+		snprintf(ev + n, size - n, "%s%s", n ? "; " : "", part);
+}
+
+static sqlite3_stmt *q(sqlite3 *db, const char *sql, int64_t proc)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		pr_err("finding query failed: %s", sqlite3_errmsg(db));
+		return NULL;
+	}
+	if (sqlite3_bind_parameter_count(st) >= 1)
+		sqlite3_bind_int64(st, 1, proc);
+	return st;
+}
+
+#define P(alias) " (?1 = 0 OR " alias "processId = ?1) "
+
+static const char *text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? (const char *)t : "?";
+}
+
+static void short_kernel(const char *mangled, char *out, size_t size)
+{
+	char *d = cprof_demangle(mangled);
+
+	cprof_shorten(d, out, size);
+	free(d);
+}
+
+/* one outermost call: its name, process, place in time order and duration */
+struct named {
+	int64_t name, proc;
+	size_t seq;
+	int64_t d;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* each call name whose first instance (per process) was far slower than the later ones */
+static int slow_first_calls(const struct cprof_model *m, int64_t proc, char *ev, size_t size)
+{
+	struct named *c = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*c));
+	int64_t *later = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*later));
+	size_t i, j, n = 0;
+	char a[32], b[32];
+
+	if (c == NULL || later == NULL) {
+		free(c);
+		free(later);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *x = &m->calls[i];
+
+		if (!x->outer || (proc && x->proc != proc) || cprof_model_string(m, x->name) == NULL)
+			continue;
+		c[n++] = (struct named){ x->name, x->proc, i, (int64_t)(x->end - x->start) };
+	}
+	if (n)
+		qsort(c, n, sizeof(*c), cmp_named);
+	for (i = 0; i < n; i = j) {
+		size_t nl = 0, k;
+		int64_t first = 0;
+		int have = 0;
+
+		for (j = i; j < n && c[j].name == c[i].name; j++)
+			;
+		/* within the name: the first call of each process, and the later ones */
+		for (k = i; k < j; k++) {
+			if (k == i || c[k].proc != c[k - 1].proc) {
+				if (k + 1 < j && c[k + 1].proc == c[k].proc && (!have || c[k].d > first)) {
+					first = c[k].d;
+					have = 1;
+				}
+				continue;
+			}
+			later[nl++] = c[k].d;
+		}
+		if (nl < 4)
+			continue;
+		qsort(later, nl, sizeof(*later), cmp_i64);
+		{
+			double med = (double)later[nl / 2], f = (double)first;
+
+			if (f >= 100000 && f >= 10 * (med > 0 ? med : 1)) {
+				cprof_fmt_dur(a, sizeof(a), f);
+				cprof_fmt_dur(b, sizeof(b), med);
+				ev_add(ev, size, "first %s %s vs median %s", cprof_model_string(m, c[i].name), a, b);
+			}
+		}
+	}
+	free(c);
+	free(later);
+	return 0;
+}
+
+/* cold start: a call's first instance far slower than the rest (lazy loading, heuristics, workspace),
+ * and the time before the first GPU op (context creation, library loading). */
+static void cold_start(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v,
+		       const struct cprof_step *steps, int n, struct flist *l)
+{
+	sqlite3_stmt *st;
+	char ev[400] = "", a[32], b[32];
+	const struct cprof_call *first = NULL;
+	size_t i;
+
+	if (slow_first_calls(m, proc, ev, sizeof(ev)) < 0) {
+		not_evaluated(l, "cold-start", "out of memory");
+		return;
+	}
+	/* the first CUDA call creates the context and loads libraries: it stands out on its own */
+	for (i = 0; i < m->ncalls && first == NULL; i++)
+		if ((!proc || m->calls[i].proc == proc) && cprof_model_string(m, m->calls[i].name))
+			first = &m->calls[i];
+	st = m->db ? q(m->db,
+		       "SELECT rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start, r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
+		       " JOIN StringIds s ON s.id = r.nameId WHERE" P("r.") "ORDER BY r.start LIMIT 1",
+		       proc) : NULL;
+	if (st && sqlite3_step(st) == SQLITE_ROW &&
+	    (first == NULL || (uint64_t)sqlite3_column_int64(st, 2) < first->start)) {
+		if (sqlite3_column_int64(st, 1) >= 10000000) {
+			cprof_fmt_dur(a, sizeof(a), sqlite3_column_double(st, 1));
+			ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", text(st, 0), a);
+		}
+	} else if (first && first->end - first->start >= 10000000) {
+		cprof_fmt_dur(a, sizeof(a), (double)(int64_t)(first->end - first->start));
+		ev_add(ev, sizeof(ev), "the first CUDA call (%s) took %s: context creation", cprof_model_string(m, first->name),
+		       a);
+	}
+	sqlite3_finalize(st);
+	/* steps the program marked: the first one against the others */
+	if (n > 2 && cprof_steps_cold(steps, n)) {
+		cprof_fmt_dur(a, sizeof(a), (double)(steps[0].end - steps[0].start));
+		cprof_fmt_dur(b, sizeof(b), (double)cprof_steps_median(steps, n, 1));
+		ev_add(ev, sizeof(ev), "first step (NVTX range \"%.40s\") took %s vs median %s of the other %d steps%s",
+		       steps[0].name, a, b, n - 1, v->cold_step ? ": excluded from the verdict" : "");
+	}
+	if (ev[0])
+		add(l, "cold-start", "info", ev,
+		    "cold start: first calls pay context creation, lazy module loading and library set-up; they are "
+		    "excluded from the verdict (profile more steps, or warm up before measuring)");
+}
+
+static const struct cprof_model *thread_model; /* qsort has no context argument */
+
+/* runtime records of one thread together, in time order */
+static int cmp_rt_thread(const void *a, const void *b)
+{
+	const struct cprof_rt *x = &thread_model->rt[*(const size_t *)a], *y = &thread_model->rt[*(const size_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+}
+
+struct occ {
+	const struct cprof_model *m;
+	int64_t n;
+	char names[301]; /* the evidence shows the first 300 bytes */
+	size_t len;
+	int full;
+};
+
+/* counts the launch, and lists its kernel's name once (in the order first seen) */
+static int occ_kernel(void *arg, const struct cprof_op *o)
+{
+	struct occ *c = arg;
+	const char *s = o->name == CPROF_NO_ID ? NULL : cprof_model_string(c->m, o->name);
+	const char *p;
+	size_t n;
+
+	c->n++;
+	if (s == NULL || c->full)
+		return 0;
+	n = strlen(s);
+	for (p = c->names; (p = strstr(p, s)) != NULL; p += n)
+		if ((p == c->names || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+			return 0;
+	if (c->len + n + 2 > sizeof(c->names)) {
+		c->full = 1;
+		n = sizeof(c->names) - c->len - 1 - (c->len > 0);
+	}
+	c->len += (size_t)snprintf(c->names + c->len, sizeof(c->names) - c->len, "%s%.*s", c->len ? "," : "", (int)n, s);
+	return 0;
+}
+
+/* an occupancy query right before a launch: the sign of a heavy, adaptive kernel (GEMM, conv) */
+static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	size_t *r = malloc((m->nrt ? m->nrt : 1) * sizeof(*r)), n = 0, i;
+	struct occ c = { m, 0, "", 0, 0 };
+	char ev[400];
+
+	if (r == NULL) {
+		not_evaluated(l, "occupancy-before-launch", "out of memory");
+		return;
+	}
+	/* each runtime record next to the one before it on its thread */
+	for (i = 0; i < m->nrt; i++)
+		if ((!proc || m->rt[i].proc == proc) && m->rt[i].name != CPROF_NO_ID && cprof_model_string(m, m->rt[i].name))
+			r[n++] = i;
+	thread_model = m;
+	qsort(r, n, sizeof(*r), cmp_rt_thread);
+	thread_model = NULL;
+	for (i = 1; i < n; i++) {
+		const struct cprof_rt *x = &m->rt[r[i]], *p = &m->rt[r[i - 1]];
+
+		if (x->proc != p->proc || x->tid != p->tid || (int64_t)(x->start - p->end) >= 50000 ||
+		    strncasecmp(cprof_model_string(m, p->name), "cudaOccupancy", 13) != 0 ||
+		    strncasecmp(cprof_model_string(m, x->name), "cudaLaunch", 10) != 0)
+			continue;
+		if (cprof_model_kernels_of(m, x->proc, x->corr, occ_kernel, &c) < 0)
+			break;
+	}
+	free(r);
+	if (c.n > 0) {
+		snprintf(ev, sizeof(ev), "%lld occupancy queries each followed within 50 us by a launch of: %.300s",
+			 (long long)c.n, c.names);
+		add(l, "occupancy-before-launch", "info", ev,
+		    "an occupancy query precedes launches: a library picks its kernel at run time (GEMM/conv); "
+		    "their time is in the library call, not in your code");
+	}
+}
+
+static void batched_gemm(sqlite3 *db, int64_t proc, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT api, count(*), max(batch), m || 'x' || n || 'x' || k FROM GEMMS WHERE" P("")
+		" AND (batch > 1 OR api LIKE '%Batched%') GROUP BY api ORDER BY count(*) DESC LIMIT 1",
+		proc);
+	char ev[400];
+
+	if (st == NULL) {
+		not_evaluated(l, "batched-gemm", sqlite3_errmsg(db));
+		return;
+	}
+
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		snprintf(ev, sizeof(ev), "%lld calls of %s, batch %lld, m x n x k %s", (long long)sqlite3_column_int64(st, 1),
+			 text(st, 0), (long long)sqlite3_column_int64(st, 2), text(st, 3));
+		add(l, "batched-gemm", "info", ev,
+		    "batched GEMM (the aten::bmm case): one launch does many small matrix products; good for launch "
+		    "overhead, check its kernel's efficiency in the kernel table");
+	}
+	sqlite3_finalize(st);
+}
+
+/* a device-to-device copy then a GEMM on the same stream: the compiled addmm bias epilogue */
+static void dtod_before_gemm(sqlite3 *db, int64_t proc, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT count(*), coalesce(sum(m.bytes), 0) FROM CUPTI_ACTIVITY_KIND_MEMCPY m"
+		" JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.processId = m.processId AND k.streamId = m.streamId"
+		"  AND k.start >= m.end AND NOT EXISTS (SELECT 1 FROM GPU_OPS o WHERE o.processId = m.processId"
+		"  AND o.streamId = m.streamId AND o.start >= m.end AND o.start < k.start)"
+		" JOIN StringIds n ON n.id = k.nameId"
+		" WHERE" P("m.") "AND m.copyKind = 8 AND (n.value LIKE '%gemm%' OR n.value LIKE '%xmma%'"
+		" OR n.value LIKE '%nvjet%' OR n.value LIKE '%cutlass%')",
+		proc);
+	char ev[400];
+
+	if (st == NULL) {
+		not_evaluated(l, "dtod-before-gemm", sqlite3_errmsg(db));
+		return;
+	}
+
+	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		snprintf(ev, sizeof(ev), "%lld device-to-device copies (%lld bytes) each directly before a GEMM kernel on the same stream",
+			 (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+		add(l, "dtod-before-gemm", "warn", ev,
+		    "a device-to-device copy feeds each GEMM (the compiled addmm bias epilogue): the bias is copied "
+		    "into the output first; fuse the bias into the GEMM epilogue (cuBLASLt) to save the copy");
+	}
+	sqlite3_finalize(st);
+}
+
+/* The run from its first GPU op on: host set-up before it (context creation, reading data, building
+ * inputs) says nothing about how far the CPU ran ahead or what the profiler cost the GPU work. */
+static uint64_t active_window(const struct cprof_verdict *v)
+{
+	uint64_t from = v->gpu_span_start > v->run_start ? v->gpu_span_start : v->run_start;
+
+	return v->run_end > from ? v->run_end - from : 0;
+}
+
+/* the last synchronisation waited long: the GPU was behind and work drained at the end */
+static void final_sync(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+{
+	const struct cprof_call *last = NULL;
+	uint64_t win;
+	char ev[400], d[32];
+	size_t i;
+
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (c->sync && c->outer && (!proc || c->proc == proc) && (last == NULL || c->end > last->end) &&
+		    cprof_model_string(m, c->name))
+			last = c;
+	}
+	if (last) {
+		uint64_t dur = last->end - last->start;
+
+		win = active_window(v);
+
+		if (dur >= 1000000 && win && dur * 10 >= win) {
+			cprof_fmt_dur(d, sizeof(d), (double)dur);
+			snprintf(ev, sizeof(ev), "the last %s waited %s (%.0f%% of the run from its first GPU op)",
+				 cprof_model_string(m, last->name), d,
+				 100.0 * dur / win);
+			add(l, "long-final-sync", "info", ev,
+			    "queued GPU work drained at the end: the CPU ran ahead of the GPU (fine when compute-bound; "
+			    "step times measured on the CPU without a sync are misleading)");
+		}
+	}
+}
+
+static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT count(*), coalesce(sum(end - start), 0) FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE" P("")
+		" AND overheadKind IN " CPROF_PROFILER_OVERHEAD_KINDS,
+		proc);
+	uint64_t win = active_window(v);
+	char ev[400], d[32];
+
+	if (st == NULL) {
+		not_evaluated(l, "cupti-overhead", sqlite3_errmsg(db));
+		return;
+	}
+
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		uint64_t tot = sqlite3_column_int64(st, 1);
+
+		if (win && tot * 100 >= 15 * win) { /* 15% of the run: real flush times vary with load */
+			cprof_fmt_dur(d, sizeof(d), (double)tot);
+			snprintf(ev, sizeof(ev), "%lld CUPTI overhead records (buffer requests/flushes), %s, %.1f%% of the run from its first GPU op",
+				 (long long)sqlite3_column_int64(st, 0), d, win ? 100.0 * tot / win : 0.0);
+			add(l, "cupti-overhead", "info", ev,
+			    "the profiler's own activity-buffer work left gaps; they are excluded from idle time");
+		}
+	}
+	sqlite3_finalize(st);
+}
+
+/* the same kernel with very different run times: shapes change, or contention */
+static void variance(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	struct kv {
+		uint64_t n;
+		__int128 sum, sq;
+		int64_t min, max;
+	} *k = calloc(m->nknames ? m->nknames : 1, sizeof(*k));
+	int64_t *name = calloc(m->nknames ? m->nknames : 1, sizeof(*name));
+	char ev[400] = "", kn[100], a[32], b[32];
+	size_t i;
+	int hits = 0;
+
+	if (k == NULL || name == NULL) {
+		free(k);
+		free(name);
+		not_evaluated(l, "kernel-variance", "out of memory");
+		return;
+	}
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		struct kv *g;
+		int64_t d;
+
+		if (o->kind != CPROF_OP_KERNEL || o->kname < 0 || (proc && o->proc != proc))
+			continue;
+		g = &k[o->kname];
+		d = (int64_t)(o->end - o->start);
+		name[o->kname] = o->name;
+		if (g->n == 0 || d < g->min)
+			g->min = d;
+		if (g->n == 0 || d > g->max)
+			g->max = d;
+		g->n++;
+		g->sum += d;
+		g->sq += (__int128)d * d;
+	}
+	/* dense indices follow nameId order, as SQL's GROUP BY did */
+	for (i = 0; i < m->nknames; i++) {
+		const char *s = name[i] == CPROF_NO_ID ? NULL : cprof_model_string(m, name[i]);
+		double mean, var, sd;
+
+		if (k[i].n < 5 || s == NULL)
+			continue;
+		mean = (double)k[i].sum / (double)k[i].n;
+		var = (double)k[i].sq / (double)k[i].n - mean * mean;
+		sd = sqrt(var > 0 ? var : 0);
+		if (mean > 0 && sd / mean > 0.5) {
+			short_kernel(s, kn, sizeof(kn));
+			cprof_fmt_dur(a, sizeof(a), (double)k[i].min);
+			cprof_fmt_dur(b, sizeof(b), (double)k[i].max);
+			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", kn, sd / mean, (long long)k[i].n, a, b);
+			hits++;
+		}
+	}
+	free(k);
+	free(name);
+	if (hits)
+		add(l, "kernel-variance", "warn", ev,
+		    "kernel run times vary a lot between repetitions (coefficient of variation > 0.5): input shapes "
+		    "change, or something competes for the GPU");
+}
+
+/* step times that wander: the program's pace is not steady (data loading, allocator, Python GC, contention) */
+static void step_variance(const struct cprof_step *steps, int n, struct flist *l)
+{
+	int i, from, slow = 0;
+	double sum = 0, sq = 0, mean, sd;
+	char ev[400], a[32], b[32], c[32];
+
+	if (n < 5)
+		return;
+	from = cprof_steps_cold(steps, n) ? 1 : 0;
+	if (n - from < 4)
+		return;
+	for (i = from; i < n; i++) {
+		double d = (double)(steps[i].end - steps[i].start);
+
+		sum += d;
+		sq += d * d;
+		if (d > (double)(steps[slow].end - steps[slow].start) || slow < from)
+			slow = i;
+	}
+	mean = sum / (n - from);
+	sd = sq / (n - from) - mean * mean > 0 ? __builtin_sqrt(sq / (n - from) - mean * mean) : 0;
+	if (mean > 0 && sd / mean > 0.25) {
+		cprof_fmt_dur(a, sizeof(a), (double)cprof_steps_median(steps, n, from));
+		cprof_fmt_dur(b, sizeof(b), (double)(steps[slow].end - steps[slow].start));
+		cprof_fmt_dur(c, sizeof(c), sd);
+		snprintf(ev, sizeof(ev), "%d steps%s: median %s, std %s (CV %.2f), slowest step %d (\"%.40s\") %s", n - from,
+			 from ? " after the first" : "", a, c, sd / mean, slow + 1, steps[slow].name, b);
+		add(l, "step-variance", "warn", ev,
+		    "step times vary (coefficient of variation > 0.25): the steady state is not steady; look at the slow "
+		    "steps for data loading, host work, allocator growth or synchronisation");
+	}
+}
+
+/* kernels launched through the driver API, as Triton and torch.compile do: no hook sees them */
+static void driver_api(sqlite3 *db, int64_t proc, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT count(*), group_concat(DISTINCT n.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+		" JOIN CUPTI_ACTIVITY_KIND_DRIVER d ON d.processId = k.processId AND d.correlationId = k.correlationId"
+		" LEFT JOIN StringIds n ON n.id = k.nameId WHERE" P("k.") "AND NOT EXISTS (SELECT 1 FROM"
+		" CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.processId = k.processId AND r.correlationId = k.correlationId)",
+		proc);
+	char ev[400];
+
+	if (st == NULL) {
+		not_evaluated(l, "driver-api-kernels", sqlite3_errmsg(db));
+		return;
+	}
+
+	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel*: %.300s",
+			 (long long)sqlite3_column_int64(st, 0), text(st, 1));
+		add(l, "driver-api-kernels", "info", ev,
+		    "kernels launched through the driver API (Triton / torch.compile): cprof sees them through "
+		    "CUPTI only, so they have no host call site");
+	}
+	sqlite3_finalize(st);
+}
+
+struct tiny {
+	int64_t name; /* the kernel's StringIds id, CPROF_NO_ID when it has no name */
+	const char *s;
+	int64_t n, gpu, api, api_max;
+};
+
+struct tinies {
+	const struct cprof_model *m;
+	struct tiny *t;
+	size_t n, cap;
+};
+
+static int tiny_add(void *arg, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct tinies *ts = arg;
+	int64_t name = o->name, d = (int64_t)(c->end - c->start);
+	struct tiny *t = NULL;
+	size_t i;
+
+	if (o->kind != CPROF_OP_KERNEL || cprof_model_string(ts->m, c->name) == NULL)
+		return 0;
+	if (name != CPROF_NO_ID && cprof_model_string(ts->m, name) == NULL)
+		name = CPROF_NO_ID;
+	for (i = ts->n; i-- > 0;)
+		if (ts->t[i].name == name) {
+			t = &ts->t[i];
+			break;
+		}
+	if (t == NULL) {
+		if (cprof_grow(&ts->t, &ts->cap, ts->n, sizeof(*ts->t)) < 0)
+			return -ENOMEM;
+		t = &ts->t[ts->n++];
+		memset(t, 0, sizeof(*t));
+		t->name = name;
+		t->s = name == CPROF_NO_ID ? NULL : cprof_model_string(ts->m, name);
+		t->api_max = d;
+	}
+	t->n++;
+	t->gpu += (int64_t)(o->end - o->start);
+	t->api += d;
+	if (d > t->api_max)
+		t->api_max = d;
+	return 0;
+}
+
+/* most launches first; among equals, by name descending (no name last): the order SQLite's sorter gave
+ * the earlier, SQL version of this rule, which the golden outputs keep */
+static int cmp_tiny(const void *a, const void *b)
+{
+	const struct tiny *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	if (x->s == NULL || y->s == NULL)
+		return (x->s == NULL) - (y->s == NULL);
+	return strcmp(y->s, x->s);
+}
+
+/* kernels that end sooner than it takes to launch them */
+static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	struct tinies ts = { m, NULL, 0, 0 };
+	char ev[400] = "", k[100], a[32], b[32];
+	size_t i;
+	int hits = 0;
+
+	if (cprof_model_launched(m, proc, tiny_add, &ts) < 0) {
+		free(ts.t);
+		not_evaluated(l, "tiny-kernels", "out of memory");
+		return;
+	}
+	if (ts.n)
+		qsort(ts.t, ts.n, sizeof(*ts.t), cmp_tiny);
+	for (i = 0; i < ts.n; i++) {
+		const struct tiny *t = &ts.t[i];
+		/* the launch's typical cost leaves out its slowest instance, the cold first one */
+		double gpu = (double)t->gpu / (double)t->n, api = (double)(t->api - t->api_max) / (t->n - 1.0);
+
+		if (t->n < 10 || !(gpu < api))
+			continue;
+		short_kernel(t->s ? t->s : "?", k, sizeof(k));
+		cprof_fmt_dur(a, sizeof(a), gpu);
+		cprof_fmt_dur(b, sizeof(b), api);
+		ev_add(ev, sizeof(ev), "%lld x %s: %s on the GPU, %s to launch", (long long)t->n, k, a, b);
+		hits++;
+	}
+	free(ts.t);
+	if (hits)
+		add(l, "tiny-kernels", "warn", ev,
+		    "many kernels are shorter than their own launch call: the GPU idles between them; fuse them, "
+		    "batch the work, or capture a CUDA graph");
+}
+
+/* calls of one thread together, in time order */
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct cprof_call *x = &thread_model->calls[*(const size_t *)a], *y = &thread_model->calls[*(const size_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+}
+
+/* synchronising calls with launches between them, again and again: a sync inside the loop */
+static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	size_t *sy = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*sy));
+	size_t *la = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*la));
+	struct { int64_t name; int64_t n; } *cnt = NULL;
+	size_t nsy = 0, nla = 0, ncnt = 0, capcnt = 0, i, best = 0;
+	char ev[400];
+
+	if (sy == NULL || la == NULL)
+		goto oom;
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (c->launch || c->gemm)
+			la[nla++] = i;
+		/* a synchronising call, or a blocking copy to the host (device-to-host, array-to-host) */
+		if (c->outer && (!proc || c->proc == proc) && (c->sync || (c->memcpy && (c->a0 == 2 || c->a0 == 4))) &&
+		    cprof_model_string(m, c->name))
+			sy[nsy++] = i;
+	}
+	thread_model = m;
+	qsort(sy, nsy, sizeof(*sy), cmp_thread);
+	qsort(la, nla, sizeof(*la), cmp_thread);
+	thread_model = NULL;
+	for (i = 1; i < nsy; i++) {
+		const struct cprof_call *s = &m->calls[sy[i]], *p = &m->calls[sy[i - 1]];
+		size_t lo = 0, hi = nla, j;
+
+		if (p->proc != s->proc || p->tid != s->tid)
+			continue;
+		/* the first launch on this thread after the previous sync ended */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct cprof_call *x = &m->calls[la[mid]];
+
+			if (x->proc < s->proc || (x->proc == s->proc && (x->tid < s->tid || (x->tid == s->tid && x->start <= p->end))))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == nla || m->calls[la[lo]].proc != s->proc || m->calls[la[lo]].tid != s->tid ||
+		    m->calls[la[lo]].start >= s->start)
+			continue;
+		for (j = 0; j < ncnt && cnt[j].name != s->name; j++)
+			;
+		if (j == ncnt) {
+			if (cprof_grow(&cnt, &capcnt, ncnt, sizeof(*cnt)) < 0)
+				goto oom;
+			cnt[ncnt].name = s->name;
+			cnt[ncnt++].n = 0;
+		}
+		cnt[j].n++;
+	}
+	for (i = 1; i < ncnt; i++)
+		if (cnt[i].n > cnt[best].n ||
+		    (cnt[i].n == cnt[best].n && /* among equals the last name, as cmp_tiny */
+		     strcmp(cprof_model_string(m, cnt[i].name), cprof_model_string(m, cnt[best].name)) > 0))
+			best = i;
+	if (ncnt && cnt[best].n >= 10) {
+		snprintf(ev, sizeof(ev), "%s called %lld times, each after new launches since the previous one",
+			 cprof_model_string(m, cnt[best].name), (long long)cnt[best].n);
+		add(l, "sync-in-loop", "warn", ev,
+		    "a synchronising call inside the loop makes the CPU wait for the GPU every iteration (.item(), "
+		    ".cpu(), printing a tensor): move it out of the loop or make it asynchronous");
+	}
+	free(sy);
+	free(la);
+	free(cnt);
+	return;
+oom:
+	free(sy);
+	free(la);
+	free(cnt);
+	not_evaluated(l, "sync-in-loop", "out of memory");
+}
+
+/* one rank much slower than the others: in a data-parallel job everyone waits for it */
+static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT p.rank, max(a.end) - min(a.start) AS run FROM CPROF_API a JOIN PROCESSES p ON p.id = a.processId"
+		" WHERE" P("a.") "AND p.rank IS NOT NULL GROUP BY p.rank ORDER BY run",
+		proc);
+	int64_t rank[1024], last_rank = -1;
+	double run[1024], med;
+	int n = 0;
+	char ev[400], a[32], b[32];
+
+	if (st == NULL) {
+		not_evaluated(l, "straggler", sqlite3_errmsg(db));
+		return;
+	}
+
+	while (st && sqlite3_step(st) == SQLITE_ROW && n < 1024) {
+		rank[n] = sqlite3_column_int64(st, 0);
+		run[n++] = sqlite3_column_double(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (n < 2)
+		return;
+	last_rank = rank[n - 1];
+	med = n % 2 ? run[n / 2] : (run[n / 2 - 1] + run[n / 2]) / 2;
+	if (run[n - 1] >= 1.25 * med && run[n - 1] - med >= 1e6) {
+		cprof_fmt_dur(a, sizeof(a), run[n - 1]);
+		cprof_fmt_dur(b, sizeof(b), med);
+		snprintf(ev, sizeof(ev), "rank %lld ran %s (first to last CUDA call) vs a median of %s over %d ranks (+%.0f%%)",
+			 (long long)last_rank, a, b, n, 100 * (run[n - 1] / med - 1));
+		add(l, "straggler", "warn", ev,
+		    "one rank is much slower than the others: in a data-parallel job every rank waits for it at each "
+		    "collective; look at that rank's host (data loading, CPU contention) and its kernels");
+	}
+}
+
+int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out)
+{
+	struct flist l = { 0 };
+	const struct cprof_step *steps = NULL;
+	sqlite3 *db = m->db;
+	/* the steps the verdict found, read once per profile */
+	int nsteps = v->steps > 2 ? cprof_model_steps(m, proc, v->step_re, &steps) : 0;
+
+	if (nsteps < 0)
+		nsteps = 0;
+	/* the rules still written in SQL need the profile (a model built in memory has none); the order is
+	 * the report's */
+	cold_start(m, proc, v, steps, nsteps, &l);
+	occupancy(m, proc, &l);
+	if (db) {
+		batched_gemm(db, proc, &l);
+		dtod_before_gemm(db, proc, &l);
+	}
+	final_sync(m, proc, v, &l);
+	if (db)
+		cupti_overhead(db, proc, v, &l);
+	variance(m, proc, &l);
+	step_variance(steps, nsteps, &l);
+	if (db)
+		driver_api(db, proc, &l);
+	tiny_kernels(m, proc, &l);
+	sync_in_loop(m, proc, &l);
+	if (db)
+		straggler(db, proc, &l);
+	*out = l.f;
+	return (int)l.n;
+}

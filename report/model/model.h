@@ -1,0 +1,179 @@
+/* One profile loaded once into time-ordered arrays (GPU ops, CUDA calls, profiler overhead, steps); the analysis runs over these. */
+#ifndef CPROF_REPORT_MODEL_H
+#define CPROF_REPORT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "report/model/analysis.h"
+#include "report/cprof.h"
+
+enum cprof_op_kind { CPROF_OP_KERNEL = 0, CPROF_OP_MEMCPY, CPROF_OP_MEMSET };
+
+/* a NULL id in the profile */
+#define CPROF_NO_ID INT64_MIN
+
+/* A GPU op (kernel, copy, memset), with the start of the call that launched it (0: not known). */
+struct cprof_op {
+	uint64_t start, end, launch;
+	int64_t proc;
+	int64_t name;  /* kernels: StringIds id of the name (CPROF_NO_ID: none) */
+	int64_t corr;  /* CUPTI correlation id (CPROF_NO_ID: none) */
+	int32_t kname; /* kernels: dense index of the name (nameIds may be sparse); -1 otherwise */
+	uint8_t kind;  /* enum cprof_op_kind */
+	uint8_t via;   /* the launching record: 0 none seen, 1 runtime API, 2 driver API only */
+};
+
+/* A hooked CUDA call. */
+struct cprof_call {
+	uint64_t start, end;
+	int64_t proc, tid;
+	int64_t name;   /* StringIds id */
+	int64_t corr;   /* our correlation id, CUPTI's external id (CPROF_NO_ID: none) */
+	int64_t a0;     /* first class-specific argument (memcpy: its kind; CPROF_NO_ID: none) */
+	uint8_t outer;  /* nested = 0: not made inside another hooked call */
+	uint8_t launch; /* class 'launch' */
+	uint8_t cut;    /* synchronises with the GPU: class 'sync', or cudaMemcpy */
+	uint8_t sync;   /* class 'sync' */
+	uint8_t gemm;   /* class 'gemm' */
+	uint8_t memcpy; /* cudaMemcpy */
+};
+
+/* A CUDA runtime API call as CUPTI recorded it (hooked or not). */
+struct cprof_rt {
+	uint64_t start, end;
+	int64_t proc, tid;
+	int64_t name; /* StringIds id (CPROF_NO_ID: none) */
+	int64_t corr; /* CPROF_NO_ID: none */
+};
+
+/* CUPTI's external correlation of kind 5 (ours): CUPTI id -> our call's correlation id */
+struct cprof_ext {
+	int64_t proc, corr, ext;
+};
+
+struct cprof_string {
+	int64_t id;
+	char *value;
+};
+
+/* Time CUPTI spent on itself (buffer flush, instrumentation, resources, buffer requests). */
+struct cprof_ovh {
+	uint64_t start, end;
+	int64_t proc;
+};
+
+/* A process under cprof (PROCESSES); text fields are "" when not recorded. */
+struct cprof_proc {
+	int64_t id, pid, ppid;
+	int64_t rank;               /* -1: none */
+	char *exe, *argv, *host;
+	char *bye;                  /* how it ended ("" when it never said goodbye: killed) */
+	int64_t recorded, lost;     /* events recorded, events lost */
+};
+
+/* CUPTI names threads by pthread handle, the hooks by kernel tid: the tid of each handle that made a
+ * hooked call (the smallest, should a handle have been reused) */
+struct cprof_thread {
+	int64_t proc, handle, tid;
+};
+
+/* what to load: the processes always; the rest as the command needs */
+enum cprof_model_part {
+	CPROF_MODEL_TIMELINE = 1, /* GPU ops, calls, runtime records, overhead, strings, correlation */
+	CPROF_MODEL_THREADS = 2,  /* the CUPTI thread -> tid map */
+	CPROF_MODEL_ALL = 3,
+	CPROF_MODEL_GPU = 4,      /* GPU ops and strings only, launches not attributed (a kernel table) */
+};
+
+struct cprof_steps_cache {
+	int64_t proc;
+	const char *re;
+	struct cprof_step *s;
+	int n;
+};
+
+struct cprof_model {
+	sqlite3 *db;                 /* not owned */
+	struct cprof_proc *procs;    /* by id */
+	size_t nprocs;
+	struct cprof_thread *threads; /* by (proc, handle) */
+	size_t nthreads;
+	struct cprof_op *ops;        /* by start (ties: kernels, copies, memsets, each in table order) */
+	size_t nops;
+	struct cprof_call *calls;    /* by start */
+	size_t ncalls;
+	struct cprof_ovh *ovh;       /* by start */
+	size_t novh;
+	size_t nknames;              /* distinct kernel names */
+	struct cprof_string *strings; /* by id */
+	size_t nstrings;
+	struct cprof_rt *rt;         /* by start */
+	size_t nrt;
+	struct cprof_ext *ext;       /* by (proc, corr) */
+	size_t next;
+	uint32_t *calls_by_corr;     /* call indices by (proc, corr), built on first use */
+	uint32_t *kernels_by_corr;   /* kernel op indices by (proc, corr), built on first use */
+	size_t nkernels_by_corr;
+	struct cprof_steps_cache *steps;
+	size_t nsteps_cache;
+};
+
+/* The model of the profile open as db: the parts asked for (enum cprof_model_part), each table read once,
+ * in one statement. 0 or a negative errno. */
+int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m);
+/* The tid of CUPTI's thread handle: 1 when known (*tid set), 0 when not (each renderer has its fallback). */
+int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, int64_t *tid);
+/* A model built in memory (tests): takes the arrays as given, sorts them; ops' kname must be < nknames. */
+int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,
+			    size_t ncalls, struct cprof_ovh *ovh, size_t novh, size_t nknames);
+void cprof_model_free(struct cprof_model *m);
+
+/* The steps of process proc (0 = all) for pattern re, read once per (proc, re) and owned by the model.
+ * Returns their number (0: none) or a negative errno. */
+int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const struct cprof_step **out);
+
+/* The string of a StringIds id; NULL when there is none. */
+const char *cprof_model_string(const struct cprof_model *m, int64_t id);
+
+/* Every (call, GPU op it launched) pair, as the API_GPU view joins them; fn returns < 0 to stop. */
+int cprof_model_launched(struct cprof_model *m, int64_t proc,
+			 int (*fn)(void *ctx, const struct cprof_call *c, const struct cprof_op *o), void *ctx);
+
+/* Duration statistics per group, as cprof_group_stats computes them from SQL: pairs sorted by key then
+ * duration, fn called per group in key order with label(key). */
+struct cprof_keyed {
+	int64_t key;
+	int64_t d;
+};
+int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
+			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+
+/* Per-name statistics of the hooked calls (outer_only: those not made inside another), and of the
+ * kernels, as the report's tables show them; fn is called per name in nameId order. */
+int cprof_model_call_stats(const struct cprof_model *m, int64_t proc, int outer_only,
+			   int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+int cprof_model_kernel_stats(const struct cprof_model *m, int64_t proc,
+			     int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
+/* Per-name statistics of the runtime calls only CUPTI saw (no hook's external id): made inside a
+ * library, or not hooked; labelled with the name less its version suffix (cudaLaunchKernel_v7000). */
+int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
+				 int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
+				 void *ctx);
+/* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids. */
+int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr);
+/* The kernels with CUPTI correlation id (proc, corr): fn per kernel. */
+int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
+			   int (*fn)(void *ctx, const struct cprof_op *o), void *ctx);
+
+/* The GPU time each call name launched (torch's "CUDA launched"): fn(api name, ns) once per name. */
+int cprof_model_launched_time(struct cprof_model *m, int64_t proc, int (*fn)(void *ctx, const char *api, double ns),
+			      void *ctx);
+
+/* Index of the first element whose start is >= t, in an array sorted by start. */
+size_t cprof_model_ops_from(const struct cprof_model *m, uint64_t t);
+size_t cprof_model_calls_from(const struct cprof_model *m, uint64_t t);
+
+#endif

@@ -1,0 +1,85 @@
+/* cprof report as JSON (schema cprof.summary/1): tables and verdict fields. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_FMT "cprof report"
+#include "common/log.h"
+#include "report/model/report.h"
+
+/* ---- JSON ---- */
+
+void report_json_table(const struct table *t, size_t top, int kernels)
+{
+	size_t i, n = report_shown(t, top);
+
+	printf("[");
+	for (i = 0; i < n; i++) {
+		const struct cprof_stats *s = &t->rows[i].st;
+
+		printf("%s{\"name\":", i ? "," : "");
+		cprof_json_str(stdout, t->rows[i].name);
+		if (kernels) {
+			char sh[120];
+
+			cprof_shorten(t->rows[i].name, sh, sizeof(sh));
+			printf(",\"short_name\":");
+			cprof_json_str(stdout, sh);
+		}
+		printf(",\"calls\":%llu,\"total_ns\":%.0f,\"avg_ns\":%.1f,\"med_ns\":%.1f,\"min_ns\":%.0f,"
+		       "\"max_ns\":%.0f,\"std_ns\":%.1f,\"time_pct\":%.2f",
+		       (unsigned long long)s->n, s->total, s->avg, s->med, s->min, s->max, s->std,
+		       t->total > 0 ? 100.0 * s->total / t->total : 0.0);
+		if (t->rows[i].bytes > 0)
+			printf(",\"bytes\":%.0f", t->rows[i].bytes);
+		if (t->rows[i].tag)
+			printf(",\"source\":\"cupti\"");
+		printf("}");
+	}
+	printf("]");
+}
+
+void report_json_verdict_fields(const struct cprof_verdict *v)
+{
+	char line[1024];
+
+	cprof_verdict_line(v, line, sizeof(line));
+	printf("\"verdict\":\"%s\",\"verdict_line\":", v->verdict);
+	cprof_json_str(stdout, line);
+	printf(",\"advice\":");
+	cprof_json_str(stdout, v->advice);
+	printf(",\"window_ns\":%llu,\"run_window_ns\":%llu,\"startup_ns\":%llu,\"warmup_ns\":%llu,"
+	       "\"gpu_busy_ns\":%llu,\"gpu_busy_pct\":%.2f,\"cpu_api_ns\":%llu,\"gpu_op_ns\":%llu,\"gpu_kernel_ns\":%llu,"
+	       "\"self_cpu_gpu_ratio\":%.3f,\"idle\":{\"host_wait_ns\":%llu,\"kernel_wait_ns\":%llu,\"other_ns\":%llu},"
+	       "\"profiler_overhead_ns\":%llu,\"host_wait_cause\":",
+	       (unsigned long long)(v->end - v->start), (unsigned long long)(v->run_end - v->run_start),
+	       (unsigned long long)v->startup_ns, (unsigned long long)v->warmup_ns, (unsigned long long)v->busy_ns,
+	       v->busy_pct, (unsigned long long)v->self_cpu_ns, (unsigned long long)v->self_gpu_ns,
+	       (unsigned long long)v->kernel_ns, v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0,
+	       (unsigned long long)v->host_wait_ns, (unsigned long long)v->kernel_wait_ns,
+	       (unsigned long long)v->other_ns, (unsigned long long)v->overhead_ns);
+	cprof_json_str(stdout, v->cause);
+	printf(",\"median_launch_ns\":%.0f,\"median_kernel_ns\":%.0f", v->med_launch_ns, v->med_kernel_ns);
+}
+
+
+void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+
+	printf(",\"ranks\":[");
+	if (sqlite3_prepare_v2(db, report_rank_sql, -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			printf("%s{\"rank\":%lld,\"processes\":%lld,\"hosts\":", n++ ? "," : "",
+			       (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+			cprof_json_str(stdout, (const char *)sqlite3_column_text(st, 2));
+			printf(",\"run_ns\":%lld,\"kernels\":%lld,\"kernel_ns\":%lld,\"verdict\":\"%s\"}",
+			       (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4),
+			       (long long)sqlite3_column_int64(st, 5), report_rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
+		}
+		sqlite3_finalize(st);
+	}
+	printf("]");
+}

@@ -1,0 +1,266 @@
+/* Unit tests of the findings computed over the model: each rule fires on a small in-memory profile built to show it, and stays silent on one built not to. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/model/analysis.h"
+#include "report/model/model.h"
+#include "tests/unit/tests.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+
+enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY };
+
+static struct cprof_string strings[] = {
+	{ S_LAUNCH, "cudaLaunchKernel" },
+	{ S_SYNC, "cudaDeviceSynchronize" },
+	{ S_KERNEL, "_Z4kernPf" },
+	{ S_MEMCPY, "cudaMemcpy" },
+	{ S_OCCUPANCY, "cudaOccupancyMaxActiveBlocksPerMultiprocessor" },
+};
+
+struct fix {
+	struct cprof_op ops[64];
+	struct cprof_call calls[128];
+	struct cprof_rt rt[64];
+	struct cprof_ext ext[64];
+	size_t nops, ncalls, nrt, next;
+	struct cprof_model m;
+	struct cprof_verdict v;
+	struct cprof_finding *f;
+	int nf;
+};
+
+static struct fix f;
+
+static void setup(void)
+{
+	memset(&f, 0, sizeof(f));
+}
+
+static void teardown(void)
+{
+	free(f.f);
+	free(f.m.calls_by_corr);
+	free(f.m.kernels_by_corr);
+}
+
+static void call(int64_t name, uint64_t s, uint64_t e, int launch, int sync, int64_t corr)
+{
+	ck_assert_uint_lt(f.ncalls, 128);
+	f.calls[f.ncalls++] = (struct cprof_call){ .start = s, .end = e, .proc = 1, .tid = 7, .name = name,
+						   .corr = corr, .a0 = CPROF_NO_ID, .outer = 1,
+						   .launch = (uint8_t)launch, .sync = (uint8_t)sync, .cut = (uint8_t)sync };
+}
+
+static void kernel(uint64_t s, uint64_t e, int64_t corr)
+{
+	ck_assert_uint_lt(f.nops, 64);
+	f.ops[f.nops++] = (struct cprof_op){ .start = s, .end = e, .proc = 1, .name = S_KERNEL, .corr = corr,
+					    .kname = 0, .kind = CPROF_OP_KERNEL, .via = 1 };
+}
+
+/* a launch call of call_dur, its kernel of dur, correlated through CUPTI's external id */
+static void launch(uint64_t s, uint64_t call_dur, uint64_t dur)
+{
+	int64_t corr = (int64_t)f.nops + 100;
+
+	call(S_LAUNCH, s, s + call_dur, 1, 0, corr);
+	f.ext[f.next++] = (struct cprof_ext){ .proc = 1, .corr = corr, .ext = corr };
+	kernel(s + call_dur + 1 * US, s + call_dur + 1 * US + dur, corr);
+}
+
+/* builds the model and runs the findings; returns 1 when the finding id is among them */
+static int fires(const char *id)
+{
+	int i;
+
+	ck_assert_int_eq(cprof_model_from_arrays(&f.m, f.ops, f.nops, f.calls, f.ncalls, NULL, 0, 1), 0);
+	f.m.strings = strings;
+	f.m.nstrings = sizeof(strings) / sizeof(strings[0]);
+	f.m.ext = f.ext; /* built sorted by (proc, corr) */
+	f.m.next = f.next;
+	f.m.rt = f.rt;
+	f.m.nrt = f.nrt;
+	f.v.run_start = f.ncalls ? f.m.calls[0].start : 0;
+	f.v.run_end = f.nops ? f.m.ops[f.nops - 1].end : 0;
+	f.v.gpu_span_start = f.nops ? f.m.ops[0].start : 0;
+	f.nf = cprof_findings(&f.m, 0, &f.v, &f.f);
+	ck_assert_int_ge(f.nf, 0);
+	for (i = 0; i < f.nf; i++)
+		if (!strcmp(f.f[i].id, id))
+			return 1;
+	return 0;
+}
+
+START_TEST(test_findings_tiny_kernels_fire)
+{
+	int i;
+
+	/* 2 us kernels that take 10 us to launch */
+	for (i = 0; i < 12; i++)
+		launch(1 * MS + (uint64_t)i * 100 * US, 10 * US, 2 * US);
+	ck_assert(fires("tiny-kernels"));
+}
+END_TEST
+
+START_TEST(test_findings_tiny_kernels_silent)
+{
+	int i;
+
+	for (i = 0; i < 12; i++)
+		launch(1 * MS + (uint64_t)i * 100 * US, 10 * US, 50 * US);
+	ck_assert(!fires("tiny-kernels"));
+}
+END_TEST
+
+START_TEST(test_findings_sync_in_loop_fires)
+{
+	int i;
+
+	/* launch, then synchronise, every iteration */
+	for (i = 0; i < 12; i++) {
+		uint64_t t = 1 * MS + (uint64_t)i * 100 * US;
+
+		launch(t, 5 * US, 20 * US);
+		call(S_SYNC, t + 10 * US, t + 40 * US, 0, 1, CPROF_NO_ID);
+	}
+	ck_assert(fires("sync-in-loop"));
+}
+END_TEST
+
+START_TEST(test_findings_sync_in_loop_silent)
+{
+	int i;
+
+	/* all the launches, then the syncs: no launch between two syncs */
+	for (i = 0; i < 12; i++)
+		launch(1 * MS + (uint64_t)i * 10 * US, 5 * US, 2 * US);
+	for (i = 0; i < 12; i++)
+		call(S_SYNC, 2 * MS + (uint64_t)i * 10 * US, 2 * MS + (uint64_t)i * 10 * US + 5 * US, 0, 1, CPROF_NO_ID);
+	ck_assert(!fires("sync-in-loop"));
+}
+END_TEST
+
+START_TEST(test_findings_kernel_variance_fires)
+{
+	int i;
+
+	/* the same kernel at 1 us and 100 us */
+	for (i = 0; i < 10; i++)
+		launch(1 * MS + (uint64_t)i * 200 * US, 5 * US, i % 2 ? 100 * US : 1 * US);
+	ck_assert(fires("kernel-variance"));
+}
+END_TEST
+
+START_TEST(test_findings_kernel_variance_silent)
+{
+	int i;
+
+	for (i = 0; i < 10; i++)
+		launch(1 * MS + (uint64_t)i * 200 * US, 5 * US, 50 * US);
+	ck_assert(!fires("kernel-variance"));
+}
+END_TEST
+
+START_TEST(test_findings_cold_start_fires)
+{
+	int i;
+
+	/* the first launch call takes 5 ms, the others 10 us */
+	launch(1 * MS, 5 * MS, 10 * US);
+	for (i = 1; i < 8; i++)
+		launch(10 * MS + (uint64_t)i * 100 * US, 10 * US, 10 * US);
+	ck_assert(fires("cold-start"));
+	ck_assert_ptr_nonnull(strstr(f.f[0].evidence, "first cudaLaunchKernel"));
+}
+END_TEST
+
+START_TEST(test_findings_cold_start_silent)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		launch(1 * MS + (uint64_t)i * 100 * US, 10 * US, 10 * US);
+	ck_assert(!fires("cold-start"));
+}
+END_TEST
+
+START_TEST(test_findings_long_final_sync_fires)
+{
+	int i;
+
+	/* a 5 ms wait at the end of a 6 ms run */
+	for (i = 0; i < 5; i++)
+		launch(1 * MS + (uint64_t)i * 10 * US, 5 * US, 1 * MS);
+	call(S_SYNC, 1 * MS + 60 * US, 6 * MS, 0, 1, CPROF_NO_ID);
+	ck_assert(fires("long-final-sync"));
+}
+END_TEST
+
+START_TEST(test_findings_long_final_sync_silent)
+{
+	int i;
+
+	for (i = 0; i < 5; i++)
+		launch(1 * MS + (uint64_t)i * 1 * MS, 5 * US, 100 * US);
+	call(S_SYNC, 6 * MS, 6 * MS + 20 * US, 0, 1, CPROF_NO_ID);
+	ck_assert(!fires("long-final-sync"));
+}
+END_TEST
+
+/* CUPTI's runtime records of one thread: an occupancy query (or not), then the launch of the kernel */
+static void occupancy_then_launch(int with_query)
+{
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint64_t t = 1 * MS + (uint64_t)i * 100 * US;
+		int64_t corr = 500 + i;
+
+		if (with_query)
+			f.rt[f.nrt++] = (struct cprof_rt){ .start = t, .end = t + 2 * US, .proc = 1, .tid = 9,
+							   .name = S_OCCUPANCY, .corr = corr - 100 };
+		f.rt[f.nrt++] = (struct cprof_rt){ .start = t + 10 * US, .end = t + 15 * US, .proc = 1, .tid = 9,
+						   .name = S_LAUNCH, .corr = corr };
+		kernel(t + 20 * US, t + 30 * US, corr);
+	}
+}
+
+START_TEST(test_findings_occupancy_fires)
+{
+	occupancy_then_launch(1);
+	ck_assert(fires("occupancy-before-launch"));
+}
+END_TEST
+
+START_TEST(test_findings_occupancy_silent)
+{
+	occupancy_then_launch(0);
+	ck_assert(!fires("occupancy-before-launch"));
+}
+END_TEST
+
+Suite *findings_suite(void)
+{
+	Suite *s = suite_create("findings");
+	TCase *tc = tcase_create("rules");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_findings_tiny_kernels_fire);
+	tcase_add_test(tc, test_findings_tiny_kernels_silent);
+	tcase_add_test(tc, test_findings_sync_in_loop_fires);
+	tcase_add_test(tc, test_findings_sync_in_loop_silent);
+	tcase_add_test(tc, test_findings_kernel_variance_fires);
+	tcase_add_test(tc, test_findings_kernel_variance_silent);
+	tcase_add_test(tc, test_findings_cold_start_fires);
+	tcase_add_test(tc, test_findings_cold_start_silent);
+	tcase_add_test(tc, test_findings_long_final_sync_fires);
+	tcase_add_test(tc, test_findings_long_final_sync_silent);
+	tcase_add_test(tc, test_findings_occupancy_fires);
+	tcase_add_test(tc, test_findings_occupancy_silent);
+	suite_add_tcase(s, tc);
+	return s;
+}
