@@ -22,14 +22,16 @@ CFLAGS  := $(CFLAGS_BASE) $(SAN_FLAGS)
 LDFLAGS_SAN := $(SAN_FLAGS)
 
 SQLITE_CFLAGS := $(shell pkg-config --cflags sqlite3 2>/dev/null)
-SQLITE_LIBS   := $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3)
+# SQLite, libelf (with zlib) and the C++ ABI demangler linked in: the binaries need only glibc (make dist, issue 22)
+SQLITE_LIBS   := -Wl,-Bstatic $(shell pkg-config --libs sqlite3 2>/dev/null || echo -lsqlite3) -Wl,-Bdynamic -lm
 CHECK_CFLAGS  := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS    := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lm -lrt -lpthread)
-ELF_LIBS      := $(shell pkg-config --libs libelf 2>/dev/null || echo -lelf)
+ELF_LIBS      := -Wl,-Bstatic $(shell pkg-config --libs libelf 2>/dev/null || echo -lelf) -lz -Wl,-Bdynamic
+CXXABI_LIBS   := -Wl,-Bstatic -lstdc++ -Wl,-Bdynamic -static-libgcc
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all check demo bench fuzz install clean deps simgpu
+.PHONY: all check demo bench fuzz install clean deps simgpu dist
 all: $(DEPS_STAMP) binaries
 
 $(DEPS_STAMP): scripts/install-deps
@@ -58,6 +60,8 @@ $(GEN_HOOKS): $(GEN_API)
 # bench and fuzz rules live with their sources
 -include tests/bench/bench.mk
 -include tests/fuzz/fuzz.mk
+# make dist / make install: the relocatable bundle and the wheel
+-include scripts/dist.mk
 
 # ---- sources ----
 COMMON_SRCS    := $(wildcard common/*.c)
@@ -98,7 +102,7 @@ $(BUILD)/bin/cprofd: $(call obj_of,host,$(COLLECTOR_SRCS)) $(HOST_OBJS_COMMON)
 $(BUILD)/bin/cprof: $(call obj_of,host,$(REPORT_SRCS)) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lm -lstdc++
+	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^ $(SQLITE_LIBS) -lm $(CXXABI_LIBS)
 
 $(BUILD)/bin/cprof-run: $(call obj_of,host,$(RUN_SRCS)) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
@@ -134,6 +138,7 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
 	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo \
+	$(BUILD)/tests/sample_device $(BUILD)/tests/sample_streams $(BUILD)/tests/sample_graph $(BUILD)/tests/sample_blas \
 	$(BUILD)/tests/shapes
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
@@ -141,17 +146,16 @@ check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	$(Q)CK_DEFAULT_TIMEOUT=60 $(BUILD)/tests/unit
 	@echo "== simulated GPU self-test"
 	$(Q)$(MAKE) --no-print-directory simgpu-test
+	@echo "== test set-up: virtualenvs from PyPI (once; CPROF_TORCH_VENV=DIR reuses one with torch)"
+	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/setup-venvs
 	@echo "== integration tests"
-	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/setup-torch
 	$(Q)BUILD=$(abspath $(BUILD)) tests/integration/run.sh
 
 demo: $(DEPS_STAMP) binaries
 	$(Q)BUILD=$(abspath $(BUILD)) scripts/demo
 
-install: $(DEPS_STAMP) binaries
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
-	install -m 0755 $(BUILD)/bin/cprof-run $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(DESTDIR)$(PREFIX)/bin/
-	install -m 0755 $(BUILD)/lib/libcprof.so $(DESTDIR)$(PREFIX)/lib/
+# the bundle's layout under PREFIX (scripts/dist.mk)
+install: dist-install
 
 clean:
 	rm -rf $(BUILD)

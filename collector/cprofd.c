@@ -1,4 +1,4 @@
-/* cprofd: reads framed batches from the run's FIFO and stores them in the profile until the run ends. */
+/* cprofd: spools framed batches from the run's FIFO at pipe speed; its writer thread stores them in the profile. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define PR_FMT "cprofd"
@@ -14,11 +15,13 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "collector/ingest.h"
+#include "collector/spool.h"
 #include "collector/store.h"
 
 enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2 };
 
 #define QUIET_MS 50 /* after RUN_END: stop when the FIFO stayed empty this long */
+#define TERM_GRACE_NS 2000000000ull /* SIGTERM: the writer stores for this long more, then counts the rest */
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t interrupt_signal;
@@ -27,6 +30,35 @@ static void on_term(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+/* Whether a process that said HELLO and no BYE still exists (and may still write): a zombie does not. */
+static int producer_alive(const struct cprof_spool *sp)
+{
+	const uint32_t *pids;
+	size_t n = cprof_spool_live(sp, &pids);
+
+	for (size_t i = 0; i < n; i++) {
+		char path[64], buf[256], *paren;
+		ssize_t r;
+		int fd;
+
+		if (kill((pid_t)pids[i], 0) != 0 && errno != EPERM)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/stat", pids[i]);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		r = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (r > 0) {
+			buf[r] = '\0';
+			paren = strrchr(buf, ')');
+			if (paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'))
+				continue;
+		}
+		return 1;
+	}
+	return 0;
 }
 
 /* cprof-run says, with sigqueue before RUN_END, that it forwarded an interrupting signal to the target. */
@@ -44,25 +76,6 @@ static void usage(FILE *f)
 		   "Collector of cprof; started by cprof-run, not by hand.\n");
 }
 
-/* Reads whatever is in the FIFO now (or within timeout_ms). Returns bytes read, 0 on timeout, <0 error. */
-static ssize_t read_some(int fd, struct cprof_ingest *in, int timeout_ms)
-{
-	static uint8_t buf[1 << 16];
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	ssize_t n;
-	int r;
-
-	r = poll(&p, 1, timeout_ms);
-	if (r <= 0)
-		return r < 0 && errno != EINTR ? -errno : 0;
-	n = read(fd, buf, sizeof(buf));
-	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
-	if (n > 0 && cprof_ingest_feed(in, buf, n) < 0)
-		return -EIO;
-	return n;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -76,7 +89,11 @@ int main(int argc, char **argv)
 	struct cprof_ingest in;
 	struct sigaction sa;
 	pid_t parent = getppid();
-	uint64_t quiet_since = 0;
+	uint64_t quiet_since = 0, deadline = 0;
+	struct cprof_spool *spool = NULL;
+	struct cprof_spool_stats st = { 0 };
+	struct rusage ru;
+	int run_ended = 0;
 	const char *dbg = getenv("CPROF_DEBUG");
 
 	if (dbg && *dbg >= '0' && *dbg <= '3')
@@ -126,20 +143,21 @@ int main(int argc, char **argv)
 		pr_err("out of memory");
 		return EXIT_STORE;
 	}
-	if (ready_fd >= 0) {
-		if (write(ready_fd, "R", 1) != 1)
-			pr_warn("cannot tell cprof-run that the collector is ready");
-		close(ready_fd);
-	}
+	/* from here until cprof_spool_finish, the writer thread alone uses in and store */
+	if (cprof_spool_open(&spool, db, &in) < 0)
+		return EXIT_STORE;
+	/* the same pipe says later when the intake is done ('D'): cprof-run's grace period for processes left
+	 * running covers the intake, not the writer catching up */
+	if (ready_fd >= 0 && write(ready_fd, "R", 1) != 1)
+		pr_warn("cannot tell cprof-run that the collector is ready");
 
 	for (;;) {
-		ssize_t n = read_some(fd, &in, in.run_ended ? 10 : 100);
+		ssize_t n = cprof_spool_intake(spool, fd, run_ended ? 10 : 100);
 
-		if (n == -EIO) {
+		if (cprof_spool_failed(spool)) {
 			/* the store failed (disk full, file size limit): what was committed stays, consistent; the
 			 * producers see the collector go and carry on unprofiled */
 			pr_err("cannot write the profile %s; stopping, the profile keeps what was committed", db);
-			in.store_failed = 1;
 			rc = EXIT_STORE;
 			break;
 		}
@@ -148,35 +166,59 @@ int main(int argc, char **argv)
 			rc = EXIT_STORE;
 			break;
 		}
-		if (in.run_ended) {
-			/* the target is gone: what it wrote is already in the pipe; stop once it is empty */
+		run_ended = cprof_spool_run_ended(spool);
+		if (run_ended) {
+			/* the target is gone: what it wrote is already in the pipe; stop once it is empty and no
+			 * process it started still runs (cprof-run bounds that wait: --grace, then SIGTERM) */
 			uint64_t now = cprof_now_ns();
 
 			if (n > 0 || quiet_since == 0)
 				quiet_since = now;
-			else if (now - quiet_since > QUIET_MS * 1000000ull) {
+			else if (now - quiet_since > QUIET_MS * 1000000ull && !producer_alive(spool)) {
 				clean = 1;
 				break;
 			}
 		}
 		if (stop_requested) {
-			while (read_some(fd, &in, 0) > 0)
+			/* what is in the pipe, within a bound: a process left running may write for ever */
+			uint64_t until = cprof_now_ns() + 2000000000ull;
+
+			while (cprof_spool_intake(spool, fd, 0) > 0 && cprof_now_ns() < until)
 				;
-			clean = in.run_ended;
+			clean = cprof_spool_run_ended(spool);
+			deadline = cprof_now_ns() + TERM_GRACE_NS;
 			break;
 		}
 		if (getppid() != parent) {
 			pr_warn("cprof-run went away; finalising the profile");
-			while (read_some(fd, &in, 0) > 0)
+			while (cprof_spool_intake(spool, fd, 0) > 0)
 				;
 			break;
 		}
-		if (cprof_store_commit(store, 0) < 0) {
-			pr_err("cannot write the profile %s; stopping, the profile keeps what was committed", db);
-			in.store_failed = 1;
-			rc = EXIT_STORE;
-			break;
-		}
+	}
+	/* the FIFO is no longer read: the writer catches up with the spool (or stops at the deadline) */
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "D", 1) != 1)
+			pr_dbg("cprof-run no longer listens");
+		close(ready_fd);
+	}
+	if (cprof_spool_finish(spool, deadline, &st) < 0 && rc != EXIT_STORE) {
+		/* the store failed while the writer caught up after the run */
+		pr_err("cannot write the profile %s; the profile keeps what was committed", db);
+		rc = EXIT_STORE;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	in.lost_spool_full = st.lost_full_records;
+	in.lost_unstored = st.lost_unstored_records;
+	if (!in.store_failed) {
+		cprof_store_meta_int(store, "spool_bytes", (int64_t)st.bytes);
+		cprof_store_meta_int(store, "spool_records", (int64_t)st.records);
+		cprof_store_meta_int(store, "spool_peak_lag_bytes", (int64_t)st.peak_lag_bytes);
+		cprof_store_meta_int(store, "spool_lost_frames", (int64_t)st.lost_full_frames);
+		cprof_store_meta_int(store, "intake_cpu_ns", (int64_t)st.intake_cpu_ns);
+		cprof_store_meta_int(store, "writer_cpu_ns", (int64_t)st.writer_cpu_ns);
+		cprof_store_meta_int(store, "catchup_ns", (int64_t)st.catchup_ns);
+		cprof_store_meta_int(store, "collector_max_rss_kb", ru.ru_maxrss);
 	}
 	in.interrupt_signal = interrupt_signal;
 	if (cprof_ingest_finish(&in, clean) < 0) {

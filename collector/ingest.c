@@ -99,6 +99,7 @@ static void on_hello(struct cprof_ingest *in, struct cprof_producer *p, const st
 	p->frames = p->seq_gaps = 0;
 	p->next_seq = 0;
 	p->ended = 0;
+	p->crashed = 0;
 	if (store_ok(in, cprof_store_process(in->store, h, &p->proc_id)) == 0)
 		in->processes++;
 }
@@ -226,6 +227,29 @@ static int on_stacks(struct cprof_ingest *in, struct cprof_producer *p, const st
 	return 0;
 }
 
+static int on_crash(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
+{
+	const struct cprof_wire_crash *c = (const void *)(h + 1);
+	const struct cprof_wire_crash_thread *t = (const void *)(c + 1);
+	uint32_t i;
+
+	if (c->time_ns >= TIME_MAX)
+		return -EBADMSG;
+	if (store_ok(in, cprof_store_crash(in->store, p->proc_id, p->pid, c)) < 0)
+		return -EIO;
+	p->crashed = 1;
+	in->crashed++;
+	for (i = 0; i < h->count; i++) {
+		int64_t kname = t[i].name && t[i].name < p->strmap_len ? p->strmap[t[i].name] : 0;
+
+		if (t[i].end_ns >= TIME_MAX)
+			return -EBADMSG;
+		if (store_ok(in, cprof_store_crash_call(in->store, p->proc_id, &t[i], kname)) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
 /* One validated frame. Returns -EBADMSG when its content is wrong (the producer gets banned). */
 static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 {
@@ -233,6 +257,7 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 
 	if (h->type == CPROF_MSG_RUN_END) {
 		memcpy(&in->run_end, h + 1, sizeof(in->run_end));
+		in->run_end_pid = h->pid;
 		in->run_ended = 1;
 		return 0;
 	}
@@ -268,6 +293,8 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return on_gpu(in, p, h);
 	case CPROF_MSG_STACKS:
 		return on_stacks(in, p, h);
+	case CPROF_MSG_CRASH:
+		return on_crash(in, p, h);
 	case CPROF_MSG_STATUS:
 		return store_ok(in, cprof_store_status(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
 	case CPROF_MSG_LOST: {
@@ -276,7 +303,7 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		p->lost += l->lost;
 		in->lost += l->lost;
 		/* each one kept, so the profile shows when the drops happened (a stalled collector, a burst) */
-		return store_ok(in, cprof_store_lost(in->store, p->proc_id, p->pid, l)) < 0 ? -EIO : 0;
+		return store_ok(in, cprof_store_lost(in->store, p->proc_id, p->pid, l, in->arrival_ns)) < 0 ? -EIO : 0;
 	}
 	case CPROF_MSG_BYE: {
 		const struct cprof_wire_bye *b = (const void *)(h + 1);
@@ -390,12 +417,20 @@ static const char *sig_name(int sig)
 	return "a signal";
 }
 
+static void add_reason(char *buf, size_t size, const char *r)
+{
+	size_t n = strlen(buf);
+
+	if (n < size - 1)
+		snprintf(buf + n, size - n, "%s%s", n ? "; " : "", r);
+}
+
 int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 {
 	struct cprof_store *s = in->store;
 	uint64_t missing_bye = 0;
 	const char *reason = NULL;
-	char interrupted[96];
+	char interrupted[96], reasons[640] = "";
 	int failed = in->store_failed;
 	size_t i;
 
@@ -415,6 +450,8 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	}
 	if (in->len)
 		in->bad_frames++; /* a torn frame at the end */
+	if (!failed && cprof_store_endings(s, in->run_ended ? in->run_end_pid : 0, in->run_ended ? &in->run_end : NULL) < 0)
+		failed = 1;
 	if (!failed && in->stacks)
 		cprof_store_symbolize(s);
 	/* before the verdict below: a profile that cannot be summed up is not complete (a full disk) */
@@ -425,19 +462,32 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	if (in->interrupt_signal > 0)
 		snprintf(interrupted, sizeof(interrupted), "interrupted by %s: the run was stopped before the program finished",
 			 sig_name(in->interrupt_signal));
+	/* every reason that applies, the gravest first: one cause (lost events) must not hide another (a process
+	 * still running) */
 	if (failed)
-		reason = "the profile could not be written (disk full?); later events were not stored";
-	else if (!clean)
-		reason = "collector stopped before the run ended";
-	else if (in->interrupt_signal > 0)
-		reason = interrupted;
-	else if (in->lost)
-		reason = "events were lost";
-	else if (in->bad_frames || in->dropped_frames)
-		reason = "malformed frames were dropped";
+		add_reason(reasons, sizeof(reasons), "the profile could not be written (disk full?); later events were not stored");
+	if (in->lost_spool_full)
+		add_reason(reasons, sizeof(reasons), "out of disk space: events that reached the collector could not be spooled");
+	if (!clean && !failed)
+		add_reason(reasons, sizeof(reasons), "collector stopped before the run ended");
+	if (in->lost_unstored)
+		add_reason(reasons, sizeof(reasons), "the collector was stopped before it stored all it had received");
+	if (in->interrupt_signal > 0)
+		add_reason(reasons, sizeof(reasons), interrupted);
+	if (in->lost)
+		add_reason(reasons, sizeof(reasons), "events were lost");
+	if (in->bad_frames || in->dropped_frames)
+		add_reason(reasons, sizeof(reasons), "malformed frames were dropped");
+	if (missing_bye && in->crashed >= missing_bye)
+		add_reason(reasons, sizeof(reasons), "a process was ended by a fatal signal (see how each ended)");
 	else if (missing_bye)
-		reason = "a process ended without saying goodbye (killed, or still running)";
-	cprof_store_meta_int(s, "lost_events", (int64_t)in->lost);
+		add_reason(reasons, sizeof(reasons), "a process ended without saying goodbye (killed, or still running)");
+	reason = reasons[0] ? reasons : NULL;
+	/* losses by cause: in the producers (rings full), at the spool (disk full), after it (not stored) */
+	cprof_store_meta_int(s, "lost_events", (int64_t)(in->lost + in->lost_spool_full + in->lost_unstored));
+	cprof_store_meta_int(s, "lost_producers", (int64_t)in->lost);
+	cprof_store_meta_int(s, "lost_spool_full", (int64_t)in->lost_spool_full);
+	cprof_store_meta_int(s, "lost_unstored", (int64_t)in->lost_unstored);
 	cprof_store_meta_int(s, "bad_frames", (int64_t)in->bad_frames);
 	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);
@@ -447,6 +497,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "nvtx_events", (int64_t)in->nvtx_events);
 	cprof_store_meta_int(s, "processes", (int64_t)in->processes);
 	cprof_store_meta_int(s, "processes_without_bye", (int64_t)missing_bye);
+	cprof_store_meta_int(s, "processes_crashed", (int64_t)in->crashed);
 	if (in->run_ended) {
 		cprof_store_meta_int(s, "exit_status", in->run_end.exit_status);
 		cprof_store_meta_int(s, "term_signal", in->run_end.term_signal);

@@ -13,6 +13,7 @@ struct cprof_producer {
 	int64_t proc_id;   /* PROCESSES.id of the current instance, 0 before HELLO */
 	int banned;        /* sent a malformed frame: everything further from it is dropped */
 	int ended;         /* said BYE */
+	int crashed;       /* sent CRASH: a fatal signal reached it */
 	uint32_t next_seq;
 	uint32_t frames;
 	uint32_t seq_gaps;
@@ -35,12 +36,17 @@ struct cprof_ingest {
 	uint64_t gpu_records;
 	uint64_t stacks;
 	uint64_t nvtx_events;     /* of events: NVTX annotations, not CUDA calls */
-	uint64_t lost;
+	uint64_t lost;            /* what the producers said they dropped (rings full, collector gone) */
+	uint64_t lost_spool_full; /* records that arrived when the spool had no room (disk full) */
+	uint64_t lost_unstored;   /* records spooled but not stored (store failed, cprofd stopped) */
 	uint64_t processes;
 	int run_ended;
 	struct cprof_wire_run_end run_end;
+	uint64_t crashed;         /* processes that sent CRASH */
+	uint32_t run_end_pid;     /* cprof-run, the sender of RUN_END: its child is the run's top process */
 	int interrupt_signal;     /* cprof-run forwarded this signal to the target (SIGINT, SIGTERM, ...) */
 	int store_failed;
+	uint64_t arrival_ns;      /* when the bytes being fed reached cprofd (the spool's writer stores later); 0: now */
 	struct cprof_nvtx *nvtx;  /* NVTX pairing state (collector/nvtx.c), NULL until the first annotation */
 };
 

@@ -23,7 +23,8 @@
 #define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
 
 enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
-       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_FRAME, ST__N };
+       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_FRAME, ST_CRASH,
+       ST_CRASH_CALL, ST__N };
 static const char *const stmt_sql[ST__N] = {
 	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
 		   " returnValue, nested, kernelNameId, stream, bytes, ptr, a0, a1, a2, a3, a4, a5, a6, a7, stackId,"
@@ -46,6 +47,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
+	[ST_CRASH] = "INSERT INTO CPROF_CRASH VALUES(?,?,?,?,?,?,?,?,?)",
+	[ST_CRASH_CALL] = "INSERT INTO CPROF_CRASH_CALLS VALUES(?,?,?,?,?,?,?)",
 	/* OR IGNORE: a stack sent twice (a frame requeued after a full pipe) is the same stack */
 	[ST_FRAME] = "INSERT OR IGNORE INTO CPROF_STACK_FRAMES(processId, stackId, level, kind, moduleId, offset,"
 		     " fileId, funcId, line) VALUES(?,?,?,?,?,?,?,?,?)",
@@ -189,6 +192,8 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	/* one thread uses this connection: no per-call mutex (8% of cprofd at 500k events/s) */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		pr_err("cannot open %s: %s", path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		/* the empty file just created (O_EXCL: ours) would block the next run at this path */
+		unlink(path);
 		goto out_close;
 	}
 	if (exec(s, cprof_schema_sql) < 0)
@@ -541,11 +546,87 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 	return ret;
 }
 
-int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l)
+int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l,
+		     uint64_t time_ns)
 {
-	int64_t v[] = { proc_id, pid, (int64_t)cprof_now_ns(), (int64_t)l->lost, (int64_t)l->emitted };
+	int64_t v[] = { proc_id, pid, (int64_t)(time_ns ? time_ns : cprof_now_ns()), (int64_t)l->lost, (int64_t)l->emitted };
 
 	return insert_ints(s, s->st[ST_LOST], v, 5, "insert lost");
+}
+
+int cprof_store_crash(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_crash *c)
+{
+	int64_t v[] = { proc_id, pid, (int64_t)c->time_ns, c->tid, c->signo, c->code, (int64_t)c->addr, c->flags,
+			(int64_t)c->drained };
+
+	return insert_ints(s, s->st[ST_CRASH], v, 9, "insert crash");
+}
+
+int cprof_store_crash_call(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_crash_thread *t,
+			   int64_t kernel_name_id)
+{
+	int64_t v[] = { proc_id, t->tid, t->api > 0 && t->api < CPROF_API__COUNT ? s->api_name_id[t->api] : 0, t->ret,
+			(int64_t)t->start_ns, (int64_t)t->end_ns, kernel_name_id };
+
+	return insert_ints(s, s->st[ST_CRASH_CALL], v, 7, "insert crash call");
+}
+
+static void signal_words(char *buf, size_t len, const char *what, int sig)
+{
+	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	snprintf(buf, len, "%s%d (SIG%s)", what, sig, abbrev ? abbrev : "?");
+}
+
+/* After every process ended: PROCESSES.ending of each, from its BYE, its CRASH, and for cprof-run's own
+ * child (ppid top_ppid, 0 = unknown) the wait status cprof-run reported. */
+int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct cprof_wire_run_end *run_end)
+{
+	sqlite3_stmt *sel = NULL, *upd = NULL;
+	int ret = 0;
+
+	if (begin(s) < 0)
+		return -EIO;
+	if (sqlite3_prepare_v2(s->db, "SELECT p.id, p.ppid, p.byeReason, c.signal, c.flags FROM PROCESSES p"
+				      " LEFT JOIN CPROF_CRASH c ON c.processId = p.id GROUP BY p.id", -1, &sel,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "UPDATE PROCESSES SET ending=? WHERE id=?", -1, &upd, NULL) != SQLITE_OK) {
+		ret = db_err(s, "prepare endings");
+		goto out;
+	}
+	while (sqlite3_step(sel) == SQLITE_ROW) {
+		const unsigned char *bye = sqlite3_column_text(sel, 2);
+		int top = top_ppid && run_end && sqlite3_column_int64(sel, 1) == top_ppid;
+		char text[128], sigtext[64];
+
+		if (sqlite3_column_type(sel, 3) != SQLITE_NULL) {
+			signal_words(sigtext, sizeof(sigtext), "signal ", sqlite3_column_int(sel, 3));
+			if (sqlite3_column_int(sel, 4) & CPROF_CRASH_F_IN_CUDA)
+				strncat(sigtext, " inside a CUDA call", sizeof(sigtext) - strlen(sigtext) - 1);
+			/* a BYE after the signal: the program's own handler let it go on, or exit()ed */
+			snprintf(text, sizeof(text), "%s%s%s", sigtext, bye ? " handled, then " : "", bye ? (const char *)bye : "");
+		} else if (bye && strcmp((const char *)bye, "exec") == 0)
+			snprintf(text, sizeof(text), "exec");
+		else if (top && run_end->term_signal > 0)
+			signal_words(text, sizeof(text), "killed by signal ", run_end->term_signal);
+		else if (top && bye)
+			snprintf(text, sizeof(text), "%s, status %d", (const char *)bye, run_end->exit_status);
+		else if (bye)
+			snprintf(text, sizeof(text), "%s", (const char *)bye);
+		else
+			snprintf(text, sizeof(text), "no goodbye (killed, or still running)");
+		sqlite3_bind_text(upd, 1, text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
+		if (sqlite3_step(upd) != SQLITE_DONE) {
+			ret = db_err(s, "update ending");
+			break;
+		}
+		sqlite3_reset(upd);
+	}
+out:
+	sqlite3_finalize(sel);
+	sqlite3_finalize(upd);
+	return ret;
 }
 
 /* After a failed write SQLite may have rolled the transaction back already; make sure it has. Then move

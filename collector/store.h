@@ -31,7 +31,15 @@ int cprof_store_symbolize(struct cprof_store *s);
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id);
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w);
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
-int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l);
+/* time_ns: when the frame reached the collector (0: now) */
+int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_lost *l,
+		     uint64_t time_ns);
+/* A CRASH frame: the signal, and each thread's last call (kernel_name_id: the collector's string id, 0 none). */
+int cprof_store_crash(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_crash *c);
+int cprof_store_crash_call(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_crash_thread *t,
+			   int64_t kernel_name_id);
+/* PROCESSES.ending for every process (top_ppid: cprof-run's pid, whose child run_end describes). */
+int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct cprof_wire_run_end *run_end);
 /* The THREADS summary of what was stored, committed (store_close does it if not done). */
 int cprof_store_threads(struct cprof_store *s);
 /* Drops the open transaction (after a failed write, e.g. a full disk). */

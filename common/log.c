@@ -4,30 +4,32 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/textsafe.h"
 
 int cprof_log_level = CPROF_LOG_WARN;
 
 void cprof_log(int level, const char *prefix, const char *fmt, ...)
 {
-	char line[1024];
+	char raw[1024], line[1024];
 	va_list ap;
 	int n;
 
 	if (level > cprof_log_level)
 		return;
-	n = snprintf(line, sizeof(line), "%s: ", prefix);
-	if (n < 0 || n >= (int)sizeof(line))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	n = strlen(raw);
+	if (n > 0 && raw[n - 1] == '\n')
+		raw[n - 1] = '\0';
+	/* one line, whatever the names in it hold (argv, paths, kernel names): controls become escapes */
+	n = snprintf(line, sizeof(line) - 1, "%s: ", prefix);
+	if (n < 0 || n >= (int)sizeof(line) - 1)
+		return;
+	cprof_text_safe(line + n, sizeof(line) - 1 - n, raw);
 	n = strlen(line);
-	if (n == 0 || line[n - 1] != '\n') {
-		if (n >= (int)sizeof(line) - 1)
-			n = sizeof(line) - 2;
-		line[n++] = '\n';
-		line[n] = '\0';
-	}
+	line[n++] = '\n';
+	line[n] = '\0';
 	/* stderr, never stdout: the target's stdout belongs to the target */
 	if (write(STDERR_FILENO, line, n) < 0) {
 		/* nowhere left to report it */

@@ -12,7 +12,9 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	"CREATE TABLE PROCESSES(id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, ppid INTEGER, host TEXT,"
 	" exe TEXT, argv TEXT, rank INTEGER, localRank INTEGER, worldSize INTEGER, startNs INTEGER,"
 	" endNs INTEGER, clock TEXT, wireVersion INTEGER, forked INTEGER, simulatedGpu INTEGER, byeReason TEXT,"
-	" eventsEmitted INTEGER, eventsRecorded INTEGER, lostEvents INTEGER, frames INTEGER, seqGaps INTEGER);"
+	" eventsEmitted INTEGER, eventsRecorded INTEGER, lostEvents INTEGER, frames INTEGER, seqGaps INTEGER,"
+	/* how it ended, in words: exit status 3, signal 11 (SIGSEGV), killed by signal 9 (SIGKILL), exec, ... */
+	" ending TEXT);"
 	"CREATE TABLE THREADS(processId INTEGER, tid INTEGER, firstNs INTEGER, lastNs INTEGER, calls INTEGER,"
 	" PRIMARY KEY(processId, tid));"
 	/* one row per hooked call; a0..a7 mean what the API's class says (see the views) */
@@ -64,6 +66,12 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	" message TEXT);"
 	/* one row per LOST frame: when (collector's clock) a process reported drops, how many, out of how many */
 	"CREATE TABLE CPROF_LOST(processId INTEGER, pid INTEGER, timeNs INTEGER, lost INTEGER, emitted INTEGER);"
+	/* a fatal signal the process took (at most one row per process): signo, si_code, faulting address,
+	 * CPROF_CRASH_F_* flags, events the crash drain sent; then each thread's last hooked call then */
+	"CREATE TABLE CPROF_CRASH(processId INTEGER, pid INTEGER, timeNs INTEGER, tid INTEGER, signal INTEGER,"
+	" code INTEGER, addr INTEGER, flags INTEGER, drained INTEGER);"
+	"CREATE TABLE CPROF_CRASH_CALLS(processId INTEGER, tid INTEGER, nameId INTEGER, returnValue INTEGER,"
+	" start INTEGER, end INTEGER, kernelNameId INTEGER);"
 	/* a hooked call joined to what it put on the GPU: our id -> CUPTI's id -> the GPU record */
 	"CREATE VIEW API_GPU AS SELECT a.id AS apiId, a.processId, s.value AS api, a.start AS apiStart,"
 	" a.end AS apiEnd, e.correlationId AS cuptiCorrelationId, 'kernel' AS gpuKind, k.start, k.end,"

@@ -23,6 +23,7 @@ enum cprof_msg_type {
 	CPROF_MSG_GPU = 7,     /* batch of CUPTI activity records, converted to fixed-width records */
 	CPROF_MSG_STATUS = 8,  /* something about the process's profiling changed (CUPTI started, missing, ...) */
 	CPROF_MSG_STACKS = 9,  /* call stacks captured at hooked calls, each sent once per process */
+	CPROF_MSG_CRASH = 10,  /* a fatal signal reached the process: what it was, each thread's last call */
 	CPROF_MSG__MAX
 };
 
@@ -217,6 +218,37 @@ struct cprof_wire_status {
 	char text[240]; /* NUL-terminated */
 };
 _Static_assert(sizeof(struct cprof_wire_status) == 256, "status layout");
+
+/* CRASH payload: the fixed part, then count cprof_wire_crash_thread (the last hooked call of each
+ * thread that has a ring; count may be 0). Sent once per process, by the flusher on the handler's
+ * request or, when the flusher does not answer in time, by the crashing thread itself. */
+struct cprof_wire_crash {
+	uint64_t time_ns;  /* when the handler was entered */
+	uint64_t addr;     /* si_addr: the faulting address (SIGSEGV, SIGBUS, SIGILL, SIGFPE), else 0 */
+	uint32_t tid;      /* the thread that took the signal */
+	int32_t signo;
+	int32_t code;      /* si_code: SEGV_MAPERR, SI_TKILL (raise, abort), ... */
+	uint32_t flags;    /* CPROF_CRASH_F_* */
+	uint64_t drained;  /* events sent by the crash drain (all rings, or the crashing thread's ring) */
+};
+_Static_assert(sizeof(struct cprof_wire_crash) == 40, "crash layout");
+_Static_assert(offsetof(struct cprof_wire_crash, tid) == 16, "crash layout");
+#define CPROF_CRASH_F_BY_HANDLER   0x1 /* the flusher did not answer: the crashing thread wrote its own ring */
+#define CPROF_CRASH_F_CUPTI_FLUSH  0x2 /* a forced CUPTI flush completed before the drain */
+#define CPROF_CRASH_F_IN_CUDA      0x4 /* the signal came inside a hooked CUDA call: CUPTI was not flushed */
+#define CPROF_CRASH_F_APP_HANDLER  0x8 /* the program has a handler of its own for the signal; it runs next */
+struct cprof_wire_crash_thread {
+	uint64_t start_ns; /* of the thread's last hooked call */
+	uint64_t end_ns;
+	uint32_t tid;
+	uint16_t api;      /* enum cprof_api */
+	uint16_t flags;    /* CPROF_API_F_* of that call */
+	int32_t ret;       /* what it returned */
+	uint32_t name;     /* per-process string id (kernel name), 0 = none or not yet named */
+};
+_Static_assert(sizeof(struct cprof_wire_crash_thread) == 32, "crash thread layout");
+#define CPROF_WIRE_CRASH_MAX_THREADS \
+	((CPROF_WIRE_MAX_PAYLOAD - sizeof(struct cprof_wire_crash)) / sizeof(struct cprof_wire_crash_thread))
 
 /* Validation, used by cprofd on every frame it reads. */
 enum cprof_wire_err {

@@ -20,7 +20,7 @@
  * outside a capture range (capture.c) and may go back ON. */
 enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
-#define CPROF_RING_EVENTS 4096 /* per thread; power of two */
+#define CPROF_RING_EVENTS 16384 /* per thread; power of two. 33 ms at 500k/s: a flusher that waits for a core on a busy machine loses nothing (4096 lost 11% there). mmap-ed: a thread pays only for what it touched */
 
 struct cprof_ring {
 	_Alignas(64) _Atomic uint64_t head; /* written by the owning thread only */
@@ -31,6 +31,7 @@ struct cprof_ring {
 	uint32_t tid;
 	uint64_t snap;           /* head seen by the drainer at the start of a round */
 	struct cprof_ring *next; /* registry list; never unlinked, reused when free */
+	void *altstack;          /* crash.c: a signal stack for threads that have none; outlives the ring */
 	struct cprof_wire_api ev[CPROF_RING_EVENTS];
 };
 enum { CPROF_RING_LIVE = 1, CPROF_RING_DEAD = 2, CPROF_RING_FREE = 3 };
@@ -303,6 +304,17 @@ CPROF_HIDDEN void cprof_strings_lock(int lock);
 
 /* flusher.c: a stack for the collector (sent after the strings it names, before later events). */
 CPROF_HIDDEN int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_frame *frames);
+
+/* crash.c: the fatal-signal handler, installed when the flusher starts; a thread's signal stack. */
+CPROF_HIDDEN void cprof_crash_install(void);
+CPROF_HIDDEN void cprof_crash_thread_start(struct cprof_ring *r);
+CPROF_HIDDEN void cprof_crash_thread_end(struct cprof_ring *r);
+CPROF_HIDDEN void cprof_crash_reset_after_fork(void);
+CPROF_HIDDEN void cprof_crash_exec(int begin); /* around exec: the program's SIG_IGN in the kernel's table */
+/* flusher.c, from the handler (async-signal-safe): everything recorded, a forced CUPTI flush and a CRASH
+ * frame, by the flusher within timeout_ms, else the crashing thread's own ring and CRASH by this thread.
+ * Returns 0 (flusher), 1 (this thread), -1 (nothing could be sent). */
+CPROF_HIDDEN int cprof_flusher_crash(const struct cprof_wire_crash *info, int timeout_ms);
 
 /* flusher.c: a STATUS message for the collector (and the profile). */
 CPROF_HIDDEN void cprof_flusher_add_lost(uint64_t n);

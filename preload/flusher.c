@@ -77,6 +77,17 @@ static struct {
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo_fd = -1, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* The crash path (crash.c's handler asks, the flusher answers; see cprof_flusher_crash). */
+static struct {
+	_Atomic int req;           /* 1: a fatal signal came; drain everything, then send info */
+	_Atomic uint32_t done;     /* futex: 1 the flusher sent the CRASH frame, 2 it could not */
+	_Atomic int takeover;      /* the crashing thread writes from now on: the flusher writes nothing more */
+	_Atomic int writing;       /* >0: the flusher is between its takeover check and the end of its write(2),
+				    * or of a ring's tail update after it */
+	struct cprof_wire_crash info;
+	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8))); /* the crashing thread's own */
+} cr;
+
 /* The collector-gone warning is printed by an application thread (see cprof_warn_flush): the flusher's
  * descriptor table has no stderr, and a warning belongs on the target's current stderr anyway. */
 static char warn_text[256];
@@ -188,7 +199,14 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 
 		if (atomic_load(&fl.dead) || !fifo_still_ours())
 			return -EPIPE;
+		/* a crashing thread took the pipe over: what is not written stays where it is (-EAGAIN) */
+		atomic_fetch_add(&cr.writing, 1);
+		if (atomic_load(&cr.takeover)) {
+			atomic_fetch_sub(&cr.writing, 1);
+			return -EAGAIN;
+		}
 		n = write(fl.fifo_fd, buf, len);
+		atomic_fetch_sub(&cr.writing, 1);
 		if (n == (ssize_t)len)
 			return 0;
 		if (n >= 0) {
@@ -424,9 +442,14 @@ static int send_gpu(uint64_t deadline)
 {
 	struct cprof_wire_hdr *hdr = (void *)fl.frame;
 
+	size_t first = fl.gpu_sent;
+
 	while (fl.gpu_sent < fl.ngpu) {
 		size_t n = fl.ngpu - fl.gpu_sent;
 		int ret;
+
+		if (fl.gpu_sent != first && mono_ms() >= deadline)
+			return -EAGAIN; /* the rest in the next round, as after a full pipe */
 
 		if (n > CPROF_WIRE_GPU_PER_FRAME)
 			n = CPROF_WIRE_GPU_PER_FRAME;
@@ -494,7 +517,7 @@ static int send_strings(uint64_t deadline)
 /* Drains one ring up to its snapshot; events leave the ring only once their frame is written. */
 static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 {
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), t0 = t;
 	uint64_t h = r->snap;
 	struct cprof_wire_hdr *hdr = (void *)fl.frame;
 	struct cprof_wire_api *out = (void *)(hdr + 1);
@@ -517,15 +540,23 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 	while (t < h) {
 		uint64_t n = h - t, i;
 
+		/* a flood must not run a round past its deadline (an exit's BYE waits behind it); one frame
+		 * always goes, so every round makes progress */
+		if (t != t0 && mono_ms() >= deadline)
+			return -EAGAIN;
 		if (n > CPROF_WIRE_API_PER_FRAME)
 			n = CPROF_WIRE_API_PER_FRAME;
 		for (i = 0; i < n; i++)
 			out[i] = r->ev[(t + i) & (CPROF_RING_EVENTS - 1)];
 		cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
 				    sizeof(*hdr) + n * sizeof(*out));
+		/* a crashing thread that takes over must see this ring's tail after our write, not before */
+		atomic_fetch_add(&cr.writing, 1);
 		ret = write_frame(fl.frame, hdr->len, deadline);
-		if (ret == -EAGAIN)
+		if (ret == -EAGAIN) {
+			atomic_fetch_sub(&cr.writing, 1);
 			return ret;
+		}
 		if (ret == -EPIPE)
 			atomic_fetch_add(&fl.lost_extra, n);
 		else {
@@ -534,6 +565,7 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 		}
 		t += n;
 		atomic_store_explicit(&r->tail, t, memory_order_release);
+		atomic_fetch_sub(&cr.writing, 1);
 	}
 	return 0;
 }
@@ -641,9 +673,13 @@ static void serve_request(void)
 	uint32_t seq = atomic_load(&fl.req_seq);
 	int reason = atomic_load(&fl.req_reason);
 	uint64_t deadline = atomic_load(&fl.req_deadline_ms);
+	/* the BYE keeps a slice of the time: a collector slow to take a flood of other threads' events must
+	 * not cost the process its goodbye (and its count of what was lost) */
+	uint64_t reserve = fl.exit_timeout_ms / 4 < 100 ? fl.exit_timeout_ms / 4 : 100;
+	uint64_t drain_deadline = deadline - reserve;
 
 	atomic_store(&fl.paused, 0);
-	while (!atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline))
+	while (!atomic_load(&fl.dead) && mono_ms() < drain_deadline && !drain_round(drain_deadline))
 		;
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
@@ -657,8 +693,17 @@ static void serve_request(void)
 		uint64_t lost;
 		struct cprof_wire_bye b;
 
-		drain_round(deadline); /* a last LOST if anything dropped meanwhile */
+		if (mono_ms() < drain_deadline)
+			drain_round(drain_deadline); /* a last LOST if anything dropped meanwhile */
 		lost = lost_total();
+		/* at exit, what other threads recorded and could not be sent in time is lost (after exec fails
+		 * it is still sent) */
+		if (reason != CPROF_BYE_EXEC) {
+			struct cprof_ring *r;
+
+			for (r = cprof_rings_head(); r; r = r->next)
+				lost += atomic_load(&r->head) - atomic_load(&r->tail);
+		}
 		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
 					     .reason = reason };
 		send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline);
@@ -671,6 +716,70 @@ static void serve_request(void)
 	futex_wake(&fl.done_seq);
 }
 
+/* Fills one record per thread ring that ever recorded a call: its last call. Async-signal-safe (the
+ * crashing thread's fallback uses it too): rings are never unmapped while the process runs. */
+static uint32_t crash_threads(struct cprof_wire_crash_thread *out, uint32_t max)
+{
+	struct cprof_ring *r;
+	uint32_t n = 0;
+
+	for (r = cprof_rings_head(); r && n < max; r = r->next) {
+		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+		const struct cprof_wire_api *e;
+
+		if (h == 0 || atomic_load_explicit(&r->state, memory_order_relaxed) == CPROF_RING_FREE)
+			continue;
+		e = &r->ev[(h - 1) & (CPROF_RING_EVENTS - 1)];
+		out[n] = (struct cprof_wire_crash_thread){ .start_ns = e->start_ns, .end_ns = e->end_ns, .tid = r->tid,
+							   .api = e->api, .flags = e->flags, .ret = e->ret,
+							   .name = (e->flags & CPROF_API_F_KERNEL_KEY) ? 0 : e->name };
+		n++;
+	}
+	return n;
+}
+
+static size_t crash_build(uint8_t *frame, uint32_t seq)
+{
+	struct cprof_wire_hdr *h = (void *)frame;
+	struct cprof_wire_crash *c = (void *)(h + 1);
+	uint32_t n;
+
+	*c = cr.info;
+	n = crash_threads((void *)(c + 1), CPROF_WIRE_CRASH_MAX_THREADS);
+	cprof_wire_hdr_init(h, CPROF_MSG_CRASH, fl.hello.fixed.pid, seq, n,
+			    sizeof(*h) + sizeof(*c) + n * sizeof(struct cprof_wire_crash_thread));
+	return h->len;
+}
+
+/* On the flusher thread, for a crashing thread: everything recorded, then what CUPTI holds, then CRASH.
+ * The crashing thread waits for this only so long; a CUPTI flush that hangs leaves the rest to it. */
+static void serve_crash(void)
+{
+	uint64_t deadline = mono_ms() + (fl.exit_timeout_ms > 1 ? fl.exit_timeout_ms / 2 : 1);
+	uint64_t sent0 = fl.sent;
+	size_t len;
+	int ret, i;
+
+	/* a few rounds, not "until empty": other threads may go on launching while this one is dying, and
+	 * the CUPTI flush and the CRASH record must get their turn before the deadline */
+	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
+		;
+	if (!(cr.info.flags & CPROF_CRASH_F_IN_CUDA)) {
+		cprof_cupti_flush(1);
+		cr.info.flags |= CPROF_CRASH_F_CUPTI_FLUSH;
+	}
+	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
+		;
+	cr.info.drained = fl.sent - sent0;
+	len = crash_build(fl.frame, fl.seq);
+	ret = atomic_load(&fl.dead) ? -EPIPE : write_frame(fl.frame, len, deadline + 50);
+	if (ret == 0)
+		fl.seq++;
+	atomic_store(&cr.req, 0);
+	atomic_store(&cr.done, ret == 0 ? 1 : 2);
+	futex_wake(&cr.done);
+}
+
 static void *flusher_main(void *arg)
 {
 	(void)arg;
@@ -681,9 +790,13 @@ static void *flusher_main(void *arg)
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
 		uint32_t seen = atomic_load(&fl.wake_word);
 
-		if (!request_pending())
+		if (!request_pending() && !atomic_load(&cr.req))
 			futex_wait(&fl.wake_word, seen, fl.flush_ms);
 		atomic_store(&cprof_wake_pending, 0);
+		if (atomic_load(&cr.req)) {
+			serve_crash();
+			continue;
+		}
 		if (request_pending()) {
 			serve_request();
 			continue;
@@ -700,6 +813,7 @@ static void *flusher_main(void *arg)
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.done_seq, atomic_load(&fl.req_seq));
 	futex_wake(&fl.done_seq);
+	futex_wake(&cr.done); /* nor a crashing thread: it sees alive = 0 and writes itself */
 	if (fl.private_fds && fl.fifo_fd >= 0)
 		close(fl.fifo_fd); /* our table only; the thread's table goes with it anyway */
 	return NULL;
@@ -711,6 +825,16 @@ void cprof_flusher_wake(void)
 		return;
 	atomic_fetch_add(&fl.wake_word, 1);
 	futex_wake(&fl.wake_word);
+}
+
+static int quick_exit_registered;
+
+static void at_quick_exit_flush(void)
+{
+	if (!cprof_flusher_owner())
+		return;
+	cprof_cupti_flush(1);
+	cprof_flusher_final(CPROF_BYE__EXIT);
 }
 
 int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
@@ -740,6 +864,14 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 		return -ret;
 	}
 	fl.running = 1;
+	/* from now on a fatal signal has somewhere to send what was recorded */
+	cprof_crash_install();
+	/* quick_exit skips atexit and calls libc's own _exit, which no hook sees: registered first, this
+	 * runs after the program's at_quick_exit handlers (once: a fork child inherits it) */
+	if (!quick_exit_registered) {
+		quick_exit_registered = 1;
+		at_quick_exit(at_quick_exit_flush);
+	}
 	return 0;
 }
 
@@ -847,6 +979,12 @@ void cprof_flusher_reset_after_fork(void)
 	atomic_store(&fl.done_seq, 0);
 	atomic_store(&cprof_wake_pending, 0);
 	atomic_store(&cprof_warn_pending, 0);
+	/* a crash the parent survived (its program's handler went on) is not the child's */
+	atomic_store(&cr.req, 0);
+	atomic_store(&cr.done, 0);
+	atomic_store(&cr.takeover, 0);
+	atomic_store(&cr.writing, 0);
+	cprof_crash_reset_after_fork();
 }
 
 void cprof_flusher_strings_lock(int lock)
@@ -855,4 +993,143 @@ void cprof_flusher_strings_lock(int lock)
 		pthread_mutex_lock(&fl.strings_lock);
 	else
 		pthread_mutex_unlock(&fl.strings_lock);
+}
+
+/* ---- the crashing thread (signal context: async-signal-safe calls only from here on) ---- */
+
+static void crash_sleep_ms(int ms)
+{
+	struct timespec ts = { 0, ms * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* One frame to fd, polling a full pipe until the deadline. */
+static int crash_write(int fd, const void *buf, size_t len, uint64_t deadline_ms)
+{
+	for (;;) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n == (ssize_t)len)
+			return 0;
+		if (n >= 0)
+			return -EPIPE;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+			uint64_t now = mono_ms();
+
+			if (now >= deadline_ms)
+				return -EAGAIN;
+			poll(&p, 1, (int)(deadline_ms - now > 10 ? 10 : deadline_ms - now));
+			continue;
+		}
+		return -errno;
+	}
+}
+
+/* The flusher did not answer: this thread writes its own ring, then CRASH, on a descriptor of its own. */
+static void crash_by_handler(uint64_t deadline)
+{
+	struct cprof_ring *r = cprof_tls.ring;
+	struct cprof_wire_hdr *hdr = (void *)cr.frame;
+	struct cprof_wire_api *out = (void *)(hdr + 1);
+	sigset_t pipe_set, old;
+	uint64_t sent = 0;
+	int fd, opened = 0, i;
+
+	atomic_store(&cr.takeover, 1);
+	/* a write of the flusher's already under way ends (the FIFO is non-blocking) before ours start; one
+	 * that does not end in 50 ms is stuck (the flusher was descheduled for good): we go on regardless */
+	for (i = 0; i < 50 && atomic_load(&cr.writing); i++)
+		crash_sleep_ms(1);
+	if (!fl.private_fds && is_our_fifo(fl.fifo_fd))
+		fd = fl.fifo_fd;
+	else {
+		fd = open(fl.fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			return;
+		if (!is_our_fifo(fd)) {
+			close(fd);
+			return;
+		}
+		opened = 1;
+	}
+	/* no SIGPIPE for the program if the collector is gone: blocked here, consumed below */
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	if (!fl.hello_sent) {
+		size_t len = cprof_wire_build_hello(cr.frame, 0, &fl.hello.fixed, fl.hello.exe, fl.hello.host,
+						    (const char *const *)fl.hello.argv, fl.hello.argc);
+
+		if (crash_write(fd, cr.frame, len, deadline) < 0)
+			goto out;
+		fl.seq = 1;
+		fl.hello_sent = 1;
+	}
+	if (r != NULL && cprof_tls.generation == atomic_load(&cprof_generation)) {
+		uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+
+		while (t < h) {
+			uint64_t n = h - t, k;
+
+			if (n > CPROF_WIRE_API_PER_FRAME)
+				n = CPROF_WIRE_API_PER_FRAME;
+			for (k = 0; k < n; k++) {
+				out[k] = r->ev[(t + k) & (CPROF_RING_EVENTS - 1)];
+				/* naming a kernel takes locks: left unnamed (the GPU record still has its name) */
+				if (out[k].flags & CPROF_API_F_KERNEL_KEY) {
+					out[k].flags &= ~CPROF_API_F_KERNEL_KEY;
+					out[k].name = 0;
+				}
+			}
+			cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
+					    sizeof(*hdr) + n * sizeof(*out));
+			if (crash_write(fd, cr.frame, hdr->len, deadline) < 0)
+				goto out;
+			fl.seq++;
+			sent += n;
+			t += n;
+			atomic_store_explicit(&r->tail, t, memory_order_release);
+		}
+	}
+	cr.info.flags |= CPROF_CRASH_F_BY_HANDLER;
+	cr.info.drained = sent;
+	if (crash_write(fd, cr.frame, crash_build(cr.frame, fl.seq), deadline) == 0)
+		fl.seq++;
+out:
+	consume_sigpipe();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (opened)
+		close(fd);
+}
+
+int cprof_flusher_crash(const struct cprof_wire_crash *info, int timeout_ms)
+{
+	uint64_t deadline = mono_ms() + (uint64_t)(timeout_ms >= 0 ? timeout_ms : fl.exit_timeout_ms);
+
+	/* not the process that started the flusher (a fork child before its first call), or nothing to say */
+	if (!fl.running || getpid() != fl.pid || atomic_load(&fl.dead) || atomic_load(&fl.paused))
+		return -1;
+	cr.info = *info;
+	if (atomic_load(&fl.alive) && !atomic_load(&fl.stop)) {
+		atomic_store(&cr.req, 1);
+		atomic_fetch_add(&fl.wake_word, 1);
+		futex_wake(&fl.wake_word);
+		for (;;) {
+			uint32_t d = atomic_load(&cr.done);
+			uint64_t now = mono_ms();
+
+			if (d != 0 || now >= deadline || !atomic_load(&fl.alive))
+				break;
+			futex_wait(&cr.done, 0, (int)(deadline - now));
+		}
+		if (atomic_load(&cr.done) == 1)
+			return 0;
+	}
+	crash_by_handler(deadline + 200);
+	return 1;
 }

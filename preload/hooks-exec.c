@@ -17,6 +17,7 @@ static void before_exec(void)
 {
 	int st = atomic_load_explicit(&cprof_state, memory_order_acquire);
 
+	cprof_crash_exec(1);
 	if ((st == CPROF_ST_ON || st == CPROF_ST_PAUSED) && cprof_flusher_owner()) {
 		cprof_cupti_flush(1); /* GPU records still in CUPTI's buffers die with the image otherwise */
 		cprof_flusher_exec_begin();
@@ -28,6 +29,7 @@ static int after_exec(int ret)
 {
 	int e = errno;
 
+	cprof_crash_exec(0);
 	cprof_flusher_exec_failed();
 	errno = e;
 	return ret;

@@ -33,6 +33,7 @@ static void ring_thread_exit(void *arg)
 	 * thread may own by then: it claims a new one */
 	if (cprof_tls.ring == r)
 		cprof_tls.ring = NULL;
+	cprof_crash_thread_end(r); /* the ring's signal stack may be the next thread's */
 	/* nothing left to send: free for the next thread now, so many short threads reuse few rings */
 	if (atomic_load_explicit(&r->head, memory_order_relaxed) == atomic_load_explicit(&r->tail, memory_order_acquire) &&
 	    atomic_compare_exchange_strong(&r->state, &live, CPROF_RING_FREE))
@@ -91,6 +92,7 @@ struct cprof_ring *cprof_ring_for_thread(void)
 			;
 	}
 	r->tid = cprof_tls.tid;
+	cprof_crash_thread_start(r);
 	cprof_tls.ring = r;
 	cprof_tls.tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	pthread_once(&ring_key_once, ring_key_create);

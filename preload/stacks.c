@@ -1,10 +1,15 @@
 /* Call stacks at hooked calls: libunwind (dlopen'ed, per-thread cache), sampled per call site, each distinct stack sent once. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define PR_FMT "cprof: stacks"
@@ -314,6 +319,86 @@ static unsigned env_uint(const char *name, unsigned def, unsigned lo, unsigned h
 	return (unsigned)v;
 }
 
+/* The head of libunwind's public unw_accessors_t (libunwind.h): access_mem is its fourth member. */
+struct unw_accessors_head {
+	void *find_proc_info, *put_unwind_info, *get_dyn_info_list_addr;
+	int (*access_mem)(void *as, uintptr_t addr, uintptr_t *val, int write, void *arg);
+};
+
+struct unwinder_init_args {
+	int (*set_caching)(void *as, int policy);
+	struct unw_accessors_head *(*get_accessors)(void *as);
+	void *as;
+	int done;
+};
+
+/* Pages known readable, per thread (libunwind keeps 4 the same way). */
+#define READABLE_PAGES 8
+static __thread uintptr_t readable_page[READABLE_PAGES];
+static __thread unsigned readable_next;
+static int vm_readv_works; /* probed once, on the set-up thread */
+
+/* libunwind's memory reads, checked without a descriptor: libunwind's own check writes the word into
+ * its pipe, whose number means another file in the program's table. A page not seen readable is read
+ * with process_vm_readv (EFAULT, not SIGSEGV, when it is not), or checked mapped with mincore where
+ * a seccomp policy forbids that call. */
+static int access_mem_checked(void *as, uintptr_t addr, uintptr_t *val, int write, void *arg)
+{
+	uintptr_t page = addr & ~(uintptr_t)4095;
+	struct iovec local = { val, sizeof(*val) }, remote = { (void *)addr, sizeof(*val) };
+	unsigned char vec[2];
+	unsigned i;
+
+	(void)as;
+	(void)arg;
+	if (write) {
+		*(uintptr_t *)addr = *val;
+		return 0;
+	}
+	if (page == 0)
+		return -1;
+	if (((addr + sizeof(*val) - 1) & ~(uintptr_t)4095) == page)
+		for (i = 0; i < READABLE_PAGES; i++)
+			if (readable_page[i] == page) {
+				*val = *(const uintptr_t *)addr;
+				return 0;
+			}
+	if (vm_readv_works) {
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*val))
+			goto readable;
+		return -1;
+	}
+	if (mincore((void *)page, ((addr + sizeof(*val) - 1) & ~(uintptr_t)4095) == page ? 4096 : 8192, vec) != 0)
+		return -1;
+	*val = *(const uintptr_t *)addr;
+readable:
+	readable_page[readable_next++ % READABLE_PAGES] = page;
+	return 0;
+}
+
+static void *unwinder_init(void *arg)
+{
+	struct unwinder_init_args *u = arg;
+	struct unw_accessors_head *acc;
+	uintptr_t probe = 1, got = 0;
+	struct iovec local = { &got, sizeof(got) }, remote = { &probe, sizeof(probe) };
+
+	/* first, on this thread: a seccomp policy that kills the caller of a forbidden call kills this
+	 * thread only (no native stacks then), never an application thread in the middle of an unwind */
+	vm_readv_works = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(got) && got == 1;
+	/* where seccomp forbids unshare the pipe lands in the shared table, as without this thread */
+	if (unshare(CLONE_FILES) != 0)
+		pr_dbg("unshare(CLONE_FILES) for libunwind: %s", strerror(errno));
+	/* UNW_CACHE_PER_THREAD (2): no lock shared between the program's threads while unwinding */
+	u->set_caching(u->as, 2);
+	acc = u->get_accessors(u->as);
+	if (acc && acc->access_mem) {
+		acc->access_mem = access_mem_checked;
+		u->done = 1;
+	}
+	return NULL;
+}
+
 /* Called once from cprof_init_slow, before any hook records. */
 void cprof_stacks_init(void)
 {
@@ -321,7 +406,10 @@ void cprof_stacks_init(void)
 	void *h, **as;
 	const char *lib;
 	const struct mod *self;
-	int (*set_caching)(void *, int);
+	struct unwinder_init_args ui = { 0 };
+	int (*backtrace_fn)(void **, int);
+	sigset_t all, old;
+	pthread_t t;
 	ssize_t n;
 
 	if (mode == NULL || *mode == '\0' || strcmp(mode, "sampled") == 0)
@@ -353,12 +441,30 @@ void cprof_stacks_init(void)
 		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind not found: no native call stacks");
 		return;
 	}
-	unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
-	set_caching = (int (*)(void *, int))dlsym(h, "_ULx86_64_set_caching_policy");
+	ui.set_caching = (int (*)(void *, int))dlsym(h, "_ULx86_64_set_caching_policy");
+	ui.get_accessors = (struct unw_accessors_head * (*)(void *))dlsym(h, "_Ux86_64_get_accessors");
 	as = dlsym(h, "_ULx86_64_local_addr_space");
-	/* UNW_CACHE_PER_THREAD (2): no lock shared between the program's threads while unwinding */
-	if (set_caching && as)
-		set_caching(*as, 2);
+	backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	if (backtrace_fn == NULL || ui.set_caching == NULL || ui.get_accessors == NULL || as == NULL) {
+		pr_warn("%s lacks the functions cprof uses: no native call stacks", lib && *lib ? lib : "libunwind.so.8");
+		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind unusable: no native call stacks");
+		return;
+	}
+	ui.as = *as;
+	/* libunwind's first use opens a pipe (pipe2, its memory check) in the calling thread's descriptor
+	 * table: a short-lived thread with a table of its own takes it, so the program's descriptor
+	 * numbers stay what they were */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, unwinder_init, &ui) == 0)
+		pthread_join(t, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ui.done) {
+		pr_warn("cannot set up libunwind: no native call stacks");
+		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind set-up failed: no native call stacks");
+		return;
+	}
+	unw_backtrace_fn = backtrace_fn;
 }
 
 void cprof_stacks_lock(int lock)

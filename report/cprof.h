@@ -7,6 +7,8 @@
 
 #include <sqlite3.h>
 
+#include "common/textsafe.h"
+
 /* Exit codes of cprof (a contract, see DESIGN.md). */
 enum cprof_exit {
 	CPROF_EXIT_OK = 0,
@@ -29,6 +31,10 @@ int cmd_merge(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_html(int argc, char **argv);
 
+/* The longest absolute path of a database SQLite's unix VFS opens (MAX_PATHNAME 512 less "-journal"). */
+#define CPROF_SQLITE_PATH_MAX 504
+/* Opens a file to read without blocking, only if it is a regular file: the fd, or -errno and why. */
+int cprof_open_regular(const char *path, char *why, size_t size);
 /* Opens a profile read-only and checks it is one; on failure prints one line and returns NULL. */
 sqlite3 *cprof_profile_open(const char *path);
 /* META value as text (static buffer per call site is the caller's: copies into buf), or def. */

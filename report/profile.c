@@ -5,12 +5,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define PR_FMT "cprof"
 #include "common/log.h"
 #include "common/schema.h"
+#include "common/textsafe.h"
 #include "common/version.h"
 #include "report/cprof.h"
 
@@ -106,20 +108,37 @@ out:
 	return ret;
 }
 
+/* Every command's way to open a file it reads: without blocking (open(2) of a FIFO waits for a writer
+ * forever) and only if it is a regular file, through a symlink or not. The descriptor, or -errno with
+ * why filled in. */
+int cprof_open_regular(const char *path, char *why, size_t size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		err = errno;
+		snprintf(why, size, "cannot read it: %s", strerror(err));
+		return -err;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, size, "not a regular file");
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 /* A file shorter than the page count in its header lost its end (a WAL may legitimately hold the rest). */
-static int check_truncated(const char *path, char *why, size_t size)
+static int check_truncated(int fd, const char *path, char *why, size_t size)
 {
 	unsigned char h[100];
 	char wal[4200];
 	struct stat st, wst;
 	uint64_t page, pages;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	if (fd < 0)
-		return 0; /* SQLite says why */
 	n = fstat(fd, &st) == 0 ? pread(fd, h, sizeof(h), 0) : -1;
-	close(fd);
 	if (n != (ssize_t)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)
 		return 0;
 	snprintf(wal, sizeof(wal), "%s-wal", path);
@@ -187,6 +206,18 @@ static int check_ranges(sqlite3 *db, char *why, size_t size)
 			return -EINVAL;
 	}
 	return 0;
+}
+
+/* Every name is read through StringIds and compared as a C string: a NULL there (the schema says NOT
+ * NULL, a hand-made file need not) is refused whatever the profile's size; cheap with cprofd's UNIQUE
+ * index on value. */
+static int check_strings(sqlite3 *db, char *why, size_t size)
+{
+	if (cprof_query_int(db, "SELECT EXISTS(SELECT 1 FROM main.StringIds WHERE value IS NULL OR typeof(id) != 'integer')",
+			    1) == 0)
+		return 0;
+	snprintf(why, size, "StringIds has NULL values or ids that are not integers");
+	return -EINVAL;
 }
 
 /* Damage inside a page shows only when a query reaches it, half-way through a report: look at every page
@@ -280,19 +311,77 @@ out:
 
 #define FULL_CHECK_MAX_BYTES (16ll << 20)
 
+/* SQLite's unix VFS opens no database whose absolute path (symlinks resolved) is longer than 504 bytes
+ * (512 with "-journal"). */
+static int path_too_long_for_sqlite(const char *path)
+{
+	char *real = realpath(path, NULL);
+	int too_long = real == NULL || strlen(real) > CPROF_SQLITE_PATH_MAX;
+
+	free(real);
+	return too_long;
+}
+
+/* A finished profile at a path SQLite cannot open is read from memory: the file mapped copy-on-write
+ * (never written back) and handed to SQLite read-only. The mapping lives until the process exits. One
+ * with its last commits still in a WAL beside it cannot be read this way: said plainly. */
+static int open_mapped(int fd, const char *path, sqlite3 **db, char *why, size_t size)
+{
+	char wal[4200];
+	struct stat st;
+	void *map;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (stat(wal, &st) == 0 && st.st_size > 0) {
+		snprintf(why, size, "its path is longer than SQLite's %d bytes and it has a WAL: move it to a shorter path",
+			 CPROF_SQLITE_PATH_MAX);
+		return -ENAMETOOLONG;
+	}
+	if (fstat(fd, &st) < 0 || st.st_size == 0) {
+		snprintf(why, size, "empty file");
+		return -EINVAL;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED) {
+		snprintf(why, size, "cannot map it: %s", strerror(errno));
+		return -errno;
+	}
+	/* a profile is in WAL mode (header bytes 18-19 = 2), which a memory database cannot be: this private
+	 * copy says rollback journal (1), as a finished profile with no WAL reads the same either way */
+	if (st.st_size >= 100 && ((unsigned char *)map)[18] == 2 && ((unsigned char *)map)[19] == 2)
+		((unsigned char *)map)[18] = ((unsigned char *)map)[19] = 1;
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+	    sqlite3_deserialize(*db, "main", map, st.st_size, st.st_size, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+		snprintf(why, size, "%s", *db ? sqlite3_errmsg(*db) : "out of memory");
+		munmap(map, (size_t)st.st_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 sqlite3 *cprof_profile_open(const char *path)
 {
 	sqlite3 *db = NULL;
 	char why[256] = "", uri[3 * 4096 + 64], line[300];
 	struct stat sb;
-	int flag;
+	int flag, fd, bad;
 	size_t i;
 
-	if (access(path, R_OK) != 0) {
-		pr_err("%s: cannot read it", path);
+	fd = cprof_open_regular(path, why, sizeof(why));
+	if (fd < 0) {
+		pr_err("%s: %s", path, why);
 		return NULL;
 	}
-	if (check_truncated(path, why, sizeof(why)) < 0)
+	bad = check_truncated(fd, path, why, sizeof(why)) < 0;
+	if (!bad && path_too_long_for_sqlite(path)) {
+		bad = open_mapped(fd, path, &db, why, sizeof(why)) < 0;
+		close(fd);
+		if (bad)
+			goto bad;
+		goto opened;
+	}
+	close(fd);
+	if (bad)
 		goto bad;
 	if (make_uri(path, uri, sizeof(uri)) < 0) {
 		snprintf(why, sizeof(why), "path too long");
@@ -304,6 +393,7 @@ sqlite3 *cprof_profile_open(const char *path)
 		snprintf(why, sizeof(why), "%s", db ? sqlite3_errmsg(db) : "out of memory");
 		goto bad;
 	}
+opened:
 	if (sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, &flag) != SQLITE_OK ||
 	    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &flag) != SQLITE_OK ||
 	    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, &flag) != SQLITE_OK ||
@@ -313,7 +403,8 @@ sqlite3 *cprof_profile_open(const char *path)
 	}
 	sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 64 << 20);
 	sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 20);
-	if (check_schema(db, why, sizeof(why)) < 0 || check_version(db, why, sizeof(why)) < 0)
+	if (check_schema(db, why, sizeof(why)) < 0 || check_version(db, why, sizeof(why)) < 0 ||
+	    check_strings(db, why, sizeof(why)) < 0)
 		goto bad;
 	/* the checks that read every page cost ~20 ms per MiB: before every command for profiles up to
 	 * 16 MiB; bigger ones (cprof-run's summary of a long run must not wait seconds) are checked as they
@@ -431,39 +522,15 @@ void cprof_fmt_dur(char *buf, size_t size, double ns)
 	snprintf(buf, size, "%s %s", num, cprof_unit_name(u));
 }
 
+/* one writer of each kind for every command (common/textsafe.c) */
 void cprof_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c == '\t')
-			fputs("\\t", f);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
+	cprof_json_fput(f, s);
 }
 
 void cprof_csv_str(FILE *f, const char *s)
 {
-	if (s && strpbrk(s, ",\"\n") == NULL) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	cprof_csv_fput(f, s);
 }
 
 int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem)
@@ -588,29 +655,7 @@ const char *cprof_copy_kind_name(int k)
 	return k >= 0 && k <= 10 ? names[k] : names[0];
 }
 
-/* Length of the UTF-8 sequence at s if it is valid, else 0. */
 int cprof_utf8_len(const unsigned char *s)
 {
-	int n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0)
-		n = 2, cp = s[0] & 0x1f;
-	else if ((s[0] & 0xf0) == 0xe0)
-		n = 3, cp = s[0] & 0x0f;
-	else if ((s[0] & 0xf8) == 0xf0)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
+	return cprof_utf8_seq(s);
 }

@@ -17,6 +17,7 @@
 #define PR_FMT "cprof-run"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/textsafe.h"
 #include "common/version.h"
 #include "common/wire.h"
 
@@ -24,6 +25,8 @@
 enum { RUN_EXIT_INTERNAL = 125, RUN_EXIT_NOEXEC = 126, RUN_EXIT_NOTFOUND = 127, RUN_EXIT_USAGE = 2 };
 
 #define READY_TIMEOUT_MS 10000
+/* the longest absolute database path SQLite's unix VFS opens (as report/cprof.h says) */
+#define CPROF_SQLITE_PATH_MAX 504
 
 static volatile pid_t target_pid;
 static volatile sig_atomic_t interrupted_by;
@@ -42,9 +45,10 @@ static void forward(int sig, siginfo_t *si, void *uctx)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
+		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only] [--grace S]\n"
 		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] -- CMD [ARGS...]\n"
-		"Runs CMD with cprof loaded and writes its profile.\n"
+		"Runs CMD with cprof loaded and writes its profile. cprofd, cprof and ../lib/libcprof.so are found\n"
+		"beside this program (a bundle's ../lib/cprof/libunwind.so.8 too, for --stacks).\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
 		"                     %%h = host name, %%p = pid of cprof-run, %%r = rank (RANK, SLURM_PROCID,\n"
 		"                     OMPI_COMM_WORLD_RANK, PMI_RANK; \"norank\" when unset), %%%% = %%\n"
@@ -59,8 +63,12 @@ static void usage(FILE *f)
 		"      --capture-range cudaProfilerApi|nvtx:NAME\n"
 		"                     record only between cudaProfilerStart and cudaProfilerStop, or inside the\n"
 		"                     NVTX range NAME (push/pop, ASCII): the rest of the run passes through unrecorded\n"
+		"      --grace S      after CMD exits, wait at most S seconds (default 10) for the events of processes\n"
+		"                     it left running (daemons, setsid'd children); then finish the profile without\n"
+		"                     them, marked incomplete\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
+		"      --version      print cprof-run's version\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
 		"126 when CMD cannot be executed, 127 when it is not found, 2 on bad usage.\n");
 }
@@ -72,6 +80,8 @@ static int expand_output(const char *pattern, char *out, size_t size)
 	const char *p;
 
 	gethostname(host, sizeof(host) - 1);
+	/* a host name is not ours to trust: "a/../b" must not leave the chosen directory */
+	cprof_path_component(host);
 	for (p = pattern; *p; p++) {
 		char tmp[300];
 		const char *add = tmp;
@@ -159,7 +169,8 @@ static char *join_command(char **argv)
 }
 
 /* The target's environment only: the collector and the summary must not load the library. */
-static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks, const char *capture)
+static int target_env(const char *lib, const char *unwind, const char *fifo, int inject_only, const char *stacks,
+		      const char *capture)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -176,7 +187,9 @@ static int target_env(const char *lib, const char *fifo, int inject_only, const 
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
 	if (preload == NULL || (!inject_only && setenv("LD_PRELOAD", preload, 1) < 0) ||
 	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0 ||
-	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0) || (capture && setenv("CPROF_CAPTURE", capture, 1) < 0))
+	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0) || (capture && setenv("CPROF_CAPTURE", capture, 1) < 0) ||
+	    /* a bundle carries its own libunwind (make dist); one the user named stays */
+	    (unwind && setenv("CPROF_LIBUNWIND", unwind, 0) < 0))
 		ret = -ENOMEM;
 	/* NVTX v3 loads its injection library on the first annotation; one that is set already is the user's
 	 * choice (e.g. another tool's) and stays */
@@ -188,7 +201,9 @@ static int target_env(const char *lib, const char *fifo, int inject_only, const 
 	return ret;
 }
 
-static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command)
+/* Starts cprofd and waits until it is ready. *drain_fd is the pipe on which it later says its intake is done
+ * (or closes, when it exits). */
+static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command, int *drain_fd)
 {
 	int ready[2], devnull;
 	struct pollfd p;
@@ -227,7 +242,7 @@ static pid_t start_collector(const char *cprofd, const char *fifo, const char *d
 		waitpid(pid, NULL, 0);
 		return -1;
 	}
-	close(ready[0]);
+	*drain_fd = ready[0];
 	return pid;
 }
 
@@ -256,12 +271,13 @@ out:
 	return ret;
 }
 
-/* Waits for the collector to finish; returns its exit status or -1. */
-static int wait_collector(pid_t pid, int timeout_s)
+/* Waits up to timeout_ms for the collector to exit: its exit status, -1 when it did not exit cleanly,
+ * -2 when it is still running. */
+static int collector_exit(pid_t pid, int timeout_ms)
 {
 	int status, i;
 
-	for (i = 0; i < timeout_s * 100; i++) {
+	for (i = 0; i <= timeout_ms / 10; i++) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		if (r == pid)
@@ -270,10 +286,35 @@ static int wait_collector(pid_t pid, int timeout_s)
 			return -1;
 		poll(NULL, 0, 10);
 	}
-	pr_warn("collector still busy after %d s; stopping it (profile marked incomplete)", timeout_s);
+	return -2;
+}
+
+/* The rule for what outlives CMD: cprof-run waits for CMD itself, then at most grace_s for the collector's
+ * intake to drain (it stops once the FIFO stays quiet and no process that said hello still runs). Events
+ * still flowing then come from processes CMD left behind (a daemon, a setsid'd grandchild): they are not
+ * waited for; the collector is told to finish, and the profile keeps them without an end, marked incomplete
+ * ("still running"). Storing what the intake spooled may take longer; that is waited for. Returns the
+ * collector's exit status or -1. */
+static int wait_collector(pid_t pid, int drain_fd, int grace_s)
+{
+	struct pollfd p = { .fd = drain_fd, .events = POLLIN };
+	int rc, r;
+
+	do
+		r = poll(&p, 1, grace_s * 1000);
+	while (r < 0 && errno == EINTR);
+	close(drain_fd);
+	if (r == 1) /* 'D', or the collector is gone: either way no survivor holds it */
+		return collector_exit(pid, 600000);
+	pr_warn("events still arrive %d s after the command ended (a process it left running?); finishing the "
+		"profile without them (marked incomplete)", grace_s);
 	kill(pid, SIGTERM);
-	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-		return WEXITSTATUS(status);
+	rc = collector_exit(pid, 30000);
+	if (rc != -2)
+		return rc;
+	pr_warn("collector did not finish within 30 s; stopped (the profile keeps what it committed)");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	return -1;
 }
 
@@ -348,19 +389,20 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
-		{ "stacks", required_argument, NULL, 'S' },
+		{ "stacks", required_argument, NULL, 'S' }, { "grace", required_argument, NULL, 'G' },
 		{ "capture-range", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
+	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
-	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
+	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0, grace_s = 10, drain_fd = -1;
 	char *command;
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
 	ssize_t n;
 	int child_errno = 0;
+	uint64_t t_end;
 
 	while ((opt = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -372,6 +414,17 @@ int main(int argc, char **argv)
 		case 'C': check = optarg; break;
 		case 'H': html = optarg; break;
 		case 'I': inject_only = 1; break;
+		case 'G': {
+			char *end;
+			long g = strtol(optarg, &end, 10);
+
+			if (*optarg == '\0' || *end || g < 0 || g > 86400) {
+				pr_err("--grace %s: expected seconds, 0..86400", optarg);
+				return RUN_EXIT_USAGE;
+			}
+			grace_s = (int)g;
+			break;
+		}
 		case 'S':
 			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
 				pr_err("--stacks %s: expected off, sampled or all", optarg);
@@ -419,17 +472,15 @@ int main(int argc, char **argv)
 		return RUN_EXIT_INTERNAL;
 	}
 	snprintf(lib, sizeof(lib), "%s", self);
+	snprintf(unwind, sizeof(unwind), "%s/../lib/cprof/libunwind.so.8", self_dir);
+	if (realpath(unwind, self) != NULL)
+		snprintf(unwind, sizeof(unwind), "%s", self);
+	else
+		unwind[0] = '\0';
 
 	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
 		pr_err("profile name too long");
 		return RUN_EXIT_USAGE;
-	}
-	if (profile_exists(out)) {
-		if (!force) {
-			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
-			return RUN_EXIT_USAGE;
-		}
-		remove_profile(out);
 	}
 	/* the collector runs in / like a daemon would not; give it an absolute path */
 	if (out[0] == '/')
@@ -443,6 +494,19 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* before anything is created or removed: SQLite would refuse it after the collector made the file */
+	if (strlen(db) > CPROF_SQLITE_PATH_MAX) {
+		pr_err("profile path %.60s... is %zu bytes long; SQLite opens at most %d: choose a shorter -o", db,
+		       strlen(db), CPROF_SQLITE_PATH_MAX);
+		return RUN_EXIT_USAGE;
+	}
+	if (profile_exists(out)) {
+		if (!force) {
+			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
+			return RUN_EXIT_USAGE;
+		}
+		remove_profile(out);
+	}
 	tmp = getenv("TMPDIR");
 	snprintf(rundir, sizeof(rundir), "%s/cprof-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (mkdtemp(rundir) == NULL) {
@@ -463,7 +527,7 @@ int main(int argc, char **argv)
 	/* the target gets the SIGPIPE disposition we were given (a caller may ignore it), not ours */
 	sigaction(SIGPIPE, NULL, &pipe_orig);
 	signal(SIGPIPE, SIG_IGN);
-	collector = start_collector(cprofd, fifo, db, command ? command : "?");
+	collector = start_collector(cprofd, fifo, db, command ? command : "?", &drain_fd);
 	free(command);
 	if (collector < 0) {
 		pr_err("the collector did not start; see its message above");
@@ -490,7 +554,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, fifo, inject_only, stacks, capture) < 0) {
+		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
@@ -534,11 +598,17 @@ int main(int argc, char **argv)
 	/* the target's writes are all in the FIFO now; RUN_END lands behind them */
 	if (send_run_end(fifo, status, sig) < 0)
 		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");
-	rc = wait_collector(collector, 600);
+	t_end = cprof_now_ns();
+	rc = wait_collector(collector, drain_fd, grace_s);
+	t_end = cprof_now_ns() - t_end;
 	unlink(fifo);
 	rmdir(rundir);
 	if (rc != 0)
 		pr_warn("collector exited with status %d; the profile may be incomplete", rc);
+	if (!quiet && t_end > 1000000000ull)
+		/* the collector spooled the run at pipe speed; its writer stored the backlog after the exit */
+		fprintf(stderr, "cprof: the profile took %.1f s to finish after the program exited (storing what the collector had spooled)\n",
+			t_end / 1e9);
 	if (!quiet && access(db, R_OK) == 0)
 		summary(self_dir, db);
 	if (html && access(db, R_OK) == 0) {

@@ -111,7 +111,7 @@ int cmd_check(int argc, char **argv)
 	}
 	if (require_complete && !now.complete) {
 		/* an incomplete profile cannot vouch for anything: say so and stop */
-		printf("INCOMPLETE %s: %s\n", argv[optind], now.reason);
+		printf("INCOMPLETE %s: %s\n", cprof_tx(argv[optind]), cprof_tx(now.reason));
 		ret = CPROF_EXIT_INCOMPLETE;
 		goto out;
 	}
@@ -138,12 +138,12 @@ int cmd_check(int argc, char **argv)
 			n = cprof_summary_find(&now, o->name, 0);
 			if (n == NULL)
 				continue;
-			snprintf(what, sizeof(what), "kernel %.200s time", o->name);
+			snprintf(what, sizeof(what), "kernel %.200s time", cprof_tx(o->name));
 			failed += regress(what, o->total_ns, n->total_ns, max_reg, "ns");
 		}
 	}
 	if (failed == 0)
-		printf("PASS %s: %s, GPU busy %.1f%%%s\n", argv[optind], now.v.verdict, now.v.busy_pct,
+		printf("PASS %s: %s, GPU busy %.1f%%%s\n", cprof_tx(argv[optind]), now.v.verdict, now.v.busy_pct,
 		       baseline ? ", no regression against the baseline" : "");
 	ret = failed ? CPROF_EXIT_GATE_FAILED : CPROF_EXIT_OK;
 out:

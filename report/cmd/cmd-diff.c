@@ -63,7 +63,7 @@ int cmd_diff(int argc, char **argv)
 			c[n++] = (struct change){ b.names[j].name, b.names[j].api, 0, b.names[j].total_ns, 0, b.names[j].count };
 	qsort(c, n, sizeof(*c), by_delta);
 
-	printf("cprof diff: %s -> %s\n", argv[1], argv[2]);
+	printf("cprof diff: %s -> %s\n", cprof_tx(argv[1]), cprof_tx(argv[2]));
 	printf("  verdict      %-16s -> %s\n", a.v.verdict, b.v.verdict);
 	printf("  GPU busy     %15.1f%% -> %.1f%%\n", a.v.busy_pct, b.v.busy_pct);
 	cprof_fmt_dur(x, sizeof(x), a.kernel_ns);
@@ -88,7 +88,7 @@ int cmd_diff(int argc, char **argv)
 		pct(p, sizeof(p), c[i].old_ns, c[i].new_ns);
 		cprof_shorten(c[i].name, name, sizeof(name));
 		printf("  %-6s  %12s  %12s  %8s  %9lld  %9lld  %s\n", c[i].api ? "api" : "kernel", x, y, p,
-		       (long long)c[i].old_n, (long long)c[i].new_n, name);
+		       (long long)c[i].old_n, (long long)c[i].new_n, cprof_tx(name));
 	}
 	if (i == 0)
 		printf("  (no kernel or call changed)\n");

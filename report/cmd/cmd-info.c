@@ -24,8 +24,8 @@ int cmd_info(int argc, char **argv)
 	cprof_meta(db, "command", command, sizeof(command), "?");
 	cprof_meta(db, "incomplete_reason", reason, sizeof(reason), "");
 	cprof_meta(db, "simulated_gpu", sim, sizeof(sim), "0");
-	printf("cprof: profile %s%s\n", argv[1], strcmp(sim, "1") == 0 ? " (simulated GPU)" : "");
-	printf("cprof: command: %s", command);
+	printf("cprof: profile %s%s\n", cprof_tx(argv[1]), strcmp(sim, "1") == 0 ? " (simulated GPU)" : "");
+	printf("cprof: command: %s", cprof_tx(command));
 	if (status >= 0)
 		printf(" (exit status %lld)", (long long)status);
 	nvtx = cprof_meta_int(db, "nvtx_events", 0);
@@ -35,8 +35,8 @@ int cmd_info(int argc, char **argv)
 		printf("%lld NVTX annotations, ", (long long)nvtx);
 	printf("%lld lost events, %s%s%s\n",
 	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
-	       complete ? "" : ": ", complete ? "" : reason);
-	printf("cprof: see it with: cprof report %s\n", argv[1]);
+	       complete ? "" : ": ", complete ? "" : cprof_tx(reason));
+	printf("cprof: see it with: cprof report %s\n", cprof_tx(argv[1]));
 	sqlite3_close(db);
 	return CPROF_EXIT_OK;
 }

@@ -146,7 +146,10 @@ static int merge_one(sqlite3 *db, const char *path)
 	if (ret < 0)
 		goto out;
 	snprintf(sql, sizeof(sql),
-		 "INSERT INTO main.PROCESSES SELECT id + %lld, pid, ppid, host, exe, argv, rank, localRank, worldSize,"
+		 /* named columns: PROCESSES.ending is newer than some parts (merged without it) */
+		 "INSERT INTO main.PROCESSES(id, pid, ppid, host, exe, argv, rank, localRank, worldSize, startNs, endNs,"
+		 " clock, wireVersion, forked, simulatedGpu, byeReason, eventsEmitted, eventsRecorded, lostEvents, frames,"
+		 " seqGaps) SELECT id + %lld, pid, ppid, host, exe, argv, rank, localRank, worldSize,"
 		 " startNs, endNs, clock, wireVersion, forked, simulatedGpu, byeReason, eventsEmitted, eventsRecorded,"
 		 " lostEvents, frames, seqGaps FROM src.PROCESSES",
 		 (long long)off);
@@ -242,7 +245,7 @@ int cmd_merge(int argc, char **argv)
 	};
 	const char *out = NULL, *offsets[64];
 	char tmp[4200], cmd[4200] = "merge of";
-	int opt, force = 0, noff = 0, i, ret = CPROF_EXIT_USAGE;
+	int opt, force = 0, noff = 0, i, err, ret = CPROF_EXIT_USAGE;
 	sqlite3 *db = NULL, *first = NULL;
 
 	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
@@ -290,8 +293,10 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	for (i = optind + 1; i < argc; i++)
-		if (merge_one(db, argv[i]) < 0) {
-			pr_err("%s: cannot merge it", argv[i]);
+		if ((err = merge_one(db, argv[i])) < 0) {
+			/* -EINVAL: merge_one said why, in its one line */
+			if (err != -EINVAL)
+				pr_err("%s: cannot merge it", argv[i]);
 			goto out;
 		}
 	for (i = 0; i < noff; i++)

@@ -323,6 +323,8 @@ int cmd_report(int argc, char **argv)
 			cprof_json_str(stdout, procs[i].host);
 			if (procs[i].rank >= 0)
 				printf(",\"rank\":%lld", (long long)procs[i].rank);
+			printf(",\"ending\":");
+			cprof_json_str(stdout, procs[i].bye);
 			printf(",\"events\":%lld,\"lost_events\":%lld,", (long long)procs[i].recorded, (long long)procs[i].lost);
 			report_json_verdict_fields(&procs[i].v);
 			printf(",\"apis\":");
@@ -333,16 +335,20 @@ int cmd_report(int argc, char **argv)
 	} else {
 		char dur[32];
 
-		printf("cprof report: %s\n", argv[optind]);
-		printf("Command: %s\n", command);
+		printf("cprof report: %s\n", cprof_tx(argv[optind]));
+		printf("Command: %s\n", cprof_tx(command));
 		if (strcmp(simulated, "1") == 0)
 			printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
 		if (gpu_note[0])
-			printf("GPU records: %s\n", gpu_note);
+			printf("GPU records: %s\n", cprof_tx(gpu_note));
 		cprof_fmt_dur(dur, sizeof(dur), (double)(v.run_end - v.run_start));
 		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
 		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
-		       complete ? "" : " - ", complete ? "" : reason);
+		       complete ? "" : " - ", complete ? "" : cprof_tx(reason));
+		for (i = 0; i < nprocs; i++)
+			if (procs[i].bye[0] && strncmp(procs[i].bye, "exit", 4) != 0 && strcmp(procs[i].bye, "_exit") != 0 &&
+			    strcmp(procs[i].bye, "exec") != 0)
+				printf("Ended: pid %lld: %s\n", (long long)procs[i].pid, cprof_tx(procs[i].bye));
 		report_print_verdict_text(&v, ph, nph, fd, nf);
 		if (ndv > 0) {
 			printf("\nPer device (the verdict above is their union)\n");
@@ -361,7 +367,7 @@ int cmd_report(int argc, char **argv)
 				char line[1024];
 
 				cprof_verdict_line(&procs[i].v, line, sizeof(line));
-				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", line);
+				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", cprof_tx(line));
 			}
 		}
 		report_print_ranks(db, procs, nprocs);
@@ -411,18 +417,19 @@ int cmd_report(int argc, char **argv)
 			}
 		}
 		if (by == BY_PROCESS) {
-			printf("\n     PID     PPID  Rank     Events    API time  Lost  End     Verdict          Command\n");
-			printf(" -------  -------  ----  ---------  ----------  ----  ------  ---------------  -------\n");
+			printf("\n     PID     PPID  Rank     Events    API time  Lost  End                   Verdict          Command\n");
+			printf(" -------  -------  ----  ---------  ----------  ----  --------------------  ---------------  -------\n");
 			for (i = 0; i < nprocs; i++) {
+				const char *ending = procs[i].bye[0] ? cprof_tx(procs[i].bye) : "killed";
 				char r[24] = "-";
 
 				if (procs[i].rank >= 0)
 					snprintf(r, sizeof(r), "%lld", (long long)procs[i].rank);
 				cprof_fmt_dur(dur, sizeof(dur), procs[i].apis.total);
-				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-6s  %-15s  %.60s\n", (long long)procs[i].pid,
-				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur,
-				       (long long)procs[i].lost, procs[i].bye[0] ? procs[i].bye : "killed", procs[i].v.verdict,
-				       procs[i].argv[0] ? procs[i].argv : procs[i].exe);
+				printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.*s  %-15s  %.60s\n", (long long)procs[i].pid,
+				       (long long)procs[i].ppid, r, (long long)procs[i].recorded, dur, (long long)procs[i].lost,
+				       (int)strcspn(ending, ";"), /* the ending, not the last call */ ending, procs[i].v.verdict,
+				       cprof_tx(procs[i].argv[0] ? procs[i].argv : procs[i].exe));
 			}
 		}
 		if (nprocs == 0)

@@ -689,7 +689,17 @@ static int load_procs(sqlite3 *db, struct cprof_model *m)
 	size_t cap = 0;
 	int rc, ret = -EIO;
 
+	/* PROCESSES.ending (how it ended, in words) and CPROF_CRASH are newer than some profiles; a crash
+	 * adds the crashing thread's last CUDA call (and its kernel) to the ending */
 	if (sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
+				   " coalesce(ending || (SELECT '; last CUDA call of thread ' || c.tid || ': ' || s.value ||"
+				   " coalesce(' (' || k.value || ')', '') || ' returned ' || cc.returnValue FROM CPROF_CRASH c"
+				   " JOIN CPROF_CRASH_CALLS cc ON cc.processId = c.processId AND cc.tid = c.tid"
+				   " JOIN StringIds s ON s.id = cc.nameId LEFT JOIN StringIds k ON k.id = cc.kernelNameId"
+				   " WHERE c.processId = PROCESSES.id LIMIT 1), ending, byeReason, ''),"
+				   " coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
+				   " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT id, pid, ppid, coalesce(rank, -1), exe, argv, host,"
 				   " coalesce(byeReason, ''), coalesce(eventsRecorded, 0), coalesce(lostEvents, 0)"
 				   " FROM PROCESSES ORDER BY id", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;

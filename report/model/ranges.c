@@ -630,7 +630,8 @@ void cprof_ranges_print(const struct cprof_range_table *t, size_t top)
 		cprof_fmt_dur(f, sizeof(f), r->api_ns);
 		cprof_fmt_dur(g, sizeof(g), r->gpu_ns);
 		/* '~' marks a start/end range: it has no place in the push/pop tree */
-		snprintf(label, sizeof(label), "%s%s", r->path, r->startend ? "~" : "");
+		cprof_text_safe(label, sizeof(label) - 1, r->path);
+		strcat(label, r->startend ? "~" : "");
 		putchar(' ');
 		put_cell(label, w);
 		printf("  %7llu  %11s  %11s  %11s  %11s  %11s  %8llu  %11s  %11s  %8llu\n", (unsigned long long)r->count, a, b, c, d, e, (unsigned long long)r->calls, f, g,

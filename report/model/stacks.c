@@ -419,9 +419,9 @@ void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, s
 		printf(" %-44s  %12s  %8s  %s\n", "------", "--------", "--------", "-----------------------");
 		for (i = 0; i < n; i++) {
 			cprof_fmt_dur(a, sizeof(a), t->rows[i].gpu_ns);
-			snprintf(label, sizeof(label), "%s", t->rows[i].label);
+			cprof_text_safe(label, sizeof(label), t->rows[i].label);
 			printf(" %-44.44s  %12s  %8llu  %s%s\n", label, a, (unsigned long long)t->rows[i].gpu_ops,
-			       t->rows[i].detail ? t->rows[i].detail : "", ARROW "<kernel>");
+			       cprof_tx(t->rows[i].detail ? t->rows[i].detail : ""), ARROW "<kernel>");
 		}
 	} else if (by == CPROF_BY_OP) {
 		printf("\nBy operator (ATen ops found on the stacks of the CUDA calls; Self = calls made with the op\n"
@@ -435,7 +435,7 @@ void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, s
 			cprof_fmt_dur(b, sizeof(b), t->rows[i].cpu_total_ns);
 			cprof_fmt_dur(c, sizeof(c), t->rows[i].gpu_ns);
 			cprof_fmt_dur(d, sizeof(d), t->rows[i].gpu_total_ns);
-			printf(" %-36.36s  %12s  %12s  %12s  %12s  %9llu\n", t->rows[i].label, a, b, c, d,
+			printf(" %-36.36s  %12s  %12s  %12s  %12s  %9llu\n", cprof_tx(t->rows[i].label), a, b, c, d,
 			       (unsigned long long)t->rows[i].calls);
 		}
 		if (t->n == 0)
@@ -453,7 +453,7 @@ void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, s
 		for (i = 0; i < n; i++) {
 			cprof_fmt_dur(a, sizeof(a), t->rows[i].cpu_ns);
 			cprof_fmt_dur(b, sizeof(b), t->rows[i].gpu_ns);
-			printf(" %-*.*s  %9llu  %12s  %12s  %8llu\n", w, w, t->rows[i].label, (unsigned long long)t->rows[i].calls,
+			printf(" %-*.*s  %9llu  %12s  %12s  %8llu\n", w, w, cprof_tx(t->rows[i].label), (unsigned long long)t->rows[i].calls,
 			       a, b, (unsigned long long)t->rows[i].gpu_ops);
 		}
 	}

@@ -213,7 +213,7 @@ int cprof_steps_print(struct cprof_model *m, int64_t proc, const struct cprof_th
 		goto out;
 	cprof_fmt_dur(a, sizeof(a), (double)med);
 	printf("\nSteps: %d NVTX ranges matching /%s/ (thread %lld); median %s%s\n\n", n,
-	       t->step_re ? t->step_re : cprof_step_re_default, (long long)s[0].tid, a,
+	       cprof_tx(t->step_re ? t->step_re : cprof_step_re_default), (long long)s[0].tid, a,
 	       cold ? "; the first is a cold start, excluded from the verdict" : "");
 	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "Step", "Range", "Time", "GPU busy", "Verdict");
 	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "----", "-----", "----", "--------", "-------");
@@ -229,7 +229,7 @@ int cprof_steps_print(struct cprof_model *m, int64_t proc, const struct cprof_th
 		if (cprof_analyse(m, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &v) < 0)
 			snprintf(v.verdict, sizeof(v.verdict), "?");
 		snprintf(c, sizeof(c), "%.0f%%", v.busy_pct);
-		printf(" %5d  %-24.24s  %12s  %8s  %-16s%s\n", i + 1, s[i].name, b, c, v.verdict,
+		printf(" %5d  %-24.24s  %12s  %8s  %-16s%s\n", i + 1, cprof_tx(s[i].name), b, c, v.verdict,
 		       i == 0 && cold ? "  cold start" : (double)(s[i].end - s[i].start) >= 1.5 * (double)med ? "  slow" : "");
 		shown++;
 	}

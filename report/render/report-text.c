@@ -32,7 +32,7 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
 	u = cprof_unit_for(maxv);
 	un = cprof_unit_name(u);
-	printf("\n%s\n\n", title);
+	printf("\n%s\n\n", cprof_tx(title));
 	printf(" Time (%%)  Total (%s)  Instances  Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)%s  Name\n", un,
 	       un, un, un, un, un, with_bytes ? "       Total MB   GB/s" : "");
 	printf(" --------  ----------  ---------  ---------  ---------  ---------  ---------  -----------%s  ----\n",
@@ -52,7 +52,7 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 		if (with_bytes)
 			printf("  %13.3f  %5.1f", t->rows[i].bytes / 1e6,
 			       s->total > 0 ? t->rows[i].bytes / s->total : 0.0);
-		printf("  %s%s\n", name, t->rows[i].tag ? "*" : "");
+		printf("  %s%s\n", cprof_tx(name), t->rows[i].tag ? "*" : "");
 		tagged |= t->rows[i].tag != 0;
 	}
 	if (n < t->n)
@@ -77,7 +77,7 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 		cprof_fmt_dur(a, sizeof(a), calls->rows[i].st.total);
 		cprof_fmt_dur(b, sizeof(b), calls->rows[i].extra);
 		cprof_shorten(calls->rows[i].name, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, a, "0", b, (unsigned long long)calls->rows[i].st.n);
+		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), a, "0", b, (unsigned long long)calls->rows[i].st.n);
 	}
 	for (i = 0; i < calls->n; i++)
 		cpu += calls->rows[i].st.total;
@@ -85,7 +85,7 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 	for (i = 0; i < n; i++) {
 		cprof_fmt_dur(b, sizeof(b), kernels->rows[i].st.total);
 		cprof_shorten(kernels->rows[i].name, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", name, "0", b, "-", (unsigned long long)kernels->rows[i].st.n);
+		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), "0", b, "-", (unsigned long long)kernels->rows[i].st.n);
 	}
 	for (i = 0; i < kernels->n; i++)
 		cuda += kernels->rows[i].st.total;
@@ -102,7 +102,7 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	int i;
 
 	cprof_verdict_line(v, line, sizeof(line));
-	printf("\nVerdict: %s\n", line);
+	printf("\nVerdict: %s\n", cprof_tx(line));
 	if (!cprof_verdict_no_gpu(v)) {
 		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
 		cprof_fmt_dur(b, sizeof(b), (double)v->busy_ns);
@@ -140,7 +140,8 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	if (nf > 0) {
 		printf("\nFindings\n");
 		for (i = 0; i < nf; i++)
-			printf("  [%s] %s: %s\n         evidence: %s\n", f[i].severity, f[i].id, f[i].message, f[i].evidence);
+			printf("  [%s] %s: %s\n         evidence: %s\n", f[i].severity, f[i].id, cprof_tx(f[i].message),
+			       cprof_tx(f[i].evidence));
 	}
 }
 
@@ -195,7 +196,7 @@ void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 		cprof_fmt_dur(run, sizeof(run), sqlite3_column_double(st, 3));
 		cprof_fmt_dur(gpu, sizeof(gpu), sqlite3_column_double(st, 5));
 		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)sqlite3_column_int64(st, 0),
-		       (long long)sqlite3_column_int64(st, 1), (const char *)sqlite3_column_text(st, 2), run,
+		       (long long)sqlite3_column_int64(st, 1), cprof_tx((const char *)sqlite3_column_text(st, 2)), run,
 		       (long long)sqlite3_column_int64(st, 4), gpu,
 		       report_rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
 	}

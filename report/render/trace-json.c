@@ -6,6 +6,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
+#include "common/textsafe.h"
 #include "report/render/trace.h"
 
 /* ---- output primitives: one event per line, numbers formatted by hand because this is the hot loop ---- */
@@ -60,26 +61,7 @@ void trace_put_ts(struct trace *t, int64_t abs_ns)
 /* A JSON string; bytes that are not UTF-8 (argv can hold anything) become U+FFFD so every parser accepts it. */
 void trace_put_str(struct trace *t, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-
-	fputc_unlocked('"', t->f);
-	while (*p) {
-		int n;
-
-		if (*p == '"' || *p == '\\') {
-			fputc_unlocked('\\', t->f);
-			fputc_unlocked(*p++, t->f);
-		} else if (*p < 0x20) {
-			fprintf(t->f, "\\u%04x", *p++);
-		} else if ((n = cprof_utf8_len(p)) > 0) {
-			fwrite_unlocked(p, 1, (size_t)n, t->f);
-			p += n;
-		} else {
-			trace_put(t, "\\ufffd");
-			p++;
-		}
-	}
-	fputc_unlocked('"', t->f);
+	cprof_json_fput(t->f, s);
 }
 
 /* Shortest decimal that reads back as the same double, as fmt's "{}" (Kineto's bandwidth) prints it. */

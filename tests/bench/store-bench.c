@@ -1,5 +1,6 @@
 /* make bench's collector figures: synthetic frames through cprofd's own ingest path vs plain SQLite inserts, and the big profile. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,6 +483,45 @@ out:
 	return ret;
 }
 
+/* Writes the frames of n records to path (a FIFO) as fast as the reader takes them: the time is the pipe's. */
+static int mode_frames(enum shape shape, uint64_t n, const char *path)
+{
+	struct packer p = { 0 };
+	double t0, t1;
+	size_t off = 0;
+	int fd, ret;
+
+	if ((ret = build_frames(&p, shape, n)) < 0)
+		goto out;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	t0 = mono();
+	while (off < p.len) {
+		/* frame-sized writes, as the flusher's: each one atomic in the pipe */
+		size_t len = p.len - off < 65536 ? p.len - off : 65536;
+		ssize_t w = write(fd, p.out + off, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			ret = -errno;
+			break;
+		}
+		off += w;
+	}
+	t1 = mono();
+	close(fd);
+	if (ret == 0)
+		printf("rows %llu bytes %zu seconds %.3f rows_per_s %.0f\n", (unsigned long long)n, p.len, t1 - t0,
+		       n / (t1 - t0));
+out:
+	free(p.out);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	enum shape shape = argc > 2 && !strcmp(argv[2], "api") ? SHAPE_API : SHAPE_LAUNCH;
@@ -491,10 +531,12 @@ int main(int argc, char **argv)
 		ret = mode_ingest(shape, strtoull(argv[3], NULL, 10), argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "sqlite"))
 		ret = mode_sqlite(shape, strtoull(argv[3], NULL, 10), argv[4]);
+	else if (argc == 5 && !strcmp(argv[1], "frames"))
+		ret = mode_frames(shape, strtoull(argv[3], NULL, 10), argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "gen"))
 		ret = mode_gen(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), argv[4]);
 	else {
-		fprintf(stderr, "usage: store-bench ingest|sqlite api|launch N DB | gen N SYNC_EVERY DB\n");
+		fprintf(stderr, "usage: store-bench ingest|sqlite api|launch N DB | frames api|launch N FIFO | gen N SYNC_EVERY DB\n");
 		return 2;
 	}
 	if (ret < 0)

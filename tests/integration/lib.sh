@@ -20,15 +20,23 @@ sim() { LD_LIBRARY_PATH=$SIMLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
 need_sim() { [ -f "$SIMLIB/libcudart.so.13" ] || fail "simulated GPU not built ($SIMLIB)"; }
 # A test that cannot run here exits 77 with its reason; run.sh prints SKIP, never PASS.
 skip() { echo "SKIP: $*" >&2; exit 77; }
-# PyTorch from PyPI in the virtualenv tests/integration/setup-torch makes before the tests (make check);
-# CPROF_TORCH_VENV names one made elsewhere. Sets TORCH_PY and TORCH_LIB (the wheel's CUDA libraries).
+# A virtualenv tests/integration/setup-venvs made before the tests (make check runs it): SKIP with its
+# reason when PyPI could not be reached, FAIL when it is missing for another reason.
+need_venv() {
+	[ -f "$1/.cprof-ready" ] && return 0
+	[ -f "$1.skip" ] && skip "$(cat "$1.skip")"
+	[ -f "$1.log" ] && fail "no virtualenv at $1: its install failed: $(tail -3 "$1.log")"
+	fail "no virtualenv at $1: run tests/integration/setup-venvs (make check does)"
+}
+# PyTorch from PyPI, the version in tests/integration/torch-version (CPROF_TORCH_VENV names a virtualenv made
+# elsewhere). Sets TORCH_PY and TORCH_LIB (the wheel's CUDA libraries).
 need_torch() {
-	local v=${CPROF_TORCH_VENV:-$BUILD/venv-torch}
-	if [ ! -f "$v/.cprof-ready" ]; then
-		[ -f "$v.skip" ] && skip "$(cat "$v.skip")"
-		fail "no torch virtualenv at $v: run tests/integration/setup-torch (make check does)"
-	fi
+	local v=${CPROF_TORCH_VENV:-$BUILD/venv-torch} want
+	want=$(cat "$ROOT/tests/integration/torch-version")
+	[ -n "${CPROF_TORCH_VENV:-}" ] || need_venv "$v"
 	TORCH_PY=$v/bin/python
+	"$TORCH_PY" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$want')" 2>/dev/null ||
+		fail "no torch $want in $v (make check runs tests/integration/setup-venvs; CPROF_TORCH_VENV=DIR)"
 	TORCH_LIB=$("$TORCH_PY" -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13", "lib"))') ||
 		fail "the torch virtualenv has no nvidia/cu13 libraries"
 }

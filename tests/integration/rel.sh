@@ -13,9 +13,9 @@ collector_of() {
 }
 # Writes cu.py: a Python target that calls the CUDA runtime through ctypes, N cudaMalloc/cudaFree
 # pairs, then ends as asked (exit status 3). The calls go through ctypes.CDLL(None), i.e. dlsym on the
-# default scope, which resolves to libcprof.so's hooks as a PLT call would; a handle of libcudart itself
-# (ctypes.CDLL("libcudart.so.13").cudaMalloc) would return cudart's own symbol and bypass the hooks,
-# which mode "handle" shows. cudart is loaded RTLD_GLOBAL so that the bare run finds it the same way.
+# default scope, which resolves to libcprof.so's hooks as a PLT call would; mode "handle" looks them up on
+# libcudart's own handle (ctypes.CDLL("libcudart.so.13").cudaMalloc), which cprof's dlsym hook answers.
+# cudart is loaded RTLD_GLOBAL so that the bare run finds it the same way.
 write_cu_py() {
 	cat > cu.py <<'PYEOF'
 import ctypes, os, sys, time

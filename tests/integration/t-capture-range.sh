@@ -28,6 +28,19 @@ assert_eq "$(launches nvtx.db)" 7 "nvtx:measure: the launches inside the range"
 assert_eq "$(q nvtx.db "SELECT count(*) FROM API_CALLS WHERE name LIKE 'cudaProfiler%'")" 0 "nvtx: the profiler calls were outside"
 assert_eq "$(q nvtx.db "SELECT count(*) FROM NVTX_EVENTS")" 2 "nvtx: the range and the one nested in it"
 
+# on the simulated GPU the GPU records follow the window too: CUPTI's kinds are off outside it
+need_sim
+sim "$P" > bare.out || fail "bare simulated run"
+for mode in cudaProfilerApi:10 nvtx:measure:7; do
+	range=${mode%:*} want=${mode##*:}
+	sim "$BIN/cprof-run" -q -o "sim-$want.db" --capture-range "$range" -- "$P" > sim.out 2> sim.err || fail "simulated $range"
+	cmp -s bare.out sim.out || fail "simulated $range: output differs"
+	assert_eq "$(launches "sim-$want.db")" "$want" "simulated $range: launches"
+	assert_eq "$(q "sim-$want.db" "SELECT count(*) FROM KERNELS")" "$want" "simulated $range: kernels"
+done
+sim "$BIN/cprof-run" -q -o sim-all.db -- "$P" > /dev/null 2>&1 || fail "simulated, no range"
+assert_eq "$(q sim-all.db "SELECT count(*) FROM KERNELS")" 26 "simulated, no range: every kernel"
+
 "$BIN/cprof-run" -q -o bad.db --capture-range nvtx: -- "$P" > /dev/null 2> bad.err; rc=$?
 assert_eq "$rc" 2 "an empty NVTX name is a usage error"
 [ -e bad.db ] && fail "a usage error left a profile"

@@ -34,4 +34,9 @@ if ! nvidia-smi > /dev/null 2>&1; then
 	assert_eq "$(q nodriver.db "SELECT class FROM API_CALLS WHERE name = 'cudaGraphInstantiate'")" graph "class of a graph call"
 	assert_eq "$(q nodriver.db "SELECT class FROM API_CALLS WHERE name = 'cublasSgemv_v2'")" blas "class of level-2 BLAS"
 fi
+# on the simulated GPU (which stubs some of these: its stderr names them) the codes are the simulator's
+need_sim
+check_run sim sim
+assert_eq "$(q sim.db "SELECT returnValue FROM API_CALLS WHERE name = 'cudaHostAlloc'")" 0 "simulated: cudaHostAlloc"
+assert_eq "$(q sim.db "SELECT count(*) FROM API_CALLS WHERE name = 'cudaLaunchHostFunc' AND stream != 0")" 1 "host function's stream"
 echo ok

@@ -1,12 +1,14 @@
-# Issue 5: preload/python.c alone reads the right Python frames (PyDLL: GIL held) and none without the
-# GIL (CDLL) or without Python, keeps a pending exception and reference counts intact, on every CPython
-# 3.9+ found here; and the Python call-site workload runs bare on the simulated GPU.
+# Issues 5 and 19: preload/python.c alone reads the right Python frames with the GIL held (PyDLL) and,
+# read from memory, with it released (CDLL), none without Python or for a thread Python never saw, keeps
+# a pending exception and reference counts intact, checks its frame layout before trusting it and turns
+# off once with a message when the check fails, on every CPython 3.9+ found here; and the Python
+# call-site workload runs bare on the simulated GPU.
 . "$(dirname "$0")/lib.sh"
 need_sim
 
 CC=${CC:-cc}
 FLAGS="-std=gnu11 -Wall -Wextra -Werror -O2 -D_GNU_SOURCE -fPIC -fvisibility=hidden -I$ROOT -I$BUILD/gen -I/usr/local/cuda/include"
-SRCS="$ROOT/preload/python.c $ROOT/common/log.c $ROOT/tests/workloads/pyframes_probe.c"
+SRCS="$ROOT/preload/python.c $ROOT/common/log.c $ROOT/common/textsafe.c $ROOT/tests/workloads/pyframes_probe.c"
 $CC $FLAGS -shared -o probe.so $SRCS -ldl -lpthread || fail "probe.so does not build"
 $CC $FLAGS -DPROBE_MAIN -o nopython $SRCS -ldl -lpthread || fail "nopython does not build"
 assert_eq "$(./nopython)" "no python: ok" "a process without Python"
@@ -19,7 +21,7 @@ ME = __file__
 LINE = {l.split("# PROBE ")[1].strip(): n for n, l in enumerate(open(ME), 1) if "# PROBE " in l}
 QUAL = sys.version_info >= (3, 11)
 P = ctypes.PyDLL(so)  # the GIL stays held during the call: frames can be read
-C = ctypes.CDLL(so)   # the GIL is released during the call: no frames may be read
+C = ctypes.CDLL(so)   # the GIL is released during the call: frames are read from memory
 for lib in (P, C):
     lib.probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.probe_pending.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -61,8 +63,35 @@ want = [fr("grab", "grab"), fr("method", "K.method" if QUAL else "method"), fr("
         fr("module", "<module>")]
 check(got == want, "frames innermost first: %s" % got)
 
-check(C.probe(BUF, len(BUF)) == 0, "no frames without the GIL (CDLL)")
-check(C.probe_site() == 0, "no site without the GIL (CDLL)")
+
+
+def cgrab():
+    return grab(C)  # PROBE cgrab
+
+
+got = cgrab()  # PROBE cmodule
+check(got == [fr("grab", "grab"), fr("cgrab", "cgrab"), fr("cmodule", "<module>")],
+      "frames without the GIL (CDLL): %s" % got)
+
+
+# names read from memory, never looked up through CPython: Latin-1, UCS-2 and UCS-4 identifiers
+def grüße():
+    return grab(C)  # PROBE latin1
+
+
+def 函数():
+    return grab(C)  # PROBE ucs2
+
+
+def 𠀀():
+    return grab(C)  # PROBE ucs4
+
+
+for fn, tag in ((grüße, "latin1"), (函数, "ucs2"), (𠀀, "ucs4")):
+    got = fn()
+    check(got[1:2] == [fr(tag, fn.__name__)], "a %s name without the GIL: %s" % (tag, got[1:2]))
+both = [lib.probe_site() for lib in (P, C)]  # PROBE both
+check(both[0] != 0 and both[0] == both[1], "one site key with and without the GIL: %s" % both)
 check(P.probe_cthread() == 0, "no frames for a thread Python never saw")
 
 ks = []
@@ -121,7 +150,7 @@ P.probe_set_max(48)
 
 def tmain(res):
     res.append(grab())  # PROBE thread
-    res.append(grab(C))
+    res.append(grab(C))  # PROBE thread-c
 
 
 res = []
@@ -129,7 +158,7 @@ t = threading.Thread(target=tmain, args=(res,))
 t.start()
 t.join()
 check(res[0][1:2] == [fr("thread", "tmain")], "frames of another Python thread: %s" % res[0][:3])
-check(res[1] == [], "no frames without the GIL in another thread")
+check(res[1][1:2] == [fr("thread-c", "tmain")], "frames of another thread without the GIL: %s" % res[1][:3])
 
 
 def fresh():
@@ -188,7 +217,8 @@ if subi is not None:
                     "b = ctypes.create_string_buffer(4096)\nopen(%r, 'w').write(str(L.probe(b, 4096)))\n" % (so, res))
     subi.destroy(sub)
     n = int(open(res).read())
-    check(n == (1 if sys.version_info >= (3, 12) else 0), "frames in a sub-interpreter: %d" % n)
+    # 3.12+: the sub-interpreter's own frame; before, the main interpreter's frame that called run_string
+    check(n == 1, "frames in a sub-interpreter: %d" % n)
     check(P.probe_cthread() == 0, "no frames for a foreign thread with sub-interpreters")
     check(len(grab()) == 2, "frames again in the main interpreter")
 
@@ -198,11 +228,44 @@ def deep(k, fn):
 
 
 site_ns, cap_ns, depth = ctypes.c_double(), ctypes.c_double(), ctypes.c_int()
-deep(10, lambda: P.probe_bench(200000, ctypes.byref(site_ns), ctypes.byref(cap_ns), ctypes.byref(depth)))
-print("python %d.%d: site %.0f ns, capture %.0f ns (%d frames)" % (sys.version_info[:2] + (site_ns.value,
-      cap_ns.value, depth.value)))
+for name, lib in (("GIL held", P), ("GIL released", C)):
+    deep(10, lambda: lib.probe_bench(200000, ctypes.byref(site_ns), ctypes.byref(cap_ns), ctypes.byref(depth)))
+    print("python %d.%d %s: site %.0f ns, capture %.0f ns (%d frames)" % (sys.version_info[:2] + (name,
+          site_ns.value, cap_ns.value, depth.value)))
 print("failed" if failed else "ok")
 sys.exit(1 if failed else 0)
+EOF
+
+# The layout check: the first read of a fresh process without the GIL, and a layout that does not fit
+# (one offset moved, as another build's would be): no frames from memory, one message, the GIL-held
+# frames unchanged.
+cat > layout.py <<'EOF'
+import ctypes, sys
+
+so, mode = sys.argv[1], sys.argv[2]
+P, C = ctypes.PyDLL(so), ctypes.CDLL(so)
+for lib in (P, C):
+    lib.probe.argtypes = [ctypes.c_char_p, ctypes.c_int]
+BUF = ctypes.create_string_buffer(1 << 16)
+
+
+def grab(lib):
+    n = lib.probe(BUF, len(BUF))
+    return [l.rsplit(" ", 1)[1] for l in BUF.value.decode().splitlines()] if n > 0 else []
+
+
+def f(lib):
+    return grab(lib)
+
+
+# Python is found by the first call: without the GIL in released-first, so the check waits for a walk
+assert (C if mode == "released-first" else P).probe_available() == 1
+if mode == "released-first":
+    print(f(C), f(P), f(C))
+else:
+    P.probe_skew_layout()
+    first, second = (C, P) if mode == "skew-released" else (P, C)
+    print(f(first), f(second), f(C), f(P))
 EOF
 
 # Interpreters to try: python3, and every other python3.N found (3.9+ must give frames, older none);
@@ -226,6 +289,16 @@ print(P.probe_available(), P.probe(b, 4096), P.probe_site())" "$T/probe.so") || 
 	fi
 	out=$("$py" "$T/frames.py" "$T/probe.so" 2>&1) || fail "$py ($ver): $out"
 	echo "$out" | grep -E '^(python|sub-interpreters)' | sed "s|\$| ($py)|"
+	three="['grab', 'f', '<module>']"
+	out=$("$py" layout.py "$T/probe.so" released-first 2> err.txt) || fail "$py: layout.py released-first"
+	assert_eq "$out" "$three $three $three" "$py: frames when the first read is without the GIL"
+	assert_eq "$(cat err.txt)" "" "$py: no message when the layout fits"
+	out=$("$py" layout.py "$T/probe.so" skew-released 2> err.txt) || fail "$py: layout.py skew-released"
+	assert_eq "$out" "[] $three [] $three" "$py: a bad layout found without the GIL"
+	assert_eq "$(grep -c 'frame layout check failed' err.txt)" 1 "$py: one message (without the GIL): $(cat err.txt)"
+	out=$("$py" layout.py "$T/probe.so" skew-held 2> err.txt) || fail "$py: layout.py skew-held"
+	assert_eq "$out" "$three [] [] $three" "$py: a bad layout found with the GIL held"
+	assert_eq "$(grep -c 'frame layout check failed' err.txt)" 1 "$py: one message (GIL held): $(cat err.txt)"
 	tried=$((tried + 1))
 done
 assert_ge "$tried" 1 "interpreters tried"

@@ -1,6 +1,6 @@
 # Issue 7 scenarios 5 and 6: the target segfaults, aborts, or SIGKILLs itself after N launches ->
-# cprof-run exits 128+signal like the bare command; cprof installs no signal handler (the target sees
-# SIGSEGV/SIGABRT at their default disposition), so the core dump still happens; and every event
+# cprof-run exits 128+signal like the bare command; the target sees SIGSEGV/SIGABRT at their default
+# disposition (cprof's crash handler is behind its sigaction hook), and the core dump still happens; and every event
 # recorded more than a flush period before the crash is in the profile (the guarantee; here the target
 # pauses 200 ms, 20 flush periods, before it crashes), the process marked as ended without goodbye.
 . "$(dirname "$0")/lib.sh"

@@ -1,7 +1,9 @@
-# Issue 7 scenario 15: the collector's disk fills up (a 512 KiB tmpfs, where mounting is allowed, and a file
+# Issue 7 scenario 15: the collector's disk fills up (a 640 KiB tmpfs, where mounting is allowed, and a file
 # size limit, ulimit -f) -> the target is unaffected (its stdout and status, at most one warning on
 # stderr); the profile keeps what was committed, passes SQLite's integrity check, reads, and is marked
 # incomplete; cprofd says why and exits 1, cprof-run warns.
+# (640 KiB: the schema and strings take ~400 KiB of WAL, and cprofd's spool shares the disk; 512 KiB left the
+# first commit a few pages short about one run in four)
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/integration/rel.sh"
 need_sim
@@ -29,10 +31,10 @@ check_full() {
 check_full "ulimit -f 600" limit.db
 # a full file system
 mkdir small
-if mount -t tmpfs -o size=512k tmpfs small 2> mount.err; then
+if mount -t tmpfs -o size=640k tmpfs small 2> mount.err; then
 	trap 'umount "$T/small" 2>/dev/null; rm -rf "$T"' EXIT
 	sim "$BIN/cprof-run" -o small/full.db -- "$WL/scenarios" loop 1.5 > out.txt 2> err.txt; rc=$?
-	check_full "512 KiB tmpfs" small/full.db
+	check_full "640 KiB tmpfs" small/full.db
 	umount small
 else
 	echo "tmpfs variant skipped: cannot mount a tmpfs here ($(cat mount.err)); the file size limit covers the same path"

@@ -10,8 +10,7 @@ if ! [ -x "$FW" ] || ! [ -x "$FP" ]; then
 	case $(clang -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null) in
 	*/*) fail "fuzz targets not built: make fuzz-build" ;;
 	esac
-	echo "SKIPPED: clang with libFuzzer is not installed, so the fuzz targets cannot be built here"
-	exit 0
+	skip "clang with libFuzzer is not installed, so the fuzz targets cannot be built here"
 fi
 "$ROOT/tests/fuzz/seeds.sh" "$BUILD" seeds || fail "seed corpus"
 [ "$(ls seeds/wire | wc -l)" -ge 20 ] && [ "$(ls seeds/profile | wc -l)" -ge 10 ] || fail "too few seeds"

@@ -9,17 +9,11 @@
 #          round_down_time_stamps): start = ceil(ts), end = floor(ts + dur);
 #   window first op start to last op end; busy = length of the union of the ops (touching intervals merge);
 #   idle % = 100 * (window - busy) / window.
-# The virtualenv is made once under $BUILD/venv-hta; without network pip fails and so does this test.
+# The virtualenv is made once under $BUILD/venv-hta by tests/integration/setup-venvs (make check runs it).
 . "$(dirname "$0")/lib.sh"
 need_sim
+need_venv "$BUILD/venv-hta"
 V=$BUILD/venv-hta
-if [ ! -f "$V/.cprof-ready" ]; then
-	rm -rf "$V"
-	python3 -m venv "$V" > venv.log 2>&1 || fail "python3 -m venv $V failed: $(tail -3 venv.log)"
-	"$V/bin/pip" install --disable-pip-version-check -q HolisticTraceAnalysis > pip.log 2>&1 \
-		|| fail "pip install HolisticTraceAnalysis failed (no network to PyPI?): $(tail -5 pip.log)"
-	touch "$V/.cprof-ready"
-fi
 sim "$BIN/cprof-run" -q -o prof.db -- "$WL/matmul_sweep" --sizes 256,1024 --steps 20 --warmup 2 --variant both > out.txt \
 	|| fail "matmul_sweep failed: $(cat out.txt)"
 mkdir traces

@@ -208,8 +208,80 @@ static void wake_worker_locked(void)
 	pthread_cond_signal(&g_work_cond);
 }
 
+/* cuptiActivityRegisterTimestampCallback: records carry the caller's clock (Kineto's), here as a fixed offset
+ * from CLOCK_REALTIME measured when the callback was registered. */
+static int64_t g_ts_offset;
+
+int simgpu_cupti_timestamp_offset(int64_t off)
+{
+	__atomic_store_n(&g_ts_offset, off, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int64_t simgpu_cupti_timestamp_shift(void)
+{
+	return __atomic_load_n(&g_ts_offset, __ATOMIC_RELAXED);
+}
+
+static void shift_times(void *rec, int64_t off)
+{
+	CUpti_Activity *r = rec;
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER: {
+		CUpti_ActivityAPI *a = rec;
+		a->start += (uint64_t)off, a->end += (uint64_t)off;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		CUpti_ActivityKernel10 *k = rec;
+		k->start += (uint64_t)off, k->end += (uint64_t)off, k->completed += (uint64_t)off;
+		if (k->queued)
+			k->queued += (uint64_t)off, k->submitted += (uint64_t)off;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		CUpti_ActivityMemcpy6 *m = rec;
+		m->start += (uint64_t)off, m->end += (uint64_t)off;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		CUpti_ActivityMemset4 *m = rec;
+		m->start += (uint64_t)off, m->end += (uint64_t)off;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		CUpti_ActivitySynchronization2 *y = rec;
+		y->start += (uint64_t)off, y->end += (uint64_t)off;
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
+		CUpti_ActivityOverhead3 *o = rec;
+		o->start += (uint64_t)off, o->end += (uint64_t)off;
+		break;
+	}
+	default: break;
+	}
+}
+
 SG_HIDDEN void sg_emit(const void *rec, size_t size)
 {
+	union {
+		CUpti_ActivityKernel10 k;
+		CUpti_ActivityMemcpy6 m;
+		CUpti_ActivityMemset4 s;
+		CUpti_ActivityAPI a;
+		CUpti_ActivitySynchronization2 y;
+		CUpti_ActivityOverhead3 o;
+		char bytes[512];
+	} copy;
+	int64_t off = simgpu_cupti_timestamp_shift();
+	if (off && size <= sizeof(copy)) {
+		memcpy(&copy, rec, size);
+		shift_times(&copy, off);
+		rec = &copy;
+	}
 	size_t need = ALIGN8(size);
 	pthread_mutex_lock(&g_buf_lock);
 	for (;;) {

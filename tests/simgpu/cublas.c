@@ -394,3 +394,108 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t tran
 		return CUBLAS_STATUS_NOT_SUPPORTED;
 	return gemm(handle, &a);
 }
+
+/* ---------------------------------------------------------------- vectors, matrices, level-2 BLAS */
+
+/* cublasSet/GetVector and Set/GetMatrix: the real library copies with its static cudart's cudaMemcpy2D on
+ * the legacy stream and waits; here the strided bytes move for real and CUPTI sees that internal copy. */
+static cublasStatus_t strided_copy(long long rows, long long cols, int elem, const void *src, long long lds,
+				   void *dst, long long ldd, int h2d)
+{
+	if (rows < 0 || cols < 0 || elem <= 0 || lds < 1 || ldd < 1 || (cols > 1 && (lds < rows || ldd < rows)))
+		return CUBLAS_STATUS_INVALID_VALUE;
+	if (!rows || !cols)
+		return CUBLAS_STATUS_SUCCESS;
+	if (!src || !dst)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	if (simgpu_ctx_ensure())
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	struct simgpu_stream *s;
+	if (simgpu_stream_resolve(NULL, 0, &s))
+		return CUBLAS_STATUS_INTERNAL_ERROR;
+	if (simgpu_cfg()->copy_data) {
+		for (long long c = 0; c < cols; c++) {
+			for (long long r = 0; r < rows; r++) {
+				/* a vector is one column whose stride is its increment */
+				long long si = cols == 1 ? r * lds : c * lds + r, di = cols == 1 ? r * ldd : c * ldd + r;
+				memcpy((char *)dst + di * elem, (const char *)src + si * elem, (size_t)elem);
+			}
+		}
+	}
+	struct simgpu_call c;
+	simgpu_api_enter(&c, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy2D_v3020, SIMGPU_ENTER_INTERNAL, NULL);
+	uint64_t end = simgpu_copy(&c, s, (size_t)(rows * cols * elem),
+				   h2d ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
+				   h2d ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
+				   h2d ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE, 0);
+	simgpu_wait_until(end);
+	simgpu_api_exit(&c, 0);
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetVector(int n, int elemSize, const void *x, int incx, void *devicePtr, int incy)
+{
+	return strided_copy(n, 1, elemSize, x, incx, devicePtr, incy, 1);
+}
+
+cublasStatus_t cublasGetVector(int n, int elemSize, const void *x, int incx, void *y, int incy)
+{
+	return strided_copy(n, 1, elemSize, x, incx, y, incy, 0);
+}
+
+cublasStatus_t cublasSetMatrix(int rows, int cols, int elemSize, const void *A, int lda, void *B, int ldb)
+{
+	return strided_copy(rows, cols, elemSize, A, lda, B, ldb, 1);
+}
+
+cublasStatus_t cublasGetMatrix(int rows, int cols, int elemSize, const void *A, int lda, void *B, int ldb)
+{
+	return strided_copy(rows, cols, elemSize, A, lda, B, ldb, 0);
+}
+
+/* y = alpha op(A) x + beta y: one gemv kernel, costed as 2*m*n flops. */
+static cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t trans, int m, int n, int lda, int incx, int incy,
+			   enum dclass dc)
+{
+	if (!handle_ok(h))
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (m < 0 || n < 0 || lda < (m > 1 ? m : 1) || !incx || !incy)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	if (!m || !n)
+		return CUBLAS_STATUS_SUCCESS;
+	const struct simgpu_config *cfg = simgpu_cfg();
+	simgpu_spin(cfg->cublas_ns);
+	long long rows = trans == CUBLAS_OP_N ? m : n, cols = trans == CUBLAS_OP_N ? n : m;
+	char name[160];
+	snprintf(name, sizeof(name), "void gemv2%c_kernel_val<int, int, %s, 128, 16, 4, 4, false, false>",
+		 trans == CUBLAS_OP_N ? 'N' : 'T', dc == DC_F64 ? "double, double, double" : "float, float, float");
+	struct simgpu_gemm g = {
+		.stream = h->stream,
+		.name = simgpu_intern(name),
+		.tile_m = 128,
+		.tile_n = 1,
+		.block = 128,
+		.regs = 40,
+		.m = rows,
+		.n = 1,
+		.k = cols,
+		.batch = 1,
+		.tflops = dc == DC_F64 ? cfg->fp64_tflops : cfg->peak_tflops,
+	};
+	return simgpu_gemm_launch(&g) ? CUBLAS_STATUS_EXECUTION_FAILED : CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, const float *alpha,
+			      const float *A, int lda, const float *x, int incx, const float *beta, float *y, int incy)
+{
+	(void)alpha, (void)A, (void)x, (void)beta, (void)y;
+	return gemv(handle, trans, m, n, lda, incx, incy, DC_F32);
+}
+
+cublasStatus_t cublasDgemv_v2(cublasHandle_t handle, cublasOperation_t trans, int m, int n, const double *alpha,
+			      const double *A, int lda, const double *x, int incx, const double *beta, double *y,
+			      int incy)
+{
+	(void)alpha, (void)A, (void)x, (void)beta, (void)y;
+	return gemv(handle, trans, m, n, lda, incx, incy, DC_F64);
+}

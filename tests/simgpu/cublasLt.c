@@ -45,9 +45,13 @@ static struct lt_layout *layout_of(cublasLtMatrixLayout_t l)
 	return (struct lt_layout *)(void *)l->data;
 }
 
+/* The real cuBLAS handle is a cuBLASLt handle too: PyTorch passes its cublasHandle_t to cublasLtMatmul* and
+ * never calls cublasLtCreate. Both simulated handles start with their magic word (cublas.c: 0x43424c53). */
+#define CUBLAS_HANDLE_MAGIC 0x43424c53u
+
 static int handle_ok(cublasLtHandle_t h)
 {
-	return h && h->magic == LT_MAGIC;
+	return h && (h->magic == LT_MAGIC || h->magic == CUBLAS_HANDLE_MAGIC);
 }
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle)
@@ -67,7 +71,7 @@ cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle)
 
 cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle)
 {
-	if (!handle_ok(lightHandle))
+	if (!lightHandle || lightHandle->magic != LT_MAGIC)
 		return CUBLAS_STATUS_NOT_INITIALIZED;
 	lightHandle->magic = 0;
 	free(lightHandle);
@@ -203,6 +207,55 @@ cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t matLayout
 		break;
 	}
 	return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Attribute reads: what the simulator keeps, in the attribute's own width (PyTorch reads them back). */
+static cublasStatus_t put_attr(const void *v, size_t n, void *buf, size_t sizeInBytes, size_t *sizeWritten)
+{
+	if (sizeWritten)
+		*sizeWritten = n;
+	if (!buf && !sizeInBytes)
+		return sizeWritten ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+	if (!buf || sizeInBytes < n)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	memcpy(buf, v, n);
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr,
+					      void *buf, size_t sizeInBytes, size_t *sizeWritten)
+{
+	if (!matmulDesc)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	const struct lt_desc *d = desc_of(matmulDesc);
+	switch (attr) {
+	case CUBLASLT_MATMUL_DESC_COMPUTE_TYPE: return put_attr(&d->compute, sizeof(d->compute), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATMUL_DESC_SCALE_TYPE: return put_attr(&d->scale, sizeof(d->scale), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATMUL_DESC_TRANSA: return put_attr(&d->transa, sizeof(d->transa), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATMUL_DESC_TRANSB: return put_attr(&d->transb, sizeof(d->transb), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATMUL_DESC_EPILOGUE:
+		return put_attr(&d->epilogue, sizeof(d->epilogue), buf, sizeInBytes, sizeWritten);
+	default: return CUBLAS_STATUS_INVALID_VALUE; /* not kept by the simulator */
+	}
+}
+
+cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t matLayout, cublasLtMatrixLayoutAttribute_t attr,
+						void *buf, size_t sizeInBytes, size_t *sizeWritten)
+{
+	if (!matLayout)
+		return CUBLAS_STATUS_INVALID_VALUE;
+	const struct lt_layout *l = layout_of(matLayout);
+	uint32_t type = (uint32_t)l->type;
+	switch (attr) {
+	case CUBLASLT_MATRIX_LAYOUT_TYPE: return put_attr(&type, sizeof(type), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATRIX_LAYOUT_ROWS: return put_attr(&l->rows, sizeof(l->rows), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATRIX_LAYOUT_COLS: return put_attr(&l->cols, sizeof(l->cols), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATRIX_LAYOUT_LD: return put_attr(&l->ld, sizeof(l->ld), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT: return put_attr(&l->batch, sizeof(l->batch), buf, sizeInBytes, sizeWritten);
+	case CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET:
+		return put_attr(&l->stride, sizeof(l->stride), buf, sizeInBytes, sizeWritten);
+	default: return CUBLAS_STATUS_INVALID_VALUE; /* not kept by the simulator */
+	}
 }
 
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref)

@@ -50,11 +50,23 @@ static int finish(struct simgpu_call *c, int err)
 	return simgpu_api_exit(c, err);
 }
 
+/* The runtime initialises the driver and makes the primary context current, as the real cudart does through
+ * libcuda: driver calls a program reaches through cudaGetDriverEntryPoint (PyTorch does) see that state. */
+static int drv_inited(void)
+{
+	return __atomic_load_n(&g_inited, __ATOMIC_ACQUIRE) || simgpu_driver_ready();
+}
+
+static CUcontext cur_ctx(void)
+{
+	return t_ctx ? t_ctx : simgpu_ctx_created() ? &g_primary : NULL;
+}
+
 static int need_ctx(void)
 {
-	if (!g_inited)
+	if (!drv_inited())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!t_ctx)
+	if (!cur_ctx())
 		return CUDA_ERROR_INVALID_CONTEXT;
 	return drv_err(simgpu_ctx_ensure());
 }
@@ -84,7 +96,7 @@ CUresult cuDriverGetVersion(int *driverVersion)
 CUresult cuDeviceGetCount(int *count)
 {
 	ENTER(cuDeviceGetCount, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (!count)
 		err = CUDA_ERROR_INVALID_VALUE;
@@ -96,7 +108,7 @@ CUresult cuDeviceGetCount(int *count)
 CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
 	ENTER(cuDeviceGet, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (!device || ordinal != 0)
 		err = CUDA_ERROR_INVALID_DEVICE;
@@ -108,7 +120,7 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal)
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
 	ENTER(cuDeviceGetName, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (!name || len <= 0 || dev != 0)
 		err = CUDA_ERROR_INVALID_VALUE;
@@ -122,7 +134,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
 	ENTER(cuDeviceGetAttribute, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (!pi || dev != 0)
 		err = CUDA_ERROR_INVALID_VALUE;
@@ -146,7 +158,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
 	ENTER(cuDevicePrimaryCtxRetain, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (!pctx || dev != 0)
 		err = CUDA_ERROR_INVALID_VALUE;
@@ -160,7 +172,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
 	ENTER(cuDevicePrimaryCtxRelease_v2, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (dev != 0)
 		err = CUDA_ERROR_INVALID_DEVICE;
@@ -170,7 +182,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
 	ENTER(cuCtxSetCurrent, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (ctx && ctx != &g_primary)
 		err = CUDA_ERROR_INVALID_CONTEXT;
@@ -182,12 +194,12 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
 	ENTER(cuCtxGetCurrent, 0);
-	if (!g_inited)
+	if (!drv_inited())
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	else if (!pctx)
 		err = CUDA_ERROR_INVALID_VALUE;
 	else
-		*pctx = t_ctx;
+		*pctx = cur_ctx();
 	return (CUresult)finish(&c_, err);
 }
 
@@ -454,4 +466,109 @@ CUresult cuGetErrorString(CUresult error, const char **pStr)
 		return CUDA_ERROR_INVALID_VALUE;
 	*pStr = error_name(error);
 	return *pStr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---------------------------------------------------------------- what PyTorch and the samples ask the driver */
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+	ENTER(cuDevicePrimaryCtxGetState, 0);
+	if (!drv_inited())
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!flags || !active || dev != 0)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else {
+		*flags = 0;
+		*active = simgpu_ctx_created();
+	}
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuCtxGetDevice(CUdevice *device)
+{
+	ENTER(cuCtxGetDevice, 0);
+	if (!err)
+		err = need_ctx();
+	if (!err && !device)
+		err = CUDA_ERROR_INVALID_VALUE;
+	if (!err)
+		*device = 0;
+	return (CUresult)finish(&c_, err);
+}
+
+/* A created context is the device's primary context: the simulator has one device and one context. */
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev)
+{
+	(void)params, (void)flags;
+	ENTER(cuCtxCreate_v4, 0);
+	if (!drv_inited())
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!pctx || dev != 0)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else
+		err = drv_err(simgpu_ctx_ensure());
+	if (!err)
+		*pctx = t_ctx = &g_primary;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuCtxDestroy(CUcontext ctx)
+{
+	ENTER(cuCtxDestroy_v2, 0);
+	if (!drv_inited())
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (ctx != &g_primary)
+		err = CUDA_ERROR_INVALID_CONTEXT;
+	else if (t_ctx == ctx)
+		t_ctx = NULL;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
+{
+	ENTER(cuDeviceTotalMem_v2, 0);
+	if (!drv_inited())
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!bytes || dev != 0)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else
+		*bytes = simgpu_cfg()->mem_bytes;
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
+{
+	ENTER(cuDeviceComputeCapability, 0);
+	if (!drv_inited())
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	else if (!major || !minor || dev != 0)
+		err = CUDA_ERROR_INVALID_VALUE;
+	else
+		*major = 9, *minor = 0;
+	return (CUresult)finish(&c_, err);
+}
+
+/* The driver's log callbacks: accepted, nothing is ever logged. */
+CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out)
+{
+	(void)callbackFunc, (void)userData;
+	if (callback_out)
+		*callback_out = (CUlogsCallbackHandle)&g_primary;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
+{
+	(void)callback;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *symbolStatus)
+{
+	(void)flags;
+	int found = simgpu_driver_symbol(symbol, cudaVersion, pfn);
+	if (symbolStatus)
+		*symbolStatus = found ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return found ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }

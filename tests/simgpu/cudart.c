@@ -329,22 +329,31 @@ cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const voi
 	return launch_ex(CBID(cudaLaunchKernelExC_ptsz_v11060), config, func, 1);
 }
 
+static cudaError_t graph_launch(uint32_t cbid, cudaGraphExec_t graphExec, cudaStream_t stream, int ptsz)
+{
+	struct simgpu_graph *e = (struct simgpu_graph *)(void *)graphExec;
+	struct simgpu_stream *s;
+	struct simgpu_call c;
+	int err = simgpu_api_enter(&c, cbid, CTX, NULL);
+	if (!err && !simgpu_graph_valid(e, 1))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_stream_resolve(stream, ptsz, &s);
+	if (!err) {
+		simgpu_spin(cfg()->launch_ns);
+		simgpu_graph_launch(&c, s, e);
+	}
+	return finish(&c, err);
+}
+
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-	(void)graphExec, (void)stream;
-	ENTER(cudaGraphLaunch_v10000, CTX);
-	if (!err)
-		err = cudaErrorNotSupported;
-	return finish(&c_, err);
+	return graph_launch(CBID(cudaGraphLaunch_v10000), graphExec, stream, 0);
 }
 
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
-	(void)graphExec, (void)stream;
-	ENTER(cudaGraphLaunch_ptsz_v10000, CTX);
-	if (!err)
-		err = cudaErrorNotSupported;
-	return finish(&c_, err);
+	return graph_launch(CBID(cudaGraphLaunch_ptsz_v10000), graphExec, stream, 1);
 }
 
 /* ---------------------------------------------------------------- device */
@@ -1188,5 +1197,392 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlock
 	ENTER(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000, CTX);
 	if (!err)
 		err = occupancy(numBlocks, func, blockSize, dynamicSMemSize);
+	return finish(&c_, err);
+}
+
+/* ---------------------------------------------------------------- what PyTorch and NVIDIA's samples need */
+
+static cudaError_t entry_point(uint32_t cbid, const char *symbol, void **funcPtr, unsigned version,
+			       enum cudaDriverEntryPointQueryResult *status)
+{
+	struct simgpu_call c;
+	int err = simgpu_api_enter(&c, cbid, DRV, NULL);
+	int found = 0;
+	if (!err && (!symbol || !funcPtr))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		found = simgpu_driver_symbol(symbol, (int)version, funcPtr);
+	if (status)
+		*status = err ? cudaDriverEntryPointSymbolNotFound
+			      : found ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+	return finish(&c, err);
+}
+
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+				    enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	(void)flags;
+	return entry_point(CBID(cudaGetDriverEntryPoint_v11030), symbol, funcPtr, CUDART_VERSION, driverStatus);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+					     unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	(void)flags;
+	return entry_point(CBID(cudaGetDriverEntryPointByVersion_v12050), symbol, funcPtr, cudaVersion, driverStatus);
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+	(void)flags;
+	ENTER(cudaSetDeviceFlags_v3020, DRV);
+	return finish(&c_, err);
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int *flags)
+{
+	ENTER(cudaGetDeviceFlags_v7000, DRV);
+	if (!err && !flags)
+		err = cudaErrorInvalidValue;
+	if (!err)
+		*flags = 0;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaProfilerStart(void)
+{
+	ENTER(cudaProfilerStart_v4000, CTX);
+	return finish(&c_, err);
+}
+
+cudaError_t cudaProfilerStop(void)
+{
+	ENTER(cudaProfilerStop_v4000, CTX);
+	return finish(&c_, err);
+}
+
+cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
+	ENTER(cudaDeviceCanAccessPeer_v4000, DRV);
+	if (!err && !canAccessPeer)
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = check_device(device);
+	if (!err && peerDevice != device)
+		err = check_device(peerDevice);
+	if (!err)
+		*canAccessPeer = 0;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
+{
+	struct simgpu_stream *s;
+	ENTER(cudaStreamGetPriority_v5050, CTX);
+	if (!err && !priority)
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_stream_resolve(hStream, 0, &s);
+	if (!err)
+		*priority = 0;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+{
+	(void)flags;
+	ENTER(cudaEventRecordWithFlags_v11010, CTX);
+	if (!err)
+		err = event_record(event, stream, 0);
+	return finish(&c_, err);
+}
+
+/* Managed memory is host memory here, as every allocation is: the host and the "device" see the same bytes. */
+cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+{
+	ENTER(cudaMallocManaged_v6000, CTX);
+	if (!err && (!devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)))
+		err = cudaErrorInvalidValue;
+	if (!err) {
+		simgpu_spin(cfg()->malloc_ns);
+		err = simgpu_mem_alloc(devPtr, size, SIMGPU_MEM_DEVICE);
+	}
+	return finish(&c_, err);
+}
+
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+	(void)flags;
+	ENTER(cudaHostRegister_v4000, CTX);
+	if (!err && (!ptr || !size))
+		err = cudaErrorInvalidValue;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaHostUnregister(void *ptr)
+{
+	ENTER(cudaHostUnregister_v4000, CTX);
+	if (!err && !ptr)
+		err = cudaErrorInvalidValue;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
+	ENTER(cudaHostGetDevicePointer_v3020, CTX);
+	if (!err && (!pDevice || !pHost || flags))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		*pDevice = pHost;
+	return finish(&c_, err);
+}
+
+/* Host work queued on a stream: a host function or a stream callback. */
+struct host_fn_call {
+	cudaHostFn_t fn;
+	cudaStreamCallback_t cb;
+	void *data;
+};
+
+/* It runs once the stream's earlier work has finished, here on the calling thread. */
+static int host_call(cudaStream_t stream, const struct host_fn_call *h)
+{
+	struct simgpu_stream *s;
+	int err = simgpu_stream_resolve(stream, 0, &s);
+	if (err)
+		return err;
+	simgpu_wait_until(simgpu_stream_tail(s));
+	if (h->fn)
+		h->fn(h->data);
+	else
+		h->cb(stream, cudaSuccess, h->data);
+	return 0;
+}
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+{
+	struct host_fn_call h = { .fn = fn, .data = userData };
+	ENTER(cudaLaunchHostFunc_v10000, CTX);
+	if (!err && !fn)
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = host_call(stream, &h);
+	return finish(&c_, err);
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
+				  unsigned int flags)
+{
+	struct host_fn_call h = { .cb = callback, .data = userData };
+	ENTER(cudaStreamAddCallback_v5000, CTX);
+	if (!err && (!callback || flags))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = host_call(stream, &h);
+	return finish(&c_, err);
+}
+
+/* ---------------------------------------------------------------- graphs */
+
+static __thread enum cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+	struct simgpu_stream *s;
+	ENTER(cudaStreamBeginCapture_v10000, CTX);
+	if (!err && (!stream || stream == cudaStreamLegacy))
+		err = cudaErrorStreamCaptureUnsupported;
+	if (!err)
+		err = simgpu_stream_resolve(stream, 0, &s);
+	if (!err)
+		err = simgpu_capture_begin(s);
+	(void)mode;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	struct simgpu_stream *s;
+	struct simgpu_graph *g = NULL;
+	ENTER(cudaStreamEndCapture_v10000, CTX);
+	if (!err && !pGraph)
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_stream_resolve(stream, 0, &s);
+	if (!err)
+		err = simgpu_capture_end(s, &g);
+	if (!err)
+		*pGraph = (cudaGraph_t)(void *)g;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+{
+	struct simgpu_stream *s;
+	ENTER(cudaStreamIsCapturing_v10000, CTX);
+	if (!err && !pCaptureStatus)
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_stream_resolve(stream, 0, &s);
+	if (!err)
+		*pCaptureStatus = simgpu_capture_status(s, NULL, NULL) ? cudaStreamCaptureStatusActive
+								       : cudaStreamCaptureStatusNone;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+				     unsigned long long *id_out, cudaGraph_t *graph_out,
+				     const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out,
+				     size_t *numDependencies_out)
+{
+	struct simgpu_stream *s;
+	struct simgpu_graph *g = NULL;
+	uint64_t id = 0;
+	ENTER(cudaStreamGetCaptureInfo_v12030, CTX);
+	if (!err && !captureStatus_out)
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_stream_resolve(stream, 0, &s);
+	if (!err) {
+		int on = simgpu_capture_status(s, &id, &g);
+		*captureStatus_out = on ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+		if (id_out)
+			*id_out = id;
+		if (graph_out)
+			*graph_out = (cudaGraph_t)(void *)g;
+		/* Nodes are kept in launch order: there is no dependency set to report. */
+		if (dependencies_out)
+			*dependencies_out = NULL;
+		if (edgeData_out)
+			*edgeData_out = NULL;
+		if (numDependencies_out)
+			*numDependencies_out = 0;
+	}
+	return finish(&c_, err);
+}
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+	ENTER(cudaThreadExchangeStreamCaptureMode_v10010, 0);
+	if (!err && !mode)
+		err = cudaErrorInvalidValue;
+	if (!err) {
+		enum cudaStreamCaptureMode old = t_capture_mode;
+		t_capture_mode = *mode;
+		*mode = old;
+	}
+	return finish(&c_, err);
+}
+
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
+{
+	struct simgpu_graph *g = NULL;
+	ENTER(cudaGraphCreate_v10000, CTX);
+	if (!err && (!pGraph || flags))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_graph_create(&g);
+	if (!err)
+		*pGraph = (cudaGraph_t)(void *)g;
+	return finish(&c_, err);
+}
+
+/* Nodes run in the order they were added: a graph built node by node must add them in a valid order. */
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+				   const cudaGraphNode_t *pDependencies, size_t numDependencies,
+				   const struct cudaKernelNodeParams *p)
+{
+	struct simgpu_graph *g = (struct simgpu_graph *)(void *)graph;
+	struct sg_kernel *k = NULL;
+	uint64_t node = 0;
+	(void)pDependencies, (void)numDependencies;
+	ENTER(cudaGraphAddKernelNode_v10000, CTX);
+	if (!err && (!pGraphNode || !simgpu_graph_valid(g, 0) || !p))
+		err = cudaErrorInvalidValue;
+	if (!err && !(k = kernel_lookup(p->func)))
+		err = cudaErrorInvalidDeviceFunction;
+	if (!err) {
+		struct simgpu_launch l = {
+			.name = k->name,
+			.grid = { p->gridDim.x, p->gridDim.y, p->gridDim.z },
+			.block = { p->blockDim.x, p->blockDim.y, p->blockDim.z },
+			.dyn_smem = p->sharedMemBytes,
+			.regs = k->regs,
+		};
+		l.duration_ns = simgpu_kernel_cost(l.grid, l.block);
+		err = simgpu_graph_add_kernel(g, &l, &node);
+	}
+	if (!err)
+		*pGraphNode = (cudaGraphNode_t)(uintptr_t)node;
+	return finish(&c_, err);
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
+{
+	struct simgpu_graph *g = (struct simgpu_graph *)(void *)graph;
+	ENTER(cudaGraphGetNodes_v10000, CTX);
+	if (!err && (!simgpu_graph_valid(g, 0) || !numNodes || nodes))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		*numNodes = simgpu_graph_nodes(g);
+	return finish(&c_, err);
+}
+
+static cudaError_t instantiate(uint32_t cbid, cudaGraphExec_t *pGraphExec, cudaGraph_t graph)
+{
+	struct simgpu_graph *g = (struct simgpu_graph *)(void *)graph, *e = NULL;
+	struct simgpu_call c;
+	int err = simgpu_api_enter(&c, cbid, CTX, NULL);
+	if (!err && (!pGraphExec || !simgpu_graph_valid(g, 0)))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_graph_instantiate(g, &e);
+	if (!err)
+		*pGraphExec = (cudaGraphExec_t)(void *)e;
+	return finish(&c, err);
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
+	(void)flags;
+	return instantiate(CBID(cudaGraphInstantiate_v12000), pGraphExec, graph);
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
+	(void)flags;
+	return instantiate(CBID(cudaGraphInstantiateWithFlags_v11040), pGraphExec, graph);
+}
+
+cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+	struct simgpu_stream *s;
+	ENTER(cudaGraphUpload_v10000, CTX);
+	if (!err && !simgpu_graph_valid((struct simgpu_graph *)(void *)graphExec, 1))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_stream_resolve(stream, 0, &s);
+	return finish(&c_, err);
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
+	struct simgpu_graph *e = (struct simgpu_graph *)(void *)graphExec;
+	ENTER(cudaGraphExecDestroy_v10000, CTX);
+	if (!err && !simgpu_graph_valid(e, 1))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		simgpu_graph_destroy(e);
+	return finish(&c_, err);
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+	struct simgpu_graph *g = (struct simgpu_graph *)(void *)graph;
+	ENTER(cudaGraphDestroy_v10000, CTX);
+	if (!err && !simgpu_graph_valid(g, 0))
+		err = cudaErrorInvalidValue;
+	if (!err)
+		simgpu_graph_destroy(g);
 	return finish(&c_, err);
 }

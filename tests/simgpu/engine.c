@@ -264,6 +264,11 @@ int simgpu_ctx_ensure(void)
 	return 0;
 }
 
+int simgpu_driver_ready(void)
+{
+	return atomic_load_explicit(&g_driver_state, memory_order_acquire) == 2 && !g_driver_err;
+}
+
 int simgpu_ctx_created(void)
 {
 	return atomic_load(&g_ctx_created);
@@ -355,6 +360,8 @@ struct simgpu_stream {
 	int device;     /* the device current when it was created (device_set) */
 	int device_set; /* 0: the legacy and per-thread streams, whose ops go to the caller's current device */
 	uint64_t tail; /* virtual end of the last op queued on it */
+	struct simgpu_graph *capture; /* the graph kernels go to while the stream is captured */
+	uint64_t capture_id;
 	struct simgpu_stream *next;
 };
 
@@ -761,6 +768,13 @@ uint64_t simgpu_gemm_cost(double flops, double tflops)
 
 void simgpu_launch(struct simgpu_call *c, struct simgpu_stream *s, const struct simgpu_launch *l)
 {
+	struct simgpu_graph *cap = __atomic_load_n(&s->capture, __ATOMIC_ACQUIRE);
+	if (cap) {
+		/* Captured launches become graph nodes: nothing runs, no GPU record. */
+		simgpu_graph_add_kernel(cap, l, NULL);
+		c->gpu_kind = 0;
+		return;
+	}
 	uint64_t issue = simgpu_now();
 	uint64_t start, end;
 	int64_t grid_id = 0;
@@ -1097,4 +1111,222 @@ static void atfork_child(void)
 __attribute__((constructor)) static void engine_ctor(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/* ---------------------------------------------------------------- driver entry points by name */
+
+#include "cbid_names.h"
+
+/* What cuGetProcAddress and cudaGetDriverEntryPoint answer: this toolkit's version of the named function
+ * (cuda.h's own #defines say which), looked up in the simulated libcuda.so.1. */
+int simgpu_driver_symbol(const char *symbol, int version, void **pfn)
+{
+	static void *lib;
+	const char *name = symbol;
+	void *h, *f;
+
+	(void)version;
+	if (!symbol || !pfn)
+		return 0;
+	*pfn = NULL;
+	h = __atomic_load_n(&lib, __ATOMIC_ACQUIRE);
+	if (!h) {
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (!h)
+			h = dlopen("libcuda.so.1", RTLD_NOW);
+		if (!h)
+			return 0;
+		__atomic_store_n(&lib, h, __ATOMIC_RELEASE);
+	}
+	for (size_t i = 0; i < sizeof(sg_driver_versioned) / sizeof(sg_driver_versioned[0]); i++) {
+		if (!strcmp(sg_driver_versioned[i][0], symbol)) {
+			name = sg_driver_versioned[i][1];
+			break;
+		}
+	}
+	f = dlsym(h, name);
+	if (!f && name != symbol)
+		f = dlsym(h, symbol);
+	*pfn = f;
+	return f != NULL;
+}
+
+/* ---------------------------------------------------------------- graphs: stream capture, node by node, replay */
+
+#define GRAPH_MAGIC 0x47525048u
+
+struct simgpu_graph {
+	uint32_t magic;
+	uint32_t id;
+	int exec; /* an instantiated (executable) graph */
+	size_t n, cap;
+	struct simgpu_launch *nodes;
+	uint64_t *node_ids;
+};
+
+static uint32_t g_graph_ids;
+static uint64_t g_node_ids, g_capture_ids;
+
+int simgpu_graph_create(struct simgpu_graph **out)
+{
+	struct simgpu_graph *g = calloc(1, sizeof(*g));
+	if (!g)
+		return cudaErrorMemoryAllocation;
+	g->magic = GRAPH_MAGIC;
+	g->id = __atomic_add_fetch(&g_graph_ids, 1, __ATOMIC_RELAXED);
+	*out = g;
+	return 0;
+}
+
+int simgpu_graph_valid(const struct simgpu_graph *g, int exec)
+{
+	return g && g->magic == GRAPH_MAGIC && g->exec == exec;
+}
+
+int simgpu_graph_add_kernel(struct simgpu_graph *g, const struct simgpu_launch *l, uint64_t *node_id)
+{
+	pthread_mutex_lock(&g_lock);
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+		struct simgpu_launch *nodes = realloc(g->nodes, cap * sizeof(*nodes));
+		uint64_t *ids = nodes ? realloc(g->node_ids, cap * sizeof(*ids)) : NULL;
+		if (nodes)
+			g->nodes = nodes;
+		if (!ids) {
+			pthread_mutex_unlock(&g_lock);
+			return cudaErrorMemoryAllocation;
+		}
+		g->node_ids = ids;
+		g->cap = cap;
+	}
+	g->nodes[g->n] = *l;
+	g->node_ids[g->n] = ++g_node_ids;
+	if (node_id)
+		*node_id = g->node_ids[g->n];
+	g->n++;
+	pthread_mutex_unlock(&g_lock);
+	return 0;
+}
+
+size_t simgpu_graph_nodes(const struct simgpu_graph *g)
+{
+	return g->n;
+}
+
+uint32_t simgpu_graph_id(const struct simgpu_graph *g)
+{
+	return g->id;
+}
+
+/* An executable graph: a copy of the nodes under its own graph id, node ids kept (CUPTI's graphNodeId). */
+int simgpu_graph_instantiate(const struct simgpu_graph *g, struct simgpu_graph **out)
+{
+	struct simgpu_graph *e;
+	int err = simgpu_graph_create(&e);
+	if (err)
+		return err;
+	e->exec = 1;
+	pthread_mutex_lock(&g_lock);
+	if (g->n) {
+		e->nodes = malloc(g->n * sizeof(*e->nodes));
+		e->node_ids = malloc(g->n * sizeof(*e->node_ids));
+		if (!e->nodes || !e->node_ids) {
+			pthread_mutex_unlock(&g_lock);
+			free(e->nodes), free(e->node_ids), free(e);
+			return cudaErrorMemoryAllocation;
+		}
+		memcpy(e->nodes, g->nodes, g->n * sizeof(*e->nodes));
+		memcpy(e->node_ids, g->node_ids, g->n * sizeof(*e->node_ids));
+	}
+	e->n = e->cap = g->n;
+	pthread_mutex_unlock(&g_lock);
+	*out = e;
+	return 0;
+}
+
+void simgpu_graph_destroy(struct simgpu_graph *g)
+{
+	if (!g || g->magic != GRAPH_MAGIC)
+		return;
+	g->magic = 0;
+	free(g->nodes);
+	free(g->node_ids);
+	free(g);
+}
+
+/* One launch of an executable graph: its kernels run in order on the stream, each with the launch's
+ * correlation id and its graph and node ids, as CUPTI reports graph kernel nodes. */
+void simgpu_graph_launch(struct simgpu_call *c, struct simgpu_stream *s, const struct simgpu_graph *e)
+{
+	uint64_t issue = simgpu_now();
+	for (size_t i = 0; i < e->n; i++) {
+		const struct simgpu_launch *l = &e->nodes[i];
+		uint64_t start, end;
+		int64_t grid_id = 0;
+		simgpu_module_load(l->name);
+		queue_op(s, issue + g_cfg.launch_latency_ns, l->duration_ns, 1, &start, &end, &grid_id);
+		CUpti_ActivityKernel10 k;
+		memset(&k, 0, sizeof(k));
+		k.registersPerThread = l->regs;
+		k.partitionedGlobalCacheRequested = CUPTI_ACTIVITY_PARTITIONED_GLOBAL_CACHE_CONFIG_UNKNOWN;
+		k.partitionedGlobalCacheExecuted = CUPTI_ACTIVITY_PARTITIONED_GLOBAL_CACHE_CONFIG_UNKNOWN;
+		k.start = start;
+		k.end = end;
+		k.completed = end;
+		k.deviceId = SG_DEVICE_ID;
+		k.contextId = SG_CONTEXT_ID;
+		k.streamId = s->id;
+		k.gridX = (int32_t)l->grid[0], k.gridY = (int32_t)l->grid[1], k.gridZ = (int32_t)l->grid[2];
+		k.blockX = (int32_t)l->block[0], k.blockY = (int32_t)l->block[1], k.blockZ = (int32_t)l->block[2];
+		k.staticSharedMemory = (int32_t)l->static_smem;
+		k.dynamicSharedMemory = (int32_t)l->dyn_smem;
+		k.correlationId = c->corr;
+		k.gridId = grid_id;
+		k.name = l->name;
+		k.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+		k.sharedMemoryExecuted = l->static_smem + l->dyn_smem;
+		k.shmemLimitConfig = CUPTI_FUNC_SHMEM_LIMIT_DEFAULT;
+		k.channelType = CUPTI_CHANNEL_TYPE_COMPUTE;
+		k.graphId = e->id;
+		k.graphNodeId = e->node_ids[i];
+		if (sg_act_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+			k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+			sg_emit(&k, sizeof(k));
+		} else if (sg_act_on(CUPTI_ACTIVITY_KIND_KERNEL)) {
+			k.kind = CUPTI_ACTIVITY_KIND_KERNEL;
+			sg_emit(&k, sizeof(k));
+		}
+	}
+}
+
+int simgpu_capture_begin(struct simgpu_stream *s)
+{
+	struct simgpu_graph *g;
+	if (__atomic_load_n(&s->capture, __ATOMIC_ACQUIRE))
+		return cudaErrorIllegalState;
+	int err = simgpu_graph_create(&g);
+	if (err)
+		return err;
+	s->capture_id = __atomic_add_fetch(&g_capture_ids, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->capture, g, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int simgpu_capture_end(struct simgpu_stream *s, struct simgpu_graph **out)
+{
+	struct simgpu_graph *g = __atomic_exchange_n(&s->capture, NULL, __ATOMIC_ACQ_REL);
+	if (!g)
+		return cudaErrorIllegalState;
+	*out = g;
+	return 0;
+}
+
+int simgpu_capture_status(struct simgpu_stream *s, uint64_t *id, struct simgpu_graph **g)
+{
+	struct simgpu_graph *cap = __atomic_load_n(&s->capture, __ATOMIC_ACQUIRE);
+	if (id)
+		*id = cap ? s->capture_id : 0;
+	if (g)
+		*g = cap;
+	return cap != NULL;
 }

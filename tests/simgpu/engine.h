@@ -105,6 +105,24 @@ int simgpu_driver_init(void);
 int simgpu_ctx_ensure(void);
 void simgpu_ctx_reset(void);
 int simgpu_ctx_created(void);
+/* The driver was initialised (by cuInit or by the runtime's first call) and has a device. */
+int simgpu_driver_ready(void);
+/* cuGetProcAddress: the driver function a name (and CUDA version) stands for; 1 if found. */
+int simgpu_driver_symbol(const char *symbol, int version, void **pfn);
+
+/* Graphs: built by stream capture or node by node; a launch replays the kernel nodes in order. */
+struct simgpu_graph;
+int simgpu_graph_create(struct simgpu_graph **out);
+int simgpu_graph_valid(const struct simgpu_graph *g, int exec);
+int simgpu_graph_add_kernel(struct simgpu_graph *g, const struct simgpu_launch *l, uint64_t *node_id);
+size_t simgpu_graph_nodes(const struct simgpu_graph *g);
+uint32_t simgpu_graph_id(const struct simgpu_graph *g);
+int simgpu_graph_instantiate(const struct simgpu_graph *g, struct simgpu_graph **out);
+void simgpu_graph_destroy(struct simgpu_graph *g);
+void simgpu_graph_launch(struct simgpu_call *c, struct simgpu_stream *s, const struct simgpu_graph *e);
+int simgpu_capture_begin(struct simgpu_stream *s);
+int simgpu_capture_end(struct simgpu_stream *s, struct simgpu_graph **out);
+int simgpu_capture_status(struct simgpu_stream *s, uint64_t *id, struct simgpu_graph **g);
 
 /* API call bracket: enter runs first-use costs and opens a correlation id, exit emits the records. */
 int simgpu_api_enter(struct simgpu_call *c, uint32_t cbid, uint32_t flags, const char *symbol);
@@ -178,6 +196,8 @@ int simgpu_cupti_unsubscribe(CUpti_SubscriberHandle sub);
 int simgpu_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle sub, int domain, int cbid);
 int simgpu_cupti_enable_domain(uint32_t enable, CUpti_SubscriberHandle sub, int domain);
 int simgpu_cupti_finalize(void);
+int simgpu_cupti_timestamp_offset(int64_t off);
+int64_t simgpu_cupti_timestamp_shift(void);
 int simgpu_cupti_callback_name(int domain, uint32_t cbid, const char **name);
 void simgpu_cupti_internal_api(uint32_t cbid, uint64_t cpu_ns, int ret);
 /* the calling thread's current device (cudaSetDevice) */

@@ -18,4 +18,9 @@ echo "static const char *const sg_cuda_error_names[] = {"
 sed -n 's/^[[:space:]]*\(cuda\(Success\|Error[A-Za-z0-9]*\)\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\),.*/\t[\3] = "\1",/p' \
 	"$cudainc/driver_types.h"
 echo "};"
+# The driver's names for this toolkit's version of each function (cuda.h's own #defines), for cuGetProcAddress.
+echo "static const char *const sg_driver_versioned[][2] = {"
+sed -n 's/^[[:space:]]*#define[[:space:]]\{1,\}\(cu[A-Za-z0-9]*\)[[:space:]]\{1,\}\(__CUDA_API_PT[SD]Z(\)\{0,1\}\(cu[A-Za-z0-9_]*\))\{0,1\}[[:space:]]*$/\t{ "\1", "\3" },/p' \
+	"$cudainc/cuda.h" | awk '!seen[$0]++'
+echo "};"
 echo "#endif"

@@ -23,7 +23,7 @@ SIMGPU_LINKS := $(addprefix $(SIMGPU_LIB)/,$(SIMGPU_PUBLIC_LIBS:.so.13=.so))
 SIMGPU_HDRS := $(SIMGPU_DIR)/engine.h $(SIMGPU_DIR)/engine_int.h $(SIMGPU_DIR)/cudart_pt.h $(SIMGPU_GEN)/cbid_names.h
 
 .PHONY: simgpu simgpu-test
-simgpu: $(SIMGPU_SOS) $(SIMGPU_LINKS) $(SIMGPU_LIB)/libcuda.so.1 $(SIMGPU_LIB)/libcuda.so \
+simgpu: $(SIMGPU_SOS) $(SIMGPU_LINKS) $(SIMGPU_LIB)/libcuda.so.1 $(SIMGPU_LIB)/libcuda.so $(BUILD)/simgpu/coverage.txt $(BUILD)/simgpu/simgpu-run \
 	$(BUILD)/tests/matmul_sweep $(BUILD)/tests/driver_launch
 
 $(SIMGPU_GEN)/cbid_names.h: $(SIMGPU_DIR)/gen_names.sh
@@ -42,11 +42,30 @@ $(SIMGPU_LIB)/libsimgpu_engine.so: $(SIMGPU_OBJ)/engine.o $(SIMGPU_OBJ)/activity
 # cudart.o also depends on the per-thread prototypes agreeing with the real header (compile-only check).
 $(SIMGPU_OBJ)/cudart.o: $(SIMGPU_OBJ)/sigcheck_pt.o
 
+$(BUILD)/simgpu/simgpu-run: $(SIMGPU_DIR)/simgpu-run.sh
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $< $@ && chmod +x $@
+
+# Every function the headers declare that the hand-written object lacks gets a generated stub.
+$(SIMGPU_GEN)/%_stubs.c: $(SIMGPU_OBJ)/%.o $(SIMGPU_DIR)/gen_stubs.sh
+	$(Q)mkdir -p $(@D)
+	$(Q)CC="$(CC)" $(SIMGPU_DIR)/gen_stubs.sh $* $< $(CUDA_HOME)/include $(SIMGPU_CUPTI_INC) > $@.tmp && mv $@.tmp $@
+
+$(SIMGPU_OBJ)/%_stubs.o: $(SIMGPU_GEN)/%_stubs.c $(SIMGPU_DIR)/stub.h
+	$(Q)$(CC) $(SIMGPU_CFLAGS) -c -o $@ $<
+
+# Hand-written functions and generated stubs per library (build/simgpu/coverage.txt).
+$(BUILD)/simgpu/coverage.txt: $(addprefix $(SIMGPU_GEN)/,cudart_stubs.c cuda_stubs.c cublas_stubs.c cublasLt_stubs.c cupti_stubs.c)
+	$(Q)head -qn1 $^ | sed -n 's|^/\* simgpu coverage \([^:]*\): \([0-9]*\) hand-written, \([0-9]*\) generated.*|\1 \2 \3|p' | \
+		awk '{ h += $$2; g += $$3; printf "%-9s %4d hand-written %4d generated stubs\n", $$1, $$2, $$3 } \
+		END { printf "%-9s %4d hand-written %4d generated stubs\n", "total", h, g }' > $@
+	$(Q)sed 's/^/simgpu coverage: /' $@
+
 # Each public library: its soname, one version node named after it, the engine found next to it.
 define SIMGPU_PUBLIC_RULE
-$(SIMGPU_LIB)/$(1).so.13: $(SIMGPU_OBJ)/$(2).o $(SIMGPU_DIR)/$(2).map $(SIMGPU_LIB)/libsimgpu_engine.so
+$(SIMGPU_LIB)/$(1).so.13: $(SIMGPU_OBJ)/$(2).o $(SIMGPU_OBJ)/$(2)_stubs.o $(SIMGPU_DIR)/$(2).map $(SIMGPU_LIB)/libsimgpu_engine.so
 	$$(Q)$$(CC) $$(SIMGPU_LDFLAGS) -Wl,-soname,$(1).so.13 -Wl,--version-script=$(SIMGPU_DIR)/$(2).map \
-		-Wl,-rpath,'$$$$ORIGIN' -o $$@ $(SIMGPU_OBJ)/$(2).o -L$(SIMGPU_LIB) -lsimgpu_engine
+		-Wl,-rpath,'$$$$ORIGIN' -o $$@ $(SIMGPU_OBJ)/$(2).o $(SIMGPU_OBJ)/$(2)_stubs.o -L$(SIMGPU_LIB) -lsimgpu_engine
 $(SIMGPU_LIB)/$(1).so: $(SIMGPU_LIB)/$(1).so.13
 	$$(Q)ln -sf $(1).so.13 $$@
 endef
@@ -56,9 +75,9 @@ $(eval $(call SIMGPU_PUBLIC_RULE,libcublasLt,cublasLt))
 $(eval $(call SIMGPU_PUBLIC_RULE,libcupti,cupti))
 
 # The driver library is unversioned, like the real libcuda.so.1.
-$(SIMGPU_LIB)/libcuda.so.1: $(SIMGPU_OBJ)/cuda.o $(SIMGPU_DIR)/cuda.map $(SIMGPU_LIB)/libsimgpu_engine.so
+$(SIMGPU_LIB)/libcuda.so.1: $(SIMGPU_OBJ)/cuda.o $(SIMGPU_OBJ)/cuda_stubs.o $(SIMGPU_DIR)/cuda.map $(SIMGPU_LIB)/libsimgpu_engine.so
 	$(Q)$(CC) $(SIMGPU_LDFLAGS) -Wl,-soname,libcuda.so.1 -Wl,--version-script=$(SIMGPU_DIR)/cuda.map \
-		-Wl,-rpath,'$$ORIGIN' -o $@ $(SIMGPU_OBJ)/cuda.o -L$(SIMGPU_LIB) -lsimgpu_engine
+		-Wl,-rpath,'$$ORIGIN' -o $@ $(SIMGPU_OBJ)/cuda.o $(SIMGPU_OBJ)/cuda_stubs.o -L$(SIMGPU_LIB) -lsimgpu_engine
 $(SIMGPU_LIB)/libcuda.so: $(SIMGPU_LIB)/libcuda.so.1
 	$(Q)ln -sf libcuda.so.1 $@
 

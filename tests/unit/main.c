@@ -12,6 +12,7 @@ int main(void)
 	srunner_add_suite(sr, store_suite());
 	srunner_add_suite(sr, ingest_suite());
 	srunner_add_suite(sr, symbolize_suite());
+	srunner_add_suite(sr, textsafe_suite());
 	srunner_add_suite(sr, model_suite());
 	srunner_add_suite(sr, verdict_suite());
 	srunner_add_suite(sr, findings_suite());

@@ -178,6 +178,16 @@ static void put(const void *p, size_t n)
 	slen += n;
 }
 
+static void put_hello_ppid(uint32_t pid, uint32_t ppid, uint32_t seq)
+{
+	struct cprof_wire_hello h = { .pid = pid, .ppid = ppid, .wire_version = 1, .rank = -1, .local_rank = -1,
+				      .world_size = -1 };
+	uint8_t f[CPROF_WIRE_MAX_FRAME];
+	const char *argv[] = { "prog", NULL };
+
+	put(f, cprof_wire_build_hello(f, seq, &h, "/bin/prog", "h", argv, 1));
+}
+
 static void put_hello(uint32_t pid, uint32_t seq)
 {
 	struct cprof_wire_hello h = { .pid = pid, .ppid = 1, .wire_version = 1, .rank = -1, .local_rank = -1,
@@ -364,6 +374,69 @@ START_TEST(test_ingest_exec_same_pid)
 }
 END_TEST
 
+START_TEST(test_ingest_crash_stored)
+{
+	uint8_t f[512] __attribute__((aligned(8)));
+	struct cprof_wire_hdr *h = (void *)f;
+	struct cprof_wire_crash *c = (void *)(h + 1);
+	struct cprof_wire_crash_thread *t = (void *)(c + 1);
+	struct cprof_wire_run_end end = { .end_ns = 5, .exit_status = 139, .term_signal = 11 };
+
+	slen = 0;
+	put_hello_ppid(100, 1, 0);
+	put_string(100, 1, 5, "kern");
+	put_api(100, 2, 3, CPROF_API_cudaLaunchKernel, 5);
+	memset(f, 0, sizeof(f));
+	*c = (struct cprof_wire_crash){ .time_ns = 100, .addr = 4, .tid = 100, .signo = 11, .code = 1,
+					.flags = CPROF_CRASH_F_CUPTI_FLUSH, .drained = 3 };
+	*t = (struct cprof_wire_crash_thread){ .start_ns = 20, .end_ns = 25, .tid = 100,
+					       .api = CPROF_API_cudaLaunchKernel, .ret = 0, .name = 5 };
+	cprof_wire_hdr_init(h, CPROF_MSG_CRASH, 100, 3, 1, sizeof(*h) + sizeof(*c) + sizeof(*t));
+	put(f, h->len);
+	put_small(CPROF_MSG_RUN_END, 1, 0, &end, sizeof(end)); /* from cprof-run, pid 1: the parent */
+	run_ingest(7);
+	ck_assert_int_eq(q_int("SELECT signal FROM CPROF_CRASH"), 11);
+	ck_assert_int_eq(q_int("SELECT addr FROM CPROF_CRASH"), 4);
+	ck_assert_int_eq(q_int("SELECT drained FROM CPROF_CRASH"), 3);
+	ck_assert_str_eq(q_text("SELECT s.value || ' ' || k.value FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id ="
+				" c.nameId JOIN StringIds k ON k.id = c.kernelNameId"), "cudaLaunchKernel kern");
+	ck_assert_str_eq(q_text("SELECT ending FROM PROCESSES"), "signal 11 (SIGSEGV)");
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='processes_crashed'"), 1);
+	ck_assert_str_eq(q_text("SELECT value FROM META WHERE key='incomplete_reason'"),
+			 "a process was ended by a fatal signal (see how each ended)");
+	rm_db();
+}
+END_TEST
+
+START_TEST(test_ingest_endings)
+{
+	struct cprof_wire_bye ex = { .end_ns = 1, .reason = CPROF_BYE__EXIT };
+	struct cprof_wire_run_end end = { .end_ns = 5, .exit_status = 137, .term_signal = 9 };
+
+	slen = 0;
+	put_hello_ppid(100, 1, 0);     /* cprof-run's child: killed */
+	put_hello_ppid(200, 100, 0);   /* its child: no goodbye either, and no wait status known */
+	put_hello_ppid(300, 100, 0);   /* another: _exit */
+	put_small(CPROF_MSG_BYE, 300, 1, &ex, sizeof(ex));
+	put_small(CPROF_MSG_RUN_END, 1, 0, &end, sizeof(end));
+	run_ingest(4096);
+	ck_assert_str_eq(q_text("SELECT ending FROM PROCESSES WHERE pid=100"), "killed by signal 9 (SIGKILL)");
+	ck_assert_str_eq(q_text("SELECT ending FROM PROCESSES WHERE pid=200"), "no goodbye (killed, or still running)");
+	ck_assert_str_eq(q_text("SELECT ending FROM PROCESSES WHERE pid=300"), "_exit");
+	rm_db();
+
+	slen = 0;
+	end = (struct cprof_wire_run_end){ .end_ns = 5, .exit_status = 3 };
+	ex.reason = CPROF_BYE_EXIT;
+	put_hello_ppid(100, 1, 0);
+	put_small(CPROF_MSG_BYE, 100, 1, &ex, sizeof(ex));
+	put_small(CPROF_MSG_RUN_END, 1, 0, &end, sizeof(end));
+	run_ingest(4096);
+	ck_assert_str_eq(q_text("SELECT ending FROM PROCESSES"), "exit, status 3");
+	rm_db();
+}
+END_TEST
+
 Suite *ingest_suite(void)
 {
 	Suite *s = suite_create("ingest");
@@ -374,6 +447,8 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, test_ingest_bad_producer_dropped);
 	tcase_add_test(tc, test_ingest_lost_counted);
 	tcase_add_test(tc, test_ingest_exec_same_pid);
+	tcase_add_test(tc, test_ingest_crash_stored);
+	tcase_add_test(tc, test_ingest_endings);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -286,6 +286,32 @@ START_TEST(test_wire_fixed_records_checked)
 }
 END_TEST
 
+START_TEST(test_wire_crash_checked)
+{
+	struct cprof_wire_hdr *h = (void *)frame;
+	struct cprof_wire_crash *c = (void *)(h + 1);
+	size_t flen, base = sizeof(*h) + sizeof(*c), rec = sizeof(struct cprof_wire_crash_thread);
+
+	memset(frame, 0, sizeof(frame));
+	c->signo = 11;
+	/* no thread had a ring yet: count 0 is a CRASH frame too */
+	cprof_wire_hdr_init(h, CPROF_MSG_CRASH, 1, 0, 0, base);
+	ck_assert_int_eq(cprof_wire_check(frame, h->len, &flen), CPROF_WIRE_OK);
+	ck_assert_uint_eq(flen, base);
+	cprof_wire_hdr_init(h, CPROF_MSG_CRASH, 1, 0, 2, base + 2 * rec);
+	ck_assert_int_eq(cprof_wire_check(frame, h->len, &flen), CPROF_WIRE_OK);
+	/* count and length disagree */
+	cprof_wire_hdr_init(h, CPROF_MSG_CRASH, 1, 0, 3, base + 2 * rec);
+	ck_assert_int_eq(cprof_wire_check(frame, h->len, &flen), CPROF_WIRE_BAD_LENGTH);
+	cprof_wire_hdr_init(h, CPROF_MSG_CRASH, 1, 0, 0, base - 8);
+	ck_assert_int_eq(cprof_wire_check(frame, h->len, &flen), CPROF_WIRE_BAD_LENGTH);
+	/* more threads than a frame holds: refused */
+	cprof_wire_hdr_init(h, CPROF_MSG_CRASH, 1, 0, (uint32_t)CPROF_WIRE_CRASH_MAX_THREADS + 1, base);
+	ck_assert_int_eq(cprof_wire_check(frame, h->len, &flen), CPROF_WIRE_BAD_LENGTH);
+	ck_assert_uint_le(base + CPROF_WIRE_CRASH_MAX_THREADS * rec, CPROF_WIRE_MAX_FRAME);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
 	Suite *s = suite_create("wire");
@@ -299,6 +325,7 @@ Suite *wire_suite(void)
 	tcase_add_loop_test(tc, test_wire_malformed_rejected, 0, sizeof(corruptions) / sizeof(corruptions[0]));
 	tcase_add_test(tc, test_wire_fixed_records_checked);
 	tcase_add_test(tc, test_wire_stacks_checked);
+	tcase_add_test(tc, test_wire_crash_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }

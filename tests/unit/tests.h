@@ -9,6 +9,7 @@ Suite *wire_suite(void);
 Suite *store_suite(void);
 Suite *ingest_suite(void);
 Suite *symbolize_suite(void);
+Suite *textsafe_suite(void);
 Suite *model_suite(void);
 Suite *verdict_suite(void);
 Suite *findings_suite(void);

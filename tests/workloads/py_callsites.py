@@ -5,11 +5,10 @@
 import ctypes
 import sys
 
-# PyDLL, not CDLL: CDLL releases the GIL for the duration of each call, and a thread without the
-# GIL has no Python frames anyone may read, so the profiler would see no Python call site at all.
-# The libraries are loaded RTLD_GLOBAL and their functions looked up in the global scope (handle
-# None, as the calls of a library linked against them would be, e.g. PyTorch's): a lookup on the
-# library's own handle skips an LD_PRELOADed profiler and reaches the library directly.
+# PyDLL: the GIL stays held during each call, so CPython's own functions read the frames (CDLL, which
+# releases it, is py_ctypes_nogil.py's case). The libraries are loaded RTLD_GLOBAL and their functions
+# looked up in the global scope (handle None, as the calls of a library linked against them would be,
+# e.g. PyTorch's); a lookup on the library's own handle is answered by cprof's dlsym hook.
 ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
 ctypes.CDLL("libcublas.so.13", mode=ctypes.RTLD_GLOBAL)
 cudart = cublas = ctypes.PyDLL(None)

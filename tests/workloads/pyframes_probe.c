@@ -79,6 +79,11 @@ PROBE_API unsigned long probe_interns(void)
 	return interns;
 }
 
+PROBE_API void probe_skew_layout(void)
+{
+	cprof_py_test_skew_layout();
+}
+
 /* what a fork does to the strings: the child must queue them again */
 PROBE_API void probe_fork_gen(void)
 {

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <stdexcept>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,6 +47,26 @@ static void *one_launch(void *arg)
 	(void)arg;
 	launch_a(1);
 	return nullptr;
+}
+
+// The program's own crash handler (mode die): says it ran, then lets the signal do what it does by default.
+static void app_crash_handler(int sig)
+{
+	static const char msg[] = "app handler ran\n";
+	if (write(1, msg, sizeof(msg) - 1) < 0)
+		_exit(99);
+	signal(sig, SIG_DFL);
+	if (sig == SIGABRT)
+		raise(sig); // a raised signal is not raised again by returning
+}
+
+static void install_app_handler(int sig)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = app_crash_handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, nullptr);
 }
 
 static std::atomic<int> stop_flag;
@@ -119,6 +140,37 @@ int main(int argc, char **argv)
 		execl(argv[0], argv[0], "after-exec", (char *)nullptr);
 		perror("execl");
 		return 1;
+	}
+	if (!strcmp(mode, "exit-threads")) {
+		// N launches on the main thread while two threads launch without end, then exit(3) (or execs
+		// "after-exec" with "exec"): the other threads are still launching as the process ends
+		int n = atoi(argv[2]);
+		static long bg[2];
+		pthread_t t[2];
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], nullptr, launch_until_stopped, &bg[i]);
+		launch_a(n);
+		printf("exiting\n");
+		fflush(stdout);
+		if (argc > 3 && !strcmp(argv[3], "exec")) {
+			execl(argv[0], argv[0], "after-exec", (char *)nullptr);
+			return 1;
+		}
+		exit(3);
+	}
+	if (!strcmp(mode, "sigign-exec")) {
+		// SIGFPE ignored (after cprof started), then exec: the new image must still ignore it
+		launch_a(1);
+		signal(SIGFPE, SIG_IGN);
+		fflush(stdout);
+		execl(argv[0], argv[0], "sigign-show", (char *)nullptr);
+		return 1;
+	}
+	if (!strcmp(mode, "sigign-show")) {
+		struct sigaction cur;
+		sigaction(SIGFPE, nullptr, &cur);
+		printf("SIGFPE %s\n", cur.sa_handler == SIG_IGN ? "ignored" : cur.sa_handler == SIG_DFL ? "default" : "handled");
+		return 0;
 	}
 	if (!strcmp(mode, "after-exec")) {
 		launch_b(3);
@@ -296,6 +348,61 @@ int main(int argc, char **argv)
 			raise(SIGKILL);
 		return 1;
 	}
+	if (!strcmp(mode, "die")) {
+		// N steps (two launches and a sync each), then at once the end named: segv, abort, bus (a page of
+		// a truncated file), throw (an exception escapes main), kill9; no pause for the flusher. With a
+		// third argument "before"/"after", the program installs its own handler for the signal before
+		// its first CUDA call or after its last.
+		int n = atoi(argv[2]);
+		const char *how = argv[3];
+		const char *own = argc > 4 ? argv[4] : "";
+		int sig = !strcmp(how, "segv") || !strcmp(how, "in-cuda") ? SIGSEGV : !strcmp(how, "bus") ? SIGBUS : SIGABRT;
+		struct sigaction cur;
+		static long bg;
+		pthread_t t;
+		if (!strcmp(own, "before"))
+			install_app_handler(sig);
+		// "thread": another thread launches all along, and goes on while this one dies
+		if (!strcmp(own, "thread"))
+			pthread_create(&t, nullptr, launch_until_stopped, &bg);
+		for (int i = 0; i < n; i++) {
+			kern_a<<<1, 32>>>(nullptr);
+			kern_b<<<2, 64>>>(nullptr);
+			cudaDeviceSynchronize();
+		}
+		if (!strcmp(own, "after"))
+			install_app_handler(sig);
+		sigaction(sig, nullptr, &cur);
+		printf("disposition %s\n", cur.sa_handler == SIG_DFL ? "default" :
+					    cur.sa_handler == app_crash_handler ? "own" : "changed");
+		fflush(stdout);
+		if (!strcmp(how, "segv"))
+			*(volatile int *)(uintptr_t)argc = 1;
+		if (!strcmp(how, "abort"))
+			abort();
+		if (!strcmp(how, "bus")) {
+			char path[] = "/tmp/cprof-bus-XXXXXX";
+			int fd = mkstemp(path);
+			if (fd < 0 || ftruncate(fd, 4096) < 0)
+				return 2;
+			volatile char *m = (volatile char *)mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (m == (volatile char *)MAP_FAILED || ftruncate(fd, 0) < 0)
+				return 2;
+			unlink(path);
+			m[0] = 1; // the page is past the end of the file now
+		}
+		if (!strcmp(how, "throw"))
+			throw std::runtime_error("escapes main");
+		if (!strcmp(how, "in-cuda")) {
+			// the fault happens inside a CUDA call: a copy to a host address that is not mapped
+			void *d = nullptr;
+			cudaMalloc(&d, 64);
+			cudaMemcpy((void *)(uintptr_t)16, d, 64, cudaMemcpyDeviceToHost);
+		}
+		if (!strcmp(how, "kill9"))
+			raise(SIGKILL);
+		return 1;
+	}
 	if (!strcmp(mode, "exit3")) {
 		// N launches then exit(3), _exit(3) or _Exit(3), at once: the exit paths flush
 		int n = atoi(argv[2]);
@@ -307,6 +414,8 @@ int main(int argc, char **argv)
 			_exit(3);
 		if (!strcmp(how, "_Exit"))
 			_Exit(3);
+		if (!strcmp(how, "quick_exit"))
+			quick_exit(3);
 		exit(3);
 	}
 	if (!strcmp(mode, "forkstress")) {

@@ -1,0 +1,478 @@
+/* cprofd's spool: the intake appends the FIFO's frames to a file beside the profile, a writer thread stores them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define PR_FMT "cprofd"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/wire.h"
+#include "collector/spool.h"
+#include "collector/store.h"
+
+#define IN_CAP      (1u << 20)        /* one read of the FIFO at most (the pipe holds 1 MiB) */
+#define RESET_BYTES (64u << 10)       /* a caught-up writer lets the intake empty a file this big */
+#define PUNCH_BYTES (1u << 20)        /* a lagging writer gives back the disk space of what it stored */
+#define IDLE_MS     50                /* an idle writer still commits (the store's 200 ms bound) */
+
+struct cprof_spool {
+	int fd;
+	struct cprof_ingest *in;
+	pthread_t writer;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	/* under lock: the spool holds [rd, end); the writer is between taking a range and storing it */
+	uint64_t rd, end, punched;
+	int reading, writing, waiting, intake_done;
+	uint64_t deadline_ns;
+	atomic_int failed;
+	/* intake's own */
+	uint8_t *ib;
+	size_t ilen;
+	int run_ended;
+	int warned_full;
+	uint32_t live_pids[SPOOL_LIVE_MAX]; /* said HELLO and no BYE yet (a process left running keeps writing) */
+	size_t nlive;
+	uint64_t cpu0;           /* the intake thread's CPU before its first read (the store's set-up is not intake) */
+	uint64_t max_bytes;      /* CPROF_SPOOL_MAX_MB: the disk the spool may take; 0 = what the disk has */
+	struct cprof_spool_stats st;
+};
+
+static void live_update(struct cprof_spool *sp, uint16_t type, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < sp->nlive && sp->live_pids[i] != pid; i++)
+		;
+	if (type == CPROF_MSG_HELLO && i == sp->nlive && sp->nlive < SPOOL_LIVE_MAX)
+		sp->live_pids[sp->nlive++] = pid;
+	else if (type == CPROF_MSG_BYE && i < sp->nlive)
+		sp->live_pids[i] = sp->live_pids[--sp->nlive];
+}
+
+/* The spool is a sequence of batches, each one read of the FIFO's whole frames behind this header. */
+struct batch_hdr {
+	uint32_t magic;
+	uint32_t len;        /* bytes of frames that follow */
+	uint64_t arrival_ns; /* when they were read: LOST records say when the drops were reported */
+};
+#define BATCH_MAGIC 0x4c4f5053u /* "SPOL" */
+
+struct walk {
+	uint64_t frames, records;
+	int run_end;
+	struct cprof_spool *live; /* the intake's walk: keeps the set of processes that said HELLO, not BYE */
+};
+
+static int hdr_ok(const struct cprof_wire_hdr *h)
+{
+	return h->magic == CPROF_WIRE_MAGIC && h->version == CPROF_WIRE_VERSION && h->type != 0 &&
+	       h->type < CPROF_MSG__MAX && h->len >= sizeof(*h) && h->len <= CPROF_WIRE_MAX_FRAME;
+}
+
+/* The bytes at the start of buf that are whole frames (and garbage between them, which the writer's
+ * ingest resynchronises on as it always did): the spool only ever gets or drops whole frames. Only the
+ * header is looked at here; the writer validates the payloads. */
+static size_t walk(const uint8_t *buf, size_t len, struct walk *w)
+{
+	static const uint32_t magic = CPROF_WIRE_MAGIC;
+	size_t off = 0;
+
+	while (len - off >= sizeof(struct cprof_wire_hdr)) {
+		struct cprof_wire_hdr h;
+
+		memcpy(&h, buf + off, sizeof(h));
+		if (!hdr_ok(&h)) {
+			const uint8_t *next = memmem(buf + off + 1, len - off - 1, &magic, sizeof(magic));
+
+			/* no magic: keep the last 3 bytes, they may start one */
+			off = next ? (size_t)(next - buf) : len - 3;
+			if (!next)
+				break;
+			continue;
+		}
+		if (len - off < h.len)
+			break;
+		if (h.type == CPROF_MSG_API || h.type == CPROF_MSG_GPU)
+			w->records += h.count;
+		else if (h.type == CPROF_MSG_RUN_END)
+			w->run_end = 1;
+		else if (w->live && (h.type == CPROF_MSG_HELLO || h.type == CPROF_MSG_BYE))
+			live_update(w->live, h.type, h.pid);
+		w->frames++;
+		off += h.len;
+	}
+	return off;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		got += n;
+	}
+	return 0;
+}
+
+/* ---- writer thread ---- */
+
+static void *writer_main(void *arg)
+{
+	struct cprof_spool *sp = arg;
+	struct cprof_store *store = sp->in->store;
+	uint8_t *buf = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
+	struct batch_hdr bh;
+	int counting = 0, first_rows = 0;
+	uint64_t catchup_from = 0;
+
+	/* a test knob: store nothing until the target is gone, as a writer far behind would */
+	int hold = getenv("CPROF_SPOOL_HOLD") != NULL;
+
+	/* the writer keeps the normal priority: run as SCHED_IDLE on a busy machine it stored nothing during the
+	 * run (a killed collector then kept nothing), and an unprivileged thread cannot get its priority back */
+	for (;;) {
+		uint64_t from, take, punch_to = 0, punch_from = 0;
+		int done = 0;
+
+		pthread_mutex_lock(&sp->lock);
+		while (!sp->intake_done && (sp->rd == sp->end || hold)) {
+			struct timespec ts;
+
+			sp->waiting = 1;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += IDLE_MS * 1000000l;
+			if (ts.tv_nsec >= 1000000000l) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000l;
+			}
+			if (pthread_cond_timedwait(&sp->wake, &sp->lock, &ts) == ETIMEDOUT && !counting) {
+				sp->waiting = 0;
+				pthread_mutex_unlock(&sp->lock);
+				if (cprof_store_commit(store, 0) < 0 && !atomic_exchange(&sp->failed, 1)) {
+					sp->in->store_failed = 1;
+					counting = 1;
+				}
+				pthread_mutex_lock(&sp->lock);
+			}
+		}
+		sp->waiting = 0;
+		if (sp->intake_done && catchup_from == 0) {
+			catchup_from = cprof_now_ns();
+		}
+		if (sp->rd == sp->end)
+			done = 1;
+		from = sp->rd;
+		sp->reading = !done;
+		if (sp->deadline_ns && !counting && cprof_now_ns() > sp->deadline_ns)
+			counting = 1;
+		pthread_mutex_unlock(&sp->lock);
+		if (done)
+			break;
+
+		take = sizeof(bh);
+		if (buf == NULL || pread_all(sp->fd, (uint8_t *)&bh, sizeof(bh), from) < 0 || bh.magic != BATCH_MAGIC ||
+		    bh.len > IN_CAP + CPROF_WIRE_MAX_FRAME || pread_all(sp->fd, buf, bh.len, from + sizeof(bh)) < 0) {
+			/* an unreadable spool (out of memory, an I/O error): what it holds is lost, and counted */
+			pr_err("cannot read the spool: %s", buf ? strerror(errno) : "out of memory");
+			pthread_mutex_lock(&sp->lock);
+			take = sp->end - from;
+			pthread_mutex_unlock(&sp->lock);
+			sp->st.lost_unstored_records += take / sizeof(struct cprof_wire_api); /* an estimate */
+			counting = 1;
+		} else if (!counting) {
+			take += bh.len;
+			sp->in->arrival_ns = bh.arrival_ns;
+			if (cprof_ingest_feed(sp->in, buf, bh.len) < 0) {
+				/* the store failed (disk full): what is left is counted, not stored */
+				atomic_store(&sp->failed, 1);
+				sp->in->store_failed = 1;
+				counting = 1;
+			}
+			sp->in->arrival_ns = 0;
+			/* the run's first rows are committed at once: a collector killed early still leaves some */
+			if (!first_rows && cprof_store_rows(store) > 0) {
+				first_rows = 1;
+				if (cprof_store_commit(store, 1) < 0 && !atomic_exchange(&sp->failed, 1)) {
+					sp->in->store_failed = 1;
+					counting = 1;
+				}
+			}
+		} else {
+			struct walk w = { 0 };
+
+			take += bh.len;
+			walk(buf, bh.len, &w);
+			sp->st.lost_unstored_records += w.records;
+		}
+
+		pthread_mutex_lock(&sp->lock);
+		sp->rd = from + take;
+		if (sp->rd - sp->punched >= PUNCH_BYTES) {
+			punch_from = sp->punched;
+			punch_to = sp->rd & ~(uint64_t)4095;
+			sp->punched = punch_to;
+		}
+		pthread_mutex_unlock(&sp->lock);
+		/* still reading: the intake does not empty the file under us */
+		if (punch_to > punch_from)
+			fallocate(sp->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)punch_from,
+				  (off_t)(punch_to - punch_from));
+		pthread_mutex_lock(&sp->lock);
+		sp->reading = 0;
+		/* caught up, and the intake is not writing: the file is emptied here too, so that it stays small */
+		if (sp->rd == sp->end && !sp->writing && sp->end > 0 && ftruncate(sp->fd, 0) == 0) {
+			sp->rd = sp->end = sp->punched = 0;
+			sp->st.resets++;
+		}
+		pthread_mutex_unlock(&sp->lock);
+	}
+	if (catchup_from)
+		sp->st.catchup_ns = cprof_now_ns() - catchup_from;
+	sp->st.writer_cpu_ns = thread_cpu_ns();
+	free(buf);
+	return NULL;
+}
+
+/* ---- intake ---- */
+
+static int spool_file(const char *db_path)
+{
+	char dir[PATH_MAX], tmpl[PATH_MAX + 16];
+	const char *slash = strrchr(db_path, '/');
+	int fd;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == db_path ? 1 : (int)(slash - db_path), db_path);
+	/* beside the profile (its disk, its quota), and never left behind, even by a SIGKILL */
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	snprintf(tmpl, sizeof(tmpl), "%s.spool.XXXXXX", db_path);
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	unlink(tmpl);
+	return fd;
+}
+
+int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof_ingest *in)
+{
+	struct cprof_spool *sp = calloc(1, sizeof(*sp));
+	sigset_t all, old;
+	int ret;
+
+	if (sp == NULL)
+		return -ENOMEM;
+	sp->in = in;
+	if (getenv("CPROF_SPOOL_MAX_MB"))
+		sp->max_bytes = strtoull(getenv("CPROF_SPOOL_MAX_MB"), NULL, 10) << 20;
+	sp->ib = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
+	if (sp->ib == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	sp->fd = spool_file(db_path);
+	if (sp->fd < 0) {
+		ret = sp->fd;
+		pr_err("cannot create the spool beside %s: %s", db_path, strerror(-ret));
+		goto out;
+	}
+	pthread_mutex_init(&sp->lock, NULL);
+	pthread_cond_init(&sp->wake, NULL);
+	/* signals (SIGTERM, cprof-run's SIGUSR1) stay with the intake thread, whose loop acts on them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = -pthread_create(&sp->writer, NULL, writer_main, sp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret < 0) {
+		close(sp->fd);
+		goto out;
+	}
+	sp->cpu0 = thread_cpu_ns();
+	*out = sp;
+	return 0;
+out:
+	free(sp->ib);
+	free(sp);
+	return ret;
+}
+
+/* Empties the file when the writer has stored all of it: the spool then stays small while the writer keeps up. */
+static int try_reset(struct cprof_spool *sp)
+{
+	int done = 0;
+
+	pthread_mutex_lock(&sp->lock);
+	if (sp->rd == sp->end && !sp->reading && sp->end > 0 && ftruncate(sp->fd, 0) == 0) {
+		sp->rd = sp->end = sp->punched = 0;
+		sp->st.resets++;
+		done = 1;
+	}
+	pthread_mutex_unlock(&sp->lock);
+	return done;
+}
+
+static int append(struct cprof_spool *sp, const uint8_t *buf, size_t len, uint64_t at)
+{
+	struct batch_hdr bh = { .magic = BATCH_MAGIC, .len = (uint32_t)len, .arrival_ns = cprof_now_ns() };
+	size_t put = 0, total = sizeof(bh) + len;
+
+	while (put < total) {
+		struct iovec iov[2] = { { (uint8_t *)&bh + put, put < sizeof(bh) ? sizeof(bh) - put : 0 },
+					{ (uint8_t *)buf + (put > sizeof(bh) ? put - sizeof(bh) : 0),
+					  put > sizeof(bh) ? total - put : len } };
+		ssize_t n = put < sizeof(bh) ? pwritev(sp->fd, iov, 2, (off_t)(at + put))
+					     : pwrite(sp->fd, iov[1].iov_base, iov[1].iov_len, (off_t)(at + put));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? errno : ENOSPC;
+
+			/* a torn frame would cost its producer its stream: cut the partial write off */
+			if (put && ftruncate(sp->fd, (off_t)at) < 0) {
+				/* the frames before it stay valid; the torn one is a malformed frame to the writer */
+			}
+			return -err;
+		}
+		put += n;
+	}
+	return 0;
+}
+
+/* Spools buf's whole frames; when there is no room for them they are dropped, and counted by cause. */
+static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, const struct walk *w)
+{
+	uint64_t at, lag, foot = sizeof(struct batch_hdr) + len;
+	int err;
+
+	if (len == 0)
+		return;
+	pthread_mutex_lock(&sp->lock);
+	at = sp->end;
+	sp->writing = 1;
+	pthread_mutex_unlock(&sp->lock);
+	if (at >= RESET_BYTES && try_reset(sp))
+		at = 0;
+	err = sp->max_bytes && at + foot > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
+	if (err < 0 && at > 0 && try_reset(sp)) {
+		at = 0;
+		err = sp->max_bytes && foot > sp->max_bytes ? -ENOSPC : append(sp, buf, len, at);
+	}
+	if (err < 0) {
+		pthread_mutex_lock(&sp->lock);
+		sp->writing = 0;
+		pthread_mutex_unlock(&sp->lock);
+		if (!sp->warned_full++)
+			pr_warn("cannot write the profile's spool (%s): events are dropped and counted as lost until there is room",
+				strerror(-err));
+		sp->st.lost_full_records += w->records;
+		sp->st.lost_full_frames += w->frames;
+		return;
+	}
+	sp->st.bytes += len;
+	sp->st.frames += w->frames;
+	sp->st.records += w->records;
+	pthread_mutex_lock(&sp->lock);
+	sp->end = at + foot;
+	sp->writing = 0;
+	lag = sp->end - sp->rd;
+	if (sp->waiting)
+		pthread_cond_signal(&sp->wake);
+	pthread_mutex_unlock(&sp->lock);
+	if (lag > sp->st.peak_lag_bytes)
+		sp->st.peak_lag_bytes = lag;
+}
+
+ssize_t cprof_spool_intake(struct cprof_spool *sp, int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct walk w = { .live = sp };
+	size_t used;
+	ssize_t n;
+	int r;
+
+	r = poll(&p, 1, timeout_ms);
+	if (r <= 0)
+		return r < 0 && errno != EINTR ? -errno : 0;
+	n = read(fd, sp->ib + sp->ilen, IN_CAP + CPROF_WIRE_MAX_FRAME - sp->ilen);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+	sp->ilen += n;
+	used = walk(sp->ib, sp->ilen, &w);
+	if (w.run_end)
+		sp->run_ended = 1;
+	spool_out(sp, sp->ib, used, &w);
+	memmove(sp->ib, sp->ib + used, sp->ilen - used);
+	sp->ilen -= used;
+	return n;
+}
+
+size_t cprof_spool_live(const struct cprof_spool *sp, const uint32_t **pids)
+{
+	*pids = sp->live_pids;
+	return sp->nlive;
+}
+
+int cprof_spool_run_ended(const struct cprof_spool *sp)
+{
+	return sp->run_ended;
+}
+
+int cprof_spool_failed(const struct cprof_spool *sp)
+{
+	return atomic_load(&((struct cprof_spool *)sp)->failed);
+}
+
+int cprof_spool_finish(struct cprof_spool *sp, uint64_t deadline_ns, struct cprof_spool_stats *st)
+{
+	struct walk w = { 0 };
+	int failed;
+
+	/* a torn frame at the end goes to the writer too: its ingest counts it as malformed, as before */
+	spool_out(sp, sp->ib, sp->ilen, &w);
+	sp->ilen = 0;
+	sp->st.intake_cpu_ns = thread_cpu_ns() - sp->cpu0;
+	pthread_mutex_lock(&sp->lock);
+	sp->intake_done = 1;
+	sp->deadline_ns = deadline_ns;
+	pthread_cond_signal(&sp->wake);
+	pthread_mutex_unlock(&sp->lock);
+	pthread_join(sp->writer, NULL);
+	failed = atomic_load(&sp->failed);
+	if (st)
+		*st = sp->st;
+	close(sp->fd);
+	pthread_mutex_destroy(&sp->lock);
+	pthread_cond_destroy(&sp->wake);
+	free(sp->ib);
+	free(sp);
+	return failed ? -EIO : 0;
+}

@@ -1,0 +1,83 @@
+# Issue 21 items 8-10: text a program controls (kernel names, argv, paths) reaches no terminal, log line,
+# CSV or JSON reader raw. Kernel names and argv in a real profile are replaced with hostile ones (ESC
+# sequences that set a terminal's title, BEL, CR, LF that fakes a gate line, a spreadsheet formula,
+# bytes that are not UTF-8); every text output must hold no control byte but its own newlines, no
+# forged line; CSV fields are neutralised and quoted; JSON parses as strict UTF-8.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/integration/rel.sh"
+need_sim
+ESC=$(printf '\033')
+# no byte < 0x20 other than LF and TAB, no DEL, no lone C1 (0x80-0x9f as raw bytes outside UTF-8)
+clean_text() { # FILE WHAT
+	LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$1" && fail "$2: control bytes: $(od -c "$1" | grep -m3 -E '033|\\r|007')"
+	grep -q '^FAIL forged' "$1" && fail "$2: a kernel name forged a line"
+	return 0
+}
+sim "$BIN/cprof-run" -q -o base.db -- "$WL/scenarios" steady 20 > /dev/null 2>err.txt || fail "run: $(cat err.txt)"
+cp base.db evil.db
+# kernels: title-setting OSC, BEL, CR, a newline followed by a forged gate line; then a formula
+q evil.db "UPDATE StringIds SET value = '=cmd|'' /C calc''!A0' || char(13) || value || char(27) || ']0;pwned' || char(7) || char(10) || 'FAIL forged' || char(13) || CAST(X'FF9B' AS TEXT)
+	WHERE id IN (SELECT nameId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT kernelNameId FROM CPROF_API)"
+q evil.db "UPDATE PROCESSES SET argv = char(27) || ']2;title' || char(7) || CAST(X'C29B' AS TEXT) || '2J ' || argv, exe = exe || char(27) || '[31m'"
+q evil.db "UPDATE META SET value = value || ' ' || char(27) || ']0;argv-title' || char(7) || char(10) || 'cprof: 0 lost events, complete' WHERE key = 'command'"
+assert_ge "$(q evil.db "SELECT count(*) FROM StringIds WHERE instr(value, char(27)) > 0")" 1 "hostile kernel names in place"
+
+"$BIN/cprof" report evil.db > r.txt 2>err.txt || fail "report: $(cat err.txt)"
+clean_text r.txt "cprof report"
+grep -q 'pwned\\x07\\nFAIL forged\\r' r.txt || fail "report: the kernel name is not shown escaped: $(grep -m1 pwned r.txt)"
+"$BIN/cprof" report evil.db --by process > p.txt 2>err.txt || fail "report --by process: $(cat err.txt)"
+clean_text p.txt "cprof report --by process"
+grep -q '  \\x1b\]2;title\\x07\\u009b2J ' p.txt || fail "argv not escaped: $(cat p.txt)"
+"$BIN/cprof" info evil.db > i.txt 2>&1 || fail "info: $(cat i.txt)"
+clean_text i.txt "cprof info"
+assert_eq "$(wc -l < i.txt)" 4 "cprof info: four lines, none forged"
+"$BIN/cprof" check evil.db --baseline base.db --max-regression 0 > c.txt 2>&1
+"$BIN/cprof" check base.db --baseline evil.db --max-regression 0 >> c.txt 2>&1
+clean_text c.txt "cprof check"
+"$BIN/cprof" diff base.db evil.db > d.txt 2>&1 || fail "diff: $(cat d.txt)"
+clean_text d.txt "cprof diff"
+grep -q 'pwned' d.txt || fail "diff does not show the renamed kernel"
+
+# a path and an argv with escapes: cprof-run's own lines and its summary (cprof info) on stderr
+evil=$(printf 'p\033]0;t\007.db')
+sim "$BIN/cprof-run" -o "$evil" -- "$WL/scenarios" steady 2 "$(printf 'a\033]0;argv\007\nFAIL forged')" > /dev/null 2> run.txt ||
+	fail "run with hostile argv: $(cat run.txt)"
+clean_text run.txt "cprof-run summary"
+grep -q 'cprof: command: .*\\x1b\]0;argv\\x07\\nFAIL forged' run.txt || fail "summary: $(cat run.txt)"
+"$BIN/cprof-run" -q -o x.db -- "$(printf './no\033[2Jsuch\nFAIL forged')" 2> run2.txt
+assert_eq $? 127 "a command not found"
+clean_text run2.txt "cprof-run's error"
+assert_eq "$(wc -l < run2.txt)" 1 "one error line"
+
+# CSV: formulas neutralised (OWASP: leading '), CR quoted, every record has the header's field count
+"$BIN/cprof" report evil.db --by kernel --format csv > k.csv 2>err.txt || fail "csv: $(cat err.txt)"
+grep -q "\"'=cmd|' /C calc'!A0" k.csv || fail "formula not neutralised: $(head -3 k.csv)"
+python3 - k.csv <<'PY' || fail "csv does not parse to whole records"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8', errors='replace')))
+assert len(rows) >= 2, rows
+assert all(len(r) == len(rows[0]) for r in rows), [len(r) for r in rows]
+for r in rows[1:]:
+    for field in r:
+        assert field[:1] not in ('=', '+', '-', '@'), field
+PY
+
+# JSON: strict UTF-8, parses, and the names come back (with U+FFFD for the bytes that were not UTF-8)
+for by in "" kernel api process range; do
+	"$BIN/cprof" report evil.db ${by:+--by $by} --format json > r.json 2>err.txt || fail "json --by $by: $(cat err.txt)"
+	python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' r.json ||
+		fail "report --by $by --format json is not valid UTF-8 JSON"
+done
+"$BIN/cprof" report evil.db --by kernel --format json > r.json
+python3 - r.json <<'PY' || fail "json names"
+import json, sys
+d = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+def strings(x):
+    if isinstance(x, str): yield x
+    elif isinstance(x, dict): yield from (s for v in x.values() for s in strings(v))
+    elif isinstance(x, list): yield from (s for v in x for s in strings(v))
+assert any("\x1b]0;pwned\x07\nFAIL forged\r\ufffd\ufffd" in s for s in strings(d)), list(strings(d))[:20]
+PY
+"$BIN/cprof" trace evil.db -o t.json 2>err.txt || fail "trace: $(cat err.txt)"
+python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' t.json || fail "trace JSON"
+echo ok

@@ -1,0 +1,149 @@
+# Issue 20: a job that dies keeps its profile and says how it died (simulated GPU only). The target runs
+# N steps (two launches and a sync each) and at once, with no pause for the flusher, segfaults, aborts,
+# hits SIGBUS on a truncated file's page, lets a C++ exception escape main, or SIGKILLs itself. Each:
+# cprof-run's status is the bare command's; every launch before the end and its kernel are in the
+# profile (cprof's fatal-signal handler drained them); CPROF_CRASH holds the signal; the report says
+# how the process ended. A handler the program installs itself (before its first CUDA call or after its
+# last) still runs; a core dump is still produced where the limits allow; the handler's fallback (the
+# flusher does not answer in time) keeps the crashing thread's calls; a crash inside cprof's own
+# handler ends the process with the original signal instead of looping.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/integration/rel.sh"
+need_sim
+N=50
+cores=$(cat /proc/sys/kernel/core_pattern)
+ulimit -c unlimited 2>/dev/null
+core_checked=0
+# run NAME EXPECTED_STATUS ARGS... : bare and profiled runs of scenarios die N ARGS, in directory NAME
+run() {
+	local name=$1 want=$2
+	shift 2
+	cd "$T" && mkdir "$name" && cd "$name" || fail "mkdir $name"
+	sim "$WL/scenarios" die $N "$@" > bare.out 2> /dev/null; bare=$?
+	rm -f core core.*
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}disable_coredump=0 \
+		sim timeout 60 "$BIN/cprof-run" -q -o prof.db -- "$WL/scenarios" die $N "$@" > out.txt 2> err.txt
+	rc=$?
+	assert_eq "$rc" "$want" "cprof-run's status ($name)"
+	assert_eq "$rc" "$bare" "same status as the bare command ($name)"
+	assert_eq "$(cat out.txt)" "$(cat bare.out)" "the target's output ($name)"
+	"$BIN/cprof" report prof.db > report.txt || fail "report ($name)"
+	"$BIN/cprof" report --by process prof.db > procs.txt || fail "report --by process ($name)"
+}
+# all N steps kept: 2N launches, each with its kernel on the GPU
+kept_all() {
+	assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES")" $((2 * N)) "launches before the end ($1)"
+	assert_eq "$(q prof.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")" $((2 * N)) "kernels before the end ($1)"
+	assert_eq "$(q prof.db "SELECT count(*) FROM API_GPU WHERE gpuKind='kernel'")" $((2 * N)) "launches joined to their kernel ($1)"
+}
+# the signal in CPROF_CRASH, the ending in PROCESSES and in the report
+ended_by() {
+	local name=$1 sig=$2 signame=$3
+	assert_eq "$(q prof.db "SELECT signal FROM CPROF_CRASH")" "$sig" "CPROF_CRASH.signal ($name)"
+	assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "signal $sig ($signame)" "PROCESSES.ending ($name)"
+	assert_eq "$(q prof.db "SELECT count(*) FROM PROCESSES WHERE byeReason IS NULL")" 1 "no goodbye ($name)"
+	assert_eq "$(meta prof.db term_signal)" "$sig" "term_signal ($name)"
+	grep -Eq "^Ended: pid [0-9]+: signal $sig \($signame\); last CUDA call of thread [0-9]+: cuda[A-Za-z]+" report.txt ||
+		fail "the report names $signame and the last CUDA call ($name): $(grep Ended report.txt)"
+	grep -q "signal $sig ($signame)" procs.txt || fail "the process table names $signame ($name)"
+	assert_ge "$(q prof.db "SELECT count(*) FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id = c.nameId")" 1 \
+		"the last CUDA call of the crashing thread ($name)"
+}
+core_dumped() {
+	case $cores in
+	core*) [ "$(ulimit -c)" = 0 ] && { echo "$1: core dump not checked: ulimit -c is 0 here"; return; }
+		ls core* > /dev/null 2>&1 || fail "no core dump ($1; core_pattern $cores, ulimit -c $(ulimit -c))"
+		core_checked=$((core_checked + 1)) ;;
+	*) echo "$1: core dump not checked: core_pattern is '$cores', not a file in the working directory" ;;
+	esac
+}
+
+for c in segv:11:SIGSEGV abort:6:SIGABRT bus:7:SIGBUS throw:6:SIGABRT; do
+	how=${c%%:*} rest=${c#*:}; sig=${rest%%:*} signame=${rest#*:}
+	run "$how" $((128 + sig)) "$how"
+	assert_eq "$(head -1 out.txt)" "disposition default" "the program sees its own disposition ($how)"
+	kept_all "$how"
+	ended_by "$how" "$sig" "$signame"
+	# the drain was the flusher's, with a forced CUPTI flush (flags 2); not the fallback's
+	assert_eq "$(q prof.db "SELECT flags & 3 FROM CPROF_CRASH")" 2 "drained by the flusher after a CUPTI flush ($how)"
+	core_dumped "$how"
+done
+[ "$(q "$T/segv/prof.db" "SELECT addr FROM CPROF_CRASH")" = 4 ] || fail "faulting address (argc=4 as a pointer)"
+
+# the program's own handler, installed before its first CUDA call or after its last: it runs (it prints,
+# resets the signal to default and lets it end the process), and cprof's data is still there
+for c in segv:11:SIGSEGV:before abort:6:SIGABRT:after bus:7:SIGBUS:after segv:11:SIGSEGV:after; do
+	IFS=: read -r how sig signame own <<< "$c"
+	run "$how-own-$own" $((128 + sig)) "$how" "$own"
+	assert_eq "$(cat out.txt)" "disposition own
+app handler ran" "the program's handler ran ($how, installed $own)"
+	kept_all "$how-own-$own"
+	ended_by "$how-own-$own" "$sig" "$signame"
+	assert_eq "$(q prof.db "SELECT flags & 8 FROM CPROF_CRASH")" 8 "the CRASH frame says the program had a handler ($how)"
+	core_dumped "$how-own-$own"
+done
+
+# another thread launches all along and goes on while the main thread dies: the main thread's steps are
+# all kept, and the CRASH record has the last call of both threads
+run thread 139 segv thread
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES WHERE kernelName LIKE '%kern_a%'")" $N "the dying thread's launches (thread)"
+assert_eq "$(q prof.db "SELECT count(DISTINCT tid) FROM CPROF_CRASH_CALLS")" 2 "last calls of both threads (thread)"
+assert_eq "$(q prof.db "SELECT flags & 3 FROM CPROF_CRASH")" 2 "drained by the flusher after a CUPTI flush (thread)"
+ended_by thread 11 SIGSEGV
+
+# the fault inside a CUDA call (a copy to an unmapped host address): the calls before it are kept, CUPTI
+# is left alone (its state is unknown there), and the ending says where it happened
+run in-cuda 139 in-cuda
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES")" $((2 * N)) "launches before the end (in-cuda)"
+assert_eq "$(q prof.db "SELECT flags & 6 FROM CPROF_CRASH")" 4 "inside CUDA, no CUPTI flush (in-cuda)"
+assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "signal 11 (SIGSEGV) inside a CUDA call" "PROCESSES.ending (in-cuda)"
+
+# the flusher does not answer in time (CPROF_CRASH_TIMEOUT_MS=0): the crashing thread writes its own ring
+export CPROF_CRASH_TIMEOUT_MS=0
+run fallback 139 segv
+unset CPROF_CRASH_TIMEOUT_MS
+assert_eq "$(q prof.db "SELECT count(*) FROM LAUNCHES")" $((2 * N)) "launches kept by the handler itself"
+assert_eq "$(q prof.db "SELECT flags & 1 FROM CPROF_CRASH")" 1 "CRASH written by the handler itself"
+ended_by fallback 11 SIGSEGV
+
+# a crash inside cprof's own handler: no loop (timeout 60 would make it 124), the original signal's status
+for c in segv:139 abort:134; do
+	how=${c%%:*} want=${c#*:}
+	export CPROF_TEST_CRASH_IN_HANDLER=1
+	run "inhandler-$how" "$want" "$how"
+	unset CPROF_TEST_CRASH_IN_HANDLER
+done
+
+# SIGKILL: nothing in the process runs; the report names the kill from cprof-run's wait status
+run kill9 137 kill9
+assert_eq "$(q prof.db "SELECT count(*) FROM CPROF_CRASH")" 0 "no CRASH frame after SIGKILL"
+assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "killed by signal 9 (SIGKILL)" "PROCESSES.ending (kill9)"
+grep -q "^Ended: pid [0-9]*: killed by signal 9 (SIGKILL)$" report.txt || fail "the report names SIGKILL"
+
+# Python with faulthandler enabled after cprof started (its handler is chained): the traceback is
+# printed, the calls are kept, the status is the bare one's
+cd "$T" && mkdir py && cd py || fail "mkdir py"
+cat > crash.py <<'PYEOF'
+import ctypes, faulthandler, sys
+cudart = ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+lib, p = ctypes.CDLL(None), ctypes.c_void_p()
+for i in range(int(sys.argv[1])):
+    lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+    lib.cudaFree(p)
+faulthandler.enable()
+ctypes.string_at(0)
+PYEOF
+{ sim "$PY" crash.py 1 2> bare.err; } 2>/dev/null; bare=$?
+{ sim "$BIN/cprof-run" -q -o prof.db -- "$PY" crash.py $N 2> err.txt; } 2>/dev/null; rc=$?
+assert_eq "$rc" "$bare" "Python: same status as bare"
+assert_eq "$rc" 139 "Python: status"
+grep -q "Fatal Python error: Segmentation fault" err.txt || fail "Python's faulthandler ran: $(head -3 err.txt)"
+assert_eq "$(q prof.db "SELECT count(*) FROM API_CALLS WHERE name IN ('cudaMalloc', 'cudaFree')")" $((2 * N)) "Python: calls kept"
+assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "signal 11 (SIGSEGV)" "Python: ending"
+
+# a normal end says its status
+run exit0 1 none
+assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" "exit, status 1" "PROCESSES.ending (exit 1)"
+grep -q "^Ended:" report.txt && fail "a normal exit is not reported as an abnormal end"
+echo "core dumps checked: $core_checked"
+echo ok
