@@ -89,7 +89,13 @@ $(BUILD)/bin/cprof-run: $(call obj_of,host,$(RUN_SRCS)) $(HOST_OBJS_COMMON)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^
 
-BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run
+# cprof-run --torch-ops puts this directory on the target's PYTHONPATH
+$(BUILD)/lib/cprof/python/sitecustomize.py: preload/sitecustomize.py
+	@mkdir -p $(dir $@)
+	$(Q)install -m 0644 $< $@
+
+BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run \
+	$(BUILD)/lib/cprof/python/sitecustomize.py
 .PHONY: binaries
 binaries: $(BINARIES) simgpu
 
@@ -135,6 +141,8 @@ install: $(DEPS_STAMP) binaries
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(BUILD)/bin/cprof-run $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(DESTDIR)$(PREFIX)/bin/
 	install -m 0755 $(BUILD)/lib/libcprof.so $(DESTDIR)$(PREFIX)/lib/
+	install -d $(DESTDIR)$(PREFIX)/lib/cprof/python
+	install -m 0644 $(BUILD)/lib/cprof/python/sitecustomize.py $(DESTDIR)$(PREFIX)/lib/cprof/python/
 
 clean:
 	rm -rf $(BUILD)

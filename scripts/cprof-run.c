@@ -43,7 +43,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only]\n"
-		"                 [--stacks off|sampled|all] -- CMD [ARGS...]\n"
+		"                 [--stacks off|sampled|all] [--torch-ops] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile.\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
 		"                     %%h = host name, %%p = pid of cprof-run, %%r = rank (RANK, SLURM_PROCID,\n"
@@ -56,6 +56,8 @@ static void usage(FILE *f)
 		"      --stacks MODE  call stacks (native and Python) at launches, copies, memsets, GEMMs and syncs:\n"
 		"                     sampled (default: the first 4 calls of each call site, then 1 in 256; the\n"
 		"                     others reuse their site's last stack), all (every call), off\n"
+		"      --torch-ops    when CMD imports torch, record each ATen op as a range (PyTorch's own NVTX\n"
+		"                     emission, through a sitecustomize.py on PYTHONPATH); also CPROF_TORCH_OPS=1\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
@@ -156,7 +158,7 @@ static char *join_command(char **argv)
 }
 
 /* The target's environment only: the collector and the summary must not load the library. */
-static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks)
+static int target_env(const char *lib, const char *fifo, int inject_only, const char *stacks, const char *pydir)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -182,6 +184,18 @@ static int target_env(const char *lib, const char *fifo, int inject_only, const 
 	else if (setenv("NVTX_INJECTION64_PATH", lib, 1) < 0)
 		ret = -ENOMEM;
 	free(preload);
+	/* --torch-ops: Python finds cprof's sitecustomize.py first; it chains to the program's own */
+	if (ret == 0 && pydir) {
+		const char *pp = getenv("PYTHONPATH");
+		char *v = malloc(strlen(pydir) + (pp ? strlen(pp) : 0) + 2);
+
+		if (v == NULL)
+			return -ENOMEM;
+		sprintf(v, pp && *pp ? "%s:%s" : "%s", pydir, pp);
+		if (setenv("PYTHONPATH", v, 1) < 0 || setenv("CPROF_TORCH_OPS", "1", 1) < 0)
+			ret = -ENOMEM;
+		free(v);
+	}
 	return ret;
 }
 
@@ -345,13 +359,13 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },        { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
-		{ "stacks", required_argument, NULL, 'S' },
+		{ "stacks", required_argument, NULL, 'S' }, { "torch-ops", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX];
-	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
+	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16], pydir[PATH_MAX];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL;
-	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
+	int opt, quiet = 0, force = 0, inject_only = 0, torch_ops = 0, status = 0, rc, errpipe[2], cstatus, sig = 0;
 	char *command;
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
@@ -368,6 +382,7 @@ int main(int argc, char **argv)
 		case 'C': check = optarg; break;
 		case 'H': html = optarg; break;
 		case 'I': inject_only = 1; break;
+		case 'T': torch_ops = 1; break;
 		case 'S':
 			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
 				pr_err("--stacks %s: expected off, sampled or all", optarg);
@@ -408,6 +423,15 @@ int main(int argc, char **argv)
 		return RUN_EXIT_INTERNAL;
 	}
 	snprintf(lib, sizeof(lib), "%s", self);
+	/* launchers that cannot pass options set it in the environment */
+	tmp = getenv("CPROF_TORCH_OPS");
+	if (tmp && strcmp(tmp, "1") == 0)
+		torch_ops = 1;
+	snprintf(pydir, sizeof(pydir), "%s/../lib/cprof/python", self_dir);
+	if (torch_ops && (realpath(pydir, self) == NULL || snprintf(pydir, sizeof(pydir), "%s", self) < 0)) {
+		pr_err("incomplete installation: --torch-ops needs %s/../lib/cprof/python", self_dir);
+		return RUN_EXIT_INTERNAL;
+	}
 
 	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
 		pr_err("profile name too long");
@@ -479,7 +503,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, fifo, inject_only, stacks) < 0) {
+		if (target_env(lib, fifo, inject_only, stacks, torch_ops ? pydir : NULL) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
