@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "report/analysis.h"
 #include "report/cprof.h"
+#include "report/ops-nvtx.h"
 #include "report/ranges.h"
 #include "report/stacks.h"
 
@@ -513,6 +514,7 @@ int cmd_report(int argc, char **argv)
 	struct cprof_stacks stacks = { 0 };
 	struct cprof_attr_table ops = { 0 }, sites = { 0 }, chains = { 0 };
 	struct cprof_range_table ranges = { 0 };
+	struct cprof_op_table tops = { 0 };
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
@@ -632,6 +634,11 @@ int cmd_report(int argc, char **argv)
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
+	if (cprof_ops_build(db, 0, &tops) < 0) {
+		pr_err("%s: cannot read the op ranges: %s", argv[optind], sqlite3_errmsg(db));
+		ret = CPROF_EXIT_USAGE;
+		goto out;
+	}
 	if (cprof_ranges_build(db, 0, &ranges) < 0) {
 		ret = CPROF_EXIT_USAGE; /* cprof_ranges_build said why */
 		goto out;
@@ -692,6 +699,8 @@ int cmd_report(int argc, char **argv)
 		json_table(&apis, top, 0);
 		printf(",\"stacks\":%zu,\"ops\":", stacks.n);
 		cprof_attr_json(&ops, CPROF_BY_OP, top);
+		printf(",\"torch_ops\":");
+		cprof_ops_json(&tops, top);
 		printf(",\"callsites\":");
 		cprof_attr_json(&sites, CPROF_BY_CALLSITE, top);
 		printf(",\"chains\":");
@@ -737,6 +746,8 @@ int cmd_report(int argc, char **argv)
 		printf("]}\n");
 	} else if (fmt == FMT_CSV && by == BY_RANGE) {
 		cprof_ranges_csv(&ranges, top_set ? top : 0);
+	} else if (fmt == FMT_CSV && by == BY_OP && tops.n) {
+		cprof_ops_csv(&tops, top_set ? top : 0);
 	} else if (fmt == FMT_CSV && (by == BY_OP || by == BY_CALLSITE)) {
 		cprof_attr_csv(by == BY_OP ? &ops : &sites, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, top_set ? top : 0);
 	} else if (fmt == FMT_CSV) {
@@ -800,7 +811,10 @@ int cmd_report(int argc, char **argv)
 			cprof_attr_print(&chains, CPROF_BY_CHAIN, top);
 		if (by == BY_ALL && sites.n)
 			cprof_attr_print(&sites, CPROF_BY_CALLSITE, top);
-		if (by == BY_OP || by == BY_CALLSITE) {
+		/* op rows from PyTorch's own ranges; kernels keep their own table */
+		if ((by == BY_ALL || by == BY_OP) && tops.n)
+			cprof_ops_print(&tops, by == BY_OP && !top_set ? 0 : top);
+		if ((by == BY_OP && !tops.n) || by == BY_CALLSITE) {
 			if (stacks.n == 0)
 				printf("\nNo call stacks in this profile (recorded with --stacks off, or by an older cprof).\n");
 			else
@@ -859,6 +873,7 @@ out:
 	cprof_attr_free(&sites);
 	cprof_attr_free(&chains);
 	cprof_ranges_free(&ranges);
+	cprof_ops_free(&tops);
 	cprof_stacks_free(&stacks);
 	sqlite3_close(db);
 	return ret;
