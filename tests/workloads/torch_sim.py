@@ -76,9 +76,19 @@ def profiler(steps):
     print(f"profiler steps={steps} shape={tuple(y.shape)} cuda_time_positive={cuda_us > 0}")
 
 
+def opcounts(what, steps):
+    """torch.profiler's own op counts (CPU activity only) for the seed's loop or the training loop."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        seed(64, steps) if what == "seed" else linear(steps)
+    for e in sorted(prof.key_averages(), key=lambda e: e.key):
+        print(f"{e.key},{e.count}")
+
+
 def main():
     mode = sys.argv[1]
-    arg = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    arg = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 0
     if mode == "seed":
         seed(arg, int(sys.argv[3]))
     elif mode == "linear":
@@ -89,6 +99,8 @@ def main():
         graph(arg)
     elif mode == "profiler":
         profiler(arg)
+    elif mode == "opcounts":
+        opcounts(sys.argv[2], int(sys.argv[3]))
     elif mode == "available":
         print(f"available={torch.cuda.is_available()}")
     else:
