@@ -10,6 +10,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
+#include "common/wire.h"
 #include "report/cprof.h"
 #include "report/ranges.h"
 #include "report/stacks.h"
@@ -372,7 +373,11 @@ static const char index_sql[] =
 	"INSERT INTO x_hsum SELECT e.processId, e.externalId,"
 	" min(CASE WHEN g.correlationId IS NOT NULL THEN e.correlationId END), min(e.correlationId),"
 	" count(g.correlationId) FROM x_ext e LEFT JOIN x_gpu g"
-	" ON g.processId = e.processId AND g.correlationId = e.correlationId GROUP BY e.processId, e.externalId;";
+	" ON g.processId = e.processId AND g.correlationId = e.correlationId GROUP BY e.processId, e.externalId;"
+	/* per hooked call made inside an ATen op range (cprof-run --torch-ops): the innermost op, whose id is the
+	 * "External id" of the call and of its GPU work, as Kineto links a cpu_op to them (filled by nvtx_index) */
+	"CREATE TEMP TABLE x_opof(processId INTEGER, extId INTEGER, opId INTEGER, PRIMARY KEY(processId, extId))"
+	" WITHOUT ROWID;";
 
 /* Names compare equal when they are the same API: "__cudaLaunchKernel" is cudaLaunchKernel, CUPTI's
  * "cudaMemcpyAsync_ptsz_v7000" is cudaMemcpyAsync. */
@@ -730,8 +735,9 @@ out:
 static const char hooked_sql[] =
 	"SELECT a.processId, a.pid, a.tid, a.start, a.end, a.correlationId, s.value, a.class, a.returnValue,"
 	" a.nested, a.kernelNameId, k.value, a.stream, a.bytes, a.a0, a.a1, a.a2, a.a3, a.a4, a.a5, a.a6,"
-	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value, %s"
+	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value, %s, xo.opId"
 	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
+	" LEFT JOIN x_opof xo ON xo.processId = a.processId AND xo.extId = a.correlationId"
 	" LEFT JOIN x_hsum h ON h.processId = a.processId AND h.extId = a.correlationId"
 	" LEFT JOIN x_api x ON x.processId = a.processId AND x.correlationId = coalesce(h.gcorr, h.anycorr)"
 	" LEFT JOIN StringIds xs ON xs.id = x.nameId ORDER BY a.id";
@@ -739,6 +745,7 @@ static const char hooked_sql[] =
 enum {
 	H_PROC, H_PID, H_TID, H_START, H_END, H_EXT, H_NAME, H_CLASS, H_RET, H_NESTED, H_KNAMEID, H_KNAME, H_STREAM,
 	H_BYTES, H_A0, H_A1, H_A2, H_A3, H_A4, H_A5, H_A6, H_GCORR, H_ANYCORR, H_NGPU, H_CBID, H_XNAME, H_STACK,
+	H_OPID,
 };
 
 /* ---- python_function spans: consecutive calls of a thread that share their outer Python frames share
@@ -878,7 +885,7 @@ static int write_hooked(struct trace *t)
 			corr = ext;
 		span_begin(t, "cuda_runtime", name, pid, tid, start, sqlite3_column_int64(st, H_END));
 		put(t, ", \"args\": {\"External id\": ");
-		put_i(t, ext);
+		put_i(t, sqlite3_column_type(st, H_OPID) != SQLITE_NULL ? sqlite3_column_int64(st, H_OPID) : ext);
 		if (same)
 			arg_i(t, "cbid", sqlite3_column_int64(st, H_CBID));
 		arg_i(t, "correlation", corr);
@@ -920,11 +927,13 @@ static int write_api_records(struct trace *t, const char *table, const char *cat
 	int rc, ret;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT r.processId, r.start, r.end, r.correlationId, rn.value, r.cbid, r.threadId, e.externalId,"
+		 "SELECT r.processId, r.start, r.end, r.correlationId, rn.value, r.cbid, r.threadId,"
+		 " coalesce(xo.opId, e.externalId),"
 		 " h.extId IS NOT NULL, hn.value, h.tid, g.correlationId IS NOT NULL"
 		 " FROM %s r LEFT JOIN StringIds rn ON rn.id = r.nameId"
 		 " LEFT JOIN x_ext e ON e.processId = r.processId AND e.correlationId = r.correlationId"
 		 " LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"
+		 " LEFT JOIN x_opof xo ON xo.processId = e.processId AND xo.extId = e.externalId"
 		 " LEFT JOIN StringIds hn ON hn.id = h.nameId"
 		 " LEFT JOIN x_gpu g ON g.processId = r.processId AND g.correlationId = r.correlationId"
 		 " ORDER BY r.rowid",
@@ -961,11 +970,13 @@ static int write_api_records(struct trace *t, const char *table, const char *cat
 
 /* Columns every GPU op query starts with; the launcher exists when a hooked call or an API record has the id. */
 #define GPU_COMMON                                                                                               \
-	"o.processId, o.start, o.end, o.deviceId, o.contextId, o.streamId, o.correlationId, e.externalId,"        \
+	"o.processId, o.start, o.end, o.deviceId, o.contextId, o.streamId, o.correlationId,"                      \
+	" coalesce(xo.opId, e.externalId),"                                                                       \
 	" (h.extId IS NOT NULL OR x.correlationId IS NOT NULL)"
 #define GPU_JOINS                                                                                                \
 	" LEFT JOIN x_ext e ON e.processId = o.processId AND e.correlationId = o.correlationId"                   \
 	" LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"                             \
+	" LEFT JOIN x_opof xo ON xo.processId = e.processId AND xo.extId = e.externalId"                         \
 	" LEFT JOIN x_api x ON x.processId = o.processId AND x.correlationId = o.correlationId"
 enum { G_PROC, G_START, G_END, G_DEV, G_CTX, G_STREAM, G_CORR, G_EXT, G_LAUNCHED, G__N };
 
@@ -1136,7 +1147,16 @@ static const char nvtx_index_sql[] =
 	" depth INTEGER, textId INTEGER);"
 	"INSERT INTO x_rng SELECT n.id, n.processId, n.tid, n.start, max(n.start, coalesce(n.end, p.e, n.start)),"
 	" coalesce(n.depth, 0), n.textId FROM NVTX_EVENTS n LEFT JOIN x_pend p ON p.processId = n.processId"
-	" WHERE n.eventType IN ('range', 'startend');";
+	" WHERE n.eventType IN ('range', 'startend');"
+	"CREATE TEMP TABLE x_oprng(id INTEGER PRIMARY KEY, processId INTEGER, tid INTEGER, start INTEGER, end INTEGER);"
+	"INSERT INTO x_oprng SELECT r.id, r.processId, r.tid, r.start, r.end FROM x_rng r JOIN NVTX_EVENTS n"
+	" ON n.id = r.id WHERE n.categoryId = %lld AND n.eventType = 'range';"
+	"CREATE INDEX temp.x_oprng_t ON x_oprng(processId, tid, start);"
+	/* the innermost op is the latest-starting one still open at the call */
+	"INSERT INTO x_opof SELECT * FROM (SELECT a.processId, a.correlationId, (SELECT r.id FROM x_oprng r"
+	"  WHERE r.processId = a.processId AND r.tid = a.tid AND r.start <= a.start AND r.end >= a.start"
+	"  ORDER BY r.start DESC LIMIT 1) AS o FROM CPROF_API a WHERE a.correlationId IS NOT NULL"
+	"  AND (a.processId, a.tid) IN (SELECT DISTINCT processId, tid FROM x_oprng)) WHERE o IS NOT NULL;";
 
 static int nvtx_index(struct trace *t)
 {
@@ -1149,7 +1169,7 @@ static int nvtx_index(struct trace *t)
 	ins[0] = '\0';
 	if (cprof_query_int(t->db, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE end IS NULL AND eventType != 'mark')", 0))
 		snprintf(ins, sizeof(ins), "INSERT INTO x_pend %s;", cprof_sql_process_end);
-	if (asprintf(&sql, nvtx_index_sql, ins) < 0)
+	if (asprintf(&sql, nvtx_index_sql, ins, (long long)CPROF_NVTX_CATEGORY_TORCH_OP) < 0)
 		return -ENOMEM;
 	ret = exec(t, sql);
 	free(sql);
@@ -1261,8 +1281,11 @@ static int write_nvtx(struct trace *t)
 			put(t, ", \"ts\": ");
 			put_ts(t, sqlite3_column_int64(st, 3));
 		} else {
-			span_begin(t, "user_annotation", col_str(st, 6), pid, tid, sqlite3_column_int64(st, 3),
-				   sqlite3_column_int64(st, 4));
+			/* PyTorch's op ranges are Kineto's cpu_op spans */
+			int op = sqlite3_column_int64(st, 10) == CPROF_NVTX_CATEGORY_TORCH_OP;
+
+			span_begin(t, op ? "cpu_op" : "user_annotation", col_str(st, 6), pid, tid,
+				   sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
 		}
 		nvtx_args(t, st);
 	}
@@ -1279,7 +1302,7 @@ static int write_nvtx(struct trace *t)
 		   " ON c.processId = r.processId AND c.tid = r.tid AND c.start >= r.start AND c.start <= r.end"
 		   " CROSS JOIN x_ext e ON e.processId = c.processId AND e.externalId = c.extId"
 		   " CROSS JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
-		   " LEFT JOIN StringIds x ON x.id = r.textId"
+		   " LEFT JOIN StringIds x ON x.id = r.textId WHERE r.id NOT IN (SELECT id FROM x_oprng)"
 		   " GROUP BY r.id, o.deviceId, o.streamId ORDER BY gs, ge DESC, r.depth, r.id",
 		   &st);
 	if (ret < 0)
