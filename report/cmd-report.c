@@ -313,7 +313,7 @@ static void print_torch(const struct table *calls, const struct table *kernels, 
 }
 
 static void print_verdict_text(const struct cprof_verdict *v, const struct cprof_phase *ph, int nph,
-			       const struct cprof_finding *f, int nf)
+			       const struct cprof_finding *f, int nf, const char *op_evidence)
 {
 	char line[1024], a[32], b[32], c[32], d[32], e[32];
 	uint64_t idle = v->host_wait_ns + v->kernel_wait_ns + v->other_ns;
@@ -339,6 +339,8 @@ static void print_verdict_text(const struct cprof_verdict *v, const struct cprof
 		printf("  Self CPU (time in CUDA calls) %s vs Self GPU (GPU op time) %s: ratio %.2f\n", a, b,
 		       v->self_gpu_ns ? (double)v->self_cpu_ns / v->self_gpu_ns : 0.0);
 	}
+	if (op_evidence[0])
+		printf("  %s\n", op_evidence);
 	if (nph > 1) {
 		printf("\nPhases\n");
 		for (i = 0; i < nph; i++) {
@@ -515,6 +517,7 @@ int cmd_report(int argc, char **argv)
 	struct cprof_attr_table ops = { 0 }, sites = { 0 }, chains = { 0 };
 	struct cprof_range_table ranges = { 0 };
 	struct cprof_op_table tops = { 0 };
+	char op_evidence[512] = "";
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
@@ -634,6 +637,10 @@ int cmd_report(int argc, char **argv)
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
+	/* an overhead-bound window names the ops whose host time it was */
+	if (!strcmp(v.verdict, "overhead-bound") && cprof_ops_evidence(db, 0, v.start, v.end, op_evidence,
+								       sizeof(op_evidence)) < 0)
+		op_evidence[0] = '\0';
 	if (cprof_ops_build(db, 0, &tops) < 0) {
 		pr_err("%s: cannot read the op ranges: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
@@ -699,6 +706,8 @@ int cmd_report(int argc, char **argv)
 		json_table(&apis, top, 0);
 		printf(",\"stacks\":%zu,\"ops\":", stacks.n);
 		cprof_attr_json(&ops, CPROF_BY_OP, top);
+		printf(",\"torch_ops_evidence\":");
+		cprof_json_str(stdout, op_evidence);
 		printf(",\"torch_ops\":");
 		cprof_ops_json(&tops, top);
 		printf(",\"callsites\":");
@@ -775,7 +784,7 @@ int cmd_report(int argc, char **argv)
 		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
 		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : reason);
-		print_verdict_text(&v, ph, nph, fd, nf);
+		print_verdict_text(&v, ph, nph, fd, nf, op_evidence);
 		if (by == BY_ALL)
 			cprof_steps_print(db, 0, &th, 0, top_set ? top : 0);
 		if (nprocs > 1) {

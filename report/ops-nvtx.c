@@ -22,7 +22,8 @@ struct gpuwork {
 static const char ops_sql[] =
 	"SELECT n.processId, n.tid, n.start, n.end, n.textId, coalesce(s.value, '(no message)') FROM NVTX_EVENTS n"
 	" LEFT JOIN StringIds s ON s.id = n.textId WHERE n.categoryId = ?1 AND n.eventType = 'range'"
-	" AND n.end IS NOT NULL AND (?2 = 0 OR n.processId = ?2) ORDER BY 1, 2, 3, 4 DESC";
+	" AND n.end IS NOT NULL AND (?2 = 0 OR n.processId = ?2) AND n.start >= ?3 AND n.start <= ?4"
+	" ORDER BY 1, 2, 3, 4 DESC";
 /* the GPU work each hooked call launched, at the call's start on its thread */
 static const char gpu_sql[] =
 	"SELECT a.processId, a.tid, a.start, g.end - g.start FROM API_GPU g JOIN CPROF_API a ON a.id = g.apiId"
@@ -85,7 +86,7 @@ static int attribute(struct oprange *o, size_t no, const struct gpuwork *g, size
 	return 0;
 }
 
-int cprof_ops_build(sqlite3 *db, int64_t proc, struct cprof_op_table *t)
+static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cprof_op_table *t)
 {
 	sqlite3_stmt *st = NULL;
 	struct oprange *o = NULL;
@@ -102,6 +103,8 @@ int cprof_ops_build(sqlite3 *db, int64_t proc, struct cprof_op_table *t)
 	}
 	sqlite3_bind_int64(st, 1, CPROF_NVTX_CATEGORY_TORCH_OP);
 	sqlite3_bind_int64(st, 2, proc);
+	sqlite3_bind_int64(st, 3, from);
+	sqlite3_bind_int64(st, 4, to);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		if (cprof_grow(&o, &cap, no, sizeof(*o)) < 0) {
 			ret = -ENOMEM;
@@ -174,6 +177,48 @@ out:
 	if (ret < 0)
 		cprof_ops_free(t);
 	return ret;
+}
+
+int cprof_ops_build(sqlite3 *db, int64_t proc, struct cprof_op_table *t)
+{
+	return build(db, proc, 0, INT64_MAX, t);
+}
+
+static int cmp_self(const void *a, const void *b)
+{
+	const struct cprof_op_row *x = a, *y = b;
+
+	return x->self_cpu_ns < y->self_cpu_ns ? 1 : x->self_cpu_ns > y->self_cpu_ns ? -1 : strcmp(x->name, y->name);
+}
+
+int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, char *out, size_t size)
+{
+	struct cprof_op_table t;
+	size_t i, o;
+	char d[32], w[32];
+	int ret;
+
+	out[0] = '\0';
+	if ((ret = build(db, proc, (int64_t)from, (int64_t)to, &t)) < 0 || t.n == 0)
+		return ret;
+	qsort(t.rows, t.n, sizeof(*t.rows), cmp_self);
+	cprof_fmt_dur(w, sizeof(w), t.self_cpu_ns);
+	o = (size_t)snprintf(out, size, "host time in ATen ops %s (%.0f%% of the window), most of it in", w,
+			     to > from ? 100.0 * t.self_cpu_ns / (double)(to - from) : 0.0);
+	for (i = 0; i < t.n && i < 3 && o < size; i++) {
+		char name[64];
+		size_t k;
+
+		/* the op's name is the program's text: printable ASCII only in a verdict line */
+		for (k = 0; t.rows[i].name[k] && k < sizeof(name) - 1; k++)
+			name[k] = t.rows[i].name[k] >= 0x20 && t.rows[i].name[k] < 0x7f ? t.rows[i].name[k] : '?';
+		name[k] = '\0';
+		cprof_fmt_dur(d, sizeof(d), t.rows[i].self_cpu_ns);
+		o += (size_t)snprintf(out + o, size - o, "%s %s Self CPU %s in %llu calls", i ? "," : "", name, d,
+				      (unsigned long long)t.rows[i].calls);
+	}
+	cprof_ops_free(&t);
+	return 0;
 }
 
 void cprof_ops_free(struct cprof_op_table *t)

@@ -46,6 +46,37 @@ ops = {o["name"]: o for o in d["torch_ops"]}
 assert ops["aten::add"]["calls"] == '$S', ops
 ' || fail "JSON torch_ops"
 
+# the verdict of this overhead-bound loop names the ops whose host time the window was
+"$BIN/cprof" report ops.db > all.txt || fail "report"
+grep -q "^Verdict: overhead-bound" all.txt || fail "verdict: $(grep Verdict all.txt)"
+grep -Eq "^  host time in ATen ops .* most of it in aten::(mm|add|matmul) Self CPU" all.txt ||
+	fail "no op evidence under the verdict: $(sed -n '/^Verdict/,/^$/p' all.txt)"
+# the trace: one cpu_op span per op call; the calls and kernels inside aten::mm carry its External id (Kineto)
+"$BIN/cprof" trace ops.db -o ops.json || fail "trace"
+"$PY" - ops.json $S <<'PYEOF' || fail "cpu_op spans in the trace"
+import collections, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+n = int(sys.argv[2])
+ops = [e for e in ev if e.get("cat") == "cpu_op"]
+count = collections.Counter(e["name"] for e in ops)
+assert count["aten::mm"] == n and count["aten::add"] == n and count["aten::matmul"] == n, count
+assert not [e for e in ev if e.get("cat") == "user_annotation"], "op ranges also written as user annotations"
+by_ext = collections.defaultdict(list)
+for e in ev:
+    if e.get("cat") in ("cuda_runtime", "kernel"):
+        by_ext[e["args"].get("External id")].append(e)
+linked = 0
+for op in ops:
+    if op["name"] == "aten::mm":
+        kernels = [e for e in by_ext[op["args"]["External id"]] if e["cat"] == "kernel"]
+        assert len(kernels) == 1 and "gemm" in kernels[0]["name"], (op, kernels)
+        runtime = [e for e in by_ext[op["args"]["External id"]] if e["cat"] == "cuda_runtime"]
+        assert any(e["name"] == "cublasGemmEx" for e in runtime), runtime
+        assert all(op["ts"] <= e["ts"] <= op["ts"] + op["dur"] for e in runtime), (op, runtime)
+        linked += 1
+assert linked == n, linked
+PYEOF
+
 # without the switch: no op ranges, and the same stdout
 "$BIN/cprof-run" -q -o plain.db -- "$SIMRUN" "$PY" "$TW" seed 64 $S > off.out 2> off.err || fail "run without the switch"
 cmp -s plain.out off.out || fail "stdout differs without the switch"
