@@ -1148,13 +1148,14 @@ static const char nvtx_index_sql[] =
 	"INSERT INTO x_rng SELECT n.id, n.processId, n.tid, n.start, max(n.start, coalesce(n.end, p.e, n.start)),"
 	" coalesce(n.depth, 0), n.textId FROM NVTX_EVENTS n LEFT JOIN x_pend p ON p.processId = n.processId"
 	" WHERE n.eventType IN ('range', 'startend');"
-	"CREATE TEMP TABLE x_oprng(id INTEGER PRIMARY KEY, processId INTEGER, tid INTEGER, start INTEGER, end INTEGER);"
-	"INSERT INTO x_oprng SELECT r.id, r.processId, r.tid, r.start, r.end FROM x_rng r JOIN NVTX_EVENTS n"
-	" ON n.id = r.id WHERE n.categoryId = %lld AND n.eventType = 'range';"
+	"CREATE TEMP TABLE x_oprng(id INTEGER PRIMARY KEY, processId INTEGER, tid INTEGER, start INTEGER, end INTEGER,"
+	" ended INTEGER);"
+	"INSERT INTO x_oprng SELECT r.id, r.processId, r.tid, r.start, r.end, n.end IS NOT NULL FROM x_rng r"
+	" JOIN NVTX_EVENTS n ON n.id = r.id WHERE n.categoryId = %lld AND n.eventType = 'range';"
 	"CREATE INDEX temp.x_oprng_t ON x_oprng(processId, tid, start);"
 	/* the innermost op is the latest-starting one still open at the call */
 	"INSERT INTO x_opof SELECT * FROM (SELECT a.processId, a.correlationId, (SELECT r.id FROM x_oprng r"
-	"  WHERE r.processId = a.processId AND r.tid = a.tid AND r.start <= a.start AND r.end >= a.start"
+	"  WHERE r.processId = a.processId AND r.tid = a.tid AND r.start <= a.start AND r.end >= a.start AND r.ended"
 	"  ORDER BY r.start DESC LIMIT 1) AS o FROM CPROF_API a WHERE a.correlationId IS NOT NULL"
 	"  AND (a.processId, a.tid) IN (SELECT DISTINCT processId, tid FROM x_oprng)) WHERE o IS NOT NULL;";
 

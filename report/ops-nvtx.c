@@ -214,8 +214,8 @@ int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, ch
 			name[k] = t.rows[i].name[k] >= 0x20 && t.rows[i].name[k] < 0x7f ? t.rows[i].name[k] : '?';
 		name[k] = '\0';
 		cprof_fmt_dur(d, sizeof(d), t.rows[i].self_cpu_ns);
-		o += (size_t)snprintf(out + o, size - o, "%s %s Self CPU %s in %llu calls", i ? "," : "", name, d,
-				      (unsigned long long)t.rows[i].calls);
+		o += (size_t)snprintf(out + o, size - o, "%s %s Self CPU %s in %llu call%s", i ? "," : "", name, d,
+				      (unsigned long long)t.rows[i].calls, t.rows[i].calls == 1 ? "" : "s");
 	}
 	cprof_ops_free(&t);
 	return 0;
