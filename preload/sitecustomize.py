@@ -4,7 +4,6 @@ import sys
 
 def _cprof_torch_ops():
     import os
-    import threading
     from importlib.machinery import PathFinder
 
     here = os.path.dirname(os.path.abspath(__file__))
@@ -18,6 +17,7 @@ def _cprof_torch_ops():
                          % (getattr(torch, "__version__", "?"), why))
 
     def enable(torch):
+        import threading  # not before: a program may patch it first (gevent); torch has imported it by now
         try:
             from torch.autograd import profiler as prof
             from torch._C._profiler import ProfilerConfig, ProfilerState, _ExperimentalConfig
