@@ -9,6 +9,7 @@
 #include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
+#include "report/model/ops-nvtx.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
 #include "report/model/report.h"
@@ -56,6 +57,8 @@ int cmd_report(int argc, char **argv)
 	struct cprof_stacks stacks = { 0 };
 	struct cprof_attr_table ops = { 0 }, sites = { 0 }, chains = { 0 };
 	struct cprof_range_table ranges = { 0 };
+	struct cprof_op_table tops = { 0 };
+	char op_evidence[512] = "";
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
@@ -167,6 +170,8 @@ int cmd_report(int argc, char **argv)
 				ret = CPROF_EXIT_USAGE;
 			else
 				cprof_ranges_csv(&ranges, top_set ? top : 0);
+		} else if (by == BY_OP && cprof_ops_build(db, 0, &tops) == 0 && tops.n) {
+			cprof_ops_csv(&tops, top_set ? top : 0); /* op rows from PyTorch's own ranges (--torch-ops) */
 		} else if (by == BY_OP || by == BY_CALLSITE) {
 			if (cprof_stacks_load(db, &stacks) < 0 ||
 			    cprof_attr_build(db, &stacks, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, 0,
@@ -199,6 +204,15 @@ int cmd_report(int argc, char **argv)
 	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
 		pr_err("%s: cannot read the call stacks: %s", argv[optind], sqlite3_errmsg(db));
+		ret = CPROF_EXIT_USAGE;
+		goto out;
+	}
+	/* an overhead-bound window names the ops whose host time it was */
+	if (!strcmp(v.verdict, "overhead-bound") &&
+	    cprof_ops_evidence(db, 0, v.start, v.end, op_evidence, sizeof(op_evidence)) < 0)
+		op_evidence[0] = '\0';
+	if (cprof_ops_build(db, 0, &tops) < 0) {
+		pr_err("%s: cannot read the op ranges: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
@@ -262,6 +276,10 @@ int cmd_report(int argc, char **argv)
 		report_json_table(&apis, top, 0);
 		printf(",\"stacks\":%zu,\"ops\":", stacks.n);
 		cprof_attr_json(&ops, CPROF_BY_OP, top);
+		printf(",\"torch_ops_evidence\":");
+		cprof_json_str(stdout, op_evidence);
+		printf(",\"torch_ops\":");
+		cprof_ops_json(&tops, top);
 		printf(",\"callsites\":");
 		cprof_attr_json(&sites, CPROF_BY_CALLSITE, top);
 		printf(",\"chains\":");
@@ -324,7 +342,7 @@ int cmd_report(int argc, char **argv)
 			if (procs[i].bye[0] && strncmp(procs[i].bye, "exit", 4) != 0 && strcmp(procs[i].bye, "_exit") != 0 &&
 			    strcmp(procs[i].bye, "exec") != 0)
 				printf("Ended: pid %lld: %s\n", (long long)procs[i].pid, cprof_tx(procs[i].bye));
-		report_print_verdict_text(&v, ph, nph, fd, nf);
+		report_print_verdict_text(&v, ph, nph, fd, nf, op_evidence);
 		if (by == BY_ALL)
 			cprof_steps_print(&model, 0, &th, 0, top_set ? top : 0);
 		if (nprocs > 1) {
@@ -360,7 +378,10 @@ int cmd_report(int argc, char **argv)
 			cprof_attr_print(&chains, CPROF_BY_CHAIN, top);
 		if (by == BY_ALL && sites.n)
 			cprof_attr_print(&sites, CPROF_BY_CALLSITE, top);
-		if (by == BY_OP || by == BY_CALLSITE) {
+		/* op rows from PyTorch's own ranges; kernels keep their own table */
+		if ((by == BY_ALL || by == BY_OP) && tops.n)
+			cprof_ops_print(&tops, by == BY_OP && !top_set ? 0 : top);
+		if ((by == BY_OP && !tops.n) || by == BY_CALLSITE) {
 			if (stacks.n == 0)
 				printf("\nNo call stacks in this profile (recorded with --stacks off, or by an older cprof).\n");
 			else
@@ -416,6 +437,7 @@ out:
 	cprof_attr_free(&sites);
 	cprof_attr_free(&chains);
 	cprof_ranges_free(&ranges);
+	cprof_ops_free(&tops);
 	cprof_stacks_free(&stacks);
 	cprof_model_free(&model);
 	sqlite3_close(db);
