@@ -6,6 +6,7 @@
 #include <string.h>
 
 #define PR_FMT "cprof"
+#include "common/ending.h"
 #include "common/log.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
@@ -696,6 +697,223 @@ out:
 	return ret;
 }
 
+const char *cprof_end_kernel_name(const char *mangled, char *buf, size_t size)
+{
+	char *d = cprof_demangle(mangled);
+
+	cprof_shorten(d ? d : mangled, buf, size);
+	free(d);
+	return buf;
+}
+
+void cprof_end_free(struct cprof_end *e)
+{
+	size_t i;
+
+	if (e == NULL)
+		return;
+	free(e->ending);
+	free(e->err_api);
+	for (i = 0; i < e->ncalls; i++) {
+		free(e->calls[i].api);
+		free(e->calls[i].kernel);
+	}
+	free(e->calls);
+	for (i = 0; i < e->nkernels; i++)
+		free(e->kernels[i].name);
+	free(e->kernels);
+	for (i = 0; i < e->nerr_kernels; i++)
+		free(e->err_kernels[i].name);
+	free(e->err_kernels);
+	free(e);
+}
+
+static char *col_dup_or_null(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+/* rows of (name, CUPTI stream, handle) into *out */
+static int load_end_kernels(sqlite3_stmt *st, struct cprof_end_kernel **out, size_t *n)
+{
+	size_t cap = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_end_kernel *k;
+
+		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0)
+			return -ENOMEM;
+		k = &(*out)[(*n)++];
+		k->name = col_dup_or_null(st, 0);
+		k->stream = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+		k->handle = (uint64_t)sqlite3_column_int64(st, 2);
+		if (k->name == NULL)
+			return -ENOMEM;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* the last calls of each thread: the CRASH record's when there is one (it has the calls a crash could not
+ * send), else the profile's */
+static const char end_calls_crash_sql[] =
+	"SELECT c.tid, s.value, k.value, c.returnValue FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id = c.nameId"
+	" LEFT JOIN StringIds k ON k.id = c.kernelNameId WHERE c.processId = ?1 ORDER BY c.tid LIMIT 64";
+static const char end_calls_api_sql[] =
+	"SELECT x.tid, s.value, k.value, x.returnValue FROM (SELECT tid, nameId, kernelNameId, returnValue,"
+	" row_number() OVER (PARTITION BY tid ORDER BY start DESC, id DESC) AS r FROM CPROF_API"
+	" WHERE processId = ?1 AND nested = 0) x JOIN StringIds s ON s.id = x.nameId"
+	" LEFT JOIN StringIds k ON k.id = x.kernelNameId WHERE x.r = 1 ORDER BY x.tid LIMIT 64";
+/* the last 3 launches on each stream (at most 8 streams, the busiest last ones) */
+static const char end_streams_sql[] =
+	"SELECT coalesce(k.value, s.value), (SELECT kk.streamId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e"
+	"  JOIN CUPTI_ACTIVITY_KIND_KERNEL kk ON kk.processId = e.processId AND kk.correlationId = e.correlationId"
+	"  WHERE e.processId = x.processId AND e.externalKind = 5 AND e.externalId = x.correlationId LIMIT 1),"
+	" x.stream FROM (SELECT processId, stream, nameId, kernelNameId, correlationId, start,"
+	"  row_number() OVER (PARTITION BY stream ORDER BY start DESC, id DESC) AS r FROM CPROF_API"
+	"  WHERE processId = ?1 AND class IN ('launch', 'gemm')) x"
+	" JOIN StringIds s ON s.id = x.nameId LEFT JOIN StringIds k ON k.id = x.kernelNameId"
+	" WHERE x.r <= 3 ORDER BY x.stream, x.r LIMIT 24";
+
+static int load_end(sqlite3 *db, struct cprof_proc *p, const char *ending, int signal)
+{
+	struct cprof_end *e = calloc(1, sizeof(*e));
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	/* a table this profile lacks (older ones) leaves that part empty */
+	int rc, ret = 0, has_err = !strncmp(ending, "CUDA error ", 11);
+	uint64_t err_start = 0, err_stream = 0;
+
+	if (e == NULL)
+		return -ENOMEM;
+	p->end = e;
+	e->signal = signal;
+	e->killed = strstr(ending, "killed by signal") != NULL || !strncmp(ending, "no goodbye", 10);
+	if ((e->ending = strdup(ending)) == NULL)
+		return -ENOMEM;
+	if (has_err) {
+		if (sqlite3_prepare_v2(db, cprof_ending_error_sql, -1, &st, NULL) != SQLITE_OK)
+			goto out;
+		sqlite3_bind_int64(st, 1, p->id);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			e->err_tid = sqlite3_column_int64(st, 1);
+			e->err_api = col_dup_or_null(st, 2);
+			e->err = sqlite3_column_int64(st, 3);
+			err_stream = (uint64_t)sqlite3_column_int64(st, 4);
+			err_start = (uint64_t)sqlite3_column_int64(st, 5);
+			e->err_device = !sqlite3_column_int(st, 7);
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+		if (e->err) {
+			if (sqlite3_prepare_v2(db, cprof_ending_kernels_sql, -1, &st, NULL) != SQLITE_OK)
+				goto out;
+			sqlite3_bind_int64(st, 1, p->id);
+			sqlite3_bind_int64(st, 2, (int64_t)err_start);
+			if (!e->err_device)
+				sqlite3_bind_int64(st, 3, (int64_t)err_stream);
+			if ((ret = load_end_kernels(st, &e->err_kernels, &e->nerr_kernels)) < 0)
+				goto out;
+			sqlite3_finalize(st);
+			st = NULL;
+		}
+	}
+	if (sqlite3_prepare_v2(db, signal ? end_calls_crash_sql : end_calls_api_sql, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, p->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_end_call *c;
+
+		if (cprof_grow(&e->calls, &cap, e->ncalls, sizeof(*e->calls)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c = &e->calls[e->ncalls++];
+		c->tid = sqlite3_column_int64(st, 0);
+		c->api = col_dup_or_null(st, 1);
+		c->kernel = col_dup_or_null(st, 2);
+		c->ret = sqlite3_column_int64(st, 3);
+		if (c->api == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE) {
+		ret = -EIO;
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db, end_streams_sql, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, p->id);
+	ret = load_end_kernels(st, &e->kernels, &e->nkernels);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* The Ended: line's text: the ending, the crashing thread's last call, the last kernels on the stream of
+ * the failing CUDA call, and for a kill that the counts are a lower bound */
+static int end_line(struct cprof_proc *p)
+{
+	const struct cprof_end *e = p->end;
+	char line[1024], k[100];
+	size_t i, n;
+
+	n = (size_t)snprintf(line, sizeof(line), "%s", p->bye);
+	if (e->err && e->nerr_kernels && n < sizeof(line)) {
+		if (e->err_device)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels before it (any stream): ");
+		else if (e->err_kernels[0].stream >= 0)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels on its stream (%lld) before it: ",
+					      (long long)e->err_kernels[0].stream);
+		else
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels on its stream before it: ");
+		for (i = 0; i < e->nerr_kernels && n < sizeof(line); i++)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", i ? ", " : "",
+					      cprof_end_kernel_name(e->err_kernels[i].name, k, sizeof(k)));
+	}
+	if (e->killed && n < sizeof(line))
+		snprintf(line + n, sizeof(line) - n,
+			 "; its event counts are a lower bound (what it had not sent yet was lost uncounted)");
+	free(p->bye);
+	p->bye = strdup(line);
+	return p->bye ? 0 : -ENOMEM;
+}
+
+/* how each process that did not end normally ended; profiles older than PROCESSES.ending have none */
+static int load_ends(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int ret = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT p.ending, (SELECT c.signal FROM CPROF_CRASH c WHERE c.processId = p.id LIMIT 1)"
+				   " FROM PROCESSES p WHERE p.id = ?1", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	for (i = 0; i < m->nprocs && ret == 0; i++) {
+		const char *ending;
+		int sig;
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, m->procs[i].id);
+		if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
+		ending = (const char *)sqlite3_column_text(st, 0);
+		sig = sqlite3_column_int(st, 1);
+		if (ending == NULL || (!sig && strncmp(ending, "CUDA error ", 11) && !strstr(ending, "killed by signal") &&
+				       strncmp(ending, "no goodbye", 10)))
+			continue;
+		if ((ret = load_end(db, &m->procs[i], ending, sig)) == 0)
+			ret = end_line(&m->procs[i]);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
 /* each CUPTI thread handle that made the CUPTI side of a hooked call: that call's tid */
 static int load_threads(sqlite3 *db, struct cprof_model *m)
 {
@@ -752,7 +970,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
-	if ((ret = load_procs(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
 	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0)) ||
@@ -796,6 +1014,7 @@ void cprof_model_free(struct cprof_model *m)
 		free(m->procs[i].argv);
 		free(m->procs[i].host);
 		free(m->procs[i].bye);
+		cprof_end_free(m->procs[i].end);
 	}
 	free(m->procs);
 	free(m->threads);
