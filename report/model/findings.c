@@ -824,6 +824,9 @@ static void crash(const struct cprof_model *m, int64_t proc, struct flist *l)
 		add(l, "crash", "warn", ev, "pid %lld ended: %.200s. %s", (long long)p->pid, e->ending,
 		    e->err ? "A kernel's fault is reported by a later call (a sync, a copy): the culprit is among the last "
 			     "kernels on that stream; rerun with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer to pin it"
+		    : e->killed && !strncmp(e->ending, "no goodbye", 10)
+			? "It never said goodbye (killed, or still running when the run ended): what it had not sent is "
+			  "not counted, so its counts are a lower bound"
 		    : e->killed ? "It was killed from outside (SIGKILL, the OOM killer): what it had not sent yet is lost "
 				  "uncounted, so its counts are a lower bound"
 				: "The evidence gives what each thread and stream did last");
