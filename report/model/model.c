@@ -761,21 +761,123 @@ static int load_end_kernels(sqlite3_stmt *st, struct cprof_end_kernel **out, siz
 static const char end_calls_crash_sql[] =
 	"SELECT c.tid, s.value, k.value, c.returnValue FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id = c.nameId"
 	" LEFT JOIN StringIds k ON k.id = c.kernelNameId WHERE c.processId = ?1 ORDER BY c.tid LIMIT 64";
+/* each thread's last outermost call: a short walk back on the api_start index from the thread's last end */
 static const char end_calls_api_sql[] =
-	"SELECT x.tid, s.value, k.value, x.returnValue FROM (SELECT tid, nameId, kernelNameId, returnValue,"
-	" row_number() OVER (PARTITION BY tid ORDER BY start DESC, id DESC) AS r FROM CPROF_API"
-	" WHERE processId = ?1 AND nested = 0) x JOIN StringIds s ON s.id = x.nameId"
-	" LEFT JOIN StringIds k ON k.id = x.kernelNameId WHERE x.r = 1 ORDER BY x.tid LIMIT 64";
-/* the last 3 launches on each stream (at most 8 streams, the busiest last ones) */
-static const char end_streams_sql[] =
-	"SELECT coalesce(k.value, s.value), (SELECT kk.streamId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e"
-	"  JOIN CUPTI_ACTIVITY_KIND_KERNEL kk ON kk.processId = e.processId AND kk.correlationId = e.correlationId"
-	"  WHERE e.processId = x.processId AND e.externalKind = 5 AND e.externalId = x.correlationId LIMIT 1),"
-	" x.stream FROM (SELECT processId, stream, nameId, kernelNameId, correlationId, start,"
-	"  row_number() OVER (PARTITION BY stream ORDER BY start DESC, id DESC) AS r FROM CPROF_API"
-	"  WHERE processId = ?1 AND class IN ('launch', 'gemm')) x"
-	" JOIN StringIds s ON s.id = x.nameId LEFT JOIN StringIds k ON k.id = x.kernelNameId"
-	" WHERE x.r <= 3 ORDER BY x.stream, x.r LIMIT 24";
+	"SELECT t.tid, s.value, k.value, a.returnValue FROM THREADS t"
+	" JOIN CPROF_API a ON a.id = (SELECT b.id FROM CPROF_API b WHERE b.start <= t.lastNs AND b.processId = t.processId"
+	"  AND b.tid = t.tid AND b.nested = 0 ORDER BY b.start DESC, b.id DESC LIMIT 1)"
+	" JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
+	" WHERE t.processId = ?1 ORDER BY t.tid LIMIT 64";
+/* The last launches on each stream: from the process's last call back over at most 20,000 calls (of
+ * every process: in a merged job the others' calls are skipped, not counted), a short walk on the
+ * api_start index whatever the profile's size (a window function over every call took 8 s on 1.4M
+ * calls); a stream idle over all of them is left out. Names are looked up only for the rows kept. */
+#define END_MAX_STREAMS 8
+#define END_PER_STREAM 3
+static const char end_scan_sql[] =
+	"SELECT a.processId, a.class IN ('launch', 'gemm'), a.nameId, a.kernelNameId, a.stream, a.correlationId"
+	" FROM CPROF_API a WHERE a.start <= coalesce((SELECT max(lastNs) FROM THREADS WHERE processId = ?1),"
+	" 9223372036854775807) ORDER BY a.start DESC, a.id DESC LIMIT 20000";
+static const char end_string_sql[] = "SELECT value FROM StringIds WHERE id = ?1";
+static const char end_stream_id_sql[] =
+	"SELECT kk.streamId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e JOIN CUPTI_ACTIVITY_KIND_KERNEL kk"
+	" ON kk.processId = e.processId AND kk.correlationId = e.correlationId"
+	" WHERE e.processId = ?1 AND e.externalKind = 5 AND e.externalId = ?2 LIMIT 1";
+
+/* the string of StringIds id (column i of st; NULL stays NULL), strdup'ed */
+static char *end_string(sqlite3_stmt *str, sqlite3_stmt *st, int i)
+{
+	char *v = NULL;
+
+	if (str == NULL || sqlite3_column_type(st, i) == SQLITE_NULL)
+		return NULL;
+	sqlite3_reset(str);
+	sqlite3_bind_int64(str, 1, sqlite3_column_int64(st, i));
+	if (sqlite3_step(str) == SQLITE_ROW)
+		v = col_dup_or_null(str, 0);
+	sqlite3_reset(str);
+	return v;
+}
+
+/* CUPTI's stream id of the kernel our call corr launched; -1 when CUPTI did not deliver it */
+static int64_t end_stream_id(sqlite3_stmt *sid, int64_t proc, int64_t corr)
+{
+	int64_t id = -1;
+
+	if (sid == NULL)
+		return -1;
+	sqlite3_reset(sid);
+	sqlite3_bind_int64(sid, 1, proc);
+	sqlite3_bind_int64(sid, 2, corr);
+	if (sqlite3_step(sid) == SQLITE_ROW)
+		id = sqlite3_column_int64(sid, 0);
+	sqlite3_reset(sid);
+	return id;
+}
+
+static int end_scan(sqlite3 *db, int64_t proc, struct cprof_end *e)
+{
+	sqlite3_stmt *st = NULL, *sid = NULL, *str = NULL;
+	size_t kcap = 0, nstreams = 0, i, j;
+	uint64_t streams[END_MAX_STREAMS];
+	int per[END_MAX_STREAMS], rc, ret = 0;
+
+	if (sqlite3_prepare_v2(db, end_scan_sql, -1, &st, NULL) != SQLITE_OK)
+		return 0; /* an older profile */
+	if (sqlite3_prepare_v2(db, end_stream_id_sql, -1, &sid, NULL) != SQLITE_OK)
+		sid = NULL;
+	if (sqlite3_prepare_v2(db, end_string_sql, -1, &str, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		sqlite3_finalize(sid);
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, proc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t h = (uint64_t)sqlite3_column_int64(st, 4);
+		struct cprof_end_kernel *k;
+
+		if (sqlite3_column_int64(st, 0) != proc || !sqlite3_column_int(st, 1))
+			continue;
+		for (i = 0; i < nstreams && streams[i] != h; i++)
+			;
+		if (i == nstreams) {
+			if (nstreams == END_MAX_STREAMS)
+				continue;
+			streams[nstreams] = h;
+			per[nstreams++] = 0;
+		}
+		if (per[i] >= END_PER_STREAM)
+			continue;
+		per[i]++;
+		if (cprof_grow(&e->kernels, &kcap, e->nkernels, sizeof(*e->kernels)) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		k = &e->kernels[e->nkernels++];
+		k->handle = h;
+		k->stream = end_stream_id(sid, proc, sqlite3_column_int64(st, 5));
+		if ((k->name = end_string(str, st, 3)) == NULL && (k->name = end_string(str, st, 2)) == NULL)
+			k->name = strdup("?");
+		if (k->name == NULL) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = -EIO;
+	sqlite3_finalize(st);
+	sqlite3_finalize(sid);
+	sqlite3_finalize(str);
+	/* by stream handle, each stream's latest first (stable: few elements) */
+	for (i = 1; i < e->nkernels; i++)
+		for (j = i; j > 0 && e->kernels[j - 1].handle > e->kernels[j].handle; j--) {
+			struct cprof_end_kernel t = e->kernels[j];
+
+			e->kernels[j] = e->kernels[j - 1];
+			e->kernels[j - 1] = t;
+		}
+	return ret;
+}
 
 static int load_end(sqlite3 *db, struct cprof_proc *p, const char *ending, int signal)
 {
@@ -846,10 +948,7 @@ static int load_end(sqlite3 *db, struct cprof_proc *p, const char *ending, int s
 		ret = -EIO;
 		goto out;
 	}
-	if (sqlite3_prepare_v2(db, end_streams_sql, -1, &st, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, p->id);
-	ret = load_end_kernels(st, &e->kernels, &e->nkernels);
+	ret = end_scan(db, p->id, e);
 out:
 	sqlite3_finalize(st);
 	return ret;
