@@ -962,13 +962,18 @@ static int end_line(struct cprof_proc *p)
 	char line[1024], k[100];
 	size_t i, n;
 
+	int64_t stream = -1;
+
+	/* CUPTI's id of the stream: from any of its kernels (a launch that failed has none) */
+	for (i = 0; i < e->nerr_kernels && stream < 0; i++)
+		stream = e->err_kernels[i].stream;
 	n = (size_t)snprintf(line, sizeof(line), "%s", p->bye);
 	if (e->err && e->nerr_kernels && n < sizeof(line)) {
 		if (e->err_device)
 			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels before it (any stream): ");
-		else if (e->err_kernels[0].stream >= 0)
+		else if (stream >= 0)
 			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels on its stream (%lld) before it: ",
-					      (long long)e->err_kernels[0].stream);
+					      (long long)stream);
 		else
 			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels on its stream before it: ");
 		for (i = 0; i < e->nerr_kernels && n < sizeof(line); i++)

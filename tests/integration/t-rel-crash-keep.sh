@@ -144,6 +144,17 @@ done
 # the exit case's last call (cudaStreamDestroy, failing too: the error is sticky) is not the one named
 grep -A1 "\[warn\] crash:" "$T/cuda-exit/report.txt" | grep -q "last called cudaStreamDestroy, returned 700" ||
 	fail "the thread's last call is the failing cudaStreamDestroy (cuda-exit)"
+# a launch that fails (2048 threads a block: 9) on the last step, then exit 1: the launch is named, and the
+# last kernels on its stream start with the one it failed to launch
+cd "$T" && mkdir cuda-launch && cd cuda-launch || fail "mkdir cuda-launch"
+{ sim "$BIN/cprof-run" -q -o prof.db -- "$WL/scenarios" cuda-error 5 launch > out.txt 2> err.txt; } 2> /dev/null
+assert_eq "$?" 1 "launch error: status 1"
+assert_eq "$(cat out.txt)" "step 5: launch: cudaErrorInvalidConfiguration" "launch error: the target's output"
+assert_eq "$(q prof.db "SELECT ending FROM PROCESSES")" \
+	"CUDA error 9 (cudaErrorInvalidConfiguration) from __cudaLaunchKernel, then exit, status 1" "PROCESSES.ending (launch error)"
+"$BIN/cprof" report prof.db > report.txt || fail "report (launch error)"
+grep -Eq "^Ended: .*; last kernels on its stream \([0-9]+\) before it: kern_b\(int\*\), kern_a\(int\*\), kern_b\(int\*\)$" report.txt ||
+	fail "launch error: the failed launch's kernel first: $(grep Ended report.txt)"
 # no error: a normal end, no CUDA error named
 cd "$T" && mkdir cuda-none && cd cuda-none || fail "mkdir cuda-none"
 { sim "$BIN/cprof-run" -q -o prof.db -- "$WL/scenarios" cuda-error 5 abort > out.txt 2> err.txt; } 2> /dev/null

@@ -408,7 +408,8 @@ int main(int argc, char **argv)
 		// N steps: kern_a and kern_b on stream s, kern_c on stream s2, then cudaStreamSynchronize(s);
 		// when that sync fails (on the simulated GPU: SIMGPU_FAIL_SYNC_AFTER) the program does what
 		// programs do: "abort" prints the error and aborts, "exit" destroys the stream (which fails
-		// too: the error is sticky) and exits 1. Without an error it exits 0.
+		// too: the error is sticky) and exits 1. Without an error it exits 0. "launch": the last step's
+		// kern_b asks for 2048 threads a block, its launch fails (9), and the program exits 1.
 		int n = atoi(argv[2]);
 		const char *how = argv[3];
 		cudaStream_t s, s2;
@@ -416,6 +417,13 @@ int main(int argc, char **argv)
 		cudaStreamCreate(&s2);
 		for (int i = 0; i < n; i++) {
 			kern_a<<<1, 32, 0, s>>>(nullptr);
+			if (!strcmp(how, "launch") && i == n - 1) {
+				kern_b<<<2, 2048, 0, s>>>(nullptr);
+				cudaError_t e = cudaGetLastError();
+				printf("step %d: launch: %s\n", i + 1, cudaGetErrorName(e));
+				fflush(stdout);
+				exit(e == cudaSuccess ? 0 : 1);
+			}
 			kern_b<<<2, 64, 0, s>>>(nullptr);
 			kern_c<<<1, 32, 0, s2>>>(nullptr);
 			cudaError_t e = cudaStreamSynchronize(s);
