@@ -65,7 +65,7 @@ int cmd_report(int argc, char **argv)
 	struct cprof_model model = { 0 };
 	int nph = 0, nf = 0;
 	sqlite3 *db;
-	int opt, ret = CPROF_EXIT_OK, complete;
+	int opt, ret = CPROF_EXIT_OK, complete, lower_bound = 0;
 	int64_t lost, api_calls;
 	char reason[256], command[1024], simulated[16], gpu_note[256];
 	char *end;
@@ -200,6 +200,10 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	nf = cprof_findings(&model, 0, &v, &fd);
+	/* a process killed from outside could not count what it had not sent */
+	for (i = 0; i < model.nprocs; i++)
+		if (model.procs[i].end && model.procs[i].end->killed)
+			lower_bound = 1;
 	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
@@ -265,8 +269,8 @@ int cmd_report(int argc, char **argv)
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='launch'", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memcpy'", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0));
-		printf(",\"lost_events\":%lld,\"complete\":%s,\"incomplete_reason\":", (long long)lost,
-		       complete ? "true" : "false");
+		printf(",\"lost_events\":%lld,\"lost_events_lower_bound\":%s,\"complete\":%s,\"incomplete_reason\":",
+		       (long long)lost, lower_bound ? "true" : "false", complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
 		printf(",\"kernels\":");
 		report_json_table(&kernels, top, 1);
@@ -335,8 +339,10 @@ int cmd_report(int argc, char **argv)
 		if (gpu_note[0])
 			printf("GPU records: %s\n", cprof_tx(gpu_note));
 		cprof_fmt_dur(dur, sizeof(dur), (double)(v.run_end - v.run_start));
-		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
-		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
+		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %s%lld%s   %s%s%s\n", nprocs,
+		       (long long)api_calls, dur, lower_bound ? "at least " : "", (long long)lost,
+		       lower_bound ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+		       complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : cprof_tx(reason));
 		for (i = 0; i < nprocs; i++)
 			if (procs[i].bye[0] && strncmp(procs[i].bye, "exit", 4) != 0 && strcmp(procs[i].bye, "_exit") != 0 &&

@@ -254,6 +254,13 @@ static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to
 		snprintf(v->advice, sizeof(v->advice), "the program made no CUDA call that cprof saw");
 		return;
 	}
+	/* a kill leaves no chance to send what was still in the rings: nothing recorded is not nothing queued */
+	if (cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
+				" OR ending LIKE '%no goodbye%'", 0) > 0) {
+		snprintf(v->advice, sizeof(v->advice), "no GPU work was recorded: a process was killed before it could send "
+			 "what it had (lost uncounted)");
+		return;
+	}
 	if (cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
 	    cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0) {
 		snprintf(v->advice, sizeof(v->advice), "the program queued no GPU work (CUPTI was recording)");
