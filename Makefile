@@ -109,7 +109,13 @@ $(BUILD)/bin/cprof-run: $(call obj_of,host,$(RUN_SRCS)) $(HOST_OBJS_COMMON)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_SAN) -o $@ $^
 
-BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run
+# cprof-run --torch-ops puts this directory on the target's PYTHONPATH
+$(BUILD)/lib/cprof/python/sitecustomize.py: preload/sitecustomize.py
+	@mkdir -p $(dir $@)
+	$(Q)install -m 0644 $< $@
+
+BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run \
+	$(BUILD)/lib/cprof/python/sitecustomize.py
 .PHONY: binaries
 binaries: $(BINARIES) simgpu
 

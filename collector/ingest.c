@@ -450,8 +450,6 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	}
 	if (in->len)
 		in->bad_frames++; /* a torn frame at the end */
-	if (!failed && cprof_store_endings(s, in->run_ended ? in->run_end_pid : 0, in->run_ended ? &in->run_end : NULL) < 0)
-		failed = 1;
 	if (!failed && in->stacks)
 		cprof_store_symbolize(s);
 	/* before the verdict below: a profile that cannot be summed up is not complete (a full disk) */
@@ -459,6 +457,10 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		failed = 1;
 		cprof_store_abort(s);
 	}
+	/* after the threads step, whose api_start index lets the ending's CUDA-error query walk back from the
+	 * end instead of scanning every call */
+	if (!failed && cprof_store_endings(s, in->run_ended ? in->run_end_pid : 0, in->run_ended ? &in->run_end : NULL) < 0)
+		failed = 1;
 	if (in->interrupt_signal > 0)
 		snprintf(interrupted, sizeof(interrupted), "interrupted by %s: the run was stopped before the program finished",
 			 sig_name(in->interrupt_signal));

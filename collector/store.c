@@ -13,6 +13,8 @@
 #define PR_FMT "cprofd: store"
 #include "common/api.h"
 #include "common/clock.h"
+#include "common/cuda-errors.h"
+#include "common/ending.h"
 #include "common/log.h"
 #include "common/schema.h"
 #include "common/version.h"
@@ -578,11 +580,30 @@ static void signal_words(char *buf, size_t len, const char *what, int sig)
 	snprintf(buf, len, "%s%d (SIG%s)", what, sig, abbrev ? abbrev : "?");
 }
 
+/* "CUDA error 700 (cudaErrorIllegalAddress) from cudaStreamSynchronize, then " when process id ended
+ * after a CUDA call failed (common/ending.h), else "" */
+static void cuda_error_words(sqlite3_stmt *err, int64_t id, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	sqlite3_reset(err);
+	sqlite3_bind_int64(err, 1, id);
+	if (sqlite3_step(err) == SQLITE_ROW) {
+		const char *api = (const char *)sqlite3_column_text(err, 2);
+		int code = sqlite3_column_int(err, 3);
+		const char *name = cprof_error_name(api ? api : "", code);
+
+		snprintf(buf, len, "CUDA error %d%s%s%s from %s, then ", code, name ? " (" : "", name ? name : "",
+			 name ? ")" : "", api ? api : "?");
+	}
+	sqlite3_reset(err);
+}
+
 /* After every process ended: PROCESSES.ending of each, from its BYE, its CRASH, and for cprof-run's own
- * child (ppid top_ppid, 0 = unknown) the wait status cprof-run reported. */
+ * child (ppid top_ppid, 0 = unknown) the wait status cprof-run reported; an abnormal end (a signal, a
+ * non-zero status, no goodbye) right after a failed CUDA call names that call and its error first. */
 int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct cprof_wire_run_end *run_end)
 {
-	sqlite3_stmt *sel = NULL, *upd = NULL;
+	sqlite3_stmt *sel = NULL, *upd = NULL, *err = NULL;
 	int ret = 0;
 
 	if (begin(s) < 0)
@@ -590,14 +611,16 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 	if (sqlite3_prepare_v2(s->db, "SELECT p.id, p.ppid, p.byeReason, c.signal, c.flags FROM PROCESSES p"
 				      " LEFT JOIN CPROF_CRASH c ON c.processId = p.id GROUP BY p.id", -1, &sel,
 			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "UPDATE PROCESSES SET ending=? WHERE id=?", -1, &upd, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(s->db, "UPDATE PROCESSES SET ending=? WHERE id=?", -1, &upd, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, cprof_ending_error_sql, -1, &err, NULL) != SQLITE_OK) {
 		ret = db_err(s, "prepare endings");
 		goto out;
 	}
 	while (sqlite3_step(sel) == SQLITE_ROW) {
 		const unsigned char *bye = sqlite3_column_text(sel, 2);
 		int top = top_ppid && run_end && sqlite3_column_int64(sel, 1) == top_ppid;
-		char text[128], sigtext[64];
+		char text[160], sigtext[64], cuda[128] = "", all[300];
+		int abnormal = 1;
 
 		if (sqlite3_column_type(sel, 3) != SQLITE_NULL) {
 			signal_words(sigtext, sizeof(sigtext), "signal ", sqlite3_column_int(sel, 3));
@@ -605,17 +628,24 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 				strncat(sigtext, " inside a CUDA call", sizeof(sigtext) - strlen(sigtext) - 1);
 			/* a BYE after the signal: the program's own handler let it go on, or exit()ed */
 			snprintf(text, sizeof(text), "%s%s%s", sigtext, bye ? " handled, then " : "", bye ? (const char *)bye : "");
-		} else if (bye && strcmp((const char *)bye, "exec") == 0)
+		} else if (bye && strcmp((const char *)bye, "exec") == 0) {
 			snprintf(text, sizeof(text), "exec");
-		else if (top && run_end->term_signal > 0)
+			abnormal = 0;
+		} else if (top && run_end->term_signal > 0)
 			signal_words(text, sizeof(text), "killed by signal ", run_end->term_signal);
-		else if (top && bye)
+		else if (top && bye) {
 			snprintf(text, sizeof(text), "%s, status %d", (const char *)bye, run_end->exit_status);
-		else if (bye)
+			abnormal = run_end->exit_status != 0;
+		} else if (bye) {
+			/* the status of a process cprof-run did not wait for is unknown: not called abnormal */
 			snprintf(text, sizeof(text), "%s", (const char *)bye);
-		else
+			abnormal = 0;
+		} else
 			snprintf(text, sizeof(text), "no goodbye (killed, or still running)");
-		sqlite3_bind_text(upd, 1, text, -1, SQLITE_TRANSIENT);
+		if (abnormal)
+			cuda_error_words(err, sqlite3_column_int64(sel, 0), cuda, sizeof(cuda));
+		snprintf(all, sizeof(all), "%s%s", cuda, text);
+		sqlite3_bind_text(upd, 1, all, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));
 		if (sqlite3_step(upd) != SQLITE_DONE) {
 			ret = db_err(s, "update ending");
@@ -626,6 +656,7 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 out:
 	sqlite3_finalize(sel);
 	sqlite3_finalize(upd);
+	sqlite3_finalize(err);
 	return ret;
 }
 

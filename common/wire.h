@@ -199,6 +199,9 @@ _Static_assert(sizeof(struct cprof_wire_frame) == 16, "frame layout");
  * stream (nvtxNameCudaStream), bytes = payload. ret of a push/pop: the nesting level NVTX returned
  * (-1: a pop without a push, -2: not tracked), which keeps the collector's pairing in step after losses. */
 enum { CPROF_ARG_NVTX_DOMAIN = 0, CPROF_ARG_NVTX_CATEGORY, CPROF_ARG_NVTX_COLOR, CPROF_ARG_NVTX_KEY };
+/* The category of a range PyTorch pushed for an ATen op (emit_nvtx, cprof-run --torch-ops): its text is the
+ * op's name, torch's ", seq = N, op_id = M" taken off in the preload (one string per op, not per call). */
+#define CPROF_NVTX_CATEGORY_TORCH_OP 0x746f7263u /* "torc" */
 
 enum cprof_status_code {
 	CPROF_STATUS_CUPTI_STARTED = 1,

@@ -7,7 +7,7 @@
 
 #define PR_FMT "cprof: cublas"
 #include "common/log.h"
-#include "preload/cprof.h"
+#include "preload/hook.h"
 
 #define CUBLAS   "libcublas.so.13"
 #define CUBLASLT "libcublasLt.so.13"
@@ -38,23 +38,8 @@ static inline void fill_gemm(struct cprof_wire_api *ev, cublasHandle_t h, cublas
 	ev->arg[CPROF_ARG_TRANSB] = (uint32_t)tb;
 }
 
-#define HOOK(sym, soname, params, args, fill)                                                        \
-	CPROF_EXPORT cublasStatus_t sym params                                                       \
-	{                                                                                            \
-		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
-		struct cprof_wire_api ev = { 0 };                                                    \
-		struct cprof_call c;                                                                 \
-		cublasStatus_t ret;                                                                  \
-                                                                                                     \
-		if (unlikely(real == NULL))                                                          \
-			return NO_REAL;                                                              \
-		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
-			return real args;                                                            \
-		ret = real args;                                                                     \
-		fill;                                                                                \
-		cprof_leave(&c, &ev, CPROF_API_##sym, (int)ret);                                     \
-		return ret;                                                                          \
-	}
+/* every cuBLAS entry point returns a cublasStatus_t */
+#define HOOK(sym, soname, params, args, fill) CPROF_HOOK(cublasStatus_t, sym, soname, NO_REAL, params, args, fill)
 
 HOOK(cublasSgemm_v2, CUBLAS,
      (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float *alpha,

@@ -244,6 +244,19 @@ static int range_push_ex(const nvtxEventAttributes_t *a)
 	return push_ex(NULL, a);
 }
 
+/* PyTorch's op ranges read "aten::mm, seq = 3, op_id = 17": unique per call, they would fill the string
+ * table; the op's name alone is kept and the range marked as an op. */
+static uint32_t push_text_id(struct cprof_wire_api *ev, const char *s)
+{
+	const char *op = s ? strstr(s, ", op_id = ") : NULL, *seq;
+
+	if (op == NULL)
+		return ascii_id(s);
+	seq = strstr(s, ", seq = ");
+	ev->arg[CPROF_ARG_NVTX_CATEGORY] = CPROF_NVTX_CATEGORY_TORCH_OP;
+	return cprof_intern(CPROF_STR_NVTX, s, (size_t)((seq && seq < op ? seq : op) - s));
+}
+
 static int range_push_a(const char *message)
 {
 	int level = level_push(NULL);
@@ -254,7 +267,7 @@ static int range_push_a(const char *message)
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
 
-		ev.name = ascii_id(message);
+		ev.name = push_text_id(&ev, message);
 		emit(&ev, CPROF_API_nvtxRangePush, NULL, level);
 	}
 	return level;

@@ -46,7 +46,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only] [--grace S]\n"
-		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] -- CMD [ARGS...]\n"
+		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] [--torch-ops] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile. cprofd, cprof and ../lib/libcprof.so are found\n"
 		"beside this program (a bundle's ../lib/cprof/libunwind.so.8 too, for --stacks).\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
@@ -66,6 +66,8 @@ static void usage(FILE *f)
 		"      --grace S      after CMD exits, wait at most S seconds (default 10) for the events of processes\n"
 		"                     it left running (daemons, setsid'd children); then finish the profile without\n"
 		"                     them, marked incomplete\n"
+		"      --torch-ops    when CMD imports torch, record each ATen op as a range (PyTorch's own NVTX\n"
+		"                     emission, through a sitecustomize.py on PYTHONPATH); also CPROF_TORCH_OPS=1\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"      --version      print cprof-run's version\n"
@@ -170,7 +172,7 @@ static char *join_command(char **argv)
 
 /* The target's environment only: the collector and the summary must not load the library. */
 static int target_env(const char *lib, const char *unwind, const char *fifo, int inject_only, const char *stacks,
-		      const char *capture)
+		      const char *capture, const char *pydir)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -198,6 +200,18 @@ static int target_env(const char *lib, const char *unwind, const char *fifo, int
 	else if (setenv("NVTX_INJECTION64_PATH", lib, 1) < 0)
 		ret = -ENOMEM;
 	free(preload);
+	/* --torch-ops: Python finds cprof's sitecustomize.py first; it chains to the program's own */
+	if (ret == 0 && pydir) {
+		const char *pp = getenv("PYTHONPATH");
+		char *v = malloc(strlen(pydir) + (pp ? strlen(pp) : 0) + 2);
+
+		if (v == NULL)
+			return -ENOMEM;
+		sprintf(v, pp && *pp ? "%s:%s" : "%s", pydir, pp);
+		if (setenv("PYTHONPATH", v, 1) < 0 || setenv("CPROF_TORCH_OPS", "1", 1) < 0)
+			ret = -ENOMEM;
+		free(v);
+	}
 	return ret;
 }
 
@@ -390,13 +404,14 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },      { "check", required_argument, NULL, 'C' },
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
 		{ "stacks", required_argument, NULL, 'S' }, { "grace", required_argument, NULL, 'G' },
-		{ "capture-range", required_argument, NULL, 'R' },
+		{ "capture-range", required_argument, NULL, 'R' }, { "torch-ops", no_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
-	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16];
+	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16], pydir[PATH_MAX];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
-	int opt, quiet = 0, force = 0, inject_only = 0, status = 0, rc, errpipe[2], cstatus, sig = 0, grace_s = 10, drain_fd = -1;
+	int opt, quiet = 0, force = 0, inject_only = 0, torch_ops = 0, status = 0, rc, errpipe[2], cstatus, sig = 0,
+	    grace_s = 10, drain_fd = -1;
 	char *command;
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
@@ -425,6 +440,7 @@ int main(int argc, char **argv)
 			grace_s = (int)g;
 			break;
 		}
+		case 'T': torch_ops = 1; break;
 		case 'S':
 			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
 				pr_err("--stacks %s: expected off, sampled or all", optarg);
@@ -477,6 +493,15 @@ int main(int argc, char **argv)
 		snprintf(unwind, sizeof(unwind), "%s", self);
 	else
 		unwind[0] = '\0';
+	/* launchers that cannot pass options set it in the environment */
+	tmp = getenv("CPROF_TORCH_OPS");
+	if (tmp && strcmp(tmp, "1") == 0)
+		torch_ops = 1;
+	snprintf(pydir, sizeof(pydir), "%s/../lib/cprof/python", self_dir);
+	if (torch_ops && (realpath(pydir, self) == NULL || snprintf(pydir, sizeof(pydir), "%s", self) < 0)) {
+		pr_err("incomplete installation: --torch-ops needs %s/../lib/cprof/python", self_dir);
+		return RUN_EXIT_INTERNAL;
+	}
 
 	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
 		pr_err("profile name too long");
@@ -554,7 +579,7 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture) < 0) {
+		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture, torch_ops ? pydir : NULL) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}

@@ -318,10 +318,10 @@ static void write_header(struct html *h)
 {
 	FILE *f = h->f;
 	char command[4096], reason[256], note[256], dur[32];
-	int complete = cprof_meta_int(h->db, "complete", 0) == 1;
+	int complete = cprof_meta_int(h->db, "complete", 0) == 1, killed = 0;
+	size_t i;
 	const char *base = strrchr(h->profile, '/');
 	int64_t api_calls = 0;
-	size_t i;
 
 	cprof_meta(h->db, "command", command, sizeof(command), "?");
 	cprof_meta(h->db, "incomplete_reason", reason, sizeof(reason), "");
@@ -348,6 +348,10 @@ static void write_header(struct html *h)
 		html_text(f, reason[0] ? reason : "the profile was not finalised");
 		fputs("</div>\n", f);
 	}
+	/* a process killed from outside could not count what it had not sent */
+	for (i = 0; i < h->model.nprocs; i++)
+		if (h->model.procs[i].end && h->model.procs[i].end->killed)
+			killed = 1;
 	fputs("<p class=\"meta\"><b>Command:</b> <code>", f);
 	html_text(f, command);
 	cprof_fmt_dur(dur, sizeof(dur), (double)(h->v.run_end - h->v.run_start));
@@ -355,10 +359,12 @@ static void write_header(struct html *h)
 	for (i = 0; i < h->apis.n; i++)
 		api_calls += (int64_t)h->apis.rows[i].st.n;
 	fprintf(f, "</code><br><b>Processes:</b> %zu &nbsp; <b>CUDA API calls:</b> %lld &nbsp; <b>kernels:</b> %llu &nbsp; "
-		   "<b>run:</b> %s &nbsp; <b>lost events:</b> %lld &nbsp; %s</p>\n",
+		   "<b>run:</b> %s &nbsp; <b>lost events:</b> %s%lld%s &nbsp; %s</p>\n",
 		h->nprocs, (long long)api_calls,
-		(unsigned long long)h->n_kernel_total, dur,
-		(long long)cprof_meta_int(h->db, "lost_events", 0), complete ? "complete" : "<b>INCOMPLETE</b>");
+		(unsigned long long)h->n_kernel_total, dur, killed ? "at least " : "",
+		(long long)cprof_meta_int(h->db, "lost_events", 0),
+		killed ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+		complete ? "complete" : "<b>INCOMPLETE</b>");
 	if (note[0]) {
 		fputs("<p class=\"meta\"><b>GPU records:</b> ", f);
 		html_text(f, note);

@@ -33,7 +33,10 @@ int cmd_info(int argc, char **argv)
 	       (long long)(cprof_meta_int(db, "events", 0) - nvtx));
 	if (nvtx)
 		printf("%lld NVTX annotations, ", (long long)nvtx);
-	printf("%lld lost events, %s%s%s\n",
+	/* a process killed from outside could not count what it had not sent */
+	printf("%s%lld lost events, %s%s%s\n",
+	       cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
+				   " OR ending LIKE '%no goodbye%'", 0) > 0 ? "at least " : "",
 	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
 	       complete ? "" : ": ", complete ? "" : cprof_tx(reason));
 	printf("cprof: see it with: cprof report %s\n", cprof_tx(argv[1]));

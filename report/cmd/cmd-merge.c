@@ -19,7 +19,7 @@ static const char *const tables[] = {
 	"THREADS", "CPROF_API", "DIAGNOSTICS", "CPROF_STATUS", "CUPTI_ACTIVITY_KIND_KERNEL",
 	"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
 	"CUPTI_ACTIVITY_KIND_DRIVER", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_OVERHEAD",
-	"CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", NULL,
+	"CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", "CPROF_CRASH", "CPROF_CRASH_CALLS", NULL,
 };
 
 /* columns holding CLOCK_REALTIME instants, shifted by --clock-offset */
@@ -117,7 +117,7 @@ static int merge_one(sqlite3 *db, const char *path)
 	char sql[4200];
 	sqlite3_stmt *st;
 	int64_t off = 0;
-	int i, ret;
+	int i, ret, ending = 0;
 
 	/* a profile we can open is a cprof profile; then attach it for the copy */
 	{
@@ -145,14 +145,18 @@ static int merge_one(sqlite3 *db, const char *path)
 		       "INSERT INTO temp.smap SELECT s.id, m.id FROM src.StringIds s JOIN main.StringIds m ON m.value = s.value;");
 	if (ret < 0)
 		goto out;
+	/* named columns: PROCESSES.ending is newer than some parts (merged without it) */
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info('PROCESSES', 'src') WHERE name = 'ending'", -1,
+			       &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		ending = sqlite3_column_int(st, 0) > 0;
+	sqlite3_finalize(st);
 	snprintf(sql, sizeof(sql),
-		 /* named columns: PROCESSES.ending is newer than some parts (merged without it) */
 		 "INSERT INTO main.PROCESSES(id, pid, ppid, host, exe, argv, rank, localRank, worldSize, startNs, endNs,"
 		 " clock, wireVersion, forked, simulatedGpu, byeReason, eventsEmitted, eventsRecorded, lostEvents, frames,"
-		 " seqGaps) SELECT id + %lld, pid, ppid, host, exe, argv, rank, localRank, worldSize,"
+		 " seqGaps%s) SELECT id + %lld, pid, ppid, host, exe, argv, rank, localRank, worldSize,"
 		 " startNs, endNs, clock, wireVersion, forked, simulatedGpu, byeReason, eventsEmitted, eventsRecorded,"
-		 " lostEvents, frames, seqGaps FROM src.PROCESSES",
-		 (long long)off);
+		 " lostEvents, frames, seqGaps%s FROM src.PROCESSES",
+		 ending ? ", ending" : "", (long long)off, ending ? ", ending" : "");
 	if ((ret = exec(db, sql)) < 0)
 		goto out;
 	for (i = 0; tables[i]; i++)

@@ -9,6 +9,7 @@
 #include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
+#include "report/model/ops-nvtx.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
 #include "report/model/report.h"
@@ -57,6 +58,8 @@ int cmd_report(int argc, char **argv)
 	struct cprof_stacks stacks = { 0 };
 	struct cprof_attr_table ops = { 0 }, sites = { 0 }, chains = { 0 };
 	struct cprof_range_table ranges = { 0 };
+	struct cprof_op_table tops = { 0 };
+	char op_evidence[512] = "";
 	struct cprof_verdict v;
 	struct cprof_phase *ph = NULL;
 	struct cprof_finding *fd = NULL;
@@ -64,7 +67,7 @@ int cmd_report(int argc, char **argv)
 	struct cprof_model model = { 0 };
 	int nph = 0, nf = 0, ndv = 0;
 	sqlite3 *db;
-	int opt, ret = CPROF_EXIT_OK, complete;
+	int opt, ret = CPROF_EXIT_OK, complete, lower_bound = 0;
 	int64_t lost, api_calls;
 	char reason[256], command[1024], simulated[16], gpu_note[256];
 	char *end;
@@ -174,6 +177,8 @@ int cmd_report(int argc, char **argv)
 				ret = CPROF_EXIT_USAGE;
 			else
 				cprof_ranges_csv(&ranges, top_set ? top : 0);
+		} else if (by == BY_OP && cprof_ops_build(db, 0, &tops) == 0 && tops.n) {
+			cprof_ops_csv(&tops, top_set ? top : 0); /* op rows from PyTorch's own ranges (--torch-ops) */
 		} else if (by == BY_OP || by == BY_CALLSITE) {
 			if (cprof_stacks_load(db, &stacks) < 0 ||
 			    cprof_attr_build(db, &stacks, by == BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, 0,
@@ -211,10 +216,23 @@ int cmd_report(int argc, char **argv)
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
+	/* a process killed from outside could not count what it had not sent */
+	for (i = 0; i < model.nprocs; i++)
+		if (model.procs[i].end && model.procs[i].end->killed)
+			lower_bound = 1;
 	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
 	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
 		pr_err("%s: cannot read the call stacks: %s", argv[optind], sqlite3_errmsg(db));
+		ret = CPROF_EXIT_USAGE;
+		goto out;
+	}
+	/* an overhead-bound window names the ops whose host time it was */
+	if (!strcmp(v.verdict, "overhead-bound") &&
+	    cprof_ops_evidence(db, 0, v.start, v.end, op_evidence, sizeof(op_evidence)) < 0)
+		op_evidence[0] = '\0';
+	if (cprof_ops_build(db, 0, &tops) < 0) {
+		pr_err("%s: cannot read the op ranges: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
@@ -270,8 +288,8 @@ int cmd_report(int argc, char **argv)
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0),
 		       (long long)(api_calls - cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0)));
-		printf(",\"lost_events\":%lld,\"complete\":%s,\"incomplete_reason\":", (long long)lost,
-		       complete ? "true" : "false");
+		printf(",\"lost_events\":%lld,\"lost_events_lower_bound\":%s,\"complete\":%s,\"incomplete_reason\":",
+		       (long long)lost, lower_bound ? "true" : "false", complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
 		printf(",\"kernels\":");
 		report_json_table(&kernels, top, 1);
@@ -281,6 +299,10 @@ int cmd_report(int argc, char **argv)
 		report_json_table(&apis, top, 0);
 		printf(",\"stacks\":%zu,\"ops\":", stacks.n);
 		cprof_attr_json(&ops, CPROF_BY_OP, top);
+		printf(",\"torch_ops_evidence\":");
+		cprof_json_str(stdout, op_evidence);
+		printf(",\"torch_ops\":");
+		cprof_ops_json(&tops, top);
 		printf(",\"callsites\":");
 		cprof_attr_json(&sites, CPROF_BY_CALLSITE, top);
 		printf(",\"chains\":");
@@ -342,14 +364,16 @@ int cmd_report(int argc, char **argv)
 		if (gpu_note[0])
 			printf("GPU records: %s\n", cprof_tx(gpu_note));
 		cprof_fmt_dur(dur, sizeof(dur), (double)(v.run_end - v.run_start));
-		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %lld   %s%s%s\n", nprocs,
-		       (long long)api_calls, dur, (long long)lost, complete ? "complete" : "INCOMPLETE",
+		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %s%lld%s   %s%s%s\n", nprocs,
+		       (long long)api_calls, dur, lower_bound ? "at least " : "", (long long)lost,
+		       lower_bound ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+		       complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : cprof_tx(reason));
 		for (i = 0; i < nprocs; i++)
 			if (procs[i].bye[0] && strncmp(procs[i].bye, "exit", 4) != 0 && strcmp(procs[i].bye, "_exit") != 0 &&
 			    strcmp(procs[i].bye, "exec") != 0)
 				printf("Ended: pid %lld: %s\n", (long long)procs[i].pid, cprof_tx(procs[i].bye));
-		report_print_verdict_text(&v, ph, nph, fd, nf);
+		report_print_verdict_text(&v, ph, nph, fd, nf, op_evidence);
 		if (ndv > 0) {
 			printf("\nPer device (the verdict above is their union)\n");
 			for (i = 0; i < (size_t)ndv; i++) {
@@ -394,7 +418,10 @@ int cmd_report(int argc, char **argv)
 			cprof_attr_print(&chains, CPROF_BY_CHAIN, top);
 		if (by == BY_ALL && sites.n)
 			cprof_attr_print(&sites, CPROF_BY_CALLSITE, top);
-		if (by == BY_OP || by == BY_CALLSITE) {
+		/* op rows from PyTorch's own ranges; kernels keep their own table */
+		if ((by == BY_ALL || by == BY_OP) && tops.n)
+			cprof_ops_print(&tops, by == BY_OP && !top_set ? 0 : top);
+		if ((by == BY_OP && !tops.n) || by == BY_CALLSITE) {
 			if (stacks.n == 0)
 				printf("\nNo call stacks in this profile (recorded with --stacks off, or by an older cprof).\n");
 			else
@@ -451,6 +478,7 @@ out:
 	cprof_attr_free(&sites);
 	cprof_attr_free(&chains);
 	cprof_ranges_free(&ranges);
+	cprof_ops_free(&tops);
 	cprof_stacks_free(&stacks);
 	cprof_model_free(&model);
 	sqlite3_close(db);

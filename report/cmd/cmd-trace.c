@@ -56,7 +56,11 @@ static const char index_sql[] =
 	"INSERT INTO x_hsum SELECT e.processId, e.externalId,"
 	" min(CASE WHEN g.correlationId IS NOT NULL THEN e.correlationId END), min(e.correlationId),"
 	" count(g.correlationId) FROM x_ext e LEFT JOIN x_gpu g"
-	" ON g.processId = e.processId AND g.correlationId = e.correlationId GROUP BY e.processId, e.externalId;";
+	" ON g.processId = e.processId AND g.correlationId = e.correlationId GROUP BY e.processId, e.externalId;"
+	/* per hooked call made inside an ATen op range (cprof-run --torch-ops): the innermost op, whose id is the
+	 * "External id" of the call and of its GPU work, as Kineto links a cpu_op to them (filled by nvtx_index) */
+	"CREATE TEMP TABLE x_opof(processId INTEGER, extId INTEGER, opId INTEGER, PRIMARY KEY(processId, extId))"
+	" WITHOUT ROWID;";
 
 static void choose_base(struct trace *t)
 {

@@ -252,11 +252,14 @@ static int copy_cause(const struct cprof_verdict *v)
 	       (v->copy_ns && v->copy_ns * 2 >= v->busy_ns);
 }
 
-/* the launches are the cause when the host spent at least half the GPU's starved time inside CUDA calls,
- * or its launch calls (hooked, or timed from CUPTI's records) add up to half of it */
+/* the launches are the cause when a launch call takes longer than the kernel it launches (the GPU cannot
+ * be kept busy however little the host does between them), when the host spent at least half the GPU's
+ * starved time inside CUDA calls, or when its launch calls (hooked, or timed from CUPTI's records) add up
+ * to half of it */
 static int launch_cause(const struct cprof_verdict *v)
 {
-	return v->api_in_host_wait_ns * 2 >= v->starved_ns || v->launch_call_ns * 2 >= v->starved_ns;
+	return (v->med_launch_ns > 0 && v->med_launch_ns >= v->med_kernel_ns) || v->api_in_host_wait_ns * 2 >= v->starved_ns ||
+	       v->launch_call_ns * 2 >= v->starved_ns;
 }
 
 static const char copy_advice[] = "copies dominate: use pinned host memory (cudaMallocHost, cudaHostRegister), "
@@ -430,6 +433,13 @@ static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to
 	}
 	if (calls == 0) {
 		snprintf(v->advice, sizeof(v->advice), "the program made no CUDA call that cprof saw");
+		return;
+	}
+	/* a kill leaves no chance to send what was still in the rings: nothing recorded is not nothing queued */
+	if (cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
+				" OR ending LIKE '%no goodbye%'", 0) > 0) {
+		snprintf(v->advice, sizeof(v->advice), "no GPU work was recorded: a process was killed before it could send "
+			 "what it had (lost uncounted)");
 		return;
 	}
 	if (cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&

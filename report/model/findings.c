@@ -9,8 +9,8 @@
 #include <strings.h>
 
 #define PR_FMT "cprof"
-#include "common/log.h"
 #include "common/cuda-errors.h"
+#include "common/log.h"
 #include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
@@ -1117,6 +1117,66 @@ oom:
 	add(l, "cuda-errors", "info", "not evaluated: out of memory", "CUDA errors: not evaluated");
 }
 
+/* a process died (a fatal signal, a kill, a CUDA error): the last CUDA call of each thread, and the last
+ * kernels of each stream, or of the failing stream for a CUDA error */
+static void crash(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	size_t i, j;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct cprof_proc *p = &m->procs[i];
+		const struct cprof_end *e = p->end;
+		char ev[400] = "", list[200], k[64];
+		const char *name;
+		size_t n;
+
+		if (e == NULL || (proc && p->id != proc))
+			continue;
+		if (e->err) {
+			name = cprof_error_name(e->err_api ? e->err_api : "", (int)e->err);
+			ev_add(ev, sizeof(ev), "%s returned %lld%s%s%s on thread %lld", e->err_api ? e->err_api : "?",
+			       (long long)e->err, name ? " (" : "", name ? name : "", name ? ")" : "", (long long)e->err_tid);
+			for (j = 0, n = 0, list[0] = '\0'; j < e->nerr_kernels && n < sizeof(list); j++)
+				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", j ? ", " : "",
+						      cprof_end_kernel_name(e->err_kernels[j].name, k, sizeof(k)));
+			if (e->nerr_kernels)
+				ev_add(ev, sizeof(ev), "last kernels %s before it, latest first: %s",
+				       e->err_device ? "on any stream" : "on its stream", list);
+		}
+		if (e->signal)
+			ev_add(ev, sizeof(ev), "signal %d (SIG%s)", e->signal,
+			       sigabbrev_np(e->signal) ? sigabbrev_np(e->signal) : "?");
+		for (j = 0; j < e->ncalls; j++)
+			ev_add(ev, sizeof(ev), "thread %lld last called %s%s%s%s, returned %lld", (long long)e->calls[j].tid,
+			       e->calls[j].api, e->calls[j].kernel ? " (" : "",
+			       e->calls[j].kernel ? cprof_end_kernel_name(e->calls[j].kernel, k, sizeof(k)) : "",
+			       e->calls[j].kernel ? ")" : "", (long long)e->calls[j].ret);
+		/* per stream, latest first; a CUDA error has named its own stream's already */
+		for (j = 0; !e->err && j < e->nkernels;) {
+			size_t s = j;
+
+			for (n = 0, list[0] = '\0'; j < e->nkernels && e->kernels[j].handle == e->kernels[s].handle; j++)
+				if (n < sizeof(list))
+					n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", j > s ? ", " : "",
+							      cprof_end_kernel_name(e->kernels[j].name, k, sizeof(k)));
+			if (e->kernels[s].stream >= 0)
+				ev_add(ev, sizeof(ev), "last kernels on stream %lld: %s", (long long)e->kernels[s].stream, list);
+			else
+				ev_add(ev, sizeof(ev), "last kernels on stream 0x%llx: %s", (unsigned long long)e->kernels[s].handle,
+				       list);
+		}
+		add(l, "crash", "warn", ev, "pid %lld ended: %.200s. %s", (long long)p->pid, e->ending,
+		    e->err ? "A kernel's fault is reported by a later call (a sync, a copy): the culprit is among the last "
+			     "kernels on that stream; rerun with CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer to pin it"
+		    : e->killed && !strncmp(e->ending, "no goodbye", 10)
+			? "It never said goodbye (killed, or still running when the run ended): what it had not sent is "
+			  "not counted, so its counts are a lower bound"
+		    : e->killed ? "It was killed from outside (SIGKILL, the OOM killer): what it had not sent yet is lost "
+				  "uncounted, so its counts are a lower bound"
+				: "The evidence gives what each thread and stream did last");
+	}
+}
+
 int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out)
 {
 	struct flist l = { 0 };
@@ -1127,6 +1187,7 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 
 	if (nsteps < 0)
 		nsteps = 0;
+	crash(m, proc, &l);
 	cuda_errors(m, proc, v, &l);
 	cold_start(m, proc, v, steps, nsteps, &l);
 	occupancy(m, proc, &l);

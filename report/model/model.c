@@ -6,6 +6,7 @@
 #include <string.h>
 
 #define PR_FMT "cprof"
+#include "common/ending.h"
 #include "common/log.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
@@ -733,6 +734,327 @@ out:
 	return ret;
 }
 
+const char *cprof_end_kernel_name(const char *mangled, char *buf, size_t size)
+{
+	char *d = cprof_demangle(mangled);
+
+	cprof_shorten(d ? d : mangled, buf, size);
+	free(d);
+	return buf;
+}
+
+void cprof_end_free(struct cprof_end *e)
+{
+	size_t i;
+
+	if (e == NULL)
+		return;
+	free(e->ending);
+	free(e->err_api);
+	for (i = 0; i < e->ncalls; i++) {
+		free(e->calls[i].api);
+		free(e->calls[i].kernel);
+	}
+	free(e->calls);
+	for (i = 0; i < e->nkernels; i++)
+		free(e->kernels[i].name);
+	free(e->kernels);
+	for (i = 0; i < e->nerr_kernels; i++)
+		free(e->err_kernels[i].name);
+	free(e->err_kernels);
+	free(e);
+}
+
+static char *col_dup_or_null(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+/* rows of (name, CUPTI stream, handle) into *out */
+static int load_end_kernels(sqlite3_stmt *st, struct cprof_end_kernel **out, size_t *n)
+{
+	size_t cap = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_end_kernel *k;
+
+		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0)
+			return -ENOMEM;
+		k = &(*out)[(*n)++];
+		k->name = col_dup_or_null(st, 0);
+		k->stream = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+		k->handle = (uint64_t)sqlite3_column_int64(st, 2);
+		if (k->name == NULL)
+			return -ENOMEM;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* the last calls of each thread: the CRASH record's when there is one (it has the calls a crash could not
+ * send), else the profile's */
+static const char end_calls_crash_sql[] =
+	"SELECT c.tid, s.value, k.value, c.returnValue FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id = c.nameId"
+	" LEFT JOIN StringIds k ON k.id = c.kernelNameId WHERE c.processId = ?1 ORDER BY c.tid LIMIT 64";
+/* each thread's last outermost call: a short walk back on the api_start index from the thread's last end */
+static const char end_calls_api_sql[] =
+	"SELECT t.tid, s.value, k.value, a.returnValue FROM THREADS t"
+	" JOIN CPROF_API a ON a.id = (SELECT b.id FROM CPROF_API b WHERE b.start <= t.lastNs AND b.processId = t.processId"
+	"  AND b.tid = t.tid AND b.nested = 0 ORDER BY b.start DESC, b.id DESC LIMIT 1)"
+	" JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
+	" WHERE t.processId = ?1 ORDER BY t.tid LIMIT 64";
+/* The last launches on each stream: from the process's last call back over at most 20,000 calls (of
+ * every process: in a merged job the others' calls are skipped, not counted), a short walk on the
+ * api_start index whatever the profile's size (a window function over every call took 8 s on 1.4M
+ * calls); a stream idle over all of them is left out. Names are looked up only for the rows kept. */
+#define END_MAX_STREAMS 8
+#define END_PER_STREAM 3
+static const char end_scan_sql[] =
+	"SELECT a.processId, a.class IN ('launch', 'gemm'), a.nameId, a.kernelNameId, a.stream, a.correlationId"
+	" FROM CPROF_API a WHERE a.start <= coalesce((SELECT max(lastNs) FROM THREADS WHERE processId = ?1),"
+	" 9223372036854775807) ORDER BY a.start DESC, a.id DESC LIMIT 20000";
+static const char end_string_sql[] = "SELECT value FROM StringIds WHERE id = ?1";
+static const char end_stream_id_sql[] =
+	"SELECT kk.streamId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e JOIN CUPTI_ACTIVITY_KIND_KERNEL kk"
+	" ON kk.processId = e.processId AND kk.correlationId = e.correlationId"
+	" WHERE e.processId = ?1 AND e.externalKind = 5 AND e.externalId = ?2 LIMIT 1";
+
+/* the string of StringIds id (column i of st; NULL stays NULL), strdup'ed */
+static char *end_string(sqlite3_stmt *str, sqlite3_stmt *st, int i)
+{
+	char *v = NULL;
+
+	if (str == NULL || sqlite3_column_type(st, i) == SQLITE_NULL)
+		return NULL;
+	sqlite3_reset(str);
+	sqlite3_bind_int64(str, 1, sqlite3_column_int64(st, i));
+	if (sqlite3_step(str) == SQLITE_ROW)
+		v = col_dup_or_null(str, 0);
+	sqlite3_reset(str);
+	return v;
+}
+
+/* CUPTI's stream id of the kernel our call corr launched; -1 when CUPTI did not deliver it */
+static int64_t end_stream_id(sqlite3_stmt *sid, int64_t proc, int64_t corr)
+{
+	int64_t id = -1;
+
+	if (sid == NULL)
+		return -1;
+	sqlite3_reset(sid);
+	sqlite3_bind_int64(sid, 1, proc);
+	sqlite3_bind_int64(sid, 2, corr);
+	if (sqlite3_step(sid) == SQLITE_ROW)
+		id = sqlite3_column_int64(sid, 0);
+	sqlite3_reset(sid);
+	return id;
+}
+
+static int end_scan(sqlite3 *db, int64_t proc, struct cprof_end *e)
+{
+	sqlite3_stmt *st = NULL, *sid = NULL, *str = NULL;
+	size_t kcap = 0, nstreams = 0, i, j;
+	uint64_t streams[END_MAX_STREAMS];
+	int per[END_MAX_STREAMS], rc, ret = 0;
+
+	if (sqlite3_prepare_v2(db, end_scan_sql, -1, &st, NULL) != SQLITE_OK)
+		return 0; /* an older profile */
+	if (sqlite3_prepare_v2(db, end_stream_id_sql, -1, &sid, NULL) != SQLITE_OK)
+		sid = NULL;
+	if (sqlite3_prepare_v2(db, end_string_sql, -1, &str, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		sqlite3_finalize(sid);
+		return -EIO;
+	}
+	sqlite3_bind_int64(st, 1, proc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		uint64_t h = (uint64_t)sqlite3_column_int64(st, 4);
+		struct cprof_end_kernel *k;
+
+		if (sqlite3_column_int64(st, 0) != proc || !sqlite3_column_int(st, 1))
+			continue;
+		for (i = 0; i < nstreams && streams[i] != h; i++)
+			;
+		if (i == nstreams) {
+			if (nstreams == END_MAX_STREAMS)
+				continue;
+			streams[nstreams] = h;
+			per[nstreams++] = 0;
+		}
+		if (per[i] >= END_PER_STREAM)
+			continue;
+		per[i]++;
+		if (cprof_grow(&e->kernels, &kcap, e->nkernels, sizeof(*e->kernels)) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		k = &e->kernels[e->nkernels++];
+		k->handle = h;
+		k->stream = end_stream_id(sid, proc, sqlite3_column_int64(st, 5));
+		if ((k->name = end_string(str, st, 3)) == NULL && (k->name = end_string(str, st, 2)) == NULL)
+			k->name = strdup("?");
+		if (k->name == NULL) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (ret == 0 && rc != SQLITE_DONE)
+		ret = -EIO;
+	sqlite3_finalize(st);
+	sqlite3_finalize(sid);
+	sqlite3_finalize(str);
+	/* by stream handle, each stream's latest first (stable: few elements) */
+	for (i = 1; i < e->nkernels; i++)
+		for (j = i; j > 0 && e->kernels[j - 1].handle > e->kernels[j].handle; j--) {
+			struct cprof_end_kernel t = e->kernels[j];
+
+			e->kernels[j] = e->kernels[j - 1];
+			e->kernels[j - 1] = t;
+		}
+	return ret;
+}
+
+static int load_end(sqlite3 *db, struct cprof_proc *p, const char *ending, int signal)
+{
+	struct cprof_end *e = calloc(1, sizeof(*e));
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	/* a table this profile lacks (older ones) leaves that part empty */
+	int rc, ret = 0, has_err = !strncmp(ending, "CUDA error ", 11);
+	uint64_t err_start = 0, err_stream = 0;
+
+	if (e == NULL)
+		return -ENOMEM;
+	p->end = e;
+	e->signal = signal;
+	e->killed = strstr(ending, "killed by signal") != NULL || !strncmp(ending, "no goodbye", 10);
+	if ((e->ending = strdup(ending)) == NULL)
+		return -ENOMEM;
+	if (has_err) {
+		if (sqlite3_prepare_v2(db, cprof_ending_error_sql, -1, &st, NULL) != SQLITE_OK)
+			goto out;
+		sqlite3_bind_int64(st, 1, p->id);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			e->err_tid = sqlite3_column_int64(st, 1);
+			e->err_api = col_dup_or_null(st, 2);
+			e->err = sqlite3_column_int64(st, 3);
+			err_stream = (uint64_t)sqlite3_column_int64(st, 4);
+			err_start = (uint64_t)sqlite3_column_int64(st, 5);
+			e->err_device = !sqlite3_column_int(st, 7);
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+		if (e->err) {
+			if (sqlite3_prepare_v2(db, cprof_ending_kernels_sql, -1, &st, NULL) != SQLITE_OK)
+				goto out;
+			sqlite3_bind_int64(st, 1, p->id);
+			sqlite3_bind_int64(st, 2, (int64_t)err_start);
+			if (!e->err_device)
+				sqlite3_bind_int64(st, 3, (int64_t)err_stream);
+			if ((ret = load_end_kernels(st, &e->err_kernels, &e->nerr_kernels)) < 0)
+				goto out;
+			sqlite3_finalize(st);
+			st = NULL;
+		}
+	}
+	if (sqlite3_prepare_v2(db, signal ? end_calls_crash_sql : end_calls_api_sql, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, p->id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_end_call *c;
+
+		if (cprof_grow(&e->calls, &cap, e->ncalls, sizeof(*e->calls)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c = &e->calls[e->ncalls++];
+		c->tid = sqlite3_column_int64(st, 0);
+		c->api = col_dup_or_null(st, 1);
+		c->kernel = col_dup_or_null(st, 2);
+		c->ret = sqlite3_column_int64(st, 3);
+		if (c->api == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE) {
+		ret = -EIO;
+		goto out;
+	}
+	ret = end_scan(db, p->id, e);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/* The Ended: line's text: the ending, the crashing thread's last call, the last kernels on the stream of
+ * the failing CUDA call, and for a kill that the counts are a lower bound */
+static int end_line(struct cprof_proc *p)
+{
+	const struct cprof_end *e = p->end;
+	char line[1024], k[100];
+	size_t i, n;
+
+	int64_t stream = -1;
+
+	/* CUPTI's id of the stream: from any of its kernels (a launch that failed has none) */
+	for (i = 0; i < e->nerr_kernels && stream < 0; i++)
+		stream = e->err_kernels[i].stream;
+	n = (size_t)snprintf(line, sizeof(line), "%s", p->bye);
+	if (e->err && e->nerr_kernels && n < sizeof(line)) {
+		if (e->err_device)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels before it (any stream): ");
+		else if (stream >= 0)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels on its stream (%lld) before it: ",
+					      (long long)stream);
+		else
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "; last kernels on its stream before it: ");
+		for (i = 0; i < e->nerr_kernels && n < sizeof(line); i++)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s", i ? ", " : "",
+					      cprof_end_kernel_name(e->err_kernels[i].name, k, sizeof(k)));
+	}
+	if (e->killed && n < sizeof(line))
+		snprintf(line + n, sizeof(line) - n,
+			 "; its event counts are a lower bound (what it had not sent yet was lost uncounted)");
+	free(p->bye);
+	p->bye = strdup(line);
+	return p->bye ? 0 : -ENOMEM;
+}
+
+/* how each process that did not end normally ended; profiles older than PROCESSES.ending have none */
+static int load_ends(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int ret = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT p.ending, (SELECT c.signal FROM CPROF_CRASH c WHERE c.processId = p.id LIMIT 1)"
+				   " FROM PROCESSES p WHERE p.id = ?1", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	for (i = 0; i < m->nprocs && ret == 0; i++) {
+		const char *ending;
+		int sig;
+
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, m->procs[i].id);
+		if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
+		ending = (const char *)sqlite3_column_text(st, 0);
+		sig = sqlite3_column_int(st, 1);
+		if (ending == NULL || (!sig && strncmp(ending, "CUDA error ", 11) && !strstr(ending, "killed by signal") &&
+				       strncmp(ending, "no goodbye", 10)))
+			continue;
+		if ((ret = load_end(db, &m->procs[i], ending, sig)) == 0)
+			ret = end_line(&m->procs[i]);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
 /* each CUPTI thread handle that made the CUPTI side of a hooked call: that call's tid */
 static int load_threads(sqlite3 *db, struct cprof_model *m)
 {
@@ -798,7 +1120,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
-	if ((ret = load_procs(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
 	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0)) ||
@@ -849,6 +1171,7 @@ void cprof_model_free(struct cprof_model *m)
 		free(m->procs[i].argv);
 		free(m->procs[i].host);
 		free(m->procs[i].bye);
+		cprof_end_free(m->procs[i].end);
 	}
 	free(m->procs);
 	free(m->threads);

@@ -76,6 +76,35 @@ struct cprof_ovh {
 	int64_t proc;
 };
 
+/* How a process that did not end normally ended (a fatal signal, a kill, a CUDA error, no goodbye):
+ * what the crash finding shows. Strings are owned by the model. */
+struct cprof_end_call {     /* the last CUDA call of a thread */
+	int64_t tid;
+	char *api;
+	char *kernel;           /* mangled; NULL when the call launched none */
+	int64_t ret;
+};
+struct cprof_end_kernel {   /* one of the last launches on a stream, latest first */
+	int64_t stream;         /* CUPTI stream id; -1 when CUPTI did not deliver the kernel */
+	uint64_t handle;        /* the stream the program passed */
+	char *name;             /* mangled kernel name, or the launching API's name */
+};
+struct cprof_end {
+	char *ending;           /* PROCESSES.ending */
+	int signal;             /* the fatal signal the process took (CPROF_CRASH), 0 none */
+	int killed;             /* killed from outside (SIGKILL, OOM killer) or no goodbye: counts are a lower bound */
+	int64_t err;            /* the CUDA error it ended after (common/ending.h), 0 none */
+	char *err_api;          /* the call that returned it */
+	int64_t err_tid;
+	int err_device;         /* the call acts on the whole device (cudaDeviceSynchronize): every stream's kernels */
+	struct cprof_end_call *calls; /* by tid */
+	size_t ncalls;
+	struct cprof_end_kernel *kernels; /* per stream handle, latest first within each */
+	size_t nkernels;
+	struct cprof_end_kernel *err_kernels; /* the last launches on the failing stream before the error */
+	size_t nerr_kernels;
+};
+
 /* A process under cprof (PROCESSES); text fields are "" when not recorded. */
 struct cprof_proc {
 	int64_t id, pid, ppid;
@@ -83,6 +112,7 @@ struct cprof_proc {
 	char *exe, *argv, *host;
 	char *bye;                  /* how it ended ("" when it never said goodbye: killed) */
 	int64_t recorded, lost;     /* events recorded, events lost */
+	struct cprof_end *end;      /* NULL: ended normally (or the profile does not say) */
 };
 
 /* CUPTI names threads by pthread handle, the hooks by kernel tid: the tid of each handle that made a
@@ -141,6 +171,9 @@ int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, i
 int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,
 			    size_t ncalls, struct cprof_ovh *ovh, size_t novh, size_t nknames);
 void cprof_model_free(struct cprof_model *m);
+void cprof_end_free(struct cprof_end *e);
+/* "kern_a(int*)" for "_Z6kern_aPi": the demangled name, shortened as the tables do, in buf. */
+const char *cprof_end_kernel_name(const char *mangled, char *buf, size_t size);
 
 /* The steps of process proc (0 = all) for pattern re, read once per (proc, re) and owned by the model.
  * Returns their number (0: none) or a negative errno. */

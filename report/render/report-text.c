@@ -95,7 +95,7 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 }
 
 void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof_phase *ph, int nph,
-			       const struct cprof_finding *f, int nf)
+			       const struct cprof_finding *f, int nf, const char *op_evidence)
 {
 	char line[1024], a[32], b[32], c[32], d[32], e[32];
 	uint64_t idle = v->host_wait_ns + v->kernel_wait_ns + v->other_ns;
@@ -127,6 +127,8 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 		printf("  queues: GPU idle with nothing queued %s, idle with work queued %s; work queued ahead %s; host "
 		       "blocked in syncs %s\n", a, b, c, d);
 	}
+	if (op_evidence && op_evidence[0])
+		printf("  %s\n", cprof_tx(op_evidence));
 	if (nph > 1) {
 		printf("\nPhases\n");
 		for (i = 0; i < nph; i++) {

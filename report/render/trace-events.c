@@ -14,8 +14,9 @@
 static const char hooked_sql[] =
 	"SELECT a.processId, a.pid, a.tid, a.start, a.end, a.correlationId, s.value, a.class, a.returnValue,"
 	" a.nested, a.kernelNameId, k.value, a.stream, a.bytes, a.a0, a.a1, a.a2, a.a3, a.a4, a.a5, a.a6,"
-	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value, %s"
+	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value, %s, xo.opId"
 	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
+	" LEFT JOIN x_opof xo ON xo.processId = a.processId AND xo.extId = a.correlationId"
 	" LEFT JOIN x_hsum h ON h.processId = a.processId AND h.extId = a.correlationId"
 	" LEFT JOIN x_api x ON x.processId = a.processId AND x.correlationId = coalesce(h.gcorr, h.anycorr)"
 	" LEFT JOIN StringIds xs ON xs.id = x.nameId ORDER BY a.id";
@@ -23,6 +24,7 @@ static const char hooked_sql[] =
 enum {
 	H_PROC, H_PID, H_TID, H_START, H_END, H_EXT, H_NAME, H_CLASS, H_RET, H_NESTED, H_KNAMEID, H_KNAME, H_STREAM,
 	H_BYTES, H_A0, H_A1, H_A2, H_A3, H_A4, H_A5, H_A6, H_GCORR, H_ANYCORR, H_NGPU, H_CBID, H_XNAME, H_STACK,
+	H_OPID,
 };
 
 /* ---- python_function spans: consecutive calls of a thread that share their outer Python frames share
@@ -162,7 +164,7 @@ int trace_write_hooked(struct trace *t)
 			corr = ext;
 		trace_span_begin(t, "cuda_runtime", name, pid, tid, start, sqlite3_column_int64(st, H_END));
 		trace_put(t, ", \"args\": {\"External id\": ");
-		trace_put_i(t, ext);
+		trace_put_i(t, sqlite3_column_type(st, H_OPID) != SQLITE_NULL ? sqlite3_column_int64(st, H_OPID) : ext);
 		if (same)
 			trace_arg_i(t, "cbid", sqlite3_column_int64(st, H_CBID));
 		trace_arg_i(t, "correlation", corr);
@@ -204,11 +206,13 @@ int trace_write_api_records(struct trace *t, const char *table, const char *cat)
 	int rc, ret;
 
 	snprintf(sql, sizeof(sql),
-		 "SELECT r.processId, r.start, r.end, r.correlationId, rn.value, r.cbid, r.threadId, e.externalId,"
+		 "SELECT r.processId, r.start, r.end, r.correlationId, rn.value, r.cbid, r.threadId,"
+		 " coalesce(xo.opId, e.externalId),"
 		 " h.extId IS NOT NULL, hn.value, h.tid, g.correlationId IS NOT NULL"
 		 " FROM %s r LEFT JOIN StringIds rn ON rn.id = r.nameId"
 		 " LEFT JOIN x_ext e ON e.processId = r.processId AND e.correlationId = r.correlationId"
 		 " LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"
+		 " LEFT JOIN x_opof xo ON xo.processId = e.processId AND xo.extId = e.externalId"
 		 " LEFT JOIN StringIds hn ON hn.id = h.nameId"
 		 " LEFT JOIN x_gpu g ON g.processId = r.processId AND g.correlationId = r.correlationId"
 		 " ORDER BY r.rowid",
@@ -245,11 +249,13 @@ int trace_write_api_records(struct trace *t, const char *table, const char *cat)
 
 /* Columns every GPU op query starts with; the launcher exists when a hooked call or an API record has the id. */
 #define GPU_COMMON                                                                                               \
-	"o.processId, o.start, o.end, o.deviceId, o.contextId, o.streamId, o.correlationId, e.externalId,"        \
+	"o.processId, o.start, o.end, o.deviceId, o.contextId, o.streamId, o.correlationId,"                      \
+	" coalesce(xo.opId, e.externalId),"                                                                       \
 	" (h.extId IS NOT NULL OR x.correlationId IS NOT NULL)"
 #define GPU_JOINS                                                                                                \
 	" LEFT JOIN x_ext e ON e.processId = o.processId AND e.correlationId = o.correlationId"                   \
 	" LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"                             \
+	" LEFT JOIN x_opof xo ON xo.processId = e.processId AND xo.extId = e.externalId"                         \
 	" LEFT JOIN x_api x ON x.processId = o.processId AND x.correlationId = o.correlationId"
 enum { G_PROC, G_START, G_END, G_DEV, G_CTX, G_STREAM, G_CORR, G_EXT, G_LAUNCHED, G__N };
 

@@ -6,6 +6,7 @@
 
 #define PR_FMT "cprof trace"
 #include "common/log.h"
+#include "common/wire.h"
 #include "report/render/trace.h"
 
 /* ---- NVTX: ranges as Kineto's user_annotation spans on their thread, projected onto the GPU lanes as
@@ -32,7 +33,17 @@ static const char nvtx_index_sql[] =
 	" depth INTEGER, textId INTEGER);"
 	"INSERT INTO x_rng SELECT n.id, n.processId, n.tid, n.start, max(n.start, coalesce(n.end, p.e, n.start)),"
 	" coalesce(n.depth, 0), n.textId FROM NVTX_EVENTS n LEFT JOIN x_pend p ON p.processId = n.processId"
-	" WHERE n.eventType IN ('range', 'startend');";
+	" WHERE n.eventType IN ('range', 'startend');"
+	"CREATE TEMP TABLE x_oprng(id INTEGER PRIMARY KEY, processId INTEGER, tid INTEGER, start INTEGER, end INTEGER,"
+	" ended INTEGER);"
+	"INSERT INTO x_oprng SELECT r.id, r.processId, r.tid, r.start, r.end, n.end IS NOT NULL FROM x_rng r"
+	" JOIN NVTX_EVENTS n ON n.id = r.id WHERE n.categoryId = %lld AND n.eventType = 'range';"
+	"CREATE INDEX temp.x_oprng_t ON x_oprng(processId, tid, start);"
+	/* the innermost op is the latest-starting one still open at the call */
+	"INSERT INTO x_opof SELECT * FROM (SELECT a.processId, a.correlationId, (SELECT r.id FROM x_oprng r"
+	"  WHERE r.processId = a.processId AND r.tid = a.tid AND r.start <= a.start AND r.end >= a.start AND r.ended"
+	"  ORDER BY r.start DESC LIMIT 1) AS o FROM CPROF_API a WHERE a.correlationId IS NOT NULL"
+	"  AND (a.processId, a.tid) IN (SELECT DISTINCT processId, tid FROM x_oprng)) WHERE o IS NOT NULL;";
 
 int trace_nvtx_index(struct trace *t)
 {
@@ -45,7 +56,7 @@ int trace_nvtx_index(struct trace *t)
 	ins[0] = '\0';
 	if (cprof_query_int(t->db, "SELECT EXISTS(SELECT 1 FROM NVTX_EVENTS WHERE end IS NULL AND eventType != 'mark')", 0))
 		snprintf(ins, sizeof(ins), "INSERT INTO x_pend %s;", cprof_sql_process_end);
-	if (asprintf(&sql, nvtx_index_sql, ins) < 0)
+	if (asprintf(&sql, nvtx_index_sql, ins, (long long)CPROF_NVTX_CATEGORY_TORCH_OP) < 0)
 		return -ENOMEM;
 	ret = trace_exec(t, sql);
 	free(sql);
@@ -157,8 +168,11 @@ int trace_write_nvtx(struct trace *t)
 			trace_put(t, ", \"ts\": ");
 			trace_put_ts(t, sqlite3_column_int64(st, 3));
 		} else {
-			trace_span_begin(t, "user_annotation", trace_col_str(st, 6), pid, tid, sqlite3_column_int64(st, 3),
-				   sqlite3_column_int64(st, 4));
+			/* PyTorch's op ranges are Kineto's cpu_op spans */
+			int op = sqlite3_column_int64(st, 10) == CPROF_NVTX_CATEGORY_TORCH_OP;
+
+			trace_span_begin(t, op ? "cpu_op" : "user_annotation", trace_col_str(st, 6), pid, tid,
+					 sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4));
 		}
 		nvtx_args(t, st);
 	}
@@ -175,7 +189,7 @@ int trace_write_nvtx(struct trace *t)
 		   " ON c.processId = r.processId AND c.tid = r.tid AND c.start >= r.start AND c.start <= r.end"
 		   " CROSS JOIN x_ext e ON e.processId = c.processId AND e.externalId = c.extId"
 		   " CROSS JOIN x_ops o ON o.processId = e.processId AND o.correlationId = e.correlationId"
-		   " LEFT JOIN StringIds x ON x.id = r.textId"
+		   " LEFT JOIN StringIds x ON x.id = r.textId WHERE r.id NOT IN (SELECT id FROM x_oprng)"
 		   " GROUP BY r.id, o.deviceId, o.streamId ORDER BY gs, ge DESC, r.depth, r.id",
 		   &st);
 	if (ret < 0)

@@ -36,6 +36,7 @@ static const struct knob g_knobs[] = {
 	KNOB("SIMGPU_NO_DRIVER", K_INT, no_driver, 0),
 	KNOB("SIMGPU_SM_COUNT", K_INT, sm_count, 132),
 	KNOB("SIMGPU_COPY_DATA", K_INT, copy_data, 1),
+	KNOB("SIMGPU_FAIL_SYNC_AFTER", K_U64, fail_sync_after, 0),
 	KNOB("SIMGPU_MEM_BYTES", K_U64, mem_bytes, 150754820096.0),
 	KNOB("SIMGPU_DRIVER_INIT_NS", K_U64, driver_init_ns, 20000000),
 	KNOB("SIMGPU_CTX_INIT_NS", K_U64, ctx_init_ns, 50000000),
@@ -244,6 +245,18 @@ int simgpu_driver_init(void)
 	return g_driver_err;
 }
 
+/* SIMGPU_FAIL_SYNC_AFTER: the N-th synchronisation of the process fails with an illegal address, and
+ * the context is lost from then on (every call that needs it fails the same way), as on a device */
+static atomic_int g_sticky_err;
+static atomic_uint_fast64_t g_syncs;
+
+static int sync_result(void)
+{
+	if (g_cfg.fail_sync_after && atomic_fetch_add(&g_syncs, 1) + 1 == g_cfg.fail_sync_after)
+		atomic_store(&g_sticky_err, cudaErrorIllegalAddress);
+	return atomic_load(&g_sticky_err);
+}
+
 int simgpu_ctx_ensure(void)
 {
 	int err = simgpu_driver_init();
@@ -251,6 +264,8 @@ int simgpu_ctx_ensure(void)
 		return err;
 	if (g_cfg.device_count < 1)
 		return cudaErrorNoDevice;
+	if (atomic_load_explicit(&g_sticky_err, memory_order_relaxed))
+		return atomic_load(&g_sticky_err);
 	if (atomic_load_explicit(&g_ctx_created, memory_order_acquire))
 		return 0;
 	pthread_mutex_lock(&g_init_lock);
@@ -591,7 +606,11 @@ int simgpu_stream_sync(struct simgpu_call *c, struct simgpu_stream *s)
 	simgpu_spin(g_cfg.sync_ns);
 	fill_sync(c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, s->id, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
 		  (uint64_t)-1, t0, simgpu_now());
-	return fault_surfaces();
+	{
+		int e = sync_result();
+
+		return e ? e : fault_surfaces();
+	}
 }
 
 int simgpu_stream_query(struct simgpu_stream *s)
@@ -613,7 +632,13 @@ int simgpu_device_sync(struct simgpu_call *c)
 	if (c)
 		fill_sync(c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE,
 			  CUPTI_SYNCHRONIZATION_INVALID_VALUE, (uint64_t)-1, t0, simgpu_now());
-	return fault_surfaces();
+	if (!c)
+		return 0;
+	{
+		int e = sync_result();
+
+		return e ? e : fault_surfaces();
+	}
 }
 
 static struct simgpu_event *event_find_locked(const void *handle)
@@ -699,7 +724,7 @@ int simgpu_event_sync(struct simgpu_call *c, const void *handle)
 	simgpu_spin(g_cfg.sync_ns);
 	fill_sync(c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, CUPTI_SYNCHRONIZATION_INVALID_VALUE, id,
 		  sync_id, t0, simgpu_now());
-	return 0;
+	return sync_result();
 }
 
 int simgpu_event_query(const void *handle)

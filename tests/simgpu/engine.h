@@ -14,6 +14,7 @@ struct simgpu_config {
 	int no_driver;
 	int sm_count;
 	int copy_data;
+	uint64_t fail_sync_after; /* the N-th synchronisation returns 700, sticky (0: never) */
 	uint64_t mem_bytes;
 	uint64_t driver_init_ns;
 	uint64_t ctx_init_ns;

@@ -27,6 +27,8 @@ struct fix {
 	struct cprof_rt rt[64];
 	struct cprof_ext ext[64];
 	size_t nops, ncalls, nrt, next;
+	struct cprof_proc procs[2];
+	size_t nprocs;
 	struct cprof_model m;
 	struct cprof_verdict v;
 	struct cprof_finding *f;
@@ -84,6 +86,8 @@ static int fires(const char *id)
 	f.m.next = f.next;
 	f.m.rt = f.rt;
 	f.m.nrt = f.nrt;
+	f.m.procs = f.procs;
+	f.m.nprocs = f.nprocs;
 	f.v.run_start = f.ncalls ? f.m.calls[0].start : 0;
 	f.v.run_end = f.nops ? f.m.ops[f.nops - 1].end : 0;
 	f.v.gpu_span_start = f.nops ? f.m.ops[0].start : 0;
@@ -243,6 +247,105 @@ START_TEST(test_findings_occupancy_silent)
 }
 END_TEST
 
+/* the finding with this id, or NULL (after fires()) */
+static const struct cprof_finding *found(const char *id)
+{
+	int i;
+
+	for (i = 0; i < f.nf; i++)
+		if (!strcmp(f.f[i].id, id))
+			return &f.f[i];
+	return NULL;
+}
+
+/* one process, pid 4242, that ended as e says, after a few launches */
+static void ended(struct cprof_end *e)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		launch(1 * MS + (uint64_t)i * 100 * US, 5 * US, 20 * US);
+	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 4242, .ppid = 1, .rank = -1, .exe = (char *)"a.out",
+					  .argv = (char *)"", .host = (char *)"", .bye = e ? e->ending : (char *)"exit",
+					  .end = e };
+	f.nprocs = 1;
+}
+
+static struct cprof_end_call calls2[] = {
+	{ .tid = 7, .api = (char *)"cudaStreamSynchronize", .kernel = NULL, .ret = 700 },
+	{ .tid = 9, .api = (char *)"cudaLaunchKernel", .kernel = (char *)"_Z6kern_cPi", .ret = 0 },
+};
+static struct cprof_end_kernel failing[] = {
+	{ .stream = 13, .handle = 0x55, .name = (char *)"_Z6kern_bPi" },
+	{ .stream = 13, .handle = 0x55, .name = (char *)"_Z6kern_aPi" },
+};
+static struct cprof_end_kernel streams[] = {
+	{ .stream = 13, .handle = 0x55, .name = (char *)"_Z6kern_bPi" },
+	{ .stream = 13, .handle = 0x55, .name = (char *)"_Z6kern_aPi" },
+	{ .stream = 14, .handle = 0x66, .name = (char *)"_Z6kern_cPi" },
+};
+
+/* a CUDA error then abort: the call, its code by name, the failing stream's last kernels, the signal,
+ * each thread's last call */
+START_TEST(test_findings_crash_cuda_error_fires)
+{
+	struct cprof_end e = { .ending = (char *)"CUDA error 700 (cudaErrorIllegalAddress) from cudaStreamSynchronize, "
+						 "then signal 6 (SIGABRT)",
+			       .signal = 6, .err = 700, .err_api = (char *)"cudaStreamSynchronize", .err_tid = 7,
+			       .calls = calls2, .ncalls = 2, .kernels = streams, .nkernels = 3,
+			       .err_kernels = failing, .nerr_kernels = 2 };
+	const struct cprof_finding *c;
+
+	ended(&e);
+	ck_assert(fires("crash"));
+	c = found("crash");
+	ck_assert_str_eq(c->severity, "warn");
+	ck_assert_ptr_nonnull(strstr(c->message, "pid 4242 ended: CUDA error 700"));
+	ck_assert_ptr_nonnull(strstr(c->evidence, "cudaStreamSynchronize returned 700 (cudaErrorIllegalAddress) on thread 7"));
+	ck_assert_ptr_nonnull(strstr(c->evidence, "last kernels on its stream before it, latest first: kern_b(int*), kern_a(int*)"));
+	ck_assert_ptr_null(strstr(c->evidence, "kern_a(int*), kern_c")); /* another stream's kernel is not the failing stream's */
+	ck_assert_ptr_nonnull(strstr(c->evidence, "signal 6 (SIGABRT)"));
+	ck_assert_ptr_nonnull(strstr(c->evidence, "thread 9 last called cudaLaunchKernel (kern_c(int*)), returned 0"));
+}
+END_TEST
+
+/* a fatal signal without a CUDA error: the last kernels of every stream */
+START_TEST(test_findings_crash_signal_streams)
+{
+	struct cprof_end e = { .ending = (char *)"signal 11 (SIGSEGV)", .signal = 11, .calls = calls2 + 1, .ncalls = 1,
+			       .kernels = streams, .nkernels = 3 };
+	const struct cprof_finding *c;
+
+	ended(&e);
+	ck_assert(fires("crash"));
+	c = found("crash");
+	ck_assert_ptr_nonnull(strstr(c->evidence, "signal 11 (SIGSEGV)"));
+	ck_assert_ptr_nonnull(strstr(c->evidence, "last kernels on stream 13: kern_b(int*), kern_a(int*)"));
+	ck_assert_ptr_nonnull(strstr(c->evidence, "last kernels on stream 14: kern_c(int*)"));
+	ck_assert_ptr_null(strstr(c->message, "lower bound"));
+}
+END_TEST
+
+/* killed from outside: the counts are called a lower bound */
+START_TEST(test_findings_crash_killed_lower_bound)
+{
+	struct cprof_end e = { .ending = (char *)"killed by signal 9 (SIGKILL)", .killed = 1, .calls = calls2 + 1,
+			       .ncalls = 1 };
+
+	ended(&e);
+	ck_assert(fires("crash"));
+	ck_assert_ptr_nonnull(strstr(found("crash")->message, "lower bound"));
+}
+END_TEST
+
+/* a normal end: no crash finding */
+START_TEST(test_findings_crash_silent)
+{
+	ended(NULL);
+	ck_assert(!fires("crash"));
+}
+END_TEST
+
 Suite *findings_suite(void)
 {
 	Suite *s = suite_create("findings");
@@ -261,6 +364,10 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_long_final_sync_silent);
 	tcase_add_test(tc, test_findings_occupancy_fires);
 	tcase_add_test(tc, test_findings_occupancy_silent);
+	tcase_add_test(tc, test_findings_crash_cuda_error_fires);
+	tcase_add_test(tc, test_findings_crash_signal_streams);
+	tcase_add_test(tc, test_findings_crash_killed_lower_bound);
+	tcase_add_test(tc, test_findings_crash_silent);
 	suite_add_tcase(s, tc);
 	return s;
 }

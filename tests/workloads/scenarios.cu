@@ -19,6 +19,7 @@
 
 __global__ void kern_a(int *p) { if (p) p[threadIdx.x] = 1; }
 __global__ void kern_b(int *p) { if (p) p[threadIdx.x] = 2; }
+__global__ void kern_c(int *p) { if (p) p[threadIdx.x] = 3; }
 
 static void launch_a(int n) { for (int i = 0; i < n; i++) kern_a<<<1, 32>>>(nullptr); }
 static void launch_b(int n) { for (int i = 0; i < n; i++) kern_b<<<2, 64>>>(nullptr); }
@@ -402,6 +403,40 @@ int main(int argc, char **argv)
 		if (!strcmp(how, "kill9"))
 			raise(SIGKILL);
 		return 1;
+	}
+	if (!strcmp(mode, "cuda-error")) {
+		// N steps: kern_a and kern_b on stream s, kern_c on stream s2, then cudaStreamSynchronize(s);
+		// when that sync fails (on the simulated GPU: SIMGPU_FAIL_SYNC_AFTER) the program does what
+		// programs do: "abort" prints the error and aborts, "exit" destroys the stream (which fails
+		// too: the error is sticky) and exits 1. Without an error it exits 0. "launch": the last step's
+		// kern_b asks for 2048 threads a block, its launch fails (9), and the program exits 1.
+		int n = atoi(argv[2]);
+		const char *how = argv[3];
+		cudaStream_t s, s2;
+		cudaStreamCreate(&s);
+		cudaStreamCreate(&s2);
+		for (int i = 0; i < n; i++) {
+			kern_a<<<1, 32, 0, s>>>(nullptr);
+			if (!strcmp(how, "launch") && i == n - 1) {
+				kern_b<<<2, 2048, 0, s>>>(nullptr);
+				cudaError_t e = cudaGetLastError();
+				printf("step %d: launch: %s\n", i + 1, cudaGetErrorName(e));
+				fflush(stdout);
+				exit(e == cudaSuccess ? 0 : 1);
+			}
+			kern_b<<<2, 64, 0, s>>>(nullptr);
+			kern_c<<<1, 32, 0, s2>>>(nullptr);
+			cudaError_t e = cudaStreamSynchronize(s);
+			if (e == cudaSuccess)
+				continue;
+			printf("step %d: cudaStreamSynchronize: %s\n", i + 1, cudaGetErrorName(e));
+			fflush(stdout);
+			if (!strcmp(how, "abort"))
+				abort();
+			cudaStreamDestroy(s);
+			exit(1);
+		}
+		return 0;
 	}
 	if (!strcmp(mode, "exit3")) {
 		// N launches then exit(3), _exit(3) or _Exit(3), at once: the exit paths flush

@@ -76,9 +76,49 @@ def profiler(steps):
     print(f"profiler steps={steps} shape={tuple(y.shape)} cuda_time_positive={cuda_us > 0}")
 
 
+def opcounts(what, steps):
+    """torch.profiler's own op counts (CPU activity only) for the seed's loop or the training loop."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        seed(64, steps) if what == "seed" else linear(steps)
+    for e in sorted(prof.key_averages(), key=lambda e: e.key):
+        print(f"{e.key},{e.count}")
+
+
+def opcost(device, n):
+    """The bench's per-op cost of PyTorch's NVTX op ranges (what --torch-ops turns on), measured in one process:
+    n small torch.add calls with them off and on, alternately; times go to stderr, stdout stays a count."""
+    import time
+    from torch.autograd.profiler import _disable_profiler, _enable_profiler
+    from torch._C._profiler import ProfilerConfig, ProfilerState, _ExperimentalConfig
+
+    cfg = ProfilerConfig(ProfilerState.NVTX, False, False, False, False, False, _ExperimentalConfig())
+    x = torch.ones(8, device=device)
+    off, on, coff, con = [], [], [], []
+    for rep in range(7):
+        for nvtx in ((False, True) if rep % 2 else (True, False)):
+            if nvtx:
+                _enable_profiler(cfg, set())
+            torch.cuda.synchronize()
+            t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
+            for _ in range(n):
+                x = torch.add(x, 1.0)
+            torch.cuda.synchronize()
+            (on if nvtx else off).append((time.perf_counter_ns() - t0) / n)
+            (con if nvtx else coff).append((time.thread_time_ns() - c0) / n)
+            if nvtx:
+                _disable_profiler()
+    med = lambda v: sorted(v)[len(v) // 2]
+    # wall time, and the CPU time of this thread alone (what other processes on a busy machine cannot inflate)
+    print(f"ns_per_op_off {med(off):.1f} ns_per_op_on {med(on):.1f} cpu_ns_per_op_off {med(coff):.1f}"
+          f" cpu_ns_per_op_on {med(con):.1f}", file=sys.stderr)
+    print(f"opcost {device} n={n}")
+
+
 def main():
     mode = sys.argv[1]
-    arg = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    arg = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 0
     if mode == "seed":
         seed(arg, int(sys.argv[3]))
     elif mode == "linear":
@@ -89,6 +129,10 @@ def main():
         graph(arg)
     elif mode == "profiler":
         profiler(arg)
+    elif mode == "opcounts":
+        opcounts(sys.argv[2], int(sys.argv[3]))
+    elif mode == "opcost":
+        opcost(sys.argv[2], int(sys.argv[3]))
     elif mode == "available":
         print(f"available={torch.cuda.is_available()}")
     else:
