@@ -1,6 +1,6 @@
 """PyTorch call sites: the seed's loop, its two ops on two lines, an nn.Linear forward from a user function and
 its backward. torch releases the GIL around each op. Each launching line ends in a marker comment (hash,
-CALLSITE, a name): a test finds its line with grep. usage: torch_callsites.py seed|split|linear STEPS"""
+CALLSITE, a name): a test finds its line with grep. usage: torch_callsites.py seed|split|linear|all STEPS"""
 import sys
 
 import torch
@@ -44,8 +44,10 @@ def linear(steps):
 
 def main():
     mode, steps = sys.argv[1], int(sys.argv[2])
-    out = {"seed": seed, "split": split, "linear": linear}[mode](steps)
-    print(f"{mode} steps={steps} shape={tuple(out.shape)}")
+    modes = {"seed": seed, "split": split, "linear": linear}
+    for m in modes if mode == "all" else [mode]:
+        out = modes[m](steps)
+        print(f"{m} steps={steps} shape={tuple(out.shape)}")
 
 
 if __name__ == "__main__":
