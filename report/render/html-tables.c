@@ -400,7 +400,7 @@ void html_tables_write(struct html *h)
 		   "ATen ops on the stacks of the CUDA calls: Self = the op innermost, Total = anywhere on the chain; "
 		   "CPU = time inside those CUDA calls, CUDA = GPU time of the work they launched.", &h->ops, CPROF_BY_OP);
 	attr_table(h, "t-callsites", "By call site",
-		   "The innermost frame outside libraries: Python when the launching thread held the GIL.", &h->sites,
+		   "The innermost frame outside libraries: the Python line, or the native caller on a thread without Python frames (such as PyTorch's autograd thread).", &h->sites,
 		   CPROF_BY_CALLSITE);
 	if (h->kernels.n == 0 && h->memops.n == 0 && h->apis.n == 0)
 		fputs("<p>No CUDA call or GPU operation was recorded.</p>\n", h->f);
