@@ -65,6 +65,107 @@ void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out
 	memset(set, 0, sizeof(*set));
 }
 
+static const struct cprof_model *sort_model; /* qsort has no context argument */
+
+static int cmp_call_corr(const void *a, const void *b)
+{
+	const struct cprof_call *x = &sort_model->calls[*(const uint32_t *)a], *y = &sort_model->calls[*(const uint32_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The thread map built from the arrays, as load_threads' join gives it: each CUPTI handle gets the smallest
+ * tid of the hooked calls whose external id its runtime or driver records carry. */
+struct thread_map {
+	struct cprof_thread *v;
+	size_t n, cap;
+};
+
+static int note_tid(struct thread_map *tm, int64_t proc, int64_t handle, int64_t tid)
+{
+	size_t lo = 0, hi = tm->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cprof_thread *t = &tm->v[mid];
+
+		if (t->proc < proc || (t->proc == proc && t->handle < handle))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < tm->n && tm->v[lo].proc == proc && tm->v[lo].handle == handle) {
+		if (tid < tm->v[lo].tid)
+			tm->v[lo].tid = tid;
+		return 0;
+	}
+	if (cprof_grow(&tm->v, &tm->cap, tm->n, sizeof(*tm->v)) < 0)
+		return -ENOMEM;
+	memmove(&tm->v[lo + 1], &tm->v[lo], (tm->n - lo) * sizeof(*tm->v));
+	tm->v[lo].proc = proc;
+	tm->v[lo].handle = handle;
+	tm->v[lo].tid = tid;
+	tm->n++;
+	return 0;
+}
+
+static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc, int64_t handle, int64_t corr)
+{
+	size_t lo = 0, hi = m->next, e;
+	int ret;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cprof_ext *x = &m->ext[mid];
+
+		if (x->proc < proc || (x->proc == proc && x->corr < corr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (e = lo; e < m->next && m->ext[e].proc == proc && m->ext[e].corr == corr; e++) {
+		size_t a = 0, b = m->ncalls, c;
+
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			const struct cprof_call *x = &m->calls[m->calls_by_corr[mid]];
+
+			if (x->proc < proc || (x->proc == proc && x->corr < m->ext[e].ext))
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (c = a; c < m->ncalls; c++) {
+			const struct cprof_call *x = &m->calls[m->calls_by_corr[c]];
+
+			if (x->proc != proc || x->corr != m->ext[e].ext)
+				break;
+			if ((ret = note_tid(tm, proc, handle, x->tid)) < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static int calls_by_corr(struct cprof_model *m)
+{
+	size_t i;
+
+	if (m->calls_by_corr)
+		return 0;
+	if ((m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ncalls; i++)
+		m->calls_by_corr[i] = (uint32_t)i;
+	sort_model = m;
+	if (m->ncalls)
+		qsort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+	sort_model = NULL;
+	return 0;
+}
+
 static int cmp_key(const void *a, const void *b)
 {
 	const int64_t *x = a, *y = b;
@@ -76,7 +177,7 @@ static int cmp_key(const void *a, const void *b)
 
 /* Driver calls, as cprof html draws them beside the runtime calls only CUPTI saw: those whose correlation
  * id no runtime record and no external id of ours carries (a NULL id is carried by none). */
-static int load_driver_only(sqlite3 *db, struct cprof_model *m)
+static int load_driver_only(sqlite3 *db, struct cprof_model *m, struct thread_map *tm)
 {
 	struct cprof_first_set first = { 0 };
 	int64_t (*rt)[2] = NULL;
@@ -102,8 +203,13 @@ static int load_driver_only(sqlite3 *db, struct cprof_model *m)
 		struct cprof_rt *r;
 		int64_t key[2] = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 5) };
 
-		if (sqlite3_column_type(st, 5) != SQLITE_NULL &&
-		    ((nrt && bsearch(key, rt, nrt, sizeof(*rt), cmp_key)) || cprof_model_has_ext(m, key[0], key[1])))
+		if (sqlite3_column_type(st, 5) != SQLITE_NULL && cprof_model_has_ext(m, key[0], key[1])) {
+			if ((ret = map_record(m, tm, key[0], sqlite3_column_int64(st, 1), key[1])) < 0)
+				goto out;
+			ret = -EIO;
+			continue;
+		}
+		if (sqlite3_column_type(st, 5) != SQLITE_NULL && nrt && bsearch(key, rt, nrt, sizeof(*rt), cmp_key))
 			continue;
 		if (cprof_grow(&m->drv, &cap, m->ndrv, sizeof(*m->drv)) < 0) {
 			ret = -ENOMEM;
@@ -165,13 +271,27 @@ static int load_nvtx_ranges(sqlite3 *db, struct cprof_model *m)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-int cprof_model_load_host(sqlite3 *db, struct cprof_model *m)
+int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads)
 {
+	struct thread_map tm = { 0 };
+	size_t i;
 	int ret;
 
-	if ((ret = load_driver_only(db, m)) < 0 || (ret = load_nvtx_ranges(db, m)) < 0)
+	if ((ret = calls_by_corr(m)) < 0)
 		return ret;
-	return 0;
+	for (i = 0; i < m->nrt; i++)
+		if (m->rt[i].corr != CPROF_NO_ID && (ret = map_record(m, &tm, m->rt[i].proc, m->rt[i].tid, m->rt[i].corr)) < 0)
+			goto out;
+	if ((ret = load_driver_only(db, m, &tm)) < 0 || (ret = load_nvtx_ranges(db, m)) < 0)
+		goto out;
+	if (threads) {
+		m->threads = tm.v;
+		m->nthreads = tm.n;
+		tm.v = NULL;
+	}
+out:
+	free(tm.v);
+	return ret;
 }
 
 void cprof_model_free_host(struct cprof_model *m)

@@ -722,22 +722,29 @@ out:
 }
 
 /* each CUPTI thread handle that made the CUPTI side of a hooked call: that call's tid */
-static int load_threads(sqlite3 *db, struct cprof_model *m)
+static const char threads_sql[] =
+	"SELECT r.processId, r.threadId, min(a.tid) FROM (SELECT processId, correlationId, threadId"
+	" FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT processId, correlationId, threadId"
+	" FROM CUPTI_ACTIVITY_KIND_DRIVER) r"
+	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = r.processId"
+	"  AND e.correlationId = r.correlationId AND e.externalKind = 5"
+	" JOIN CPROF_API a ON a.processId = e.processId AND a.correlationId = e.externalId"
+	" GROUP BY r.processId, r.threadId ORDER BY 1, 2";
+
+/* run 0: only prepare the statement, so that a profile without its tables fails here as before */
+static int load_threads(sqlite3 *db, struct cprof_model *m, int run)
 {
 	sqlite3_stmt *st;
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT r.processId, r.threadId, min(a.tid) FROM (SELECT processId, correlationId, threadId"
-			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT processId, correlationId, threadId"
-			       " FROM CUPTI_ACTIVITY_KIND_DRIVER) r"
-			       " JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = r.processId"
-			       "  AND e.correlationId = r.correlationId AND e.externalKind = 5"
-			       " JOIN CPROF_API a ON a.processId = e.processId AND a.correlationId = e.externalId"
-			       " GROUP BY r.processId, r.threadId ORDER BY 1, 2",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, threads_sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
+	if (!run) {
+		/* only the check that the tables are there: the map comes from the arrays */
+		sqlite3_finalize(st);
+		return 0;
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (cprof_grow(&m->threads, &cap, m->nthreads, sizeof(*m->threads)) < 0) {
 			sqlite3_finalize(st);
@@ -773,6 +780,8 @@ int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, i
 
 int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 {
+	/* a timeline with its host extras has every input of the thread map in memory: no join needed */
+	int host_threads = (parts & CPROF_MODEL_ALL) == CPROF_MODEL_ALL && (parts & CPROF_MODEL_HOST);
 	int ext_loaded = 0, ret;
 
 	memset(m, 0, sizeof(*m));
@@ -784,12 +793,13 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->ext = NULL;
 		m->next = 0;
 	}
-	if ((ret = load_procs(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
+	if ((ret = load_procs(db, m)) < 0 ||
+	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
 	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) ||
-	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m)) < 0))) ||
+	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
 		cprof_model_free(m);

@@ -229,7 +229,8 @@ void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out
 uint8_t cprof_call_class_of(const char *cls);
 /* Sorts an array of structs that begin with their uint64_t start, ties kept in the order given. */
 int cprof_sort_by_start(void *arr, size_t n, size_t elem);
-int cprof_model_load_host(sqlite3 *db, struct cprof_model *m);
+/* threads: the thread map is built from the arrays (instead of load_threads' join) */
+int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads);
 void cprof_model_free_host(struct cprof_model *m);
 
 #endif
