@@ -214,6 +214,11 @@ int cprof_model_launched_time(struct cprof_model *m, int64_t proc, int (*fn)(voi
 size_t cprof_model_ops_from(const struct cprof_model *m, uint64_t t);
 size_t cprof_model_calls_from(const struct cprof_model *m, uint64_t t);
 
+/* GPU memory operations as nsys's cuda_gpu_mem_time_sum: copies by kind, then memsets; fn per group with
+ * its name, duration statistics and bytes (report and html share it). 0 or a negative errno. */
+int cprof_model_memop_stats(const struct cprof_model *m, int64_t proc,
+			    int (*fn)(void *ctx, const char *name, const struct cprof_stats *st, double bytes), void *ctx);
+
 /* loader internals shared by the model's files (host.c) */
 struct cprof_first_set {
 	struct cprof_first_name *v;
