@@ -11,6 +11,7 @@ Suite *ingest_suite(void);
 Suite *symbolize_suite(void);
 Suite *textsafe_suite(void);
 Suite *model_suite(void);
+Suite *model_host_suite(void);
 Suite *findings_suite(void);
 
 #endif
