@@ -1,4 +1,5 @@
 # Issue 19: Python call sites under PyTorch 2.15 (PyPI) on the simulated GPU. torch releases the GIL around
+# cprof-test-timeout: 600
 # each op, so the frames are read from memory: --by callsite names the script's own lines with exact counts
 # for the seed's loop (matmul and add on one line), the two ops on two lines, and an nn.Linear forward
 # called from a user function; CPROF_PY_NOGIL=0 (frames only with the GIL held) loses those lines, which
