@@ -179,7 +179,11 @@ static int check_ranges(sqlite3 *db, char *why, size_t size)
 		{ "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", TIMES("start", "end") },
 		{ "CUPTI_ACTIVITY_KIND_OVERHEAD", TIMES("start", "end") },
 		{ "THREADS", TIMES("firstNs", "lastNs") },
-		{ "PROCESSES", TIMES("startNs", "coalesce(endNs, startNs)") },
+		/* endNs = 0: cprofd before issue 21 ended a process replaced by a second HELLO from its pid
+		 * (an exec the hooks did not see, pid reuse) there; read as "end unknown" */
+		{ "PROCESSES", TIMES("startNs", "coalesce(nullif(endNs, 0), startNs)") },
+		/* markers and ranges still open have no end */
+		{ "NVTX_EVENTS", TIMES("start", "coalesce(end, start)") },
 	};
 	char sql[1024];
 
