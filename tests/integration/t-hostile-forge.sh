@@ -1,0 +1,33 @@
+# Issue 21 item 6: a process of the job that writes a RUN_END frame into $CPROF_FIFO no longer ends the
+# run: cprofd takes the run's end only from cprof-run, as a queued signal whose sender the kernel names
+# (si_pid = its parent). The forged frame is refused, said in DIAGNOSTICS and META, and the profile keeps
+# the true exit status; the run is marked incomplete (a process of it forged frames).
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/integration/rel.sh"
+need_sim
+cat > forge.py <<'PYEOF'
+import ctypes, os, struct, sys, time
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+g = ctypes.CDLL(None)
+p = ctypes.c_void_p()
+g.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+fd = os.open(os.environ["CPROF_FIFO"], os.O_WRONLY)
+payload = struct.pack("<QiI", time.time_ns(), 0, 0)
+# a RUN_END as cprof-run used to send it, even claiming cprof-run's pid (our parent)
+os.write(fd, struct.pack("<IHHIIII", 0x46525043, 2, 6, 24 + len(payload), os.getppid(), 0, 1) + payload)
+time.sleep(0.5)
+g.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+sys.exit(7)
+PYEOF
+sim "$BIN/cprof-run" -q -o forge.db -- "$PY" forge.py > /dev/null 2> err.txt
+assert_eq "$?" 7 "cprof-run returns the program's status"
+assert_eq "$(meta forge.db exit_status)" 7 "the profile keeps cprof-run's truth"
+assert_eq "$(meta forge.db forged_run_ends)" 1 "the forged frame is counted"
+assert_eq "$(meta forge.db complete)" 0 "a run with forged frames is not complete"
+assert_match "$(meta forge.db incomplete_reason)" "forged RUN_END" "why"
+assert_eq "$(q forge.db "SELECT count(*) FROM DIAGNOSTICS WHERE message LIKE '%RUN_END%not from cprof-run%'")" 1 "said"
+# the program's calls after the forgery are all there (the run did not end early)
+assert_eq "$(q forge.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaMalloc'")" 2 \
+	"both cudaMalloc calls"
+assert_match "$(q forge.db "SELECT ending FROM PROCESSES")" "status 7" "how the process ended"
+echo OK
