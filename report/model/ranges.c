@@ -6,6 +6,7 @@
 #define PR_FMT "cprof report"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 #include "report/model/ranges.h"
 
 /* The latest time a process is known to have been alive: its exit, its last call, its last annotation. */
@@ -186,6 +187,10 @@ static int load_ranges(sqlite3 *db, int64_t proc, struct rng **out, size_t *n, s
 		const unsigned char *text = sqlite3_column_text(st, 8), *dom = sqlite3_column_text(st, 9);
 		struct rng *x;
 
+		if (!cprof_row_times_ok(st, 3, 4, 1)) {
+			ret = cprof_bad_time("NVTX_EVENTS", st, 3, 4);
+			goto out;
+		}
 		if ((ret = cprof_grow(&r, &cap, cnt, sizeof(*r))) < 0)
 			goto out;
 		x = &r[cnt];
