@@ -163,6 +163,7 @@ int main(int argc, char **argv)
 	/* from here until cprof_spool_finish, the writer thread alone uses in and store */
 	if (cprof_spool_open(&spool, db, &in) < 0)
 		return EXIT_STORE;
+	cprof_spool_check_hellos(spool, parent);
 	/* the same pipe says later when the intake is done ('D'): cprof-run's grace period for processes left
 	 * running covers the intake, not the writer catching up */
 	if (ready_fd >= 0 && write(ready_fd, "R", 1) != 1)
@@ -240,6 +241,11 @@ int main(int argc, char **argv)
 		cprof_store_meta_int(store, "collector_max_rss_kb", ru.ru_maxrss);
 	}
 	in.interrupt_signal = interrupt_signal;
+	in.suspect_hellos = st.suspect_hellos;
+	for (size_t i = 0; !in.store_failed && i < st.suspect_hellos && i < sizeof(st.suspect_pids) / sizeof(st.suspect_pids[0]); i++)
+		cprof_store_diag(store, st.suspect_pids[i],
+				 "suspect HELLO: this pid was another user's or not a process of the run when it said HELLO"
+				 " (a forged frame, or a daemon already detached from the run)");
 	if (run_end_value >= 0) {
 		in.run_ended = 1;
 		in.run_end_pid = (uint32_t)parent;

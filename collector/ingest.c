@@ -543,6 +543,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "processes_crashed", (int64_t)in->crashed);
 	cprof_store_meta_int(s, "processes_replaced", (int64_t)in->replaced);
 	cprof_store_meta_int(s, "forged_run_ends", (int64_t)in->forged_run_ends);
+	cprof_store_meta_int(s, "suspect_hellos", (int64_t)in->suspect_hellos);
 	cprof_store_meta_int(s, "refused_producers", (int64_t)in->refused_producers);
 	cprof_store_meta_int(s, "dropped_strings", (int64_t)in->dropped_strings);
 	if (in->run_ended) {

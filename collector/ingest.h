@@ -50,6 +50,7 @@ struct cprof_ingest {
 	int run_ended;
 	int run_end_by_signal;    /* cprofd: the run's end comes from cprof-run's signal; RUN_END frames are forged */
 	uint64_t forged_run_ends; /* RUN_END frames refused (from a process of the job, not cprof-run) */
+	uint64_t suspect_hellos;  /* cprofd: HELLOs /proc did not back (cprof_hello_evidence) */
 	struct cprof_wire_run_end run_end;
 	uint64_t crashed;         /* processes that sent CRASH */
 	uint32_t run_end_pid;     /* cprof-run, the sender of RUN_END: its child is the run's top process */

@@ -1,7 +1,9 @@
 # Issue 21 item 6: a process of the job that writes a RUN_END frame into $CPROF_FIFO no longer ends the
 # run: cprofd takes the run's end only from cprof-run, as a queued signal whose sender the kernel names
 # (si_pid = its parent). The forged frame is refused, said in DIAGNOSTICS and META, and the profile keeps
-# the true exit status; the run is marked incomplete (a process of it forged frames).
+# the true exit status; the run is marked incomplete (a process of it forged frames). A HELLO claiming a
+# pid that is not a process of the run (here 1, init) is kept but marked suspect: /proc is the only
+# evidence, as the FIFO names no writer (the process's user, and cprof-run among its ancestors).
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/integration/rel.sh"
 need_sim
@@ -13,6 +15,12 @@ p = ctypes.c_void_p()
 g.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
 fd = os.open(os.environ["CPROF_FIFO"], os.O_WRONLY)
 payload = struct.pack("<QiI", time.time_ns(), 0, 0)
+def hello(pid):
+    exe, host, argv = b"/forged\0", b"h\0", b"forged\0"
+    body = struct.pack("<IIQIIiiiIHHHH", pid, 1, time.time_ns(), 1, 2, -1, -1, -1, 1, len(exe), len(host), len(argv), 0)
+    body += exe + host + argv
+    return struct.pack("<IHHIIII", 0x46525043, 2, 1, 24 + len(body), pid, 0, 1) + body
+os.write(fd, hello(1))  # a HELLO for init: not a process of this run
 # a RUN_END as cprof-run used to send it, even claiming cprof-run's pid (our parent)
 os.write(fd, struct.pack("<IHHIIII", 0x46525043, 2, 6, 24 + len(payload), os.getppid(), 0, 1) + payload)
 time.sleep(0.5)
@@ -29,5 +37,8 @@ assert_eq "$(q forge.db "SELECT count(*) FROM DIAGNOSTICS WHERE message LIKE '%R
 # the program's calls after the forgery are all there (the run did not end early)
 assert_eq "$(q forge.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaMalloc'")" 2 \
 	"both cudaMalloc calls"
-assert_match "$(q forge.db "SELECT ending FROM PROCESSES")" "status 7" "how the process ended"
+assert_match "$(q forge.db "SELECT ending FROM PROCESSES WHERE pid != 1")" "status 7" "how the process ended"
+assert_eq "$(q forge.db "SELECT count(*) FROM PROCESSES WHERE pid = 1")" 1 "the forged HELLO is kept (test set-up: it is well-formed)"
+assert_eq "$(meta forge.db suspect_hellos)" 1 "one suspect HELLO: init's pid"
+assert_eq "$(q forge.db "SELECT count(*) FROM DIAGNOSTICS WHERE pid = 1 AND message LIKE 'suspect HELLO%'")" 1 "said, with the pid"
 echo OK
