@@ -110,6 +110,8 @@ static void live_update(struct cprof_spool *sp, uint16_t type, uint32_t pid)
 		if (sp->st.suspect_hellos < sizeof(sp->st.suspect_pids) / sizeof(sp->st.suspect_pids[0]))
 			sp->st.suspect_pids[sp->st.suspect_hellos] = pid;
 		sp->st.suspect_hellos++;
+		/* not waited for at the end: a HELLO naming init would hold the run for the whole grace period */
+		return;
 	}
 
 	for (i = 0; i < sp->nlive && sp->live_pids[i] != pid; i++)

@@ -27,8 +27,12 @@ time.sleep(0.5)
 g.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
 sys.exit(7)
 PYEOF
-sim "$BIN/cprof-run" -q -o forge.db -- "$PY" forge.py > /dev/null 2> err.txt
+start=$(date +%s)
+sim "$BIN/cprof-run" -q --grace 30 -o forge.db -- "$PY" forge.py > /dev/null 2> err.txt
 assert_eq "$?" 7 "cprof-run returns the program's status"
+# a suspect HELLO is not waited for as a process left running (init would hold it the whole grace period)
+took=$(( $(date +%s) - start ))
+[ "$took" -lt 25 ] || fail "cprof-run waited $took s for a forged process: $(cat err.txt)"
 assert_eq "$(meta forge.db exit_status)" 7 "the profile keeps cprof-run's truth"
 assert_eq "$(meta forge.db forged_run_ends)" 1 "the forged frame is counted"
 assert_eq "$(meta forge.db complete)" 0 "a run with forged frames is not complete"
