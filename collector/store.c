@@ -332,7 +332,7 @@ int cprof_store_process(struct cprof_store *s, const struct cprof_wire_hello *h,
 int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_bye *bye,
 			    uint64_t recorded, uint64_t lost, uint32_t frames, uint32_t seq_gaps)
 {
-	static const char *const reasons[] = { "none", "exit", "_exit", "exec" };
+	static const char *const reasons[] = { "none", "exit", "_exit", "exec", "replaced" };
 	sqlite3_stmt *st = s->st[ST_PROC_END];
 	int ret = 0;
 
@@ -340,7 +340,7 @@ int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct
 		return -EIO;
 	if (bye) {
 		sqlite3_bind_int64(st, 1, (int64_t)bye->end_ns);
-		sqlite3_bind_text(st, 2, bye->reason < 4 ? reasons[bye->reason] : "unknown", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, bye->reason < 5 ? reasons[bye->reason] : "unknown", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, (int64_t)bye->emitted);
 	} else {
 		sqlite3_bind_null(st, 1);
@@ -631,7 +631,9 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 		} else if (bye && strcmp((const char *)bye, "exec") == 0) {
 			snprintf(text, sizeof(text), "exec");
 			abnormal = 0;
-		} else if (top && run_end->term_signal > 0)
+		} else if (bye && strcmp((const char *)bye, "replaced") == 0)
+			snprintf(text, sizeof(text), "replaced by a new HELLO (exec without the hooks, or pid reuse)");
+		else if (top && run_end->term_signal > 0)
 			signal_words(text, sizeof(text), "killed by signal ", run_end->term_signal);
 		else if (top && bye) {
 			snprintf(text, sizeof(text), "%s, status %d", (const char *)bye, run_end->exit_status);

@@ -640,7 +640,7 @@ int cmd_html(int argc, char **argv)
 		goto out;
 	}
 	if ((err = write_page(&h, &th)) < 0) {
-		pr_err("%s: cannot read the profile: %s", h.profile, err == -EIO ? sqlite3_errmsg(h.db) : strerror(-err));
+		pr_err("%s: cannot read the profile: %s", h.profile, err == -EIO || err == -ERANGE ? cprof_model_errmsg(h.db) : strerror(-err));
 		cprof_out_abort(h.f);
 		goto out;
 	}

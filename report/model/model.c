@@ -17,6 +17,35 @@ struct corr {
 	uint64_t start;
 };
 
+static char bad_time_msg[200];
+
+int cprof_row_times_ok(sqlite3_stmt *st, int si, int ei, int null_end)
+{
+	const int64_t max = (int64_t)1 << 62;
+	int64_t s = sqlite3_column_int64(st, si), e;
+
+	if (sqlite3_column_type(st, si) != SQLITE_INTEGER || s < 0 || s >= max)
+		return 0;
+	if (null_end && sqlite3_column_type(st, ei) == SQLITE_NULL)
+		return 1;
+	e = sqlite3_column_int64(st, ei);
+	return sqlite3_column_type(st, ei) == SQLITE_INTEGER && e >= s && e < max;
+}
+
+int cprof_bad_time(const char *table, sqlite3_stmt *st, int si, int ei)
+{
+	if (bad_time_msg[0] == '\0')
+		snprintf(bad_time_msg, sizeof(bad_time_msg), "%s has values out of range (start %s, end %s)", table,
+			 sqlite3_column_text(st, si) ? (const char *)sqlite3_column_text(st, si) : "NULL",
+			 sqlite3_column_text(st, ei) ? (const char *)sqlite3_column_text(st, ei) : "NULL");
+	return -ERANGE;
+}
+
+const char *cprof_model_errmsg(sqlite3 *db)
+{
+	return bad_time_msg[0] ? bad_time_msg : sqlite3_errmsg(db);
+}
+
 static int cmp_corr(const void *a, const void *b)
 {
 	const struct corr *x = a, *y = b;
@@ -221,6 +250,11 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 				ret = -ENOMEM;
 				goto out;
 			}
+			if (!cprof_row_times_ok(st, 1, 2, 0)) {
+				ret = cprof_bad_time(tables[t], st, 1, 2);
+				sqlite3_finalize(st);
+				goto out;
+			}
 			o = &k[n++];
 			o->proc = sqlite3_column_int64(st, 0);
 			o->start = (uint64_t)sqlite3_column_int64(st, 1);
@@ -311,6 +345,10 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 			ret = -ENOMEM;
 			goto out;
 		}
+		if (!cprof_row_times_ok(st, 1, 2, 0)) {
+			ret = cprof_bad_time("CPROF_API", st, 1, 2);
+			goto out;
+		}
 		c = &k[n++];
 		c->proc = sqlite3_column_int64(st, 0);
 		c->start = (uint64_t)sqlite3_column_int64(st, 1);
@@ -358,6 +396,12 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 				   CPROF_PROFILER_OVERHEAD_KINDS, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!cprof_row_times_ok(st, 1, 2, 0)) {
+			int ret = cprof_bad_time("CUPTI_ACTIVITY_KIND_OVERHEAD", st, 1, 2);
+
+			sqlite3_finalize(st);
+			return ret;
+		}
 		if (cprof_grow(&m->ovh, &cap, m->novh, sizeof(*m->ovh)) < 0) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
@@ -388,6 +432,10 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 
 		if (cprof_grow(&k, &cap, n, sizeof(*k)) < 0) {
 			ret = -ENOMEM;
+			goto out;
+		}
+		if (!cprof_row_times_ok(st, 2, 3, 0)) {
+			ret = cprof_bad_time("CUPTI_ACTIVITY_KIND_RUNTIME", st, 2, 3);
 			goto out;
 		}
 		r = &k[n++];

@@ -192,6 +192,14 @@ struct cprof_model {
 /* The model of the profile open as db: the parts asked for (enum cprof_model_part), each table read once,
  * in one statement. 0 or a negative errno. */
 int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m);
+/* Whether columns si, ei of a row hold times a reader may subtract and sum: integers in [0, 2^62) with
+ * end >= start, as cprofd writes them (end NULL allowed when null_end). Profiles up to 16 MiB are checked
+ * whole when opened; bigger ones row by row here, as they are read (issue 21, item 7). */
+int cprof_row_times_ok(sqlite3_stmt *st, int si, int ei, int null_end);
+/* Says (once) that TABLE holds a time out of range; returns -ERANGE. */
+int cprof_bad_time(const char *table, sqlite3_stmt *st, int si, int ei);
+/* Why a load failed: the out-of-range time, else SQLite's message. */
+const char *cprof_model_errmsg(sqlite3 *db);
 /* The tid of CUPTI's thread handle: 1 when known (*tid set), 0 when not (each renderer has its fallback). */
 int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, int64_t *tid);
 /* A model built in memory (tests): takes the arrays as given, sorts them; ops' kname must be < nknames. */
