@@ -71,6 +71,11 @@ struct batch {
 	sqlite3_stmt *multi;
 	uint32_t nulls[BATCH_ROWS]; /* bit c: column c+1 is NULL */
 	int64_t v[BATCH_ROWS][BATCH_COLS];
+	/* what multi's parameters hold now (a reset keeps them): a value bound there already is not bound
+	 * again, and most columns of a call repeat the previous batch's (process, class, arguments, NULLs) */
+	int bound;
+	uint32_t bound_nulls[BATCH_ROWS];
+	int64_t bound_v[BATCH_ROWS][BATCH_COLS];
 };
 
 static const struct {
@@ -166,6 +171,33 @@ static void batch_bind(sqlite3_stmt *st, int first, const struct batch *b, int r
 	}
 }
 
+/* Row i of b into the multi-row statement's i-th group, binding only what differs from what is there. */
+static void batch_bind_changed(sqlite3_stmt *st, struct batch *b, int row)
+{
+	int c, first = 1 + row * b->ncols;
+	uint32_t nulls = b->nulls[row];
+
+	if (!b->bound) {
+		batch_bind(st, first, b, row);
+	} else {
+		for (c = 0; c < b->ncols; c++) {
+			uint32_t bit = 1u << c;
+
+			if ((nulls & bit) ? (b->bound_nulls[row] & bit) != 0
+					  : !(b->bound_nulls[row] & bit) && b->v[row][c] == b->bound_v[row][c])
+				continue;
+			if (nulls & bit)
+				sqlite3_bind_null(st, first + c);
+			else if (c + 1 == b->text_col)
+				sqlite3_bind_text(st, first + c, cprof_api_class_name((int)b->v[row][c]), -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_int64(st, first + c, b->v[row][c]);
+		}
+	}
+	b->bound_nulls[row] = nulls;
+	memcpy(b->bound_v[row], b->v[row], (size_t)b->ncols * sizeof(b->v[row][0]));
+}
+
 /* Writes the rows waiting in b: a full batch in one statement, a partial one (at a commit) row by row. */
 static int batch_flush(struct cprof_store *s, struct batch *b)
 {
@@ -175,7 +207,8 @@ static int batch_flush(struct cprof_store *s, struct batch *b)
 	if (b->n == BATCH_ROWS) {
 		st = b->multi;
 		for (i = 0; i < BATCH_ROWS; i++)
-			batch_bind(st, 1 + i * b->ncols, b, i);
+			batch_bind_changed(st, b, i);
+		b->bound = 1;
 		if (sqlite3_step(st) != SQLITE_DONE)
 			ret = db_err(s, "insert rows");
 		sqlite3_reset(st);
