@@ -155,6 +155,73 @@ START_TEST(test_store_file_is_private)
 }
 END_TEST
 
+/* Rows go in batches; a commit writes the partial one. 70 calls (two full batches and a part), alternating
+ * NULL and set kernel names and stacks: all there, in order, NULLs where they were, values not carried over
+ * from the slot's previous batch. */
+START_TEST(test_store_batches_rows_in_order)
+{
+	struct cprof_store *s;
+	struct cprof_wire_api ev = { .tid = 7, .api = CPROF_API_cudaLaunchKernel };
+	int64_t proc, kname;
+	int i;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_store_process(s, hello(11), &proc), 0);
+	ck_assert_int_eq(cprof_store_string(s, "_Z1kv", 5, &kname), 0);
+	for (i = 0; i < 70; i++) {
+		ev.start_ns = 1000 + 10 * i;
+		ev.end_ns = ev.start_ns + 5;
+		ev.corr = i;
+		ev.stack = i % 3 ? 0 : 100 + i;
+		ev.arg[0] = i < 40 ? 1 : 2; /* the same for a while, then not */
+		ck_assert_int_eq(cprof_store_api(s, proc, 11, &ev, i % 2 ? kname : 0), 0);
+	}
+	ck_assert_int_eq(cprof_store_commit(s, 1), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE correlationId = id - 1 AND start = 1000 + 10 * correlationId"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE (kernelNameId IS NULL) = (correlationId % 2 = 0)"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE (stackId IS NULL) = (correlationId % 3 != 0)"
+			       " AND coalesce(stackId, 100 + correlationId) = 100 + correlationId"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE a0 = CASE WHEN correlationId < 40 THEN 1 ELSE 2 END"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM LAUNCHES"), 70); /* class bound as its name */
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	ck_assert_int_eq(q_int("SELECT calls * 1000000 + lastNs FROM THREADS WHERE tid = 7"), 70 * 1000000 + 1695);
+	rm_db();
+}
+END_TEST
+
+/* THREADS counts what is stored: calls of a transaction rolled back (a full disk) are not in it. */
+START_TEST(test_store_threads_skip_rolled_back)
+{
+	struct cprof_store *s;
+	struct cprof_wire_api ev = { .tid = 9, .api = CPROF_API_cudaMalloc };
+	int64_t proc;
+	int i;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_store_process(s, hello(12), &proc), 0);
+	for (i = 0; i < 50; i++) {
+		ev.start_ns = 100 + i;
+		ev.end_ns = 200 + i;
+		ck_assert_int_eq(cprof_store_api(s, proc, 12, &ev, 0), 0);
+	}
+	ck_assert_int_eq(cprof_store_commit(s, 1), 0);
+	for (i = 0; i < 40; i++) {
+		ev.start_ns = 1000 + i;
+		ev.end_ns = 5000 + i;
+		ck_assert_int_eq(cprof_store_api(s, proc, 12, &ev, 0), 0);
+	}
+	cprof_store_abort(s);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 50);
+	ck_assert_int_eq(q_int("SELECT calls FROM THREADS WHERE tid = 9"), 50);
+	ck_assert_int_eq(q_int("SELECT firstNs * 1000 + lastNs FROM THREADS WHERE tid = 9"), 100 * 1000 + 249);
+	rm_db();
+}
+END_TEST
+
 Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -163,6 +230,8 @@ Suite *store_suite(void)
 	tcase_add_test(tc, test_store_write_read_back);
 	tcase_add_test(tc, test_store_never_overwrites);
 	tcase_add_test(tc, test_store_file_is_private);
+	tcase_add_test(tc, test_store_batches_rows_in_order);
+	tcase_add_test(tc, test_store_threads_skip_rolled_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
