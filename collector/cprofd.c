@@ -25,6 +25,8 @@ enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2 };
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t interrupt_signal;
+static pid_t parent;                         /* cprof-run, which forked us: the only one that may end the run */
+static volatile sig_atomic_t run_end_value = -1; /* cprof-run's RUN_END: status | term_signal << 16 */
 
 static void on_term(int sig)
 {
@@ -70,6 +72,16 @@ static void on_interrupted(int sig, siginfo_t *si, void *uctx)
 		interrupt_signal = si->si_value.sival_int;
 }
 
+/* The run's end comes from cprof-run as a queued signal, whose sender the kernel vouches for (si_pid):
+ * a RUN_END frame in the FIFO could come from any process of the job (issue 21, item 6). */
+static void on_run_end(int sig, siginfo_t *si, void *uctx)
+{
+	(void)sig;
+	(void)uctx;
+	if (si && si->si_code == SI_QUEUE && si->si_pid == parent && si->si_value.sival_int >= 0)
+		run_end_value = si->si_value.sival_int;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprofd --fifo PATH --db PROFILE.db [--ready-fd N] [--command TEXT]\n"
@@ -88,12 +100,12 @@ int main(int argc, char **argv)
 	struct cprof_store *store = NULL;
 	struct cprof_ingest in;
 	struct sigaction sa;
-	pid_t parent = getppid();
 	uint64_t quiet_since = 0, deadline = 0;
 	struct cprof_spool *spool = NULL;
 	struct cprof_spool_stats st = { 0 };
 	struct rusage ru;
 	int run_ended = 0;
+	uint64_t run_end_ns = 0;
 	const char *dbg = getenv("CPROF_DEBUG");
 
 	if (dbg && *dbg >= '0' && *dbg <= '3')
@@ -112,6 +124,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	parent = getppid();
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
@@ -124,6 +137,8 @@ int main(int argc, char **argv)
 	sa.sa_sigaction = on_interrupted;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_sigaction = on_run_end;
+	sigaction(SIGUSR2, &sa, NULL);
 
 	/* O_RDWR: the FIFO always has a writer, so reads never see EOF between processes */
 	fd = open(fifo, O_RDWR | O_CLOEXEC);
@@ -143,9 +158,12 @@ int main(int argc, char **argv)
 		pr_err("out of memory");
 		return EXIT_STORE;
 	}
+	/* RUN_END frames in the FIFO are forgeries: the real one is cprof-run's signal */
+	in.run_end_by_signal = 1;
 	/* from here until cprof_spool_finish, the writer thread alone uses in and store */
 	if (cprof_spool_open(&spool, db, &in) < 0)
 		return EXIT_STORE;
+	cprof_spool_check_hellos(spool, parent);
 	/* the same pipe says later when the intake is done ('D'): cprof-run's grace period for processes left
 	 * running covers the intake, not the writer catching up */
 	if (ready_fd >= 0 && write(ready_fd, "R", 1) != 1)
@@ -166,7 +184,9 @@ int main(int argc, char **argv)
 			rc = EXIT_STORE;
 			break;
 		}
-		run_ended = cprof_spool_run_ended(spool);
+		run_ended = run_end_value >= 0;
+		if (run_ended && run_end_ns == 0)
+			run_end_ns = cprof_now_ns(); /* the signal interrupted the poll: this is when it came */
 		if (run_ended) {
 			/* the target is gone: what it wrote is already in the pipe; stop once it is empty and no
 			 * process it started still runs (cprof-run bounds that wait: --grace, then SIGTERM) */
@@ -185,7 +205,7 @@ int main(int argc, char **argv)
 
 			while (cprof_spool_intake(spool, fd, 0) > 0 && cprof_now_ns() < until)
 				;
-			clean = cprof_spool_run_ended(spool);
+			clean = run_end_value >= 0;
 			deadline = cprof_now_ns() + TERM_GRACE_NS;
 			break;
 		}
@@ -221,6 +241,18 @@ int main(int argc, char **argv)
 		cprof_store_meta_int(store, "collector_max_rss_kb", ru.ru_maxrss);
 	}
 	in.interrupt_signal = interrupt_signal;
+	in.suspect_hellos = st.suspect_hellos;
+	for (size_t i = 0; !in.store_failed && i < st.suspect_hellos && i < sizeof(st.suspect_pids) / sizeof(st.suspect_pids[0]); i++)
+		cprof_store_diag(store, st.suspect_pids[i],
+				 "suspect HELLO: this pid was another user's or not a process of the run when it said HELLO"
+				 " (a forged frame, or a daemon already detached from the run)");
+	if (run_end_value >= 0) {
+		in.run_ended = 1;
+		in.run_end_pid = (uint32_t)parent;
+		in.run_end.exit_status = run_end_value & 0xffff;
+		in.run_end.term_signal = (run_end_value >> 16) & 0x7fff;
+		in.run_end.end_ns = run_end_ns ? run_end_ns : cprof_now_ns();
+	}
 	if (cprof_ingest_finish(&in, clean) < 0) {
 		if (rc != EXIT_STORE)
 			pr_err("cannot write the profile %s; it keeps what was committed, marked incomplete", db);

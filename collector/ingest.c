@@ -32,6 +32,8 @@ void cprof_ingest_free(struct cprof_ingest *in)
 	memset(in, 0, sizeof(*in));
 }
 
+static void diag(struct cprof_ingest *in, uint32_t pid, const char *fmt, const char *what);
+
 static struct cprof_producer *producer(struct cprof_ingest *in, uint32_t pid, int create)
 {
 	size_t i;
@@ -42,6 +44,11 @@ static struct cprof_producer *producer(struct cprof_ingest *in, uint32_t pid, in
 			return &in->prod[i];
 	if (!create)
 		return NULL;
+	if (in->live >= CPROF_INGEST_MAX_LIVE) {
+		if (in->refused_producers++ == 0)
+			diag(in, pid, "%s", "too many processes alive at once: this one's frames were dropped");
+		return NULL;
+	}
 	if (in->nprod == in->cap) {
 		size_t cap = in->cap ? in->cap * 2 : 16;
 		struct cprof_producer *p = realloc(in->prod, cap * sizeof(*p));
@@ -81,30 +88,40 @@ static void end_producer(struct cprof_ingest *in, struct cprof_producer *p, cons
 	store_ok(in, cprof_store_process_end(in->store, p->proc_id, bye, p->recorded, p->lost, p->frames,
 					     p->seq_gaps));
 	p->ended = 1;
+	if (in->live)
+		in->live--;
 }
 
 static void on_hello(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hello *h)
 {
 	if (p->proc_id && !p->ended) {
-		/* the same pid again without BYE: it exec'd */
-		struct cprof_wire_bye b = { .reason = CPROF_BYE_EXEC, .emitted = p->recorded + p->lost,
-					    .lost = p->lost };
+		/* the same pid again without BYE: an exec the hooks did not see (syscall(SYS_execve)), or the pid
+		 * reused after a SIGKILL. The old instance ends at its last event, not at 0, which no reader accepts. */
+		struct cprof_wire_bye b = { .reason = CPROF_STORE_BYE_REPLACED, .emitted = p->recorded + p->lost,
+					    .lost = p->lost, .end_ns = p->last_ns > p->start_ns ? p->last_ns : p->start_ns };
 
 		end_producer(in, p, &b);
+		in->replaced++;
 	}
 	free(p->strmap);
 	p->strmap = NULL;
 	p->strmap_len = 0;
+	p->strings = 0;
 	p->recorded = p->lost = 0;
 	p->frames = p->seq_gaps = 0;
 	p->next_seq = 0;
 	p->ended = 0;
 	p->crashed = 0;
+	p->start_ns = p->last_ns = h->start_ns;
 	if (store_ok(in, cprof_store_process(in->store, h, &p->proc_id)) == 0)
 		in->processes++;
+	in->live++;
 }
 
 #define MAX_STRING_ID (1u << 24)
+/* A process numbers its strings from 1: an id far beyond the strings it sent is not a real one, and would
+ * cost 8 bytes of map per id below it (a 16M id: 128 MiB for one forged frame). The map grows with use. */
+#define STRING_ID_SLACK 1024
 
 static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
 {
@@ -120,6 +137,13 @@ static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const s
 		 * malformed, and would cost 8 bytes of map per id below it */
 		if (s->id >= MAX_STRING_ID)
 			return -EBADMSG;
+		p->strings++;
+		if (s->id >= STRING_ID_SLACK + 4 * p->strings) {
+			if (in->dropped_strings++ == 0)
+				diag(in, p->pid, "%s", "string ids far beyond the strings sent were ignored (their names are unknown)");
+			off += (sizeof(*s) + s->len + 3) & ~(size_t)3;
+			continue;
+		}
 		if (s->id >= p->strmap_len) {
 			size_t n = s->id + 1 > p->strmap_len * 2 ? s->id + 1 : p->strmap_len * 2;
 			int64_t *m = realloc(p->strmap, n * sizeof(*m));
@@ -174,6 +198,9 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &ev[i], kname)) < 0)
 			return -EIO;
 	}
+	for (i = 0; i < h->count; i++)
+		if (ev[i].end_ns > p->last_ns)
+			p->last_ns = ev[i].end_ns;
 	p->recorded += h->count;
 	in->events += h->count;
 	return 0;
@@ -195,6 +222,8 @@ static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struc
 			name = p->strmap[g[i].name];
 		if (store_ok(in, cprof_store_gpu(in->store, p->proc_id, &g[i], name)) < 0)
 			return -EIO;
+		if (g[i].end_ns > p->last_ns)
+			p->last_ns = g[i].end_ns;
 	}
 	p->recorded += h->count;
 	in->gpu_records += h->count;
@@ -256,6 +285,12 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 	struct cprof_producer *p;
 
 	if (h->type == CPROF_MSG_RUN_END) {
+		if (in->run_end_by_signal) {
+			/* anyone who can write the FIFO can write this: a process of the job, not cprof-run */
+			if (in->forged_run_ends++ == 0)
+				diag(in, h->pid, "%s", "a RUN_END frame came through the FIFO, not from cprof-run: ignored (forged)");
+			return 0;
+		}
 		memcpy(&in->run_end, h + 1, sizeof(in->run_end));
 		in->run_end_pid = h->pid;
 		in->run_ended = 1;
@@ -430,7 +465,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	struct cprof_store *s = in->store;
 	uint64_t missing_bye = 0;
 	const char *reason = NULL;
-	char interrupted[96], reasons[640] = "";
+	char interrupted[96], reasons[1024] = "";
 	int failed = in->store_failed;
 	size_t i;
 
@@ -478,6 +513,14 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		add_reason(reasons, sizeof(reasons), interrupted);
 	if (in->lost)
 		add_reason(reasons, sizeof(reasons), "events were lost");
+	if (in->replaced)
+		add_reason(reasons, sizeof(reasons),
+			   "a process was replaced by a new HELLO from its pid without saying goodbye (exec unseen by the"
+			   " hooks, or pid reuse): its last events may be missing");
+	if (in->forged_run_ends)
+		add_reason(reasons, sizeof(reasons), "a process of the run sent a forged RUN_END frame (ignored); its other frames are suspect");
+	if (in->refused_producers)
+		add_reason(reasons, sizeof(reasons), "too many processes alive at once: some were not recorded");
 	if (in->bad_frames || in->dropped_frames)
 		add_reason(reasons, sizeof(reasons), "malformed frames were dropped");
 	if (missing_bye && in->crashed >= missing_bye)
@@ -500,6 +543,11 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "processes", (int64_t)in->processes);
 	cprof_store_meta_int(s, "processes_without_bye", (int64_t)missing_bye);
 	cprof_store_meta_int(s, "processes_crashed", (int64_t)in->crashed);
+	cprof_store_meta_int(s, "processes_replaced", (int64_t)in->replaced);
+	cprof_store_meta_int(s, "forged_run_ends", (int64_t)in->forged_run_ends);
+	cprof_store_meta_int(s, "suspect_hellos", (int64_t)in->suspect_hellos);
+	cprof_store_meta_int(s, "refused_producers", (int64_t)in->refused_producers);
+	cprof_store_meta_int(s, "dropped_strings", (int64_t)in->dropped_strings);
 	if (in->run_ended) {
 		cprof_store_meta_int(s, "exit_status", in->run_end.exit_status);
 		cprof_store_meta_int(s, "term_signal", in->run_end.term_signal);

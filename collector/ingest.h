@@ -19,8 +19,11 @@ struct cprof_producer {
 	uint32_t seq_gaps;
 	uint64_t recorded;
 	uint64_t lost;
+	uint64_t start_ns; /* the current instance's HELLO */
+	uint64_t last_ns;  /* its latest event time: where it ends when a new HELLO replaces it */
 	int64_t *strmap;   /* local string id -> StringIds.id */
 	size_t strmap_len;
+	uint64_t strings;  /* strings it sent: bounds its map (ids count from 1, so a real map stays dense) */
 };
 
 struct cprof_ingest {
@@ -40,7 +43,14 @@ struct cprof_ingest {
 	uint64_t lost_spool_full; /* records that arrived when the spool had no room (disk full) */
 	uint64_t lost_unstored;   /* records spooled but not stored (store failed, cprofd stopped) */
 	uint64_t processes;
+	uint64_t live;            /* producers that said HELLO and no BYE yet */
+	uint64_t refused_producers; /* new pids beyond CPROF_INGEST_MAX_LIVE: their frames were dropped */
+	uint64_t dropped_strings; /* string ids far beyond what the process sent: ignored, the names unknown */
+	uint64_t replaced;        /* instances ended by a second HELLO from their pid, without BYE */
 	int run_ended;
+	int run_end_by_signal;    /* cprofd: the run's end comes from cprof-run's signal; RUN_END frames are forged */
+	uint64_t forged_run_ends; /* RUN_END frames refused (from a process of the job, not cprof-run) */
+	uint64_t suspect_hellos;  /* cprofd: HELLOs /proc did not back (cprof_hello_evidence) */
 	struct cprof_wire_run_end run_end;
 	uint64_t crashed;         /* processes that sent CRASH */
 	uint32_t run_end_pid;     /* cprof-run, the sender of RUN_END: its child is the run's top process */
@@ -49,6 +59,10 @@ struct cprof_ingest {
 	uint64_t arrival_ns;      /* when the bytes being fed reached cprofd (the spool's writer stores later); 0: now */
 	struct cprof_nvtx *nvtx;  /* NVTX pairing state (collector/nvtx.c), NULL until the first annotation */
 };
+
+/* Producers alive at once (each costs its state and string map): more are refused, counted. A job has
+ * one per process using CUDA; a forger inventing pids would otherwise grow the collector without bound. */
+#define CPROF_INGEST_MAX_LIVE 4096
 
 int cprof_ingest_init(struct cprof_ingest *in, struct cprof_store *store);
 /* Appends bytes read from the FIFO and handles every complete frame in them. */

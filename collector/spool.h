@@ -22,7 +22,17 @@ struct cprof_spool_stats {
 	uint64_t intake_cpu_ns;    /* CPU of the intake thread (reads, framing, spool writes) */
 	uint64_t writer_cpu_ns;    /* CPU of the writer thread (validation, SQLite) */
 	uint64_t catchup_ns;       /* from the end of the intake to the writer's last stored record */
+	uint64_t suspect_hellos;   /* HELLOs whose pid is another user's or not of the run (see cprof_hello_evidence) */
+	uint32_t suspect_pids[16]; /* the first of them */
 };
+
+/* What /proc says of the pid a HELLO claims (the FIFO names no writer, so a process of the job can claim
+ * any pid): the process is gone (nothing to say), or it runs as our user below run_pid (cprof-run), or it
+ * does not: suspect (a forged HELLO, or a daemon reparented away from the run before its first CUDA call). */
+enum cprof_hello_evidence { CPROF_HELLO_OK, CPROF_HELLO_GONE, CPROF_HELLO_SUSPECT };
+enum cprof_hello_evidence cprof_hello_evidence(uint32_t pid, pid_t run_pid, uid_t uid);
+/* cprofd: check every HELLO against run_pid (its parent) and its user */
+void cprof_spool_check_hellos(struct cprof_spool *sp, pid_t run_pid);
 
 /* Creates the spool in the profile's directory (unlinked at once: it never outlives cprofd) and starts the
  * writer thread, which feeds everything spooled to in (cprof_ingest_feed) and commits. From here on, only the

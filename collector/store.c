@@ -24,7 +24,7 @@
 #define COMMIT_ROWS 50000
 #define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
 
-enum { ST_API, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
+enum { ST_API, ST_THREAD, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
        ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_FRAME, ST_CRASH,
        ST_CRASH_CALL, ST__N };
 static const char *const stmt_sql[ST__N] = {
@@ -33,6 +33,7 @@ static const char *const stmt_sql[ST__N] = {
 		   " stackInherited) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_PROC] = "INSERT INTO PROCESSES(pid, ppid, host, exe, argv, rank, localRank, worldSize, startNs,"
 		    " clock, wireVersion, forked, simulatedGpu) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_THREAD] = "INSERT OR REPLACE INTO THREADS VALUES(?,?,?,?,?)",
 	[ST_PROC_END] = "UPDATE PROCESSES SET endNs=?, byeReason=?, eventsEmitted=?, eventsRecorded=?,"
 			" lostEvents=?, frames=?, seqGaps=? WHERE id=?",
 	[ST_STR_INS] = "INSERT OR IGNORE INTO StringIds(value) VALUES(?)",
@@ -56,9 +57,53 @@ static const char *const stmt_sql[ST__N] = {
 		     " fileId, funcId, line) VALUES(?,?,?,?,?,?,?,?,?)",
 };
 
+/* Rows of the big tables wait here and go in BATCH_ROWS at a time through one multi-row INSERT: SQLite's
+ * cost per statement run (cursor set-up, halt, reset) is then paid once per batch, not once per row. A
+ * commit writes what waits first, so what is committed is all that came before it. */
+#define BATCH_ROWS 32
+#define BATCH_COLS 24
+
+enum { B_API, B_KERNEL, B_MEMCPY, B_MEMSET, B_RUNTIME, B_DRIVER, B_SYNC, B_OVERHEAD, B_EXTCORR, B__N };
+
+struct batch {
+	int single;   /* the one-row statement (ST_*), for what is left at a commit */
+	int ncols;
+	int text_col; /* 1-based column bound as the API class name its value numbers; 0: none */
+	int n;
+	sqlite3_stmt *multi;
+	uint32_t nulls[BATCH_ROWS]; /* bit c: column c+1 is NULL */
+	int64_t v[BATCH_ROWS][BATCH_COLS];
+	/* what multi's parameters hold now (a reset keeps them): a value bound there already is not bound
+	 * again, and most columns of a call repeat the previous batch's (process, class, arguments, NULLs) */
+	int bound;
+	uint32_t bound_nulls[BATCH_ROWS];
+	int64_t bound_v[BATCH_ROWS][BATCH_COLS];
+};
+
+static const struct {
+	int single, ncols, text_col;
+} batch_def[B__N] = {
+	[B_API] = { ST_API, 24, 8 },          [B_KERNEL] = { ST_KERNEL, 20, 0 }, [B_MEMCPY] = { ST_MEMCPY, 12, 0 },
+	[B_MEMSET] = { ST_MEMSET, 11, 0 },    [B_RUNTIME] = { ST_RUNTIME, 8, 0 }, [B_DRIVER] = { ST_DRIVER, 8, 0 },
+	[B_SYNC] = { ST_SYNC, 9, 0 },         [B_OVERHEAD] = { ST_OVERHEAD, 9, 0 },
+	[B_EXTCORR] = { ST_EXTCORR, 4, 0 },
+};
+
+/* THREADS, summed up as the rows go in (a GROUP BY over CPROF_API at the end cost 0.7 s per million calls,
+ * all of it after the target's exit). pending_*: the open transaction's rows, kept apart so that a rolled
+ * back transaction is not counted. */
+struct thread_sum {
+	int64_t proc_id, tid;
+	int64_t first, last, calls;
+	int64_t pending_first, pending_last, pending_calls;
+};
+
 struct cprof_store {
 	sqlite3 *db;
+	struct thread_sum *threads;
+	size_t nthreads, threads_cap, last_thread;
 	sqlite3_stmt *st[ST__N];
+	struct batch batch[B__N];
 	int64_t api_name_id[CPROF_API__COUNT];
 	int in_txn;
 	uint64_t txn_rows;
@@ -84,6 +129,183 @@ static int exec(struct cprof_store *s, const char *sql)
 		return -EIO;
 	}
 	return 0;
+}
+
+/* "INSERT ... VALUES(?,...)" of one row made into BATCH_ROWS rows. */
+static int batch_prepare(struct cprof_store *s, struct batch *b, const char *one)
+{
+	const char *values = strstr(one, "VALUES(");
+	size_t head = values ? (size_t)(values - one) + 6 : 0, group = 2 * (size_t)b->ncols + 1;
+	char *sql = values ? malloc(head + BATCH_ROWS * (group + 1) + 1) : NULL;
+	char *p;
+	int i, c, ret = 0;
+
+	if (sql == NULL)
+		return -ENOMEM;
+	memcpy(sql, one, head);
+	p = sql + head;
+	for (i = 0; i < BATCH_ROWS; i++) {
+		*p++ = i ? ',' : ' ';
+		*p++ = '(';
+		for (c = 0; c < b->ncols; c++) {
+			*p++ = '?';
+			*p++ = c + 1 < b->ncols ? ',' : ')';
+		}
+	}
+	*p = '\0';
+	if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &b->multi, NULL) != SQLITE_OK)
+		ret = db_err(s, "prepare batch");
+	free(sql);
+	return ret;
+}
+
+static void batch_bind(sqlite3_stmt *st, int first, const struct batch *b, int row)
+{
+	int c;
+
+	for (c = 0; c < b->ncols; c++) {
+		if (b->nulls[row] & (1u << c))
+			sqlite3_bind_null(st, first + c);
+		else if (c + 1 == b->text_col)
+			sqlite3_bind_text(st, first + c, cprof_api_class_name((int)b->v[row][c]), -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_int64(st, first + c, b->v[row][c]);
+	}
+}
+
+/* Row i of b into the multi-row statement's i-th group, binding only what differs from what is there. */
+static void batch_bind_changed(sqlite3_stmt *st, struct batch *b, int row)
+{
+	int c, first = 1 + row * b->ncols;
+	uint32_t nulls = b->nulls[row];
+
+	if (!b->bound) {
+		batch_bind(st, first, b, row);
+	} else {
+		for (c = 0; c < b->ncols; c++) {
+			uint32_t bit = 1u << c;
+
+			if ((nulls & bit) ? (b->bound_nulls[row] & bit) != 0
+					  : !(b->bound_nulls[row] & bit) && b->v[row][c] == b->bound_v[row][c])
+				continue;
+			if (nulls & bit)
+				sqlite3_bind_null(st, first + c);
+			else if (c + 1 == b->text_col)
+				sqlite3_bind_text(st, first + c, cprof_api_class_name((int)b->v[row][c]), -1, SQLITE_STATIC);
+			else
+				sqlite3_bind_int64(st, first + c, b->v[row][c]);
+		}
+	}
+	b->bound_nulls[row] = nulls;
+	memcpy(b->bound_v[row], b->v[row], (size_t)b->ncols * sizeof(b->v[row][0]));
+}
+
+/* Writes the rows waiting in b: a full batch in one statement, a partial one (at a commit) row by row. */
+static int batch_flush(struct cprof_store *s, struct batch *b)
+{
+	sqlite3_stmt *st;
+	int i, ret = 0;
+
+	if (b->n == BATCH_ROWS) {
+		st = b->multi;
+		for (i = 0; i < BATCH_ROWS; i++)
+			batch_bind_changed(st, b, i);
+		b->bound = 1;
+		if (sqlite3_step(st) != SQLITE_DONE)
+			ret = db_err(s, "insert rows");
+		sqlite3_reset(st);
+	} else {
+		st = s->st[b->single];
+		for (i = 0; i < b->n && ret == 0; i++) {
+			batch_bind(st, 1, b, i);
+			if (sqlite3_step(st) != SQLITE_DONE)
+				ret = db_err(s, "insert row");
+			sqlite3_reset(st);
+		}
+	}
+	b->n = 0;
+	return ret;
+}
+
+static int flush_all(struct cprof_store *s)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < B__N; i++)
+		if (s->batch[i].n && batch_flush(s, &s->batch[i]) < 0)
+			ret = -EIO;
+	return ret;
+}
+
+static int begin(struct cprof_store *s);
+
+/* The running sums of thread (proc_id, tid); NULL when out of memory. */
+static struct thread_sum *thread_sum(struct cprof_store *s, int64_t proc_id, int64_t tid)
+{
+	struct thread_sum *t;
+	size_t i;
+
+	/* calls come in runs from one thread; a run has few threads */
+	if (s->last_thread < s->nthreads && s->threads[s->last_thread].tid == tid &&
+	    s->threads[s->last_thread].proc_id == proc_id)
+		return &s->threads[s->last_thread];
+	for (i = 0; i < s->nthreads; i++)
+		if (s->threads[i].tid == tid && s->threads[i].proc_id == proc_id) {
+			s->last_thread = i;
+			return &s->threads[i];
+		}
+	if (s->nthreads == s->threads_cap) {
+		size_t cap = s->threads_cap ? s->threads_cap * 2 : 16;
+
+		t = realloc(s->threads, cap * sizeof(*t));
+		if (t == NULL)
+			return NULL;
+		s->threads = t;
+		s->threads_cap = cap;
+	}
+	t = &s->threads[s->nthreads];
+	memset(t, 0, sizeof(*t));
+	t->proc_id = proc_id;
+	t->tid = tid;
+	s->last_thread = s->nthreads++;
+	return t;
+}
+
+/* The open transaction committed (keep its calls) or rolled back (forget them). */
+static void threads_settle(struct cprof_store *s, int committed)
+{
+	size_t i;
+
+	for (i = 0; i < s->nthreads; i++) {
+		struct thread_sum *t = &s->threads[i];
+
+		if (committed && t->pending_calls) {
+			if (t->calls == 0 || t->pending_first < t->first)
+				t->first = t->pending_first;
+			if (t->calls == 0 || t->pending_last > t->last)
+				t->last = t->pending_last;
+			t->calls += t->pending_calls;
+		}
+		t->pending_calls = 0;
+	}
+}
+
+/* The next row of b's table, to be filled in (all columns, nulls[] as well). */
+static int64_t *batch_row(struct cprof_store *s, struct batch *b, uint32_t **nulls)
+{
+	if (begin(s) < 0)
+		return NULL;
+	s->rows++;
+	s->txn_rows++;
+	*nulls = &b->nulls[b->n];
+	**nulls = 0;
+	return b->v[b->n];
+}
+
+/* The row batch_row handed out is complete. */
+static int batch_done(struct cprof_store *s, struct batch *b)
+{
+	return ++b->n == BATCH_ROWS ? batch_flush(s, b) : 0;
 }
 
 static int begin(struct cprof_store *s)
@@ -118,8 +340,13 @@ int cprof_store_commit(struct cprof_store *s, int force)
 		return 0;
 	if (!force && s->txn_rows < COMMIT_ROWS && cprof_now_ns() - s->txn_start_ns < COMMIT_NS)
 		return 0;
+	if (flush_all(s) < 0)
+		return -EIO;
 	s->in_txn = 0;
-	return exec(s, "COMMIT");
+	if (exec(s, "COMMIT") < 0)
+		return -EIO;
+	threads_settle(s, 1);
+	return 0;
 }
 
 int cprof_store_string(struct cprof_store *s, const char *text, size_t len, int64_t *global_id)
@@ -198,13 +425,29 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 		unlink(path);
 		goto out_close;
 	}
-	if (exec(s, cprof_schema_sql) < 0)
+	/* the report cuts the run into phases and asks for each window. Kept up as rows go in (starts come
+	 * nearly in order, so each insert lands at the right edge): built after the run instead, they cost
+	 * 0.4 s per million calls after the target's exit, and a killed collector's profile had none */
+	if (exec(s, cprof_schema_sql) < 0 ||
+	    exec(s, "CREATE INDEX api_start ON CPROF_API(start);"
+		    "CREATE INDEX k_start ON CUPTI_ACTIVITY_KIND_KERNEL(start);"
+		    "CREATE INDEX mc_start ON CUPTI_ACTIVITY_KIND_MEMCPY(start);"
+		    "CREATE INDEX ms_start ON CUPTI_ACTIVITY_KIND_MEMSET(start);") < 0)
 		goto out_close;
 	for (i = 0; i < ST__N; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
 			db_err(s, stmt_sql[i]);
 			goto out_close;
 		}
+	}
+	for (i = 0; i < B__N; i++) {
+		struct batch *b = &s->batch[i];
+
+		b->single = batch_def[i].single;
+		b->ncols = batch_def[i].ncols;
+		b->text_col = batch_def[i].text_col;
+		if (batch_prepare(s, b, stmt_sql[b->single]) < 0)
+			goto out_close;
 	}
 	for (i = 1; i < CPROF_API__COUNT; i++) {
 		const char *name = cprof_api_name(i);
@@ -227,6 +470,8 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 out_close:
 	for (i = 0; i < ST__N; i++)
 		sqlite3_finalize(s->st[i]);
+	for (i = 0; i < B__N; i++)
+		sqlite3_finalize(s->batch[i].multi);
 	sqlite3_close(s->db);
 out_free:
 	free(s);
@@ -235,21 +480,33 @@ out_free:
 
 int cprof_store_threads(struct cprof_store *s)
 {
-	int ret;
+	int ret = 0;
 
 	if (s->threads_done)
 		return 0;
-	if (begin(s) < 0)
+	if (begin(s) < 0 || flush_all(s) < 0)
 		return -EIO;
-	ret = exec(s, "INSERT OR REPLACE INTO THREADS SELECT processId, tid, min(start), max(end), count(*)"
-		      " FROM CPROF_API GROUP BY processId, tid");
-	/* the report cuts the run into phases and asks for each window: built once, after the run,
-	 * so ingest stays cheap */
-	if (ret == 0)
-		ret = exec(s, "CREATE INDEX IF NOT EXISTS api_start ON CPROF_API(start);"
-			      "CREATE INDEX IF NOT EXISTS k_start ON CUPTI_ACTIVITY_KIND_KERNEL(start);"
-			      "CREATE INDEX IF NOT EXISTS mc_start ON CUPTI_ACTIVITY_KIND_MEMCPY(start);"
-			      "CREATE INDEX IF NOT EXISTS ms_start ON CUPTI_ACTIVITY_KIND_MEMSET(start);");
+	/* what the open transaction holds counts once it commits below */
+	for (size_t i = 0; i < s->nthreads && ret == 0; i++) {
+		struct thread_sum t = s->threads[i];
+		sqlite3_stmt *st = s->st[ST_THREAD];
+
+		if (t.pending_calls) {
+			t.first = t.calls && t.first < t.pending_first ? t.first : t.pending_first;
+			t.last = t.calls && t.last > t.pending_last ? t.last : t.pending_last;
+			t.calls += t.pending_calls;
+		}
+		if (t.calls == 0)
+			continue;
+		sqlite3_bind_int64(st, 1, t.proc_id);
+		sqlite3_bind_int64(st, 2, t.tid);
+		sqlite3_bind_int64(st, 3, t.first);
+		sqlite3_bind_int64(st, 4, t.last);
+		sqlite3_bind_int64(st, 5, t.calls);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			ret = db_err(s, "insert thread");
+		sqlite3_reset(st);
+	}
 	if (ret == 0)
 		ret = cprof_store_commit(s, 1);
 	s->threads_done = ret == 0;
@@ -267,6 +524,9 @@ int cprof_store_close(struct cprof_store *s)
 		ret = -EIO;
 	for (i = 0; i < ST__N; i++)
 		sqlite3_finalize(s->st[i]);
+	for (i = 0; i < B__N; i++)
+		sqlite3_finalize(s->batch[i].multi);
+	free(s->threads);
 	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
 	if (ret == 0 && exec(s, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
 		pr_warn("the profile's WAL could not be merged into it (disk full?); keep the -wal file with it");
@@ -332,7 +592,7 @@ int cprof_store_process(struct cprof_store *s, const struct cprof_wire_hello *h,
 int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_bye *bye,
 			    uint64_t recorded, uint64_t lost, uint32_t frames, uint32_t seq_gaps)
 {
-	static const char *const reasons[] = { "none", "exit", "_exit", "exec" };
+	static const char *const reasons[] = { "none", "exit", "_exit", "exec", "replaced" };
 	sqlite3_stmt *st = s->st[ST_PROC_END];
 	int ret = 0;
 
@@ -340,7 +600,7 @@ int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct
 		return -EIO;
 	if (bye) {
 		sqlite3_bind_int64(st, 1, (int64_t)bye->end_ns);
-		sqlite3_bind_text(st, 2, bye->reason < 4 ? reasons[bye->reason] : "unknown", -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, bye->reason < 5 ? reasons[bye->reason] : "unknown", -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, (int64_t)bye->emitted);
 	} else {
 		sqlite3_bind_null(st, 1);
@@ -361,43 +621,42 @@ int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct
 int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_api *ev,
 		    int64_t kernel_name_id)
 {
-	sqlite3_stmt *st = s->st[ST_API];
-	int ret = 0, i;
+	struct batch *b = &s->batch[B_API];
+	struct thread_sum *t = thread_sum(s, proc_id, ev->tid);
+	uint32_t *nulls;
+	int64_t *v = t ? batch_row(s, b, &nulls) : NULL;
+	int i;
 
-	if (begin(s) < 0)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, proc_id);
-	sqlite3_bind_int64(st, 2, pid);
-	sqlite3_bind_int64(st, 3, ev->tid);
-	sqlite3_bind_int64(st, 4, (int64_t)ev->start_ns);
-	sqlite3_bind_int64(st, 5, (int64_t)ev->end_ns);
-	sqlite3_bind_int64(st, 6, (int64_t)ev->corr);
-	sqlite3_bind_int64(st, 7, s->api_name_id[ev->api]);
-	sqlite3_bind_text(st, 8, cprof_api_class_name(cprof_api_class(ev->api)), -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 9, ev->ret);
-	sqlite3_bind_int(st, 10, !!(ev->flags & CPROF_API_F_NESTED));
-	if (kernel_name_id > 0)
-		sqlite3_bind_int64(st, 11, kernel_name_id);
-	else
-		sqlite3_bind_null(st, 11);
-	sqlite3_bind_int64(st, 12, (int64_t)ev->stream);
-	sqlite3_bind_int64(st, 13, (int64_t)ev->bytes);
-	sqlite3_bind_int64(st, 14, (int64_t)ev->ptr);
+	if (v == NULL)
+		return t ? -EIO : -ENOMEM;
+	if (t->pending_calls == 0 || (int64_t)ev->start_ns < t->pending_first)
+		t->pending_first = (int64_t)ev->start_ns;
+	if (t->pending_calls == 0 || (int64_t)ev->end_ns > t->pending_last)
+		t->pending_last = (int64_t)ev->end_ns;
+	t->pending_calls++;
+	v[0] = proc_id;
+	v[1] = pid;
+	v[2] = ev->tid;
+	v[3] = (int64_t)ev->start_ns;
+	v[4] = (int64_t)ev->end_ns;
+	v[5] = (int64_t)ev->corr;
+	v[6] = s->api_name_id[ev->api];
+	v[7] = cprof_api_class(ev->api); /* bound as its name */
+	v[8] = ev->ret;
+	v[9] = !!(ev->flags & CPROF_API_F_NESTED);
+	v[10] = kernel_name_id;
+	if (kernel_name_id <= 0)
+		*nulls |= 1u << 10;
+	v[11] = (int64_t)ev->stream;
+	v[12] = (int64_t)ev->bytes;
+	v[13] = (int64_t)ev->ptr;
 	for (i = 0; i < 8; i++)
-		sqlite3_bind_int64(st, 15 + i, ev->arg[i]);
-	if (ev->stack) {
-		sqlite3_bind_int64(st, 23, ev->stack);
-		sqlite3_bind_int(st, 24, !!(ev->flags & CPROF_API_F_STACK_INHERITED));
-	} else {
-		sqlite3_bind_null(st, 23);
-		sqlite3_bind_null(st, 24);
-	}
-	if (sqlite3_step(st) != SQLITE_DONE)
-		ret = db_err(s, "insert api");
-	sqlite3_reset(st);
-	s->rows++;
-	s->txn_rows++;
-	return ret;
+		v[14 + i] = ev->arg[i];
+	v[22] = ev->stack;
+	v[23] = !!(ev->flags & CPROF_API_F_STACK_INHERITED);
+	if (!ev->stack)
+		*nulls |= 3u << 22;
+	return batch_done(s, b);
 }
 
 int cprof_store_frame(struct cprof_store *s, int64_t proc_id, uint32_t stack, int level, int native, uint64_t off,
@@ -437,7 +696,7 @@ int cprof_store_symbolize(struct cprof_store *s)
 {
 	int n;
 
-	if (begin(s) < 0)
+	if (begin(s) < 0 || flush_all(s) < 0)
 		return -EIO;
 	n = cprof_symbolize_profile(s->db);
 	if (n < 0)
@@ -459,6 +718,19 @@ int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message)
 		ret = db_err(s, "insert diagnostic");
 	sqlite3_reset(st);
 	return ret;
+}
+
+/* Queues a row of integers for batch b's table. */
+static int queue_ints(struct cprof_store *s, int which, const int64_t *v, int n)
+{
+	struct batch *b = &s->batch[which];
+	uint32_t *nulls;
+	int64_t *row = batch_row(s, b, &nulls);
+
+	if (row == NULL)
+		return -EIO;
+	memcpy(row, v, (size_t)n * sizeof(*v));
+	return batch_done(s, b);
 }
 
 /* Binds a list of integers to a statement from position 1 and steps it. */
@@ -488,36 +760,36 @@ int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_w
 				g->corr, name_id, (int32_t)u[0], (int32_t)u[1], (int32_t)u[2], (int32_t)u[3],
 				(int32_t)u[4], (int32_t)u[5], u[6], (int32_t)u[7], (int32_t)u[8], u[9],
 				(int64_t)g->u64[0], (int64_t)g->u64[1] };
-		return insert_ints(s, s->st[ST_KERNEL], v, 20, "insert kernel");
+		return queue_ints(s, B_KERNEL, v, 20);
 	}
 	case CPROF_GPU_MEMCPY: {
 		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->device, g->context, g->stream,
 				g->corr, (int64_t)g->u64[0], u[0], u[1], u[2], u[3] };
-		return insert_ints(s, s->st[ST_MEMCPY], v, 12, "insert memcpy");
+		return queue_ints(s, B_MEMCPY, v, 12);
 	}
 	case CPROF_GPU_MEMSET: {
 		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->device, g->context, g->stream,
 				g->corr, (int64_t)g->u64[0], u[0], u[1], u[2] };
-		return insert_ints(s, s->st[ST_MEMSET], v, 11, "insert memset");
+		return queue_ints(s, B_MEMSET, v, 11);
 	}
 	case CPROF_GPU_RUNTIME:
 	case CPROF_GPU_DRIVER: {
 		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->corr, name_id, u[0], u[2],
 				(int32_t)u[3] };
-		return insert_ints(s, s->st[g->kind == CPROF_GPU_RUNTIME ? ST_RUNTIME : ST_DRIVER], v, 8, "insert api record");
+		return queue_ints(s, g->kind == CPROF_GPU_RUNTIME ? B_RUNTIME : B_DRIVER, v, 8);
 	}
 	case CPROF_GPU_SYNC: {
 		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, g->corr, g->context, g->stream,
 				u[0], u[1], (int32_t)u[2] };
-		return insert_ints(s, s->st[ST_SYNC], v, 9, "insert sync");
+		return queue_ints(s, B_SYNC, v, 9);
 	}
 	case CPROF_GPU_OVERHEAD: {
 		int64_t v[] = { proc_id, (int64_t)g->start_ns, (int64_t)g->end_ns, u[0], u[1], u[2], u[3], u[4], g->corr };
-		return insert_ints(s, s->st[ST_OVERHEAD], v, 9, "insert overhead");
+		return queue_ints(s, B_OVERHEAD, v, 9);
 	}
 	case CPROF_GPU_EXTCORR: {
 		int64_t v[] = { proc_id, u[0], (int64_t)g->u64[0], g->corr };
-		return insert_ints(s, s->st[ST_EXTCORR], v, 4, "insert external correlation");
+		return queue_ints(s, B_EXTCORR, v, 4);
 	}
 	}
 	return -EINVAL;
@@ -606,7 +878,7 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 	sqlite3_stmt *sel = NULL, *upd = NULL, *err = NULL;
 	int ret = 0;
 
-	if (begin(s) < 0)
+	if (begin(s) < 0 || flush_all(s) < 0)
 		return -EIO;
 	if (sqlite3_prepare_v2(s->db, "SELECT p.id, p.ppid, p.byeReason, c.signal, c.flags FROM PROCESSES p"
 				      " LEFT JOIN CPROF_CRASH c ON c.processId = p.id GROUP BY p.id", -1, &sel,
@@ -631,7 +903,9 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 		} else if (bye && strcmp((const char *)bye, "exec") == 0) {
 			snprintf(text, sizeof(text), "exec");
 			abnormal = 0;
-		} else if (top && run_end->term_signal > 0)
+		} else if (bye && strcmp((const char *)bye, "replaced") == 0)
+			snprintf(text, sizeof(text), "replaced by a new HELLO (exec without the hooks, or pid reuse)");
+		else if (top && run_end->term_signal > 0)
 			signal_words(text, sizeof(text), "killed by signal ", run_end->term_signal);
 		else if (top && bye) {
 			snprintf(text, sizeof(text), "%s, status %d", (const char *)bye, run_end->exit_status);
@@ -664,6 +938,11 @@ out:
  * what the WAL holds into the database and empty the WAL, which may free room for the final state. */
 void cprof_store_abort(struct cprof_store *s)
 {
+	int i;
+
+	for (i = 0; i < B__N; i++)
+		s->batch[i].n = 0; /* rows of the failed transaction */
+	threads_settle(s, 0);
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_txn = 0;

@@ -17,6 +17,8 @@ int cprof_store_meta_int(struct cprof_store *s, const char *key, int64_t value);
 
 /* A HELLO: a new process instance; *proc_id is its PROCESSES.id. */
 int cprof_store_process(struct cprof_store *s, const struct cprof_wire_hello *h, int64_t *proc_id);
+/* a BYE reason of cprofd's own: the instance was replaced by a new HELLO from its pid (no BYE came) */
+#define CPROF_STORE_BYE_REPLACED 4
 int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_bye *bye,
 			    uint64_t recorded, uint64_t lost, uint32_t frames, uint32_t seq_gaps);
 /* A string of a process: returns the global StringIds id in *global_id. */

@@ -19,7 +19,7 @@ enum cprof_msg_type {
 	CPROF_MSG_API = 3,     /* batch of hooked API calls */
 	CPROF_MSG_LOST = 4,    /* events dropped since the previous LOST */
 	CPROF_MSG_BYE = 5,     /* a process is done (exit, _exit, exec) */
-	CPROF_MSG_RUN_END = 6, /* from cprof-run: the target finished; drain and finalise */
+	CPROF_MSG_RUN_END = 6, /* not sent any more: cprof-run ends the run with a queued SIGUSR2 to cprofd, which refuses this from the FIFO (anyone there can write it) */
 	CPROF_MSG_GPU = 7,     /* batch of CUPTI activity records, converted to fixed-width records */
 	CPROF_MSG_STATUS = 8,  /* something about the process's profiling changed (CUPTI started, missing, ...) */
 	CPROF_MSG_STACKS = 9,  /* call stacks captured at hooked calls, each sent once per process */

@@ -260,29 +260,14 @@ static pid_t start_collector(const char *cprofd, const char *fifo, const char *d
 	return pid;
 }
 
-static int send_run_end(const char *fifo, int status, int sig)
+/* The run's end goes to cprofd as a queued signal: the kernel tells it the sender (si_pid), so no process of
+ * the job can forge it, as it could a frame in the FIFO. The target's writes are all in the FIFO already:
+ * cprofd reads on until it stays quiet. */
+static int send_run_end(pid_t collector, int status, int sig)
 {
-	uint8_t frame[sizeof(struct cprof_wire_hdr) + sizeof(struct cprof_wire_run_end)];
-	struct cprof_wire_run_end e = { .end_ns = cprof_now_ns(), .exit_status = status, .term_signal = sig };
-	int fd, ret = 0;
+	union sigval v = { .sival_int = (status & 0xffff) | (sig & 0x7fff) << 16 };
 
-	fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	cprof_wire_hdr_init((struct cprof_wire_hdr *)frame, CPROF_MSG_RUN_END, getpid(), 0, 1, sizeof(frame));
-	memcpy(frame + sizeof(struct cprof_wire_hdr), &e, sizeof(e));
-	/* the pipe may be full while the collector catches up: retry for a while */
-	for (int i = 0; i < 6000; i++) {
-		if (write(fd, frame, sizeof(frame)) == (ssize_t)sizeof(frame))
-			goto out;
-		if (errno != EAGAIN && errno != EINTR)
-			break;
-		poll(NULL, 0, 10);
-	}
-	ret = -errno;
-out:
-	close(fd);
-	return ret;
+	return sigqueue(collector, SIGUSR2, v) < 0 ? -errno : 0;
 }
 
 /* Waits up to timeout_ms for the collector to exit: its exit status, -1 when it did not exit cleanly,
@@ -620,8 +605,8 @@ int main(int argc, char **argv)
 
 		sigqueue(collector, SIGUSR1, v);
 	}
-	/* the target's writes are all in the FIFO now; RUN_END lands behind them */
-	if (send_run_end(fifo, status, sig) < 0)
+	/* the target's writes are all in the FIFO now; the collector reads them all before it stops */
+	if (send_run_end(collector, status, sig) < 0)
 		pr_warn("collector not reachable at the end of the run (killed?); profile kept as it was, marked incomplete");
 	t_end = cprof_now_ns();
 	rc = wait_collector(collector, drain_fd, grace_s);

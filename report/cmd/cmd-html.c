@@ -511,8 +511,13 @@ static int load_procs(struct html *h, const struct cprof_thresholds *th)
  * cudaSetDevice, say), which may come before the first hooked one. */
 static void choose_origin(struct html *h)
 {
-	int64_t c0 = cprof_query_int(h->db, "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1);
-	int64_t c1 = cprof_query_int(h->db, "SELECT max(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME", -1);
+	const struct cprof_model *m = &h->model;
+	int64_t c0 = m->nrt ? (int64_t)m->rt[0].start : -1, c1 = -1;
+	size_t i;
+
+	for (i = 0; i < m->nrt; i++)
+		if ((int64_t)m->rt[i].end > c1)
+			c1 = (int64_t)m->rt[i].end;
 
 	h->t0 = h->v.run_start;
 	h->t1 = h->v.run_end;
@@ -536,14 +541,16 @@ static int write_page(struct html *h, const struct cprof_thresholds *th)
 	int ret;
 
 	h->simulated = cprof_meta_int(h->db, "simulated_gpu", 0) == 1;
-	if ((ret = cprof_model_load(h->db, CPROF_MODEL_ALL, &h->model)) < 0)
+	if ((ret = cprof_model_load(h->db, CPROF_MODEL_ALL | CPROF_MODEL_HOST, &h->model)) < 0)
 		return ret;
 	if ((h->nph = cprof_headline(&h->model, 0, th, &h->v, &h->ph)) < 0)
 		return -EIO;
 	h->nf = cprof_findings(&h->model, 0, &h->v, &h->fd);
 	if (h->nf < 0)
 		h->nf = 0;
-	h->n_kernel_total = (uint64_t)cprof_query_int(h->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL", 0);
+	h->n_kernel_total = 0;
+	for (size_t i = 0; i < h->model.nops; i++)
+		h->n_kernel_total += h->model.ops[i].kind == CPROF_OP_KERNEL;
 	choose_origin(h);
 	if ((ret = load_procs(h, th)) < 0 || (ret = html_tables_load(h)) < 0)
 		return ret;
@@ -639,7 +646,7 @@ int cmd_html(int argc, char **argv)
 		goto out;
 	}
 	if ((err = write_page(&h, &th)) < 0) {
-		pr_err("%s: cannot read the profile: %s", h.profile, err == -EIO ? sqlite3_errmsg(h.db) : strerror(-err));
+		pr_err("%s: cannot read the profile: %s", h.profile, err == -EIO || err == -ERANGE ? cprof_model_errmsg(h.db) : strerror(-err));
 		cprof_out_abort(h.f);
 		goto out;
 	}

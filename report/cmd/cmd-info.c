@@ -9,8 +9,8 @@ int cmd_info(int argc, char **argv)
 {
 	char command[1024], reason[256], sim[8];
 	sqlite3 *db;
-	int64_t status, nvtx;
-	int complete;
+	int64_t status, nvtx, procs, calls;
+	int complete, finalised;
 
 	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n");
@@ -28,9 +28,19 @@ int cmd_info(int argc, char **argv)
 	printf("cprof: command: %s", cprof_tx(command));
 	if (status >= 0)
 		printf(" (exit status %lld)", (long long)status);
-	nvtx = cprof_meta_int(db, "nvtx_events", 0);
-	printf("\ncprof: %lld process(es), %lld CUDA API calls, ", (long long)cprof_meta_int(db, "processes", 0),
-	       (long long)(cprof_meta_int(db, "events", 0) - nvtx));
+	/* META's totals are written when the collector finishes: a killed one (or a full disk) left none, or
+	 * old ones, while the tables hold what was stored; then count the tables (issue 21, item 12) */
+	finalised = cprof_meta_int(db, "finalised", 0) == 1;
+	if (finalised) {
+		nvtx = cprof_meta_int(db, "nvtx_events", 0);
+		procs = cprof_meta_int(db, "processes", 0);
+		calls = cprof_meta_int(db, "events", 0) - nvtx;
+	} else {
+		procs = cprof_query_int(db, "SELECT count(*) FROM PROCESSES", 0);
+		calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
+		nvtx = cprof_has_table(db, "NVTX_EVENTS") ? cprof_query_int(db, "SELECT count(*) FROM NVTX_EVENTS", 0) : 0;
+	}
+	printf("\ncprof: %lld process(es), %lld CUDA API calls, ", (long long)procs, (long long)calls);
 	if (nvtx)
 		printf("%lld NVTX annotations, ", (long long)nvtx);
 	/* a process killed from outside could not count what it had not sent */
@@ -39,6 +49,8 @@ int cmd_info(int argc, char **argv)
 				   " OR ending LIKE '%no goodbye%'", 0) > 0 ? "at least " : "",
 	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
 	       complete ? "" : ": ", complete ? "" : cprof_tx(reason));
+	if (!finalised)
+		printf("cprof: the collector did not finish this profile: the counts above are of what it stored\n");
 	printf("cprof: see it with: cprof report %s\n", cprof_tx(argv[1]));
 	sqlite3_close(db);
 	return CPROF_EXIT_OK;

@@ -210,9 +210,9 @@ static int export_ranks(const char *profile, const char *dir, int force)
 {
 	sqlite3 *db = cprof_profile_open(profile);
 	sqlite3_stmt *st = NULL;
-	int64_t ranks[4096], world = 0;
-	size_t n = 0, i;
-	int ret = CPROF_EXIT_USAGE;
+	int64_t *ranks = NULL, world = 0;
+	size_t n = 0, cap = 0, i;
+	int ret = CPROF_EXIT_USAGE, rc;
 
 	if (db == NULL)
 		return CPROF_EXIT_USAGE;
@@ -221,8 +221,18 @@ static int export_ranks(const char *profile, const char *dir, int force)
 		pr_err("%s: cannot read its processes: %s", profile, sqlite3_errmsg(db));
 		goto out;
 	}
-	while (sqlite3_step(st) == SQLITE_ROW && n < sizeof(ranks) / sizeof(ranks[0]))
+	/* every rank: it stopped at 4096 without a word (issue 21, item 11) */
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cprof_grow(&ranks, &cap, n, sizeof(*ranks)) < 0) {
+			pr_err("out of memory");
+			goto out;
+		}
 		ranks[n++] = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE) {
+		pr_err("%s: cannot read its processes: %s", profile, sqlite3_errmsg(db));
+		goto out;
+	}
 	sqlite3_finalize(st);
 	st = NULL;
 	if (n == 0) {
@@ -251,6 +261,7 @@ static int export_ranks(const char *profile, const char *dir, int force)
 	}
 	ret = CPROF_EXIT_OK;
 out:
+	free(ranks);
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return ret;

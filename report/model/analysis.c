@@ -241,8 +241,8 @@ out:
  * asynchronous copies can speed up */
 static int host_copy(const struct cprof_op *o)
 {
-	return o->kind == CPROF_OP_MEMCPY && (o->copykind == 1 || o->copykind == 2 || o->copykind == 3 ||
-					      o->copykind == 4 || o->copykind == 9);
+	return o->kind == CPROF_OP_MEMCPY && (o->copy == 1 || o->copy == 2 || o->copy == 3 ||
+					      o->copy == 4 || o->copy == 9);
 }
 
 /* copies are the cause when they take most of the host's time in CUDA calls, or most of the GPU's busy time */
@@ -1015,15 +1015,15 @@ int cprof_device_verdicts(const struct cprof_model *m, int64_t proc, const struc
 	for (i = 0; i < m->nops; i++) {
 		size_t k;
 
-		if (!IN_PROC(m->ops[i]) || m->ops[i].device < 0)
+		if (!IN_PROC(m->ops[i]))
 			continue;
-		for (k = 0; k < nd && dev[k] != m->ops[i].device; k++)
+		for (k = 0; k < nd && dev[k] != m->ops[i].dev; k++)
 			;
 		if (k < nd)
 			continue;
 		if (cprof_grow(&dev, &capd, nd, sizeof(*dev)) < 0)
 			goto out;
-		dev[nd++] = m->ops[i].device;
+		dev[nd++] = m->ops[i].dev;
 	}
 	if (nd < 2) {
 		ret = 0;
@@ -1040,7 +1040,7 @@ int cprof_device_verdicts(const struct cprof_model *m, int64_t proc, const struc
 		size_t n = 0;
 
 		for (i = 0; i < m->nops; i++)
-			if (m->ops[i].device == dev[d])
+			if (m->ops[i].dev == dev[d])
 				ops[n++] = m->ops[i];
 		dm.ops = ops;
 		dm.nops = n;

@@ -876,14 +876,14 @@ static void copies(const struct cprof_model *m, int64_t proc, struct flist *l)
 		if (proc && o->proc != proc)
 			continue;
 		busy_ns += o->end - o->start;
-		if (o->kind != CPROF_OP_MEMCPY || (o->copykind != 1 && o->copykind != 2))
+		if (o->kind != CPROF_OP_MEMCPY || (o->copy != 1 && o->copy != 2))
 			continue;
-		d = o->copykind == 1 ? &h2d : &d2h;
+		d = o->copy == 1 ? &h2d : &d2h;
 		d->n++;
 		d->ns += o->end - o->start;
 		d->bytes += (uint64_t)(o->bytes > 0 ? o->bytes : 0);
 		/* the host side: the source of a host-to-device copy, the destination of the other */
-		d->pageable += (o->copykind == 1 ? o->srckind : o->dstkind) == MEM_PAGEABLE;
+		d->pageable += (o->copy == 1 ? o->srckind : o->dstkind) == MEM_PAGEABLE;
 	}
 	for (i = 0; i < m->ncalls; i++) {
 		const struct cprof_call *c = &m->calls[i];

@@ -17,6 +17,35 @@ struct corr {
 	uint64_t start, end;
 };
 
+static char bad_time_msg[200];
+
+int cprof_row_times_ok(sqlite3_stmt *st, int si, int ei, int null_end)
+{
+	const int64_t max = (int64_t)1 << 62;
+	int64_t s = sqlite3_column_int64(st, si), e;
+
+	if (sqlite3_column_type(st, si) != SQLITE_INTEGER || s < 0 || s >= max)
+		return 0;
+	if (null_end && sqlite3_column_type(st, ei) == SQLITE_NULL)
+		return 1;
+	e = sqlite3_column_int64(st, ei);
+	return sqlite3_column_type(st, ei) == SQLITE_INTEGER && e >= s && e < max;
+}
+
+int cprof_bad_time(const char *table, sqlite3_stmt *st, int si, int ei)
+{
+	if (bad_time_msg[0] == '\0')
+		snprintf(bad_time_msg, sizeof(bad_time_msg), "%s has values out of range (start %s, end %s)", table,
+			 sqlite3_column_text(st, si) ? (const char *)sqlite3_column_text(st, si) : "NULL",
+			 sqlite3_column_text(st, ei) ? (const char *)sqlite3_column_text(st, ei) : "NULL");
+	return -ERANGE;
+}
+
+const char *cprof_model_errmsg(sqlite3 *db)
+{
+	return bad_time_msg[0] ? bad_time_msg : sqlite3_errmsg(db);
+}
+
 static int cmp_corr(const void *a, const void *b)
 {
 	const struct corr *x = a, *y = b;
@@ -47,6 +76,13 @@ static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, u
 		return 1;
 	}
 	return 0;
+}
+
+static int sort_by_start(void *arr, size_t n, size_t elem);
+
+int cprof_sort_by_start(void *arr, size_t n, size_t elem)
+{
+	return sort_by_start(arr, n, elem);
 }
 
 static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *n)
@@ -203,9 +239,9 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 		sqlite3_stmt *st;
 		int rc;
 
-		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, streamId, deviceId, %s FROM %s",
+		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, deviceId, streamId, %s FROM %s",
 			 t == 0 ? "nameId" : "NULL",
-			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "bytes, copyKind, srcKind, dstKind" : "bytes, 0, 0, 0", tables[t]);
+			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "copyKind, bytes, srcKind, dstKind" : "0, bytes, 0, 0", tables[t]);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 			ret = -EIO;
 			goto out;
@@ -219,6 +255,11 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 				ret = -ENOMEM;
 				goto out;
 			}
+			if (!cprof_row_times_ok(st, 1, 2, 0)) {
+				ret = cprof_bad_time(tables[t], st, 1, 2);
+				sqlite3_finalize(st);
+				goto out;
+			}
 			o = &k[n++];
 			o->proc = sqlite3_column_int64(st, 0);
 			o->start = (uint64_t)sqlite3_column_int64(st, 1);
@@ -228,10 +269,11 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
 			o->corr = CPROF_NO_ID;
 			o->via = 0;
-			o->stream = sqlite3_column_type(st, 5) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 5);
-			o->device = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 6);
-			o->bytes = sqlite3_column_int64(st, 7);
-			o->copykind = (uint8_t)sqlite3_column_int(st, 8);
+			o->dev = (int32_t)sqlite3_column_int64(st, 5);
+			o->stream = (uint32_t)sqlite3_column_int64(st, 6);
+			o->copy = sqlite3_column_int64(st, 7) >= 0 && sqlite3_column_int64(st, 7) <= 10
+					  ? (uint8_t)sqlite3_column_int64(st, 7) : 0;
+			o->bytes = sqlite3_column_int64(st, 8);
 			o->srckind = (uint8_t)sqlite3_column_int(st, 9);
 			o->dstkind = (uint8_t)sqlite3_column_int(st, 10);
 			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
@@ -297,6 +339,7 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	struct cprof_call *k = NULL;
 	size_t n = 0, cap = 0;
 	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
+	struct cprof_first_set first = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
@@ -309,6 +352,10 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 
 		if (cprof_grow(&k, &cap, n, sizeof(*k)) < 0) {
 			ret = -ENOMEM;
+			goto out;
+		}
+		if (!cprof_row_times_ok(st, 1, 2, 0)) {
+			ret = cprof_bad_time("CPROF_API", st, 1, 2);
 			goto out;
 		}
 		c = &k[n++];
@@ -329,6 +376,11 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->bytes = sqlite3_column_int64(st, 10);
 		c->ret = sqlite3_column_int(st, 11);
 		c->copy = cls && !strcmp(cls, "memcpy");
+		c->cls = cprof_call_class_of(cls);
+		c->nested = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 0;
+		if (!c->nested && (ret = cprof_first_note(&first, c->name, c->cls)) < 0)
+			goto out;
+		ret = -EIO;
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
@@ -339,6 +391,7 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	m->ncalls = n;
 	ret = 0;
 out:
+	cprof_first_done(&first, &m->first_calls, &m->nfirst_calls);
 	sqlite3_finalize(st);
 	free(k);
 	return ret;
@@ -356,6 +409,12 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 				   CPROF_PROFILER_OVERHEAD_KINDS, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!cprof_row_times_ok(st, 1, 2, 0)) {
+			int ret = cprof_bad_time("CUPTI_ACTIVITY_KIND_OVERHEAD", st, 1, 2);
+
+			sqlite3_finalize(st);
+			return ret;
+		}
 		if (cprof_grow(&m->ovh, &cap, m->novh, sizeof(*m->ovh)) < 0) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
@@ -372,6 +431,7 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 
 static int load_runtime(sqlite3 *db, struct cprof_model *m)
 {
+	struct cprof_first_set first = { 0 };
 	struct cprof_rt *k = NULL;
 	size_t n = 0, cap = 0;
 	sqlite3_stmt *st;
@@ -387,6 +447,10 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 			ret = -ENOMEM;
 			goto out;
 		}
+		if (!cprof_row_times_ok(st, 2, 3, 0)) {
+			ret = cprof_bad_time("CUPTI_ACTIVITY_KIND_RUNTIME", st, 2, 3);
+			goto out;
+		}
 		r = &k[n++];
 		r->proc = sqlite3_column_int64(st, 0);
 		r->tid = sqlite3_column_int64(st, 1);
@@ -395,6 +459,11 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 		r->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
 		r->corr = sqlite3_column_type(st, 5) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 5);
 		r->ret = sqlite3_column_int(st, 6);
+		/* the calls only CUPTI saw; the external ids are loaded first */
+		if (!cprof_model_has_ext(m, r->proc, r->corr) &&
+		    (ret = cprof_first_note(&first, r->name == CPROF_NO_ID ? 0 : r->name, 0)) < 0)
+			goto out;
+		ret = -EIO;
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
@@ -405,6 +474,7 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 	m->nrt = n;
 	ret = 0;
 out:
+	cprof_first_done(&first, &m->first_rt, &m->nfirst_rt);
 	sqlite3_finalize(st);
 	free(k);
 	return ret;
@@ -1056,22 +1126,29 @@ static int load_ends(sqlite3 *db, struct cprof_model *m)
 }
 
 /* each CUPTI thread handle that made the CUPTI side of a hooked call: that call's tid */
-static int load_threads(sqlite3 *db, struct cprof_model *m)
+static const char threads_sql[] =
+	"SELECT r.processId, r.threadId, min(a.tid) FROM (SELECT processId, correlationId, threadId"
+	" FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT processId, correlationId, threadId"
+	" FROM CUPTI_ACTIVITY_KIND_DRIVER) r"
+	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = r.processId"
+	"  AND e.correlationId = r.correlationId AND e.externalKind = 5"
+	" JOIN CPROF_API a ON a.processId = e.processId AND a.correlationId = e.externalId"
+	" GROUP BY r.processId, r.threadId ORDER BY 1, 2";
+
+/* run 0: only prepare the statement, so that a profile without its tables fails here as before */
+static int load_threads(sqlite3 *db, struct cprof_model *m, int run)
 {
 	sqlite3_stmt *st;
 	size_t cap = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT r.processId, r.threadId, min(a.tid) FROM (SELECT processId, correlationId, threadId"
-			       " FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT processId, correlationId, threadId"
-			       " FROM CUPTI_ACTIVITY_KIND_DRIVER) r"
-			       " JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = r.processId"
-			       "  AND e.correlationId = r.correlationId AND e.externalKind = 5"
-			       " JOIN CPROF_API a ON a.processId = e.processId AND a.correlationId = e.externalId"
-			       " GROUP BY r.processId, r.threadId ORDER BY 1, 2",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, threads_sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
+	if (!run) {
+		/* only the check that the tables are there: the map comes from the arrays */
+		sqlite3_finalize(st);
+		return 0;
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (cprof_grow(&m->threads, &cap, m->nthreads, sizeof(*m->threads)) < 0) {
 			sqlite3_finalize(st);
@@ -1116,14 +1193,26 @@ static int mark_hooked(void *ctx, const struct cprof_call *c, const struct cprof
 
 int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 {
-	int ret;
+	/* a timeline with its host extras has every input of the thread map in memory: no join needed */
+	int host_threads = (parts & CPROF_MODEL_ALL) == CPROF_MODEL_ALL && (parts & CPROF_MODEL_HOST);
+	int ext_loaded = 0, ret;
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
-	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 || ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m)) < 0) ||
+	/* the external ids first, so that the runtime loader can tell the calls only CUPTI saw; a profile that
+	 * lacks them fails below, at the table it failed at before */
+	if ((parts & CPROF_MODEL_TIMELINE) && !(ext_loaded = load_ext(db, m) == 0)) {
+		free(m->ext);
+		m->ext = NULL;
+		m->next = 0;
+	}
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 ||
+	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
-	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 || (ret = load_ext(db, m)) < 0)) ||
+	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 ||
+	      (!ext_loaded && (ret = load_ext(db, m)) < 0) ||
+	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
 		cprof_model_free(m);
@@ -1163,6 +1252,7 @@ void cprof_model_free(struct cprof_model *m)
 {
 	size_t i;
 
+	cprof_model_free_host(m);
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);

@@ -20,17 +20,26 @@ struct cprof_op {
 	uint64_t start, end, launch;
 	uint64_t enq;  /* the end of the launching call: the op is in its stream's queue from then (0: not known) */
 	int64_t proc;
-	int64_t stream; /* CUPTI's stream id (CPROF_NO_ID: none) */
 	int64_t bytes;  /* copies and memsets: bytes moved (0 otherwise) */
-	int32_t device; /* CUPTI's device id (-1: none) */
-	uint8_t copykind, srckind, dstkind; /* copies: CUPTI's memcpy kind and memory kinds (0 otherwise) */
+	uint8_t srckind, dstkind; /* copies: CUPTI's memory kinds of source and destination (0 otherwise) */
 	int64_t name;  /* kernels: StringIds id of the name (CPROF_NO_ID: none) */
 	int64_t corr;  /* CUPTI correlation id (CPROF_NO_ID: none) */
 	int32_t kname; /* kernels: dense index of the name (nameIds may be sparse); -1 otherwise */
+	int32_t dev;   /* deviceId (CUPTI's is 32-bit) */
+	uint32_t stream; /* streamId (CUPTI's is 32-bit) */
 	uint8_t kind;  /* enum cprof_op_kind */
 	uint8_t via;   /* the launching record: 0 none seen, 1 runtime API, 2 driver API only */
 	uint8_t hooked; /* a hooked launch call launched it (its CUPTI record carries that call's external id) */
+	uint8_t copy;  /* copies: copyKind, 0 (unknown) when outside 0..10; 0 otherwise */
 };
+
+/* A hooked call's class (CPROF_API.class), as the HTML timeline colours it; OTHER: none or another. */
+enum cprof_call_class {
+	CPROF_CALL_OTHER = 0, CPROF_CALL_LAUNCH, CPROF_CALL_GEMM, CPROF_CALL_MEMCPY, CPROF_CALL_MEMSET,
+	CPROF_CALL_SYNC, CPROF_CALL_MEMORY, CPROF_CALL_MODULE, CPROF_CALL_NVTX, CPROF_CALL__N
+};
+/* the class's name in the profile; NULL for CPROF_CALL_OTHER */
+extern const char *const cprof_call_class_name[CPROF_CALL__N];
 
 /* A hooked CUDA call. */
 struct cprof_call {
@@ -49,6 +58,8 @@ struct cprof_call {
 	uint8_t sync;   /* class 'sync' */
 	uint8_t gemm;   /* class 'gemm' */
 	uint8_t memcpy; /* cudaMemcpy */
+	uint8_t cls;    /* enum cprof_call_class */
+	uint8_t nested; /* the nested column is non-zero (outer is 0 also when it is NULL) */
 };
 
 /* A CUDA runtime API call as CUPTI recorded it (hooked or not). */
@@ -68,6 +79,22 @@ struct cprof_ext {
 struct cprof_string {
 	int64_t id;
 	char *value;
+};
+
+/* An NVTX range (push/pop or start/end), in start order. */
+struct cprof_nvtx_range {
+	uint64_t start, end; /* end: 0 when the range never ended (open) */
+	int64_t proc, tid;
+	int64_t text;        /* StringIds id of its text (0: none) */
+	int32_t depth;       /* 0: outermost */
+	uint8_t open;        /* never ended */
+};
+
+/* A name as the profile's tables first give it, in table (rowid) order, which the time-ordered arrays lose:
+ * the HTML timeline numbers its names in that order. */
+struct cprof_first_name {
+	int64_t name; /* StringIds id (0 for a NULL one) */
+	uint8_t cls;  /* calls: enum cprof_call_class */
 };
 
 /* Time CUPTI spent on itself (buffer flush, instrumentation, resources, buffer requests). */
@@ -127,6 +154,7 @@ enum cprof_model_part {
 	CPROF_MODEL_THREADS = 2,  /* the CUPTI thread -> tid map */
 	CPROF_MODEL_ALL = 3,
 	CPROF_MODEL_GPU = 4,      /* GPU ops and strings only, launches not attributed (a kernel table) */
+	CPROF_MODEL_HOST = 8,     /* with TIMELINE: driver calls no runtime record covers, NVTX ranges (a timeline) */
 };
 
 struct cprof_steps_cache {
@@ -155,6 +183,14 @@ struct cprof_model {
 	size_t nrt;
 	struct cprof_ext *ext;       /* by (proc, corr) */
 	size_t next;
+	struct cprof_rt *drv;        /* driver API calls with neither a runtime record nor our external id, by start */
+	size_t ndrv;
+	struct cprof_nvtx_range *nvtx; /* by start, as ORDER BY start gives them */
+	size_t nnvtx;
+	/* first appearance of each name in table order: hooked calls not nested, runtime calls only CUPTI saw
+	 * (no external id of ours), and the driver calls above */
+	struct cprof_first_name *first_calls, *first_rt, *first_drv;
+	size_t nfirst_calls, nfirst_rt, nfirst_drv;
 	uint32_t *calls_by_corr;     /* call indices by (proc, corr), built on first use */
 	uint32_t *kernels_by_corr;   /* kernel op indices by (proc, corr), built on first use */
 	size_t nkernels_by_corr;
@@ -165,6 +201,14 @@ struct cprof_model {
 /* The model of the profile open as db: the parts asked for (enum cprof_model_part), each table read once,
  * in one statement. 0 or a negative errno. */
 int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m);
+/* Whether columns si, ei of a row hold times a reader may subtract and sum: integers in [0, 2^62) with
+ * end >= start, as cprofd writes them (end NULL allowed when null_end). Profiles up to 16 MiB are checked
+ * whole when opened; bigger ones row by row here, as they are read (issue 21, item 7). */
+int cprof_row_times_ok(sqlite3_stmt *st, int si, int ei, int null_end);
+/* Says (once) that TABLE holds a time out of range; returns -ERANGE. */
+int cprof_bad_time(const char *table, sqlite3_stmt *st, int si, int ei);
+/* Why a load failed: the out-of-range time, else SQLite's message. */
+const char *cprof_model_errmsg(sqlite3 *db);
 /* The tid of CUPTI's thread handle: 1 when known (*tid set), 0 when not (each renderer has its fallback). */
 int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, int64_t *tid);
 /* A model built in memory (tests): takes the arrays as given, sorts them; ops' kname must be < nknames. */
@@ -222,5 +266,29 @@ int cprof_model_launched_time(struct cprof_model *m, int64_t proc, int (*fn)(voi
 /* Index of the first element whose start is >= t, in an array sorted by start. */
 size_t cprof_model_ops_from(const struct cprof_model *m, uint64_t t);
 size_t cprof_model_calls_from(const struct cprof_model *m, uint64_t t);
+
+/* GPU memory operations as nsys's cuda_gpu_mem_time_sum: copies by kind, then memsets; fn per group with
+ * its name, duration statistics and bytes (report and html share it). 0 or a negative errno. */
+int cprof_model_memop_stats(const struct cprof_model *m, int64_t proc,
+			    int (*fn)(void *ctx, const char *name, const struct cprof_stats *st, double bytes), void *ctx);
+
+/* loader internals shared by the model's files (host.c) */
+struct cprof_first_set {
+	struct cprof_first_name *v;
+	size_t n, cap;
+	uint8_t *map; /* by id: noted already */
+	size_t mapcap;
+};
+/* Notes name (with its class) unless noted before; 0 or -ENOMEM. */
+int cprof_first_note(struct cprof_first_set *set, int64_t name, uint8_t cls);
+/* Hands the list to *out, *n and frees the rest. */
+void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out, size_t *n);
+/* enum cprof_call_class of a CPROF_API.class value (NULL: none) */
+uint8_t cprof_call_class_of(const char *cls);
+/* Sorts an array of structs that begin with their uint64_t start, ties kept in the order given. */
+int cprof_sort_by_start(void *arr, size_t n, size_t elem);
+/* threads: the thread map is built from the arrays (instead of load_threads' join) */
+int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads);
+void cprof_model_free_host(struct cprof_model *m);
 
 #endif

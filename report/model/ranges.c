@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "report/cprof.h"
 #include "report/model/analysis.h"
+#include "report/model/model.h"
 #include "report/model/ranges.h"
 
 /* The latest time a process is known to have been alive: its exit, its last call, its last annotation. */
@@ -20,6 +21,7 @@ const char cprof_sql_process_end[] =
 struct rng {
 	int64_t id, proc, tid, start, end, parent_id, domain_id;
 	int startend, open;
+	int level; /* ancestors on its path */
 	int parent; /* index of the enclosing range, -1 when none */
 	int row;    /* its row in the table, -1 until resolved */
 	int64_t self;
@@ -215,6 +217,10 @@ static int load_ranges(sqlite3 *db, int64_t proc, struct rng **out, size_t *n, s
 		const unsigned char *text = sqlite3_column_text(st, 8), *dom = sqlite3_column_text(st, 9);
 		struct rng *x;
 
+		if (!cprof_row_times_ok(st, 3, 4, 1)) {
+			ret = cprof_bad_time("NVTX_EVENTS", st, 3, 4);
+			goto out;
+		}
 		if ((ret = cprof_grow(&r, &cap, cnt, sizeof(*r))) < 0)
 			goto out;
 		x = &r[cnt];
@@ -297,13 +303,84 @@ out:
 	return ret;
 }
 
+/* A path's bytes at most: 255 nested ranges of 4000-byte names made paths grow quadratically (2.1 GB of
+ * JSON from a 2.8 MB profile, issue 21 item 4). A longer one keeps its head and its tail around "…". */
+#define PATH_MAX_BYTES 4096
+#define NAME_MAX_BYTES 512 /* one range's part of a path */
+#define PATH_HEAD 1024
+
+/* n bytes of s at most, cut back to a UTF-8 character boundary */
+static size_t utf8_cut(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/* where a tail of at most n bytes of s (length len) starts, on a character boundary */
+static size_t utf8_tail(const char *s, size_t len, size_t n)
+{
+	size_t at = len > n ? len - n : 0;
+
+	while (at < len && ((unsigned char)s[at] & 0xc0) == 0x80)
+		at++;
+	return at;
+}
+
+static void put_name(char *out, size_t *o, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n > NAME_MAX_BYTES) {
+		size_t h = utf8_cut(name, NAME_MAX_BYTES / 2), t = utf8_tail(name, n, NAME_MAX_BYTES / 2 - 4);
+
+		memcpy(out + *o, name, h);
+		memcpy(out + *o + h, "\u2026", 3);
+		memcpy(out + *o + h + 3, name + t, n - t);
+		*o += h + 3 + n - t;
+	} else {
+		memcpy(out + *o, name, n);
+		*o += n;
+	}
+}
+
+/* parent/domain:text, each name and the whole bounded (cprof-internal: the result is at most PATH_MAX_BYTES) */
+static char *range_path(const char *parent, const char *domain, const char *text, int level)
+{
+	size_t cap = (parent ? strlen(parent) : 0) + 2 * NAME_MAX_BYTES + 8, o = 0;
+	char *p = malloc(cap);
+
+	if (p == NULL)
+		return NULL;
+	if (parent) {
+		o = strlen(parent);
+		memcpy(p, parent, o);
+		p[o++] = '/';
+	}
+	if (domain) {
+		put_name(p, &o, domain);
+		p[o++] = ':';
+	}
+	put_name(p, &o, text);
+	p[o] = '\0';
+	if (o > PATH_MAX_BYTES) {
+		/* the depth in the cut keeps the rows of deep paths apart (their heads and tails may be equal) */
+		char mid[48];
+		int ml = snprintf(mid, sizeof(mid), "\u2026(depth %d)\u2026", level);
+		size_t h = utf8_cut(p, PATH_HEAD), t = utf8_tail(p, o, PATH_MAX_BYTES - PATH_HEAD - (size_t)ml);
+
+		memcpy(p + h, mid, (size_t)ml);
+		memmove(p + h + ml, p + t, o - t + 1);
+	}
+	return p;
+}
+
 /* Gives range i its row, after its parent's: the path is the parent's plus its own name. */
 static int resolve(struct rng *r, int i, struct cprof_range_table *t, size_t *cap, struct rowmap *m, int depth)
 {
 	struct rng *x = &r[i];
 	const char *parent_path = NULL;
 	int64_t parent_dom = -1;
-	size_t len;
 	char *path, *text;
 	int ret;
 
@@ -316,21 +393,15 @@ static int resolve(struct rng *r, int i, struct cprof_range_table *t, size_t *ca
 			return ret;
 		parent_path = t->rows[ret].path;
 		parent_dom = r[x->parent].domain_id;
+		x->level = r[x->parent].level + 1;
 	}
 	text = norm_text(m, x->text);
 	if (text == NULL)
 		return -ENOMEM;
-	len = (parent_path ? strlen(parent_path) + 1 : 0) + (x->domain ? strlen(x->domain) + 1 : 0) + strlen(text) + 1;
-	path = malloc(len);
-	if (path == NULL) {
-		free(text);
-		return -ENOMEM;
-	}
-	/* the domain is said once, where the path enters it */
-	snprintf(path, len, "%s%s%s%s%s", parent_path ? parent_path : "", parent_path ? "/" : "",
-		 x->domain && x->domain_id != parent_dom ? x->domain : "", x->domain && x->domain_id != parent_dom ? ":" : "",
-		 text);
+	path = range_path(parent_path, x->domain && x->domain_id != parent_dom ? x->domain : NULL, text, x->level);
 	free(text);
+	if (path == NULL)
+		return -ENOMEM;
 	ret = row_get(t, cap, m, path, x->startend);
 	if (ret >= 0)
 		x->row = ret;

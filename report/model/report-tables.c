@@ -82,44 +82,23 @@ int report_load_kernels(struct cprof_model *m, int64_t proc, struct table *t)
 	return 0;
 }
 
-/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
-int report_load_memops(sqlite3 *db, int64_t proc, struct table *t)
+static int add_memop(void *arg, const char *name, const struct cprof_stats *st, double bytes)
 {
-	sqlite3_stmt *st;
-	size_t i;
+	struct ctx *c = arg;
 
-	if (load(db,
-		 "SELECT copyKind, copyKind, end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE (?1 = 0 OR processId = ?1)"
-		 " ORDER BY copyKind, d",
-		 proc, t, 0, 0) < 0)
-		return -1;
-	for (i = 0; i < t->n; i++) {
-		char *n = strdup(cprof_copy_kind_name(atoi(t->rows[i].name)));
+	if (add_row(c, 0, name, st) < 0)
+		return -ENOMEM;
+	c->t->rows[c->t->n - 1].bytes = bytes;
+	return 0;
+}
 
-		free(t->rows[i].name);
-		t->rows[i].name = n;
-	}
-	if (load(db,
-		 "SELECT -1, '[CUDA memset]', end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE (?1 = 0 OR processId = ?1)"
-		 " ORDER BY d",
-		 proc, t, 0, 0) < 0)
-		return -1;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT copyKind, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE (?1 = 0 OR processId = ?1)"
-			       " GROUP BY copyKind UNION ALL SELECT -1, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET"
-			       " WHERE (?1 = 0 OR processId = ?1)",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	sqlite3_bind_int64(st, 1, proc);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int k = sqlite3_column_int(st, 0);
-		const char *name = k < 0 ? "[CUDA memset]" : cprof_copy_kind_name(k);
+/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
+int report_load_memops(struct cprof_model *m, int64_t proc, struct table *t)
+{
+	struct ctx c = { t, 0, 0 };
 
-		for (i = 0; i < t->n; i++)
-			if (!strcmp(t->rows[i].name, name))
-				t->rows[i].bytes = sqlite3_column_double(st, 1);
-	}
-	sqlite3_finalize(st);
+	if (cprof_model_memop_stats(m, proc, add_memop, &c) < 0)
+		return -1;
 	table_sort(t);
 	return 0;
 }

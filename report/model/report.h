@@ -44,7 +44,7 @@ extern const char report_rank_sql[];
 void report_table_free(struct table *t);
 int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_kernels(struct cprof_model *m, int64_t proc, struct table *t);
-int report_load_memops(sqlite3 *db, int64_t proc, struct table *t);
+int report_load_memops(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_torch(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_procs(const struct cprof_model *m, struct proc **out, size_t *n);
 size_t report_shown(const struct table *t, size_t top);

@@ -447,7 +447,8 @@ void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, s
 			if ((int)strlen(t->rows[i].label) > w)
 				w = (int)strlen(t->rows[i].label);
 		w = w > 100 ? 100 : w;
-		printf("\nBy call site (innermost frame outside libraries: Python when the launching thread held the GIL)\n\n");
+		printf("\nBy call site (innermost frame outside libraries: the Python line, or the native caller on a thread\n"
+		       "without Python frames, such as PyTorch's autograd thread)\n\n");
 		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "Call site", "# Calls", "Self CPU", "Self CUDA", "GPU ops");
 		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "---------", "-------", "--------", "---------", "-------");
 		for (i = 0; i < n; i++) {

@@ -47,7 +47,7 @@ int cprof_steps_load(sqlite3 *db, int64_t proc, const char *re, struct cprof_ste
 		return -EINVAL;
 	/* ranges never closed end with their process */
 	if (sqlite3_prepare_v2(db,
-			       "SELECT n.processId, n.tid, n.start, coalesce(n.end, p.endNs, n.start), n.textId, s.value"
+			       "SELECT n.processId, n.tid, n.start, coalesce(n.end, nullif(p.endNs, 0), n.start), n.textId, s.value"
 			       " FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId JOIN PROCESSES p ON p.id = n.processId"
 			       " WHERE n.eventType = 'range' AND (?1 = 0 OR n.processId = ?1)"
 			       " ORDER BY n.processId, n.tid, n.textId",

@@ -2,7 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PR_FMT "cprof"
+#include "common/log.h"
 #include "report/model/analysis.h"
+#include "report/model/model.h"
 #include "report/cprof.h"
 #include "report/model/summary.h"
 
@@ -54,6 +57,8 @@ int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struc
 		return -1;
 	if (cprof_model_load(s->db, CPROF_MODEL_TIMELINE, &s->model) < 0 || cprof_headline(&s->model, 0, t, &s->v, &ph) < 0 ||
 	    load_names(s->db, s) < 0) {
+		/* check and diff stop here: say why (a time out of range, a damaged page) */
+		pr_err("%s: cannot read the profile: %s", cprof_tx(path), cprof_model_errmsg(s->db));
 		free(ph);
 		cprof_summary_free(s);
 		return -1;

@@ -72,42 +72,26 @@ static int load_apis(struct html *h)
 	return 0;
 }
 
-static int load_memops(struct html *h)
+static int add_memop(void *arg, const char *name, const struct cprof_stats *st, double bytes)
 {
-	struct html_table *t = &h->memops;
-	sqlite3_stmt *st = NULL;
-	size_t i;
+	struct load_ctx *c = arg;
 	int ret;
 
-	if ((ret = load(h, "SELECT copyKind, copyKind, end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY copyKind, d",
-			t, 0, 0)) < 0)
+	if ((ret = add_row(c, 0, name, st)) < 0)
 		return ret;
-	for (i = 0; i < t->n; i++) {
-		char *n = strdup(cprof_copy_kind_name(atoi(t->rows[i].name)));
+	c->t->rows[c->t->n - 1].bytes = bytes;
+	return 0;
+}
 
-		if (n == NULL)
-			return -ENOMEM;
-		free(t->rows[i].name);
-		t->rows[i].name = n;
-	}
-	if ((ret = load(h, "SELECT -1, '[CUDA memset]', end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY d", t, 0,
-			0)) < 0)
+/* the same loader as cprof report's, so both show the same numbers */
+static int load_memops(struct html *h)
+{
+	struct load_ctx c = { &h->memops, 0, 0 };
+	int ret;
+
+	if ((ret = cprof_model_memop_stats(&h->model, 0, add_memop, &c)) < 0)
 		return ret;
-	if (sqlite3_prepare_v2(h->db,
-			       "SELECT copyKind, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY copyKind"
-			       " UNION ALL SELECT -1, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int k = sqlite3_column_int(st, 0);
-		const char *name = k < 0 ? "[CUDA memset]" : cprof_copy_kind_name(k);
-
-		for (i = 0; i < t->n; i++)
-			if (!strcmp(t->rows[i].name, name))
-				t->rows[i].bytes = sqlite3_column_double(st, 1);
-	}
-	sqlite3_finalize(st);
-	sort_table(t);
+	sort_table(&h->memops);
 	return 0;
 }
 
@@ -400,7 +384,7 @@ void html_tables_write(struct html *h)
 		   "ATen ops on the stacks of the CUDA calls: Self = the op innermost, Total = anywhere on the chain; "
 		   "CPU = time inside those CUDA calls, CUDA = GPU time of the work they launched.", &h->ops, CPROF_BY_OP);
 	attr_table(h, "t-callsites", "By call site",
-		   "The innermost frame outside libraries: Python when the launching thread held the GIL.", &h->sites,
+		   "The innermost frame outside libraries: the Python line, or the native caller on a thread without Python frames (such as PyTorch's autograd thread).", &h->sites,
 		   CPROF_BY_CALLSITE);
 	if (h->kernels.n == 0 && h->memops.n == 0 && h->apis.n == 0)
 		fputs("<p>No CUDA call or GPU operation was recorded.</p>\n", h->f);

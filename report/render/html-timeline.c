@@ -50,10 +50,6 @@ struct lane {
 	struct track main, sub; /* sub: API calls only CUPTI saw */
 };
 
-struct handle_map {
-	int64_t proc, handle, tid;
-};
-
 struct device_util {
 	int64_t dev;
 	uint64_t cur_s, cur_e;
@@ -74,8 +70,6 @@ struct tl {
 	struct lane *lanes;
 	size_t nlanes, caplanes;
 	size_t last_lane;
-	struct handle_map *hmap;
-	size_t nhmap, caphmap;
 	struct device_util *dev;
 	size_t ndev, capdev;
 };
@@ -136,7 +130,7 @@ static void strip_version(const char *in, char *out, size_t size)
 
 static int32_t name_for(struct tl *t, enum name_kind kind, int64_t sid, const char *cls)
 {
-	sqlite3_stmt *st;
+	const char *v;
 	char label[512];
 	int32_t idx;
 	char *dm;
@@ -146,13 +140,8 @@ static int32_t name_for(struct tl *t, enum name_kind kind, int64_t sid, const ch
 	idx = t->by_sid[kind][sid];
 	if (idx >= 0)
 		return idx;
-	label[0] = '\0';
-	if (sqlite3_prepare_v2(t->h->db, "SELECT value FROM StringIds WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(st, 1, sid);
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-			snprintf(label, sizeof(label), "%s", (const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-	}
+	v = cprof_model_string(&t->h->model, sid);
+	snprintf(label, sizeof(label), "%s", v ? v : "");
 	if (kind == NK_KERNEL) {
 		dm = cprof_demangle(label[0] ? label : "?");
 		idx = name_add(t, kind, sid, dm ? dm : label, HTML_OTHER_KERNEL_COLOUR);
@@ -319,111 +308,71 @@ static int lane_cmp(const void *x, const void *y)
 	return a->b < b->b ? -1 : a->b > b->b;
 }
 
-/* CUPTI names threads by pthread handle; the hooks by kernel tid. One of this thread's CUPTI records that
- * is the CUPTI side of a hooked call says which tid it is. */
-static int map_handles(struct tl *t)
+/* CUPTI names threads by pthread handle; the hooks by kernel tid: the model's map, the same as the trace's;
+ * a handle that made no hooked call gets a lane of its own. */
+static int64_t handle_lane(struct tl *t, int64_t proc, int64_t handle)
 {
-	sqlite3_stmt *st = NULL;
-	int ret = -EIO;
+	int64_t tid;
 
-	if (sqlite3_prepare_v2(t->h->db,
-			       "SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION"
-			       " SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_DRIVER",
-			       -1, &st, NULL) != SQLITE_OK)
-		goto out;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		struct handle_map *m;
-
-		if (cprof_grow(&t->hmap, &t->caphmap, t->nhmap, sizeof(*t->hmap)) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		m = &t->hmap[t->nhmap++];
-		m->proc = sqlite3_column_int64(st, 0);
-		m->handle = sqlite3_column_int64(st, 1);
-		/* the model's map, the same as the trace's; 0 when the handle made no hooked call */
-		if (!cprof_model_tid(&t->h->model, m->proc, m->handle, &m->tid))
-			m->tid = 0;
-	}
-	ret = 0;
-out:
-	sqlite3_finalize(st);
-	return ret;
-}
-
-static int64_t handle_tid(struct tl *t, int64_t proc, int64_t handle)
-{
-	size_t i;
-
-	for (i = 0; i < t->nhmap; i++)
-		if (t->hmap[i].proc == proc && t->hmap[i].handle == handle)
-			return t->hmap[i].tid;
-	return 0;
+	if (cprof_model_tid(&t->h->model, proc, handle, &tid) && tid)
+		return tid;
+	return -(handle < 0 ? -handle : handle) - 1;
 }
 
 /* ---- the passes ---- */
 
+/* Calls only CUPTI saw (runtime ones, then driver ones no runtime record covers) into the thin bar. */
+static int cupti_pass(struct tl *t, const struct cprof_rt *r, size_t n, int runtime)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct lane *l;
+
+		if (runtime && cprof_model_has_ext(&t->h->model, r[i].proc, r[i].corr))
+			continue; /* a hook pushed our id around it: drawn as the hooked call */
+		if ((l = lane_get(t, 0, r[i].proc, r[i].proc, handle_lane(t, r[i].proc, r[i].tid))) == NULL)
+			return -ENOMEM;
+		if ((ret = track_add(t, &l->sub, r[i].start, r[i].end,
+				     name_for(t, NK_CUPTI, r[i].name == CPROF_NO_ID ? 0 : r[i].name, NULL))) < 0)
+			return ret;
+	}
+	return 0;
+}
+
 static int host_pass(struct tl *t)
 {
-	static const char *const sql[] = {
-		"SELECT processId, tid, start, end, nameId, class, nested FROM CPROF_API",
-		/* calls only CUPTI saw: no hook pushed our id around them */
-		"SELECT r.processId, r.threadId, r.start, r.end, r.nameId, NULL, 0 FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
-		" WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE e.processId = r.processId"
-		" AND e.correlationId = r.correlationId AND e.externalKind = 5)",
-		"SELECT d.processId, d.threadId, d.start, d.end, d.nameId, NULL, 0 FROM CUPTI_ACTIVITY_KIND_DRIVER d"
-		" WHERE NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.processId = d.processId"
-		" AND r.correlationId = d.correlationId) AND NOT EXISTS (SELECT 1 FROM"
-		" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE e.processId = d.processId"
-		" AND e.correlationId = d.correlationId AND e.externalKind = 5)",
-	};
-	sqlite3_stmt *st = NULL;
-	size_t q;
-	int rc, ret = 0;
+	const struct cprof_model *m = &t->h->model;
+	size_t i;
+	int ret;
 
-	for (q = 0; q < sizeof(sql) / sizeof(sql[0]); q++) {
-		if (sqlite3_prepare_v2(t->h->db, sql[q], -1, &st, NULL) != SQLITE_OK) {
-			pr_err("query failed: %s", sqlite3_errmsg(t->h->db));
-			return -EIO;
-		}
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			int64_t proc = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
-			uint64_t s = sqlite3_column_int64(st, 2), e = sqlite3_column_int64(st, 3);
-			const char *cls = (const char *)sqlite3_column_text(st, 5);
-			struct lane *l;
+	/* names are numbered in the order the profile's tables first give them, whatever the time order */
+	for (i = 0; i < m->nfirst_calls; i++)
+		name_for(t, NK_API, m->first_calls[i].name, cprof_call_class_name[m->first_calls[i].cls]);
+	for (i = 0; i < m->nfirst_rt; i++)
+		name_for(t, NK_CUPTI, m->first_rt[i].name, NULL);
+	for (i = 0; i < m->nfirst_drv; i++)
+		name_for(t, NK_CUPTI, m->first_drv[i].name, NULL);
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+		struct lane *l;
 
-			if (q == 0 && cls && !strcmp(cls, "launch")) {
-				t->h->hist_launch[html_hist_bin((double)(e - s))]++;
-				t->h->n_launch++;
-			}
-			if (q == 0 && sqlite3_column_int(st, 6))
-				continue; /* inside another hooked call: its time is its caller's */
-			if (q > 0) {
-				int64_t mapped = handle_tid(t, proc, tid);
-
-				tid = mapped ? mapped : -(tid < 0 ? -tid : tid) - 1;
-			}
-			l = lane_get(t, 0, proc, proc, tid);
-			if (l == NULL) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			ret = track_add(t, q == 0 ? &l->main : &l->sub, s, e,
-					name_for(t, q == 0 ? NK_API : NK_CUPTI, sqlite3_column_int64(st, 4), cls));
-			if (ret < 0)
-				goto out;
+		if (c->cls == CPROF_CALL_LAUNCH) {
+			t->h->hist_launch[html_hist_bin((double)(c->end - c->start))]++;
+			t->h->n_launch++;
 		}
-		if (rc != SQLITE_DONE) {
-			pr_err("reading the profile failed: %s", sqlite3_errmsg(t->h->db));
-			ret = -EIO;
-			goto out;
-		}
-		sqlite3_finalize(st);
-		st = NULL;
+		if (c->nested)
+			continue; /* inside another hooked call: its time is its caller's */
+		if ((l = lane_get(t, 0, c->proc, c->proc, c->tid)) == NULL)
+			return -ENOMEM;
+		if ((ret = track_add(t, &l->main, c->start, c->end,
+				     name_for(t, NK_API, c->name, cprof_call_class_name[c->cls]))) < 0)
+			return ret;
 	}
-out:
-	sqlite3_finalize(st);
-	return ret;
+	if ((ret = cupti_pass(t, m->rt, m->nrt, 1)) < 0)
+		return ret;
+	return cupti_pass(t, m->drv, m->ndrv, 0);
 }
 
 static struct device_util *device_get(struct tl *t, int64_t dev)
@@ -466,86 +415,54 @@ static void util_commit(struct tl *t, struct device_util *d, uint64_t s, uint64_
 /* NVTX ranges: a lane above each annotating thread; the outermost ranges full height, nested ones thin. */
 static int nvtx_pass(struct tl *t)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret = 0;
+	const struct cprof_model *m = &t->h->model;
+	size_t i;
+	int ret;
 
-	if (!cprof_has_table(t->h->db, "NVTX_EVENTS"))
-		return 0;
-	/* ranges never ended are drawn to the end of the page */
-	if (sqlite3_prepare_v2(t->h->db,
-			       "SELECT processId, tid, start, end, textId, depth FROM NVTX_EVENTS"
-			       " WHERE eventType IN ('range', 'startend') ORDER BY start",
-			       -1, &st, NULL) != SQLITE_OK) {
-		pr_err("query failed: %s", sqlite3_errmsg(t->h->db));
-		return -EIO;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t proc = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
-		uint64_t s = sqlite3_column_int64(st, 2);
-		uint64_t e = sqlite3_column_type(st, 3) == SQLITE_NULL ? t->t1 : (uint64_t)sqlite3_column_int64(st, 3);
-		struct lane *l = lane_get(t, -1, proc, proc, tid);
+	for (i = 0; i < m->nnvtx; i++) {
+		const struct cprof_nvtx_range *r = &m->nvtx[i];
+		/* ranges never ended are drawn to the end of the page */
+		uint64_t s = r->start, e = r->open ? t->t1 : r->end;
+		struct lane *l = lane_get(t, -1, r->proc, r->proc, r->tid);
 
-		if (l == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		if (l == NULL)
+			return -ENOMEM;
 		if (s < t->t0)
 			s = t->t0;
 		if (e > t->t1)
 			e = t->t1;
 		if (e < s)
 			continue;
-		ret = track_add(t, sqlite3_column_int(st, 5) > 0 ? &l->sub : &l->main, s, e,
-				name_for(t, NK_API, sqlite3_column_int64(st, 4), "nvtx"));
-		if (ret < 0)
-			goto out;
+		if ((ret = track_add(t, r->depth > 0 ? &l->sub : &l->main, s, e, name_for(t, NK_API, r->text, "nvtx"))) < 0)
+			return ret;
 	}
-	if (rc != SQLITE_DONE) {
-		pr_err("reading the profile failed: %s", sqlite3_errmsg(t->h->db));
-		ret = -EIO;
-	}
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return 0;
 }
 
 /* GPU ops in start order: the per-stream lanes, and the union per device for the utilisation strip (ops of
  * concurrent streams overlap and count once, as in the verdict). */
 static int gpu_pass(struct tl *t)
 {
-	sqlite3_stmt *st = NULL;
+	const struct cprof_model *m = &t->h->model;
 	size_t i;
-	int rc, ret = 0;
+	int ret;
 
-	if (sqlite3_prepare_v2(t->h->db,
-			       "SELECT 0, deviceId, streamId, start, end, nameId, processId FROM CUPTI_ACTIVITY_KIND_KERNEL"
-			       " UNION ALL SELECT 1, deviceId, streamId, start, end, copyKind, processId"
-			       " FROM CUPTI_ACTIVITY_KIND_MEMCPY"
-			       " UNION ALL SELECT 2, deviceId, streamId, start, end, 0, processId FROM CUPTI_ACTIVITY_KIND_MEMSET"
-			       " ORDER BY 4",
-			       -1, &st, NULL) != SQLITE_OK) {
-		pr_err("query failed: %s", sqlite3_errmsg(t->h->db));
-		return -EIO;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int kind = sqlite3_column_int(st, 0);
-		int64_t dev = sqlite3_column_int64(st, 1), x = sqlite3_column_int64(st, 5);
-		uint64_t s = sqlite3_column_int64(st, 3), e = sqlite3_column_int64(st, 4);
-		struct lane *l = lane_get(t, 1, sqlite3_column_int64(st, 6), dev, sqlite3_column_int64(st, 2));
-		struct device_util *d = device_get(t, dev);
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		uint64_t s = o->start, e = o->end;
+		struct lane *l = lane_get(t, 1, o->proc, o->dev, o->stream);
+		struct device_util *d = device_get(t, o->dev);
 		int32_t name;
 
-		if (l == NULL || d == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		if (kind == 0) {
-			name = name_for(t, NK_KERNEL, x, NULL);
+		if (l == NULL || d == NULL)
+			return -ENOMEM;
+		if (o->kind == CPROF_OP_KERNEL) {
+			name = name_for(t, NK_KERNEL, o->name == CPROF_NO_ID ? 0 : o->name, NULL);
 			t->names[name].total += (double)(e - s);
 			t->h->hist_kernel[html_hist_bin((double)(e - s))]++;
 			t->h->n_kernel++;
-		} else if (kind == 1) {
-			int k = x >= 0 && x <= 10 ? (int)x : 0;
+		} else if (o->kind == CPROF_OP_MEMCPY) {
+			int k = o->copy;
 
 			if (t->memcpy_name[k] < 0) {
 				char label[64];
@@ -560,7 +477,7 @@ static int gpu_pass(struct tl *t)
 			name = t->memset_name < 0 ? 0 : t->memset_name;
 		}
 		if ((ret = track_add(t, &l->main, s, e, name)) < 0)
-			goto out;
+			return ret;
 		if (s < t->t0)
 			s = t->t0;
 		if (e > t->t1)
@@ -575,17 +492,10 @@ static int gpu_pass(struct tl *t)
 			d->cur_e = e;
 		}
 	}
-	if (rc != SQLITE_DONE) {
-		pr_err("reading the profile failed: %s", sqlite3_errmsg(t->h->db));
-		ret = -EIO;
-		goto out;
-	}
 	for (i = 0; i < t->ndev; i++)
 		if (t->dev[i].have)
 			util_commit(t, &t->dev[i], t->dev[i].cur_s, t->dev[i].cur_e);
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return 0;
 }
 
 /* Past the budget, the lanes with the most rectangles are bucketed until the rest fits. */
@@ -887,7 +797,6 @@ static void tl_free(struct tl *t)
 		track_free(&t->lanes[i].sub);
 	}
 	free(t->lanes);
-	free(t->hmap);
 	free(t->dev);
 }
 
@@ -909,7 +818,9 @@ int html_timeline(struct html *h)
 	}
 	t.bw = (double)(t.t1 - t.t0) / AGG_BUCKETS;
 	t.scale = (double)SVG_WIDTH / (double)(t.t1 - t.t0);
-	t.max_sid = cprof_query_int(h->db, "SELECT max(id) FROM StringIds", 0);
+	t.max_sid = h->model.nstrings ? h->model.strings[h->model.nstrings - 1].id : 0;
+	if (t.max_sid < 0)
+		t.max_sid = 0;
 	for (k = 0; k < NK__STRINGS; k++) {
 		t.by_sid[k] = malloc((size_t)(t.max_sid + 1) * sizeof(int32_t));
 		if (t.by_sid[k] == NULL) {
@@ -920,7 +831,7 @@ int html_timeline(struct html *h)
 	}
 	memset(t.memcpy_name, 0xff, sizeof(t.memcpy_name));
 	t.memset_name = -1;
-	if ((ret = map_handles(&t)) < 0 || (ret = host_pass(&t)) < 0 || (ret = nvtx_pass(&t)) < 0 ||
+	if ((ret = host_pass(&t)) < 0 || (ret = nvtx_pass(&t)) < 0 ||
 	    (ret = gpu_pass(&t)) < 0 ||
 	    (ret = enforce_budget(&t)) < 0 || (ret = colour_kernels(&t)) < 0)
 		goto out;

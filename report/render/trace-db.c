@@ -42,7 +42,8 @@ int trace_step_done(struct trace *t, int rc)
 {
 	if (rc == SQLITE_DONE)
 		return 0;
-	pr_err("reading the profile failed: %s", sqlite3_errmsg(t->db));
+	/* a row whose times are out of range stopped the loop (cprof_bad_time said which) */
+	pr_err("reading the profile failed: %s", cprof_model_errmsg(t->db));
 	return -EIO;
 }
 

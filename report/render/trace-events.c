@@ -155,6 +155,10 @@ int trace_write_hooked(struct trace *t)
 		int same = sqlite3_column_type(st, H_XNAME) != SQLITE_NULL && trace_same_api(name, trace_col_str(st, H_XNAME));
 		int64_t corr;
 
+		if (!cprof_row_times_ok(st, H_START, H_END, 0)) {
+			cprof_bad_time("CPROF_API", st, H_START, H_END);
+			break;
+		}
 		/* a CUPTI id that reached the GPU, else the CUPTI record of this very call, else our own id */
 		if (sqlite3_column_type(st, H_GCORR) != SQLITE_NULL)
 			corr = trace_corr_id(t, proc, sqlite3_column_int64(st, H_GCORR));
@@ -224,6 +228,10 @@ int trace_write_api_records(struct trace *t, const char *table, const char *cat)
 		int hooked = sqlite3_column_int(st, 8), to_gpu = sqlite3_column_int(st, 11);
 		int64_t pid = trace_proc_pid(t, proc), tid, corr = trace_corr_id(t, proc, sqlite3_column_int64(st, 3));
 
+		if (!cprof_row_times_ok(st, 1, 2, 0)) {
+			cprof_bad_time(table, st, 1, 2);
+			break;
+		}
 		if (hooked && (to_gpu || trace_same_api(trace_col_str(st, 4), trace_col_str(st, 9))))
 			continue;
 		tid = hooked ? sqlite3_column_int64(st, 10) : trace_cupti_tid(t, proc, sqlite3_column_int64(st, 6));
@@ -311,6 +319,10 @@ int trace_write_gpu_ops(struct trace *t, enum gpu_kind kind)
 		int64_t corr = trace_corr_id(t, proc, sqlite3_column_int64(st, G_CORR));
 		const char *label = name;
 
+		if (!cprof_row_times_ok(st, G_START, G_END, 0)) {
+			cprof_bad_time("CUPTI_ACTIVITY_KIND_KERNEL/MEMCPY/MEMSET", st, G_START, G_END);
+			break;
+		}
 		if (kind == GPU_KERNEL)
 			label = trace_kernel_name(t, sqlite3_column_int64(st, G__N), trace_col_str(st, G__N + 1));
 		else if (kind == GPU_MEMCPY)
@@ -392,6 +404,10 @@ int trace_write_overhead(struct trace *t)
 	if (ret < 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (!cprof_row_times_ok(st, 0, 1, 0)) {
+			cprof_bad_time("CUPTI_ACTIVITY_KIND_OVERHEAD", st, 0, 1);
+			break;
+		}
 		trace_span_begin(t, "overhead", overhead_kind(sqlite3_column_int64(st, 2)), -1, 0, sqlite3_column_int64(st, 0),
 			   sqlite3_column_int64(st, 1));
 		trace_put(t, "}");

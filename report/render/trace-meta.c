@@ -94,8 +94,8 @@ int trace_write_metadata(struct trace *t)
 
 	/* CPU: one process per pid (an exec'd process keeps its pid), sorted by pid as Kineto does */
 	ret = trace_prep(t,
-		   "SELECT pid, exe FROM PROCESSES p WHERE id = (SELECT min(id) FROM PROCESSES q WHERE q.pid = p.pid)"
-		   " ORDER BY pid",
+		   /* one pass: a correlated min(id) per row was quadratic (20,000 processes: 13.7 s) */
+		   "SELECT pid, exe FROM PROCESSES WHERE id IN (SELECT min(id) FROM PROCESSES GROUP BY pid) ORDER BY pid",
 		   &st);
 	if (ret < 0)
 		goto out;

@@ -16,7 +16,10 @@ data = b""
 while True:
     done = p.poll() is not None
     if select.select([fd], [], [], 0.02)[0]:
-        chunk = os.read(fd, 1 << 16)
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:  # readable a moment ago; the writer may have closed and reopened it
+            continue
         data += chunk
         if chunk:
             continue

@@ -1,4 +1,5 @@
 # Issue 15 item 1: PyTorch's wheels (cudart and CUPTI 13.2) on a machine without a driver. cprof starts at
+# cprof-test-timeout: 600
 # torch's first CUDA call (a device-count query), records the failed calls, leaves CUPTI alone (the wheel's
 # CUPTI overflows its stack when started without a driver), and the verdict says CUDA was unavailable.
 . "$(dirname "$0")/lib.sh"

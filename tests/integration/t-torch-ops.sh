@@ -1,4 +1,5 @@
 # Issue 23: cprof-run --torch-ops (and CPROF_TORCH_OPS=1) records PyTorch 2.15's ATen ops from an unmodified program
+# cprof-test-timeout: 600
 # on the simulated GPU: per-op counts equal torch.profiler's key_averages(), Self CPU <= CPU total, aten::mm's CUDA
 # time is its GEMM kernels'; stdout unchanged; no ops without the switch; a too-old torch is named once on stderr
 # and the run goes on; a program that never imports torch sees the same sys.path and modules.

@@ -1,4 +1,5 @@
 # Issue 15: torch.profiler (Kineto, CUDA activities) inside a cprof-run on the simulated GPU: both finish,
+# cprof-test-timeout: 600
 # torch's table keeps its CUDA times, cprof records the conflict (cupti-conflict) and its verdict never
 # claims "GPU busy 0%". torch.cuda.nvtx ranges are recorded as steps.
 . "$(dirname "$0")/lib.sh"

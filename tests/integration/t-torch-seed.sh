@@ -1,4 +1,5 @@
 # Issue 15: the seed's loop, torch.add(torch.matmul(x, w), b), in PyTorch 2.15 from PyPI on the simulated GPU
+# cprof-test-timeout: 600
 # under cprof-run. 64x64 is overhead-bound, 4096x4096 compute-bound; exactly one GEMM and one add kernel per
 # step; stdout and exit status are those of the plain simulated run. (Simulated GPU: kernels do not compute.)
 . "$(dirname "$0")/lib.sh"

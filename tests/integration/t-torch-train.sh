@@ -1,4 +1,5 @@
 # Issue 15: PyTorch 2.15 on the simulated GPU under cprof-run: nn.Linear forward/backward/SGD (the chain
+# cprof-test-timeout: 600
 # aten::linear -> aten::addmm -> cublasLtMatmul on the launching stacks; the backward GEMMs on torch's
 # autograd thread are counted), and CUDA graph replay (the graph's kernels once per replay, with graph ids).
 . "$(dirname "$0")/lib.sh"

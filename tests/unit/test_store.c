@@ -155,6 +155,73 @@ START_TEST(test_store_file_is_private)
 }
 END_TEST
 
+/* Rows go in batches; a commit writes the partial one. 70 calls (two full batches and a part), alternating
+ * NULL and set kernel names and stacks: all there, in order, NULLs where they were, values not carried over
+ * from the slot's previous batch. */
+START_TEST(test_store_batches_rows_in_order)
+{
+	struct cprof_store *s;
+	struct cprof_wire_api ev = { .tid = 7, .api = CPROF_API_cudaLaunchKernel };
+	int64_t proc, kname;
+	int i;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_store_process(s, hello(11), &proc), 0);
+	ck_assert_int_eq(cprof_store_string(s, "_Z1kv", 5, &kname), 0);
+	for (i = 0; i < 70; i++) {
+		ev.start_ns = 1000 + 10 * i;
+		ev.end_ns = ev.start_ns + 5;
+		ev.corr = i;
+		ev.stack = i % 3 ? 0 : 100 + i;
+		ev.arg[0] = i < 40 ? 1 : 2; /* the same for a while, then not */
+		ck_assert_int_eq(cprof_store_api(s, proc, 11, &ev, i % 2 ? kname : 0), 0);
+	}
+	ck_assert_int_eq(cprof_store_commit(s, 1), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE correlationId = id - 1 AND start = 1000 + 10 * correlationId"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE (kernelNameId IS NULL) = (correlationId % 2 = 0)"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE (stackId IS NULL) = (correlationId % 3 != 0)"
+			       " AND coalesce(stackId, 100 + correlationId) = 100 + correlationId"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE a0 = CASE WHEN correlationId < 40 THEN 1 ELSE 2 END"), 70);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM LAUNCHES"), 70); /* class bound as its name */
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	ck_assert_int_eq(q_int("SELECT calls * 1000000 + lastNs FROM THREADS WHERE tid = 7"), 70 * 1000000 + 1695);
+	rm_db();
+}
+END_TEST
+
+/* THREADS counts what is stored: calls of a transaction rolled back (a full disk) are not in it. */
+START_TEST(test_store_threads_skip_rolled_back)
+{
+	struct cprof_store *s;
+	struct cprof_wire_api ev = { .tid = 9, .api = CPROF_API_cudaMalloc };
+	int64_t proc;
+	int i;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_store_process(s, hello(12), &proc), 0);
+	for (i = 0; i < 50; i++) {
+		ev.start_ns = 100 + i;
+		ev.end_ns = 200 + i;
+		ck_assert_int_eq(cprof_store_api(s, proc, 12, &ev, 0), 0);
+	}
+	ck_assert_int_eq(cprof_store_commit(s, 1), 0);
+	for (i = 0; i < 40; i++) {
+		ev.start_ns = 1000 + i;
+		ev.end_ns = 5000 + i;
+		ck_assert_int_eq(cprof_store_api(s, proc, 12, &ev, 0), 0);
+	}
+	cprof_store_abort(s);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 50);
+	ck_assert_int_eq(q_int("SELECT calls FROM THREADS WHERE tid = 9"), 50);
+	ck_assert_int_eq(q_int("SELECT firstNs * 1000 + lastNs FROM THREADS WHERE tid = 9"), 100 * 1000 + 249);
+	rm_db();
+}
+END_TEST
+
 Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -163,6 +230,8 @@ Suite *store_suite(void)
 	tcase_add_test(tc, test_store_write_read_back);
 	tcase_add_test(tc, test_store_never_overwrites);
 	tcase_add_test(tc, test_store_file_is_private);
+	tcase_add_test(tc, test_store_batches_rows_in_order);
+	tcase_add_test(tc, test_store_threads_skip_rolled_back);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -368,8 +437,44 @@ START_TEST(test_ingest_exec_same_pid)
 	put_api(100, 1, 3, CPROF_API_cudaMalloc, 0);
 	run_ingest(4096);
 	ck_assert_int_eq(q_int("SELECT count(*) FROM PROCESSES WHERE pid=100"), 2);
-	ck_assert_str_eq(q_text("SELECT byeReason FROM PROCESSES ORDER BY id LIMIT 1"), "exec");
+	/* no BYE came (an exec the hooks did not see, or pid reuse): the old instance ends at its last event,
+	 * not at 0, which made every reader refuse the profile (issue 21, item 2) */
+	ck_assert_str_eq(q_text("SELECT byeReason FROM PROCESSES ORDER BY id LIMIT 1"), "replaced");
+	ck_assert_int_eq(q_int("SELECT endNs FROM PROCESSES ORDER BY id LIMIT 1"), 15);
+	ck_assert_str_eq(q_text("SELECT ending FROM PROCESSES ORDER BY id LIMIT 1"),
+			 "replaced by a new HELLO (exec without the hooks, or pid reuse)");
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='processes_replaced'"), 1);
 	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE processId=2"), 3);
+	rm_db();
+}
+END_TEST
+
+/* cprofd takes the run's end from cprof-run's signal: a RUN_END frame in the FIFO is a forgery, refused
+ * and said (issue 21, item 6) */
+START_TEST(test_ingest_forged_run_end_refused)
+{
+	struct cprof_wire_bye bye = { .end_ns = 20, .reason = CPROF_BYE_EXIT };
+	struct cprof_wire_run_end end = { .end_ns = 5, .exit_status = 0 };
+	struct cprof_store *s;
+	struct cprof_ingest in;
+
+	slen = 0;
+	put_hello(100, 0);
+	put_small(CPROF_MSG_RUN_END, 100, 1, &end, sizeof(end));
+	put_small(CPROF_MSG_BYE, 100, 2, &bye, sizeof(bye));
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_ingest_init(&in, s), 0);
+	in.run_end_by_signal = 1;
+	ck_assert_int_eq(cprof_ingest_feed(&in, stream, slen), 0);
+	ck_assert_int_eq(in.run_ended, 0);
+	ck_assert_int_eq(cprof_ingest_finish(&in, 1), 0);
+	cprof_ingest_free(&in);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='forged_run_ends'"), 1);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM META WHERE key='exit_status'"), 0);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='complete'"), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM DIAGNOSTICS WHERE message LIKE '%RUN_END%forged%'"), 1);
 	rm_db();
 }
 END_TEST
@@ -437,6 +542,45 @@ START_TEST(test_ingest_endings)
 }
 END_TEST
 
+/* A forged STRINGS frame with a huge id cost cprofd 128 MiB per pid, and a forger could invent pids
+ * without end (issue 21, item 5): the map grows with the strings sent, live producers are capped. */
+START_TEST(test_ingest_memory_bounded)
+{
+	struct cprof_store *s;
+	struct cprof_ingest in;
+	uint32_t pid;
+
+	slen = 0;
+	put_hello(100, 0);
+	put_string(100, 1, 1, "a");
+	put_string(100, 2, (1u << 24) - 2, "far");
+	put_string(100, 3, 2, "b");
+	put_api(100, 4, 1, CPROF_API_cudaLaunchKernel, 2);
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_ingest_init(&in, s), 0);
+	ck_assert_int_eq(cprof_ingest_feed(&in, stream, slen), 0);
+	ck_assert_int_eq(in.nprod, 1);
+	ck_assert_int_eq(in.prod[0].banned, 0);
+	ck_assert_uint_le(in.prod[0].strmap_len, 4096);
+	ck_assert_int_eq(in.dropped_strings, 1);
+	for (pid = 1000; pid < 1000 + CPROF_INGEST_MAX_LIVE + 10; pid++) {
+		slen = 0;
+		put_hello(pid, 0);
+		ck_assert_int_eq(cprof_ingest_feed(&in, stream, slen), 0);
+	}
+	ck_assert_int_eq(in.nprod, CPROF_INGEST_MAX_LIVE);
+	ck_assert_int_eq(in.refused_producers, 11);
+	ck_assert_int_eq(cprof_ingest_finish(&in, 1), 0);
+	cprof_ingest_free(&in);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	/* the real strings still name the call */
+	ck_assert_str_eq(q_text("SELECT s.value FROM CPROF_API a JOIN StringIds s ON s.id = a.kernelNameId"), "b");
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='refused_producers'"), 11);
+	rm_db();
+}
+END_TEST
+
 Suite *ingest_suite(void)
 {
 	Suite *s = suite_create("ingest");
@@ -447,6 +591,8 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, test_ingest_bad_producer_dropped);
 	tcase_add_test(tc, test_ingest_lost_counted);
 	tcase_add_test(tc, test_ingest_exec_same_pid);
+	tcase_add_test(tc, test_ingest_forged_run_end_refused);
+	tcase_add_test(tc, test_ingest_memory_bounded);
 	tcase_add_test(tc, test_ingest_crash_stored);
 	tcase_add_test(tc, test_ingest_endings);
 	suite_add_tcase(s, tc);

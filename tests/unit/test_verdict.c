@@ -190,7 +190,7 @@ START_TEST(test_verdict_copies_are_the_cause)
 		c->cut = 1;
 		c->bytes = 4 << 20;
 		o = op(&f, CPROF_OP_MEMCPY, t + 20 * US, t + 290 * US, t, t + 10 * US);
-		o->copykind = 1;
+		o->copy = 1;
 		o->srckind = 1; /* pageable */
 		o->bytes = 4 << 20;
 		vcall(&f, t + 310 * US, t + 314 * US)->launch = 1;
@@ -393,7 +393,7 @@ START_TEST(test_verdict_copies_finding)
 		struct cprof_op *o = op(&f, CPROF_OP_MEMCPY, t + 10 * US, t + 390 * US, t, t + 5 * US);
 
 		c->copy = c->memcpy = c->cut = 1;
-		o->copykind = (uint8_t)(i % 2 ? 2 : 1);
+		o->copy = (uint8_t)(i % 2 ? 2 : 1);
 		o->srckind = (uint8_t)(i % 2 ? 3 : 1);
 		o->dstkind = (uint8_t)(i % 2 ? 2 : 3); /* device-to-host copies land in pinned memory */
 		o->bytes = 3800000; /* 380 us: 10 GB/s */
@@ -424,12 +424,12 @@ START_TEST(test_verdict_per_device)
 	memset(&f, 0, sizeof(f));
 	launch_loop(&f, 1000 * US, 100, 4300, 600, 2400, 3000);
 	for (i = 0; i < f.nops; i++)
-		f.ops[i].device = 0;
+		f.ops[i].dev = 0;
 	vcall(&f, 900 * US, 901 * US)->launch = 1;
 	for (i = 0; i < 10; i++) {
 		struct cprof_op *o = op(&f, CPROF_OP_KERNEL, 1000 * US + i * 60 * US, 1060 * US + i * 60 * US, 900 * US, 901 * US);
 
-		o->device = 1;
+		o->dev = 1;
 	}
 	vverdict(&f, &v);
 	cprof_thresholds_default(&t);

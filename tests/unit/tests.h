@@ -12,6 +12,7 @@ Suite *symbolize_suite(void);
 Suite *textsafe_suite(void);
 Suite *model_suite(void);
 Suite *verdict_suite(void);
+Suite *model_host_suite(void);
 Suite *findings_suite(void);
 
 #endif

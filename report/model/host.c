@@ -1,0 +1,304 @@
+/* The model's host-side extras for a timeline: driver calls no runtime record covers, NVTX ranges, and names in table order. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cprof.h"
+#include "report/model/model.h"
+
+const char *const cprof_call_class_name[CPROF_CALL__N] = {
+	[CPROF_CALL_OTHER] = NULL,       [CPROF_CALL_LAUNCH] = "launch", [CPROF_CALL_GEMM] = "gemm",
+	[CPROF_CALL_MEMCPY] = "memcpy",  [CPROF_CALL_MEMSET] = "memset", [CPROF_CALL_SYNC] = "sync",
+	[CPROF_CALL_MEMORY] = "memory",  [CPROF_CALL_MODULE] = "module", [CPROF_CALL_NVTX] = "nvtx",
+};
+
+uint8_t cprof_call_class_of(const char *cls)
+{
+	int i;
+
+	for (i = 1; cls && i < CPROF_CALL__N; i++)
+		if (!strcmp(cls, cprof_call_class_name[i]))
+			return (uint8_t)i;
+	return CPROF_CALL_OTHER;
+}
+
+/* ids below this are remembered a byte each; above (never seen from cprofd) by a search of the list */
+#define FIRST_MAP_MAX (1 << 24)
+
+int cprof_first_note(struct cprof_first_set *set, int64_t name, uint8_t cls)
+{
+	size_t i;
+
+	if (name >= 0 && name < FIRST_MAP_MAX) {
+		if ((size_t)name >= set->mapcap) {
+			size_t cap = set->mapcap ? set->mapcap : 1024;
+			uint8_t *map;
+
+			while (cap <= (size_t)name)
+				cap *= 2;
+			if ((map = realloc(set->map, cap)) == NULL)
+				return -ENOMEM;
+			memset(map + set->mapcap, 0, cap - set->mapcap);
+			set->map = map;
+			set->mapcap = cap;
+		}
+		if (set->map[name])
+			return 0;
+		set->map[name] = 1;
+	} else {
+		for (i = 0; i < set->n; i++)
+			if (set->v[i].name == name)
+				return 0;
+	}
+	if (cprof_grow(&set->v, &set->cap, set->n, sizeof(*set->v)) < 0)
+		return -ENOMEM;
+	set->v[set->n].name = name;
+	set->v[set->n++].cls = cls;
+	return 0;
+}
+
+void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out, size_t *n)
+{
+	free(set->map);
+	*out = set->v;
+	*n = set->n;
+	memset(set, 0, sizeof(*set));
+}
+
+static const struct cprof_model *sort_model; /* qsort has no context argument */
+
+static int cmp_call_corr(const void *a, const void *b)
+{
+	const struct cprof_call *x = &sort_model->calls[*(const uint32_t *)a], *y = &sort_model->calls[*(const uint32_t *)b];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The thread map built from the arrays, as load_threads' join gives it: each CUPTI handle gets the smallest
+ * tid of the hooked calls whose external id its runtime or driver records carry. */
+struct thread_map {
+	struct cprof_thread *v;
+	size_t n, cap;
+};
+
+static int note_tid(struct thread_map *tm, int64_t proc, int64_t handle, int64_t tid)
+{
+	size_t lo = 0, hi = tm->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cprof_thread *t = &tm->v[mid];
+
+		if (t->proc < proc || (t->proc == proc && t->handle < handle))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < tm->n && tm->v[lo].proc == proc && tm->v[lo].handle == handle) {
+		if (tid < tm->v[lo].tid)
+			tm->v[lo].tid = tid;
+		return 0;
+	}
+	if (cprof_grow(&tm->v, &tm->cap, tm->n, sizeof(*tm->v)) < 0)
+		return -ENOMEM;
+	memmove(&tm->v[lo + 1], &tm->v[lo], (tm->n - lo) * sizeof(*tm->v));
+	tm->v[lo].proc = proc;
+	tm->v[lo].handle = handle;
+	tm->v[lo].tid = tid;
+	tm->n++;
+	return 0;
+}
+
+static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc, int64_t handle, int64_t corr)
+{
+	size_t lo = 0, hi = m->next, e;
+	int ret;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cprof_ext *x = &m->ext[mid];
+
+		if (x->proc < proc || (x->proc == proc && x->corr < corr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (e = lo; e < m->next && m->ext[e].proc == proc && m->ext[e].corr == corr; e++) {
+		size_t a = 0, b = m->ncalls, c;
+
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			const struct cprof_call *x = &m->calls[m->calls_by_corr[mid]];
+
+			if (x->proc < proc || (x->proc == proc && x->corr < m->ext[e].ext))
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (c = a; c < m->ncalls; c++) {
+			const struct cprof_call *x = &m->calls[m->calls_by_corr[c]];
+
+			if (x->proc != proc || x->corr != m->ext[e].ext)
+				break;
+			if ((ret = note_tid(tm, proc, handle, x->tid)) < 0)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static int calls_by_corr(struct cprof_model *m)
+{
+	size_t i;
+
+	if (m->calls_by_corr)
+		return 0;
+	if ((m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ncalls; i++)
+		m->calls_by_corr[i] = (uint32_t)i;
+	sort_model = m;
+	if (m->ncalls)
+		qsort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+	sort_model = NULL;
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Driver calls, as cprof html draws them beside the runtime calls only CUPTI saw: those whose correlation
+ * id no runtime record and no external id of ours carries (a NULL id is carried by none). */
+static int load_driver_only(sqlite3 *db, struct cprof_model *m, struct thread_map *tm)
+{
+	struct cprof_first_set first = { 0 };
+	int64_t (*rt)[2] = NULL;
+	size_t nrt = 0, cap = 0, i;
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	rt = malloc((m->nrt ? m->nrt : 1) * sizeof(*rt));
+	if (rt == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nrt; i++)
+		if (m->rt[i].corr != CPROF_NO_ID) {
+			rt[nrt][0] = m->rt[i].proc;
+			rt[nrt++][1] = m->rt[i].corr;
+		}
+	if (nrt)
+		qsort(rt, nrt, sizeof(*rt), cmp_key);
+	ret = -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT processId, threadId, start, end, nameId, correlationId FROM CUPTI_ACTIVITY_KIND_DRIVER",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_rt *r;
+		int64_t key[2] = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 5) };
+
+		if (sqlite3_column_type(st, 5) != SQLITE_NULL && cprof_model_has_ext(m, key[0], key[1])) {
+			if ((ret = map_record(m, tm, key[0], sqlite3_column_int64(st, 1), key[1])) < 0)
+				goto out;
+			ret = -EIO;
+			continue;
+		}
+		if (sqlite3_column_type(st, 5) != SQLITE_NULL && nrt && bsearch(key, rt, nrt, sizeof(*rt), cmp_key))
+			continue;
+		if (cprof_grow(&m->drv, &cap, m->ndrv, sizeof(*m->drv)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		r = &m->drv[m->ndrv++];
+		r->proc = key[0];
+		r->tid = sqlite3_column_int64(st, 1);
+		r->start = (uint64_t)sqlite3_column_int64(st, 2);
+		r->end = (uint64_t)sqlite3_column_int64(st, 3);
+		r->name = sqlite3_column_int64(st, 4); /* a NULL one as 0, as the timeline names it */
+		r->corr = sqlite3_column_type(st, 5) == SQLITE_NULL ? CPROF_NO_ID : key[1];
+		if ((ret = cprof_first_note(&first, r->name, 0)) < 0)
+			goto out;
+	}
+	if (rc != SQLITE_DONE) {
+		ret = -EIO;
+		goto out;
+	}
+	ret = cprof_sort_by_start(m->drv, m->ndrv, sizeof(*m->drv));
+out:
+	cprof_first_done(&first, &m->first_drv, &m->nfirst_drv);
+	sqlite3_finalize(st);
+	free(rt);
+	return ret;
+}
+
+static int load_nvtx_ranges(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (!cprof_has_table(db, "NVTX_EVENTS"))
+		return 0;
+	/* the order ORDER BY start gives, ties included, is the order the timeline draws them in */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT processId, tid, start, end, textId, depth FROM NVTX_EVENTS"
+			       " WHERE eventType IN ('range', 'startend') ORDER BY start",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_nvtx_range *r;
+
+		if (cprof_grow(&m->nvtx, &cap, m->nnvtx, sizeof(*m->nvtx)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		r = &m->nvtx[m->nnvtx++];
+		r->proc = sqlite3_column_int64(st, 0);
+		r->tid = sqlite3_column_int64(st, 1);
+		r->start = (uint64_t)sqlite3_column_int64(st, 2);
+		r->open = sqlite3_column_type(st, 3) == SQLITE_NULL;
+		r->end = r->open ? 0 : (uint64_t)sqlite3_column_int64(st, 3);
+		r->text = sqlite3_column_int64(st, 4);
+		r->depth = sqlite3_column_int(st, 5);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads)
+{
+	struct thread_map tm = { 0 };
+	size_t i;
+	int ret;
+
+	if ((ret = calls_by_corr(m)) < 0)
+		return ret;
+	for (i = 0; i < m->nrt; i++)
+		if (m->rt[i].corr != CPROF_NO_ID && (ret = map_record(m, &tm, m->rt[i].proc, m->rt[i].tid, m->rt[i].corr)) < 0)
+			goto out;
+	if ((ret = load_driver_only(db, m, &tm)) < 0 || (ret = load_nvtx_ranges(db, m)) < 0)
+		goto out;
+	if (threads) {
+		m->threads = tm.v;
+		m->nthreads = tm.n;
+		tm.v = NULL;
+	}
+out:
+	free(tm.v);
+	return ret;
+}
+
+void cprof_model_free_host(struct cprof_model *m)
+{
+	free(m->drv);
+	free(m->nvtx);
+	free(m->first_calls);
+	free(m->first_rt);
+	free(m->first_drv);
+}
