@@ -26,7 +26,7 @@ void cprof_ingest_free(struct cprof_ingest *in)
 
 	cprof_nvtx_free(in);
 	for (i = 0; i < in->nprod; i++)
-		free(in->prod[i].strmap);
+		free(in->prod[i].strkeys), free(in->prod[i].strvals);
 	free(in->prod);
 	free(in->buf);
 	memset(in, 0, sizeof(*in));
@@ -103,9 +103,11 @@ static void on_hello(struct cprof_ingest *in, struct cprof_producer *p, const st
 		end_producer(in, p, &b);
 		in->replaced++;
 	}
-	free(p->strmap);
-	p->strmap = NULL;
-	p->strmap_len = 0;
+	free(p->strkeys);
+	free(p->strvals);
+	p->strkeys = NULL;
+	p->strvals = NULL;
+	p->strcap = p->strn = 0;
 	p->strings = 0;
 	p->recorded = p->lost = 0;
 	p->frames = p->seq_gaps = 0;
@@ -119,9 +121,59 @@ static void on_hello(struct cprof_ingest *in, struct cprof_producer *p, const st
 }
 
 #define MAX_STRING_ID (1u << 24)
-/* A process numbers its strings from 1: an id far beyond the strings it sent is not a real one, and would
- * cost 8 bytes of map per id below it (a 16M id: 128 MiB for one forged frame). The map grows with use. */
-#define STRING_ID_SLACK 1024
+
+static size_t strslot(uint32_t id, size_t cap)
+{
+	return (size_t)((id * 0x9e3779b1u) >> 7) & (cap - 1);
+}
+
+int64_t cprof_strmap_get(const struct cprof_producer *p, uint32_t id)
+{
+	if (id == 0 || p->strcap == 0)
+		return 0;
+	for (size_t i = strslot(id, p->strcap);; i = (i + 1) & (p->strcap - 1)) {
+		if (p->strkeys[i] == id)
+			return p->strvals[i];
+		if (p->strkeys[i] == 0)
+			return 0;
+	}
+}
+
+static int strmap_put(struct cprof_producer *p, uint32_t id, int64_t gid)
+{
+	size_t i;
+
+	if (p->strn + 1 > p->strcap / 2) {
+		size_t cap = p->strcap ? p->strcap * 2 : 256, j;
+		uint32_t *k = calloc(cap, sizeof(*k));
+		int64_t *v = calloc(cap, sizeof(*v));
+
+		if (k == NULL || v == NULL) {
+			free(k);
+			free(v);
+			return -ENOMEM;
+		}
+		for (j = 0; j < p->strcap; j++) {
+			if (p->strkeys[j] == 0)
+				continue;
+			for (i = strslot(p->strkeys[j], cap); k[i]; i = (i + 1) & (cap - 1))
+				;
+			k[i] = p->strkeys[j];
+			v[i] = p->strvals[j];
+		}
+		free(p->strkeys);
+		free(p->strvals);
+		p->strkeys = k;
+		p->strvals = v;
+		p->strcap = cap;
+	}
+	for (i = strslot(id, p->strcap); p->strkeys[i] && p->strkeys[i] != id; i = (i + 1) & (p->strcap - 1))
+		;
+	p->strn += p->strkeys[i] == 0;
+	p->strkeys[i] = id;
+	p->strvals[i] = gid;
+	return 0;
+}
 
 static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
 {
@@ -138,25 +190,14 @@ static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const s
 		if (s->id >= MAX_STRING_ID)
 			return -EBADMSG;
 		p->strings++;
-		if (s->id >= STRING_ID_SLACK + 4 * p->strings) {
-			if (in->dropped_strings++ == 0)
-				diag(in, p->pid, "%s", "string ids far beyond the strings sent were ignored (their names are unknown)");
+		if (s->id == 0) {
 			off += (sizeof(*s) + s->len + 3) & ~(size_t)3;
 			continue;
 		}
-		if (s->id >= p->strmap_len) {
-			size_t n = s->id + 1 > p->strmap_len * 2 ? s->id + 1 : p->strmap_len * 2;
-			int64_t *m = realloc(p->strmap, n * sizeof(*m));
-
-			if (m == NULL)
-				return -ENOMEM;
-			memset(m + p->strmap_len, 0, (n - p->strmap_len) * sizeof(*m));
-			p->strmap = m;
-			p->strmap_len = n;
-		}
 		if (store_ok(in, cprof_store_string(in->store, (const char *)(s + 1), s->len, &gid)) < 0)
 			return -EIO;
-		p->strmap[s->id] = gid;
+		if (strmap_put(p, s->id, gid) < 0)
+			return -ENOMEM;
 		off += (sizeof(*s) + s->len + 3) & ~(size_t)3;
 	}
 	return 0;
@@ -193,8 +234,8 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 			in->nvtx_events++;
 			continue;
 		}
-		if (ev[i].name && ev[i].name < p->strmap_len)
-			kname = p->strmap[ev[i].name];
+		if (ev[i].name)
+			kname = cprof_strmap_get(p, ev[i].name);
 		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &ev[i], kname)) < 0)
 			return -EIO;
 	}
@@ -218,8 +259,8 @@ static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	for (i = 0; i < h->count; i++) {
 		int64_t name = 0;
 
-		if (g[i].name && g[i].name < p->strmap_len)
-			name = p->strmap[g[i].name];
+		if (g[i].name)
+			name = cprof_strmap_get(p, g[i].name);
 		if (store_ok(in, cprof_store_gpu(in->store, p->proc_id, &g[i], name)) < 0)
 			return -EIO;
 		if (g[i].end_ns > p->last_ns)
@@ -243,8 +284,8 @@ static int on_stacks(struct cprof_ingest *in, struct cprof_producer *p, const st
 
 		for (k = 0; k < st->nnative + st->npy; k++) {
 			/* string ids name modules (native) or file and function (Python); map them to the profile's */
-			int64_t a = f[k].module < p->strmap_len ? p->strmap[f[k].module] : 0;
-			int64_t b = f[k].func < p->strmap_len ? p->strmap[f[k].func] : 0;
+			int64_t a = cprof_strmap_get(p, f[k].module);
+			int64_t b = cprof_strmap_get(p, f[k].func);
 
 			if (store_ok(in, cprof_store_frame(in->store, p->proc_id, st->id, k < st->nnative ? k : k - st->nnative,
 							   k < st->nnative, f[k].off, a, b)) < 0)
@@ -269,7 +310,7 @@ static int on_crash(struct cprof_ingest *in, struct cprof_producer *p, const str
 	p->crashed = 1;
 	in->crashed++;
 	for (i = 0; i < h->count; i++) {
-		int64_t kname = t[i].name && t[i].name < p->strmap_len ? p->strmap[t[i].name] : 0;
+		int64_t kname = cprof_strmap_get(p, t[i].name);
 
 		if (t[i].end_ns >= TIME_MAX)
 			return -EBADMSG;
@@ -547,7 +588,6 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "forged_run_ends", (int64_t)in->forged_run_ends);
 	cprof_store_meta_int(s, "suspect_hellos", (int64_t)in->suspect_hellos);
 	cprof_store_meta_int(s, "refused_producers", (int64_t)in->refused_producers);
-	cprof_store_meta_int(s, "dropped_strings", (int64_t)in->dropped_strings);
 	if (in->run_ended) {
 		cprof_store_meta_int(s, "exit_status", in->run_end.exit_status);
 		cprof_store_meta_int(s, "term_signal", in->run_end.term_signal);

@@ -21,10 +21,16 @@ struct cprof_producer {
 	uint64_t lost;
 	uint64_t start_ns; /* the current instance's HELLO */
 	uint64_t last_ns;  /* its latest event time: where it ends when a new HELLO replaces it */
-	int64_t *strmap;   /* local string id -> StringIds.id */
-	size_t strmap_len;
-	uint64_t strings;  /* strings it sent: bounds its map (ids count from 1, so a real map stays dense) */
+	/* local string id -> StringIds.id: a hash table sized by the strings it sent, not by their ids (PyTorch
+	 * registers ~10^5 kernels and sends the names of the few it runs; a forged id costs one slot) */
+	uint32_t *strkeys;
+	int64_t *strvals;
+	size_t strcap, strn;
+	uint64_t strings;  /* strings it sent */
 };
+
+/* The StringIds.id of a process's string id; 0 when it never sent that string. */
+int64_t cprof_strmap_get(const struct cprof_producer *p, uint32_t id);
 
 struct cprof_ingest {
 	struct cprof_store *store;
@@ -45,7 +51,6 @@ struct cprof_ingest {
 	uint64_t processes;
 	uint64_t live;            /* producers that said HELLO and no BYE yet */
 	uint64_t refused_producers; /* new pids beyond CPROF_INGEST_MAX_LIVE: their frames were dropped */
-	uint64_t dropped_strings; /* string ids far beyond what the process sent: ignored, the names unknown */
 	uint64_t replaced;        /* instances ended by a second HELLO from their pid, without BYE */
 	int run_ended;
 	int run_end_by_signal;    /* cprofd: the run's end comes from cprof-run's signal; RUN_END frames are forged */

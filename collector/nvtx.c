@@ -334,7 +334,7 @@ static int64_t gid(const struct cprof_producer *p, uint32_t id)
 {
 	if (id >= MAX_STRING_ID)
 		return -1;
-	return id && id < p->strmap_len ? p->strmap[id] : 0;
+	return cprof_strmap_get(p, id);
 }
 
 static int64_t parent_of(struct nproc *np, uint32_t tid, uint32_t domain)
