@@ -27,7 +27,7 @@ for root in range(16):
 db.commit()
 PYEOF
 [ $? -eq 0 ] || fail "could not build the deep profile"
-"$BIN/cprof" report deep.db --format json --top 1000 > r.json 2> err.txt || fail "report failed: $(cat err.txt)"
+"$BIN/cprof" report deep.db --format json --top 1000 --range-tree > r.json 2> err.txt || fail "report failed: $(cat err.txt)"
 size=$(stat -c %s r.json)
 [ "$size" -lt $((64 * 1024 * 1024)) ] || fail "report --format json wrote $size bytes for a $(stat -c %s deep.db)-byte profile"
 "$PY" - r.json <<'PYEOF' || fail "the JSON report's ranges are wrong"
@@ -40,7 +40,9 @@ assert sum(x["count"] for x in r) == 16 * 255
 assert any("\u2026" in p for p in paths)      # cut where it was too long, said so
 assert all(p.endswith("\u00e9") for p in paths)  # never inside a UTF-8 character: the tail is kept whole
 PYEOF
-"$BIN/cprof" report deep.db --by range > r.txt 2> err.txt || fail "text report failed: $(cat err.txt)"
-"$BIN/cprof" report deep.db --by range --format csv > r.csv 2> err.txt || fail "csv report failed: $(cat err.txt)"
+"$BIN/cprof" report deep.db --by range --range-tree > r.txt 2> err.txt || fail "text report failed: $(cat err.txt)"
+"$BIN/cprof" report deep.db --by range --range-tree --format csv > r.csv 2> err.txt || fail "csv report failed: $(cat err.txt)"
+"$BIN/cprof" report deep.db --by range --format json > n.json 2> err.txt || fail "report by name failed: $(cat err.txt)"
+[ "$(stat -c %s n.json)" -lt $((64 * 1024 * 1024)) ] || fail "by name: $(stat -c %s n.json) bytes"
 [ "$(stat -c %s r.csv)" -lt $((16 * 1024 * 1024)) ] || fail "csv: $(stat -c %s r.csv) bytes"
 echo OK
