@@ -862,10 +862,10 @@ static void cuda_error_words(sqlite3_stmt *err, int64_t id, char *buf, size_t le
 	if (sqlite3_step(err) == SQLITE_ROW) {
 		const char *api = (const char *)sqlite3_column_text(err, 2);
 		int code = sqlite3_column_int(err, 3);
-		const char *name = cprof_error_name(api ? api : "", code);
+		char words[96];
 
-		snprintf(buf, len, "CUDA error %d%s%s%s from %s, then ", code, name ? " (" : "", name ? name : "",
-			 name ? ")" : "", api ? api : "?");
+		cprof_name_code(words, sizeof(words), api ? api : "", code);
+		snprintf(buf, len, "CUDA error %s from %s, then ", words, api ? api : "?");
 	}
 	sqlite3_reset(err);
 }

@@ -1,5 +1,6 @@
 /* Return-code names from tables generated out of the toolkit's headers (scripts/gen-cuda-errors). */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/cuda-errors.h"
@@ -25,4 +26,11 @@ const char *cprof_error_name(const char *api, int code)
 	if (api[0] == 'c' && api[1] == 'u' && api[2] >= 'A' && api[2] <= 'Z')
 		return LOOKUP(cprof_driver_errors, code);
 	return LOOKUP(cprof_cudart_errors, code);
+}
+
+int cprof_name_code(char *buf, size_t size, const char *api, int code)
+{
+	const char *name = cprof_error_name(api, code);
+
+	return name ? snprintf(buf, size, "%d (%s)", code, name) : snprintf(buf, size, "%d", code);
 }

@@ -371,13 +371,6 @@ static int answers_without_driver(const char *api)
 	return !strcmp(api, "cudaDriverGetVersion") || !strcmp(api, "cudaRuntimeGetVersion");
 }
 
-int cprof_name_code(char *buf, size_t size, const char *api, int code)
-{
-	const char *name = cprof_error_name(api, code);
-
-	return name ? snprintf(buf, size, "%d (%s)", code, name) : snprintf(buf, size, "%d", code);
-}
-
 /* No GPU op in the window: say why. CUDA that never came up (every call failed) is cuda-unavailable, with
  * the calls and their codes; otherwise the reason GPU records are missing, or that there was no GPU work. */
 static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, struct cprof_verdict *v)

@@ -63,8 +63,7 @@ static inline int cprof_verdict_no_gpu(const struct cprof_verdict *v)
 {
 	return !strcmp(v->verdict, "no-gpu-activity") || !strcmp(v->verdict, "cuda-unavailable");
 }
-/* "35 (cudaErrorInsufficientDriver)": a return code with its name when the API family is known. */
-int cprof_name_code(char *buf, size_t size, const char *api, int code);
+
 
 /* Window [from, to) restricts the ops and calls considered; 0, UINT64_MAX for the whole run.
  * proc: PROCESSES.id, 0 = every process. */

@@ -1127,15 +1127,15 @@ static void crash(const struct cprof_model *m, int64_t proc, struct flist *l)
 		const struct cprof_proc *p = &m->procs[i];
 		const struct cprof_end *e = p->end;
 		char ev[400] = "", list[200], k[64];
-		const char *name;
+		char code[96];
 		size_t n;
 
 		if (e == NULL || (proc && p->id != proc))
 			continue;
 		if (e->err) {
-			name = cprof_error_name(e->err_api ? e->err_api : "", (int)e->err);
-			ev_add(ev, sizeof(ev), "%s returned %lld%s%s%s on thread %lld", e->err_api ? e->err_api : "?",
-			       (long long)e->err, name ? " (" : "", name ? name : "", name ? ")" : "", (long long)e->err_tid);
+			cprof_name_code(code, sizeof(code), e->err_api ? e->err_api : "", (int)e->err);
+			ev_add(ev, sizeof(ev), "%s returned %s on thread %lld", e->err_api ? e->err_api : "?", code,
+			       (long long)e->err_tid);
 			for (j = 0, n = 0, list[0] = '\0'; j < e->nerr_kernels && n < sizeof(list); j++)
 				n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", j ? ", " : "",
 						      cprof_end_kernel_name(e->err_kernels[j].name, k, sizeof(k)));
