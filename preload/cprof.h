@@ -107,6 +107,8 @@ CPROF_HIDDEN void cprof_flusher_final(int reason);
 
 CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);
 CPROF_HIDDEN int cprof_strings_add(uint32_t id, uint16_t kind, const char *s);
+CPROF_HIDDEN int cprof_strings_add_once(_Atomic uint32_t *queued_gen, uint32_t gen, uint32_t id, uint16_t kind,
+					const char *s);
 CPROF_HIDDEN extern _Atomic int cprof_wake_pending;
 
 /* Record one finished call into this thread's ring. Never blocks; a full ring counts a loss. */

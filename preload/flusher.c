@@ -261,31 +261,49 @@ static int send_hello(uint64_t deadline)
 	return ret;
 }
 
-int cprof_strings_add(uint32_t id, uint16_t kind, const char *s)
+/* Under strings_lock. */
+static int strings_add_locked(uint32_t id, uint16_t kind, const char *s)
 {
-	int ret = 0;
-
-	pthread_mutex_lock(&fl.strings_lock);
 	if (fl.nstrings == fl.cap) {
 		size_t cap = fl.cap ? fl.cap * 2 : 64;
 		struct pending_string *p = realloc(fl.strings, cap * sizeof(*p));
 
-		if (p == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		if (p == NULL)
+			return -ENOMEM;
 		fl.strings = p;
 		fl.cap = cap;
 	}
 	fl.strings[fl.nstrings].s = strdup(s);
-	if (fl.strings[fl.nstrings].s == NULL) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (fl.strings[fl.nstrings].s == NULL)
+		return -ENOMEM;
 	fl.strings[fl.nstrings].id = id;
 	fl.strings[fl.nstrings].kind = kind;
 	fl.nstrings++;
-out:
+	return 0;
+}
+
+int cprof_strings_add(uint32_t id, uint16_t kind, const char *s)
+{
+	int ret;
+
+	pthread_mutex_lock(&fl.strings_lock);
+	ret = strings_add_locked(id, kind, s);
+	pthread_mutex_unlock(&fl.strings_lock);
+	return ret;
+}
+
+/* Queues a string once per process generation: *queued_gen says it is queued only once it is, so a
+ * thread that finds it marked and queues a stack or an event naming it queues that after the string. */
+int cprof_strings_add_once(_Atomic uint32_t *queued_gen, uint32_t gen, uint32_t id, uint16_t kind, const char *s)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&fl.strings_lock);
+	if (atomic_load_explicit(queued_gen, memory_order_relaxed) != gen) {
+		ret = strings_add_locked(id, kind, s);
+		if (ret == 0)
+			atomic_store_explicit(queued_gen, gen, memory_order_release);
+	}
 	pthread_mutex_unlock(&fl.strings_lock);
 	return ret;
 }
@@ -319,20 +337,43 @@ out:
 	return ret;
 }
 
-/* Stacks go after the strings they name and before the events that refer to them. A stack that cannot
- * be sent is lost with the stream; its events then name an id the profile does not have. */
-static int send_stacks(uint64_t deadline)
+/* The queued stacks, taken before the strings are: a stack is queued after the strings it names (its
+ * own thread interned them first; another thread's are queued before they are marked, strings.c), so
+ * every string a taken stack names goes out with the strings sent after this. Taken after the strings,
+ * a stack queued in between would reach cprofd before its names, stored with no file or function. */
+static uint8_t *stacks_take(size_t *len)
 {
 	uint8_t *buf;
-	size_t len, off = 0;
-	int ret = 0;
 
 	pthread_mutex_lock(&fl.strings_lock);
 	buf = fl.stacks;
-	len = fl.stacks_len;
+	*len = fl.stacks_len;
 	fl.stacks = NULL;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	pthread_mutex_unlock(&fl.strings_lock);
+	return buf;
+}
+
+/* Puts buf[at..len) back in the queue (their strings went already) and frees buf. */
+static void stacks_requeue(uint8_t *buf, size_t at, size_t len)
+{
+	while (at < len) {
+		const struct cprof_wire_stack *st = (const void *)(buf + at);
+
+		if (cprof_stacks_add(st, (const void *)(st + 1)) < 0)
+			break;
+		at += sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(struct cprof_wire_frame);
+	}
+	free(buf);
+}
+
+/* Sends stacks taken by stacks_take (and frees them), after the strings they name and before the events
+ * that refer to them. A stack that cannot be sent is lost with the stream; its events then name an id
+ * the profile does not have. */
+static int send_stacks(uint8_t *buf, size_t len, uint64_t deadline)
+{
+	size_t off = 0;
+	int ret = 0;
 
 	while (off < len && ret == 0) {
 		struct cprof_wire_hdr *h = (void *)fl.frame;
@@ -357,15 +398,8 @@ static int send_stacks(uint64_t deadline)
 		else if (ret == -EAGAIN) {
 			/* requeue what is left (this frame's too): only its order before the events matters,
 			 * and no event is drained in a round whose stacks did not all go */
-			size_t at = off - (flen - sizeof(*h));
-
-			while (at < len) {
-				const struct cprof_wire_stack *st = (const void *)(buf + at);
-
-				if (cprof_stacks_add(st, (const void *)(st + 1)) < 0)
-					break;
-				at += sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(struct cprof_wire_frame);
-			}
+			stacks_requeue(buf, off - (flen - sizeof(*h)), len);
+			return ret;
 		}
 	}
 	free(buf);
@@ -586,6 +620,8 @@ static int drain_round(uint64_t deadline)
 	struct cprof_ring *r;
 	int empty = 1, ret;
 	uint64_t lost;
+	uint8_t *stacks;
+	size_t stacks_len;
 
 	if (atomic_load(&fl.dead))
 		return 1;
@@ -597,7 +633,12 @@ static int drain_round(uint64_t deadline)
 	/* CUPTI records are converted here; the names they need are queued before the strings go */
 	if (cprof_cupti_collect(gpu_keep, NULL) > 0)
 		empty = 0;
-	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0 || send_stacks(deadline) < 0)
+	stacks = stacks_take(&stacks_len);
+	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0) {
+		stacks_requeue(stacks, 0, stacks_len);
+		return 0;
+	}
+	if (send_stacks(stacks, stacks_len, deadline) < 0)
 		return 0;
 	for (r = cprof_rings_head(); r; r = r->next) {
 		int state = atomic_load_explicit(&r->state, memory_order_acquire);

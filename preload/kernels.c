@@ -182,12 +182,9 @@ uint32_t cprof_kernel_name_id(const void *key)
 	}
 	gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
 	/* strings travel once per process, the first time a kernel is launched */
-	if (unlikely(atomic_load_explicit(&k->queued_gen, memory_order_relaxed) != gen)) {
-		uint32_t old = atomic_exchange(&k->queued_gen, gen);
-
-		if (old != gen && cprof_strings_add(k->id, CPROF_STR_KERNEL, k->name) < 0)
-			return 0;
-	}
+	if (unlikely(atomic_load_explicit(&k->queued_gen, memory_order_acquire) != gen) &&
+	    cprof_strings_add_once(&k->queued_gen, gen, k->id, CPROF_STR_KERNEL, k->name) < 0)
+		return 0;
 	return k->id;
 }
 

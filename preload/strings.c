@@ -63,12 +63,11 @@ static uint32_t queued(struct istr *e)
 {
 	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
 
-	if (unlikely(atomic_load_explicit(&e->queued_gen, memory_order_relaxed) != gen)) {
-		if (atomic_exchange(&e->queued_gen, gen) != gen && cprof_strings_add(e->id, e->kind, e->text) < 0) {
-			atomic_store(&e->queued_gen, 0);
-			return 0;
-		}
-	}
+	/* acquire: marked means queued (cprof_strings_add_once), so what this thread queues next that names
+	 * the id (a stack, an event) reaches the collector after the string */
+	if (unlikely(atomic_load_explicit(&e->queued_gen, memory_order_acquire) != gen) &&
+	    cprof_strings_add_once(&e->queued_gen, gen, e->id, e->kind, e->text) < 0)
+		return 0;
 	return e->id;
 }
 
