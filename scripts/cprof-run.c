@@ -46,7 +46,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only] [--grace S]\n"
-		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] [--torch-ops] -- CMD [ARGS...]\n"
+		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] [--torch-ops]\n"
+		"                 [--simulated-gpu] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile. cprofd, cprof and ../lib/libcprof.so are found\n"
 		"beside this program (a bundle's ../lib/cprof/libunwind.so.8 too, for --stacks).\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
@@ -68,6 +69,8 @@ static void usage(FILE *f)
 		"                     them, marked incomplete\n"
 		"      --torch-ops    when CMD imports torch, record each ATen op as a range (PyTorch's own NVTX\n"
 		"                     emission, through a sitecustomize.py on PYTHONPATH); also CPROF_TORCH_OPS=1\n"
+		"      --simulated-gpu  run CMD on cprof's simulated GPU (no GPU needed; kernels do not compute, their\n"
+		"                     times are modelled): to try cprof, or test a CI gate, on a machine without a GPU\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
 		"                     exit 1 when the gate fails\n"
 		"      --version      print cprof-run's version\n"
@@ -170,20 +173,76 @@ static char *join_command(char **argv)
 	return s;
 }
 
-/* The target's environment only: the collector and the summary must not load the library. */
+/* What the run directory may hold besides the FIFO: links to paths the loader would split (loader_path). */
+static const char *const run_links[] = { "libcprof.so", "python", "simgpu" };
+
+/* LD_PRELOAD splits at spaces and colons, LD_LIBRARY_PATH and PYTHONPATH at colons: a path with either
+ * (an install under "odd dir") goes as a link named name in the private run directory instead, never
+ * cut in two (ld.so would load nothing and the profile would be empty). -EINVAL when the run directory
+ * has one too (TMPDIR). */
+static int loader_path(const char *rundir, const char *name, char *path, size_t size)
+{
+	char link[PATH_MAX];
+
+	if (strpbrk(path, " :") == NULL)
+		return 0;
+	if (strpbrk(rundir, " :") != NULL)
+		return -EINVAL;
+	if (snprintf(link, sizeof(link), "%s/%s", rundir, name) >= (int)sizeof(link) || strlen(link) >= size)
+		return -ENAMETOOLONG;
+	if (symlink(path, link) < 0)
+		return -errno;
+	strcpy(path, link);
+	return 0;
+}
+
+static void remove_rundir(const char *rundir, const char *fifo)
+{
+	char link[PATH_MAX + 16];
+	size_t i;
+
+	unlink(fifo);
+	for (i = 0; i < sizeof(run_links) / sizeof(run_links[0]); i++)
+		if (snprintf(link, sizeof(link), "%s/%s", rundir, run_links[i]) < (int)sizeof(link))
+			unlink(link);
+	rmdir(rundir);
+}
+
+/* The simulated GPU's libraries, preloaded after cprof's: a program that finds its own CUDA libraries
+ * (PyTorch's wheel, through RPATH) gets these, as tests/simgpu/simgpu-run.sh does. */
+static const char *const sim_libs[] = { "libcuda.so.1", "libcudart.so.13", "libcublasLt.so.13", "libcublas.so.13",
+					"libcupti.so.13" };
+
+/* The target's environment only: the collector and the summary must not load the library. simdir: the
+ * simulated GPU's libraries (--simulated-gpu), or NULL. */
 static int target_env(const char *lib, const char *unwind, const char *fifo, int inject_only, const char *stacks,
-		      const char *capture, const char *pydir)
+		      const char *capture, const char *pydir, const char *simdir)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
+	size_t i, n = strlen(lib) + (old ? strlen(old) : 0) + 2;
 	int ret = 0;
 
-	if (old && *old) {
-		preload = malloc(strlen(lib) + strlen(old) + 2);
-		if (preload)
-			sprintf(preload, "%s:%s", lib, old);
-	} else {
-		preload = strdup(lib);
+	for (i = 0; simdir && i < sizeof(sim_libs) / sizeof(sim_libs[0]); i++)
+		n += strlen(simdir) + strlen(sim_libs[i]) + 2;
+	preload = malloc(n);
+	if (preload) {
+		strcpy(preload, lib);
+		if (old && *old)
+			strcat(strcat(preload, ":"), old);
+		for (i = 0; simdir && i < sizeof(sim_libs) / sizeof(sim_libs[0]); i++)
+			strcat(strcat(strcat(strcat(preload, ":"), simdir), "/"), sim_libs[i]);
+	}
+	if (simdir) {
+		const char *lp = getenv("LD_LIBRARY_PATH");
+		char *v = malloc(strlen(simdir) + (lp ? strlen(lp) : 0) + 2);
+
+		if (v == NULL || (sprintf(v, lp && *lp ? "%s:%s" : "%s", simdir, lp), setenv("LD_LIBRARY_PATH", v, 1) < 0)) {
+			free(v);
+			free(preload);
+			return -ENOMEM;
+		}
+		free(v);
 	}
 	if (inj && *inj && strcmp(inj, lib) != 0)
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
@@ -390,12 +449,12 @@ int main(int argc, char **argv)
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
 		{ "stacks", required_argument, NULL, 'S' }, { "grace", required_argument, NULL, 'G' },
 		{ "capture-range", required_argument, NULL, 'R' }, { "torch-ops", no_argument, NULL, 'T' },
-		{ NULL, 0, NULL, 0 },
+		{ "simulated-gpu", no_argument, NULL, 'U' }, { NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
-	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16], pydir[PATH_MAX];
+	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16], pydir[PATH_MAX], simdir[PATH_MAX];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
-	int opt, quiet = 0, force = 0, inject_only = 0, torch_ops = 0, status = 0, rc, errpipe[2], cstatus, sig = 0,
+	int opt, quiet = 0, force = 0, inject_only = 0, torch_ops = 0, sim = 0, status = 0, rc, errpipe[2], cstatus, sig = 0,
 	    grace_s = 10, drain_fd = -1;
 	char *command;
 	pid_t collector, pid;
@@ -426,6 +485,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'T': torch_ops = 1; break;
+		case 'U': sim = 1; break;
 		case 'S':
 			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
 				pr_err("--stacks %s: expected off, sampled or all", optarg);
@@ -488,6 +548,18 @@ int main(int argc, char **argv)
 		return RUN_EXIT_INTERNAL;
 	}
 
+	/* a bundle's (make dist, the wheel, make install) or the build tree's simulated GPU */
+	snprintf(simdir, sizeof(simdir), "%s/../lib/cprof/simgpu/lib", self_dir);
+	if (sim && realpath(simdir, self) == NULL) {
+		snprintf(simdir, sizeof(simdir), "%s/../simgpu/lib", self_dir);
+		if (realpath(simdir, self) == NULL) {
+			pr_err("incomplete installation: --simulated-gpu needs %s/../lib/cprof/simgpu/lib", self_dir);
+			return RUN_EXIT_INTERNAL;
+		}
+	}
+	if (sim)
+		snprintf(simdir, sizeof(simdir), "%s", self);
+
 	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
 		pr_err("profile name too long");
 		return RUN_EXIT_USAGE;
@@ -532,7 +604,21 @@ int main(int argc, char **argv)
 		rmdir(rundir);
 		return RUN_EXIT_INTERNAL;
 	}
+	if ((rc = loader_path(rundir, "libcprof.so", lib, sizeof(lib))) < 0 ||
+	    (torch_ops && (rc = loader_path(rundir, "python", pydir, sizeof(pydir))) < 0) ||
+	    (sim && (rc = loader_path(rundir, "simgpu", simdir, sizeof(simdir))) < 0)) {
+		if (rc == -EINVAL)
+			pr_err("cprof is installed under a path with a space or a colon, which LD_PRELOAD splits, and "
+			       "the run directory %s has one too: set TMPDIR to a directory without", rundir);
+		else
+			pr_err("cannot link cprof's library into %s: %s", rundir, strerror(-rc));
+		remove_rundir(rundir, fifo);
+		return RUN_EXIT_INTERNAL;
+	}
 
+	if (sim && !quiet)
+		fprintf(stderr, "cprof: %s runs on the simulated GPU (no GPU is used; kernels do not compute, their times are "
+			"modelled)\n", argv[optind]);
 	command = join_command(argv + optind);
 	/* the target gets the SIGPIPE disposition we were given (a caller may ignore it), not ours */
 	sigaction(SIGPIPE, NULL, &pipe_orig);
@@ -541,8 +627,7 @@ int main(int argc, char **argv)
 	free(command);
 	if (collector < 0) {
 		pr_err("the collector did not start; see its message above");
-		unlink(fifo);
-		rmdir(rundir);
+		remove_rundir(rundir, fifo);
 		return RUN_EXIT_INTERNAL;
 	}
 
@@ -564,7 +649,8 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture, torch_ops ? pydir : NULL) < 0) {
+		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture, torch_ops ? pydir : NULL,
+			       sim ? simdir : NULL) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
@@ -611,8 +697,7 @@ int main(int argc, char **argv)
 	t_end = cprof_now_ns();
 	rc = wait_collector(collector, drain_fd, grace_s);
 	t_end = cprof_now_ns() - t_end;
-	unlink(fifo);
-	rmdir(rundir);
+	remove_rundir(rundir, fifo);
 	if (rc != 0)
 		pr_warn("collector exited with status %d; the profile may be incomplete", rc);
 	if (!quiet && t_end > 1000000000ull)

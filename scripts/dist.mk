@@ -15,7 +15,7 @@ dist-stage: $(DEPS_STAMP) binaries $(DIST_WORKLOADS)
 
 # the bundle's tree under PREFIX: bin/, lib/, libexec/cprof/ (README, docs/ and VERSION go to share/doc/cprof/)
 dist-install: dist-stage
-	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/cprof
+	$(Q)install -d '$(DESTDIR)$(PREFIX)/share/doc/cprof'
 	$(Q)cd $(BUILD)/dist/stage/cprof-$(CPROF_DIST_VERSION) && \
 		find bin lib libexec -type d -exec install -d '$(DESTDIR)$(PREFIX)/{}' \; && \
 		find bin lib libexec -type f -exec sh -c 'install -m "$$(stat -c %a "$$1")" "$$1" "$$2/$$1"' sh {} '$(DESTDIR)$(PREFIX)' \; && \

@@ -35,15 +35,34 @@ def cprof_gpu_check():
 '''
 
 
+MAIN = '''"""python -m cprof workloads|bundle: where the wheel's sample programs and its bundle are."""
+import os
+import sys
+
+_BUNDLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bundle")
+_WHAT = {"bundle": _BUNDLE, "workloads": os.path.join(_BUNDLE, "libexec", "cprof", "workloads")}
+
+if len(sys.argv) != 2 or sys.argv[1] not in _WHAT:
+    sys.stderr.write("usage: python -m cprof workloads|bundle  (prints the folder)\\n")
+    sys.exit(2)
+print(_WHAT[sys.argv[1]])
+'''
+
+
 def digest(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
 def main():
-    if len(sys.argv) != 5:
-        sys.stderr.write("usage: mkwheel.py STAGE VERSION PLATFORM_TAG OUTDIR\n")
+    if len(sys.argv) != 6:
+        sys.stderr.write("usage: mkwheel.py STAGE VERSION PLATFORM_TAG OUTDIR README\n")
         return 2
-    stage, version, plat, outdir = sys.argv[1:]
+    stage, version, plat, outdir, readme_path = sys.argv[1:]
+    # the wheel's own README (its commands are on PATH, its folders inside the package), not the bundle's
+    with open(readme_path, "rb") as fh:
+        readme = fh.read().replace(b"@VERSION@", version.encode())
+    glibc = plat.split("_")[1] + "." + plat.split("_")[2]  # manylinux_2_34_x86_64
+    readme = readme.replace(b"@GLIBC@", glibc.encode())
     tag = "py3-none-" + plat
     dist_info = "cprof-%s.dist-info" % version
     path = os.path.join(outdir, "cprof-%s-%s.whl" % (version, tag))
@@ -60,6 +79,8 @@ def main():
         add(zf, "cprof/__init__.py", ('"""cprof, a CUDA profiler: the bundle and its launchers."""\n'
                                       '__version__ = "%s"\n' % version).encode())
         add(zf, "cprof/_launch.py", LAUNCH.encode())
+        add(zf, "cprof/__main__.py", MAIN.encode())
+        add(zf, "cprof/README.md", readme)
         for top, dirs, files in os.walk(stage):
             dirs.sort()
             for f in sorted(files):
@@ -67,13 +88,15 @@ def main():
                 if os.path.islink(full):
                     raise SystemExit("mkwheel: %s is a link; wheels carry none" % full)
                 rel = os.path.relpath(full, stage)
+                if rel == "README.md":
+                    continue  # the bundle's (bin/... paths); the wheel's is cprof/README.md
                 mode = 0o755 if os.access(full, os.X_OK) else 0o644
                 with open(full, "rb") as fh:
                     add(zf, "cprof/bundle/" + rel, fh.read(), mode)
         add(zf, dist_info + "/METADATA", (
             "Metadata-Version: 2.1\nName: cprof\nVersion: %s\n"
             "Summary: CUDA profiler: cprof-run -- CMD profiles any CUDA program; cprof reports it\n"
-            "Requires-Python: >=3.8\n" % version).encode())
+            "Requires-Python: >=3.8\nDescription-Content-Type: text/markdown\n\n" % version).encode() + readme)
         add(zf, dist_info + "/WHEEL", ("Wheel-Version: 1.0\nGenerator: cprof scripts/mkwheel.py\n"
                                        "Root-Is-Purelib: false\nTag: %s\n" % tag).encode())
         add(zf, dist_info + "/entry_points.txt", (

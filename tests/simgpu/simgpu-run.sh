@@ -11,6 +11,11 @@ lib=$(cd "$(dirname "$0")/lib" 2>/dev/null && pwd) || {
 	echo "simgpu-run: no simulated libraries next to $0 (run make simgpu)" >&2
 	exit 2
 }
+# both lists below split at colons (LD_PRELOAD at spaces too): such a path would load nothing
+case $lib in *[\ :]*)
+	echo "simgpu-run: $lib has a space or a colon, which LD_PRELOAD splits; use cprof-run --simulated-gpu" >&2
+	exit 2 ;;
+esac
 sims="$lib/libcuda.so.1 $lib/libcudart.so.13 $lib/libcublasLt.so.13 $lib/libcublas.so.13 $lib/libcupti.so.13"
 for f in $sims; do
 	[ -e "$f" ] || { echo "simgpu-run: $f is missing (run make simgpu)" >&2; exit 2; }
