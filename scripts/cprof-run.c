@@ -559,6 +559,14 @@ int main(int argc, char **argv)
 	}
 	if (sim)
 		snprintf(simdir, sizeof(simdir), "%s", self);
+	/* before anything is removed (-f): a path the loader would split needs a run directory without */
+	tmp = getenv("TMPDIR");
+	if ((strpbrk(lib, " :") || (torch_ops && strpbrk(pydir, " :")) || (sim && strpbrk(simdir, " :"))) &&
+	    strpbrk(tmp && *tmp ? tmp : "/tmp", " :")) {
+		pr_err("cprof is installed under a path with a space or a colon, which LD_PRELOAD splits, and TMPDIR=%s "
+		       "has one too: set TMPDIR to a directory without spaces or colons", tmp);
+		return RUN_EXIT_INTERNAL;
+	}
 
 	if (output ? expand_output(output, out, sizeof(out)) < 0 : default_output(out, sizeof(out)) < 0) {
 		pr_err("profile name too long");
@@ -607,11 +615,7 @@ int main(int argc, char **argv)
 	if ((rc = loader_path(rundir, "libcprof.so", lib, sizeof(lib))) < 0 ||
 	    (torch_ops && (rc = loader_path(rundir, "python", pydir, sizeof(pydir))) < 0) ||
 	    (sim && (rc = loader_path(rundir, "simgpu", simdir, sizeof(simdir))) < 0)) {
-		if (rc == -EINVAL)
-			pr_err("cprof is installed under a path with a space or a colon, which LD_PRELOAD splits, and "
-			       "the run directory %s has one too: set TMPDIR to a directory without", rundir);
-		else
-			pr_err("cannot link cprof's library into %s: %s", rundir, strerror(-rc));
+		pr_err("cannot link cprof's library into %s: %s", rundir, strerror(-rc));
 		remove_rundir(rundir, fifo);
 		return RUN_EXIT_INTERNAL;
 	}

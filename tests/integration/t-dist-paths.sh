@@ -72,6 +72,10 @@ grep -q "set TMPDIR" err.txt || fail "the line says what to do: $(cat err.txt)"
 [ -e "$T/never" ] && fail "the command ran anyway"
 [ -e "$T/refused.db" ] && fail "a profile was written anyway"
 assert_eq "$(ls "$T/tmp dir")" "" "run directory left in TMPDIR"
+# refused before -f removes anything: the profile already there stays
+echo precious > "$T/kept.db"
+TMPDIR="$T/tmp dir" "$B/bin/cprof-run" -q -f -o "$T/kept.db" -- true 2> /dev/null
+assert_eq "$?:$(cat "$T/kept.db")" "125:precious" "-f with the refused run keeps the old profile"
 # every link cprof-run made is gone with its run directory
 mkdir "$T/tmp2" && TMPDIR=$T/tmp2 "$B/bin/cprof-run" -q -o "$T/links.db" --simulated-gpu --torch-ops -- true || fail "run with links"
 assert_eq "$(ls "$T/tmp2")" "" "run directory left in TMPDIR"
