@@ -269,6 +269,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
 			o->corr = CPROF_NO_ID;
 			o->via = 0;
+			o->hooked = 0; /* mark_hooked sets the hooked ones once all is loaded */
 			o->dev = (int32_t)sqlite3_column_int64(st, 5);
 			o->stream = (uint32_t)sqlite3_column_int64(st, 6);
 			o->copy = sqlite3_column_int64(st, 7) >= 0 && sqlite3_column_int64(st, 7) <= 10
