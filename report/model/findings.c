@@ -412,33 +412,95 @@ static void batched_gemm(sqlite3 *db, int64_t proc, struct flist *l)
 	sqlite3_finalize(st);
 }
 
-/* a device-to-device copy then a GEMM on the same stream: the compiled addmm bias epilogue */
-static void dtod_before_gemm(sqlite3 *db, int64_t proc, struct flist *l)
+/* SQL's LIKE '%needle%': ASCII letters match either case */
+static int like_contains(const char *s, const char *needle)
 {
-	sqlite3_stmt *st = q(db,
-		"SELECT count(*), coalesce(sum(m.bytes), 0) FROM CUPTI_ACTIVITY_KIND_MEMCPY m"
-		" JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.processId = m.processId AND k.streamId = m.streamId"
-		"  AND k.start >= m.end AND NOT EXISTS (SELECT 1 FROM GPU_OPS o WHERE o.processId = m.processId"
-		"  AND o.streamId = m.streamId AND o.start >= m.end AND o.start < k.start)"
-		" JOIN StringIds n ON n.id = k.nameId"
-		" WHERE" P("m.") "AND m.copyKind = 8 AND (n.value LIKE '%gemm%' OR n.value LIKE '%xmma%'"
-		" OR n.value LIKE '%nvjet%' OR n.value LIKE '%cutlass%')",
-		proc);
+	size_t n = strlen(needle);
+
+	for (; *s; s++)
+		if (!strncasecmp(s, needle, n))
+			return 1;
+	return 0;
+}
+
+static int gemm_kernel_name(const char *s)
+{
+	return s && (like_contains(s, "gemm") || like_contains(s, "xmma") || like_contains(s, "nvjet") ||
+		     like_contains(s, "cutlass"));
+}
+
+static const struct cprof_model *stream_model; /* qsort has no context argument */
+
+/* GPU ops of one stream together, in time order */
+static int cmp_op_stream(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct cprof_op *x = &stream_model->ops[i], *y = &stream_model->ops[j];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* a device-to-device copy then a GEMM on the same stream: the compiled addmm bias epilogue. A kernel follows
+ * the copy when no op of the stream starts between the copy's end and it: it starts first at or after the
+ * copy's end (ties: each such kernel counts, with the copy's bytes). */
+static void dtod_before_gemm(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	uint32_t *ix = malloc((m->nops ? m->nops : 1) * sizeof(*ix));
+	long long n = 0, bytes = 0;
+	size_t i, k;
 	char ev[400];
 
-	if (st == NULL) {
-		not_evaluated(l, "dtod-before-gemm", sqlite3_errmsg(db));
+	if (ix == NULL) {
+		not_evaluated(l, "dtod-before-gemm", "out of memory");
 		return;
 	}
+	for (i = 0; i < m->nops; i++)
+		ix[i] = (uint32_t)i;
+	stream_model = m;
+	if (m->nops)
+		qsort(ix, m->nops, sizeof(*ix), cmp_op_stream);
+	stream_model = NULL;
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *c = &m->ops[ix[i]];
+		size_t lo = 0, hi = m->nops;
 
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		if (c->kind != CPROF_OP_MEMCPY || c->copy != 8 || (proc && c->proc != proc))
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct cprof_op *x = &m->ops[ix[mid]];
+
+			if (x->proc < c->proc || (x->proc == c->proc && (x->stream < c->stream ||
+									 (x->stream == c->stream && x->start < c->end))))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (k = lo; k < m->nops; k++) {
+			const struct cprof_op *o = &m->ops[ix[k]];
+
+			if (o->proc != c->proc || o->stream != c->stream || o->start != m->ops[ix[lo]].start)
+				break;
+			if (o->kind == CPROF_OP_KERNEL && o->name != CPROF_NO_ID && gemm_kernel_name(cprof_model_string(m, o->name))) {
+				n++;
+				bytes += c->bytes;
+			}
+		}
+	}
+	free(ix);
+	if (n > 0) {
 		snprintf(ev, sizeof(ev), "%lld device-to-device copies (%lld bytes) each directly before a GEMM kernel on the same stream",
-			 (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+			 n, bytes);
 		add(l, "dtod-before-gemm", "warn", ev,
 		    "a device-to-device copy feeds each GEMM (the compiled addmm bias epilogue): the bias is copied "
 		    "into the output first; fuse the bias into the GEMM epilogue (cuBLASLt) to save the copy");
 	}
-	sqlite3_finalize(st);
 }
 
 /* The run from its first GPU op on: host set-up before it (context creation, reading data, building
@@ -1194,8 +1256,8 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	/* the rules still written in SQL need the profile (a model built in memory has none) */
 	if (db) {
 		batched_gemm(db, proc, &l);
-		dtod_before_gemm(db, proc, &l);
 	}
+	dtod_before_gemm(m, proc, &l);
 	final_sync(m, proc, v, &l);
 	copies(m, proc, &l);
 	if (db)

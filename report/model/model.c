@@ -85,34 +85,22 @@ int cprof_sort_by_start(void *arr, size_t n, size_t elem)
 	return sort_by_start(arr, n, elem);
 }
 
-static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *n)
+/* the driver records' correlation index, as load_ops reads it: a record without a start still counts as
+ * seen (coalesce(min(start), ...) in SQL gives 0 then) */
+static int driver_corr(const struct cprof_drv_rec *d, size_t nd, struct corr **out, size_t *n)
 {
-	char sql[160];
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
+	size_t i;
 
-	*out = NULL;
 	*n = 0;
-	/* a record without a start still counts as seen (coalesce(min(start), ...) in SQL gives 0 then) */
-	snprintf(sql, sizeof(sql), "SELECT processId, correlationId, coalesce(start, 0), coalesce(end, 0) FROM %s"
-		 " WHERE correlationId IS NOT NULL",
-		 table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0) {
-			sqlite3_finalize(st);
-			return -ENOMEM;
+	if ((*out = malloc((nd ? nd : 1) * sizeof(**out))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < nd; i++)
+		if (d[i].corr != CPROF_NO_ID) {
+			(*out)[*n].proc = d[i].proc;
+			(*out)[*n].id = d[i].corr;
+			(*out)[*n].start = d[i].start;
+			(*out)[(*n)++].end = d[i].end;
 		}
-		(*out)[*n].proc = sqlite3_column_int64(st, 0);
-		(*out)[*n].id = sqlite3_column_int64(st, 1);
-		(*out)[*n].start = (uint64_t)sqlite3_column_int64(st, 2);
-		(*out)[(*n)++].end = (uint64_t)sqlite3_column_int64(st, 3);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return -EIO;
 	if (*n)
 		qsort(*out, *n, sizeof(**out), cmp_corr);
 	return 0;
@@ -207,7 +195,7 @@ static int cmp_name(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
+static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const struct cprof_drv_rec *d, size_t nd)
 {
 	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
@@ -232,7 +220,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 		}
 	if (nrt)
 		qsort(rt, nrt, sizeof(*rt), cmp_corr);
-	if (attribute && (ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
+	if (attribute && (ret = driver_corr(d, nd, &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
 		char sql[200];
@@ -1197,6 +1185,8 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	/* a timeline with its host extras has every input of the thread map in memory: no join needed */
 	int host_threads = (parts & CPROF_MODEL_ALL) == CPROF_MODEL_ALL && (parts & CPROF_MODEL_HOST);
 	int ext_loaded = 0, ret;
+	struct cprof_drv_rec *drv = NULL;
+	size_t ndrv = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
@@ -1207,19 +1197,24 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->ext = NULL;
 		m->next = 0;
 	}
+	/* the driver table is read once, for the launches' times, the API table and the timeline; a profile
+	 * without it has no API table (report_load_apis fails, as its query did) */
 	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 ||
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
-	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
+	     ((ret = load_runtime(db, m)) < 0 || (ret = cprof_model_read_driver(db, &drv, &ndrv)) < 0 ||
+	      (ret = load_ops(db, m, 1, drv, ndrv)) < 0 || (ret = load_calls(db, m)) < 0 ||
 	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 ||
-	      (!ext_loaded && (ret = load_ext(db, m)) < 0) ||
-	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads)) < 0))) ||
+	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
+	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
-	     ((ret = load_ops(db, m, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
+	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
+		free(drv);
 		cprof_model_free(m);
 		m->db = db;
 		return ret;
 	}
+	free(drv);
 	/* which ops a hooked launch call launched, once, not in every analysis: the others (driver API, a
 	 * library's own launches inside a hooked cuBLAS call) are timed from CUPTI's records */
 	if ((parts & CPROF_MODEL_TIMELINE) && (ret = cprof_model_launched(m, 0, mark_hooked, m)) < 0) {
