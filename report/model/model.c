@@ -78,6 +78,24 @@ static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, u
 	return 0;
 }
 
+/* how many records carry (proc, id) */
+static uint16_t corr_count(const struct corr *c, size_t n, int64_t proc, int64_t id)
+{
+	size_t lo = 0, hi = n, k = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].proc < proc || (c[mid].proc == proc && c[mid].id < id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < n && c[lo].proc == proc && c[lo].id == id && k < UINT16_MAX)
+		lo++, k++;
+	return (uint16_t)k;
+}
+
 static int sort_by_start(void *arr, size_t n, size_t elem);
 
 int cprof_sort_by_start(void *arr, size_t n, size_t elem)
@@ -225,6 +243,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 	for (t = 0; t < 3; t++) {
 		char sql[200];
 		sqlite3_stmt *st;
+		uint32_t row = 0;
 		int rc;
 
 		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, deviceId, streamId, %s FROM %s",
@@ -258,6 +277,8 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 			o->corr = CPROF_NO_ID;
 			o->via = 0;
 			o->hooked = 0; /* mark_hooked sets the hooked ones once all is loaded */
+			o->ndrv = 0;
+			o->row = row++;
 			o->dev = (int32_t)sqlite3_column_int64(st, 5);
 			o->stream = (uint32_t)sqlite3_column_int64(st, 6);
 			o->copy = sqlite3_column_int64(st, 7) >= 0 && sqlite3_column_int64(st, 7) <= 10
@@ -272,8 +293,10 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 				o->corr = id;
 				if (in_rt)
 					o->via = 1;
-				else if (corr_find(drv, ndrv, o->proc, id, &launch, &enq))
+				else if (corr_find(drv, ndrv, o->proc, id, &launch, &enq)) {
 					o->via = 2;
+					o->ndrv = corr_count(drv, ndrv, o->proc, id);
+				}
 			}
 			o->launch = launch;
 			o->enq = enq;
@@ -326,14 +349,14 @@ out:
 static int load_calls(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_call *k = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, gcap = 0;
 	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
 	struct cprof_first_set first = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
 	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId, tid, correlationId, a0,"
-				   " stream, coalesce(bytes, 0), coalesce(returnValue, 0) FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
+				    " stream, coalesce(bytes, 0), coalesce(returnValue, 0), a1, a2, a3 FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *cls = (const char *)sqlite3_column_text(st, 4);
@@ -369,6 +392,21 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->nested = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 0;
 		if (!c->nested && (ret = cprof_first_note(&first, c->name, c->cls)) < 0)
 			goto out;
+		if (c->gemm) {
+			struct cprof_gemm *g;
+
+			if (cprof_grow(&m->gemms, &gcap, m->ngemms, sizeof(*m->gemms)) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			g = &m->gemms[m->ngemms++];
+			g->proc = c->proc;
+			g->name = c->name;
+			g->m = c->a0;
+			g->n = sqlite3_column_type(st, 12) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 12);
+			g->k = sqlite3_column_type(st, 13) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 13);
+			g->batch = sqlite3_column_type(st, 14) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 14);
+		}
 		ret = -EIO;
 	}
 	if (rc != SQLITE_DONE)
@@ -392,8 +430,10 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 	size_t cap = 0;
 	int rc;
 
-	if (!cprof_has_table(db, "CUPTI_ACTIVITY_KIND_OVERHEAD"))
+	if (!cprof_has_table(db, "CUPTI_ACTIVITY_KIND_OVERHEAD")) {
+		m->no_ovh_table = 1;
 		return 0;
+	}
 	if (sqlite3_prepare_v2(db, "SELECT processId, start, end FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE overheadKind IN "
 				   CPROF_PROFILER_OVERHEAD_KINDS, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
@@ -1252,6 +1292,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);
+	free(m->gemms);
 	for (i = 0; i < m->nprocs; i++) {
 		free(m->procs[i].exe);
 		free(m->procs[i].argv);

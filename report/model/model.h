@@ -22,6 +22,8 @@ struct cprof_op {
 	int64_t proc;
 	int64_t bytes;  /* copies and memsets: bytes moved (0 otherwise) */
 	uint8_t srckind, dstkind; /* copies: CUPTI's memory kinds of source and destination (0 otherwise) */
+	uint16_t ndrv; /* via 2: how many driver records carry its correlation id (at most 65535) */
+	uint32_t row;  /* its place in its table (rowid order), which the start order loses */
 	int64_t name;  /* kernels: StringIds id of the name (CPROF_NO_ID: none) */
 	int64_t corr;  /* CUPTI correlation id (CPROF_NO_ID: none) */
 	int32_t kname; /* kernels: dense index of the name (nameIds may be sparse); -1 otherwise */
@@ -60,6 +62,13 @@ struct cprof_call {
 	uint8_t memcpy; /* cudaMemcpy */
 	uint8_t cls;    /* enum cprof_call_class */
 	uint8_t nested; /* the nested column is non-zero (outer is 0 also when it is NULL) */
+};
+
+/* A hooked GEMM call (CPROF_API class 'gemm', GEMMS' m, n, k, batch), in table order. */
+struct cprof_gemm {
+	int64_t proc;
+	int64_t name;           /* StringIds id */
+	int64_t m, n, k, batch; /* CPROF_NO_ID: NULL */
 };
 
 /* A CUDA runtime API call as CUPTI recorded it (hooked or not). */
@@ -193,6 +202,9 @@ struct cprof_model {
 	size_t ncalls;
 	struct cprof_ovh *ovh;       /* by start */
 	size_t novh;
+	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
+	struct cprof_gemm *gemms;    /* in table order */
+	size_t ngemms;
 	size_t nknames;              /* distinct kernel names */
 	struct cprof_string *strings; /* by id */
 	size_t nstrings;
