@@ -1211,6 +1211,19 @@ int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, i
 	return 0;
 }
 
+/* the few facts the no-gpu-activity verdict rests on besides the calls; a table a profile lacks gives no fact */
+static int load_run_facts(sqlite3 *db, struct cprof_model *m)
+{
+	char note[200];
+
+	m->ended_killed = cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
+					  " OR ending LIKE '%no goodbye%'", 0) > 0;
+	m->cupti_recording = cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
+			     cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0;
+	cprof_meta(db, "gpu_records_note", note, sizeof(note), "");
+	return (m->gpu_note = strdup(note)) == NULL ? -ENOMEM : 0;
+}
+
 static int mark_hooked(void *ctx, const struct cprof_call *c, const struct cprof_op *o)
 {
 	struct cprof_model *m = ctx;
@@ -1246,6 +1259,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_ops(db, m, 1, drv, ndrv)) < 0 || (ret = load_calls(db, m)) < 0 ||
 	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
+	      (ret = load_run_facts(db, m)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
@@ -1293,6 +1307,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->calls);
 	free(m->ovh);
 	free(m->gemms);
+	free(m->gpu_note);
 	for (i = 0; i < m->nprocs; i++) {
 		free(m->procs[i].exe);
 		free(m->procs[i].argv);

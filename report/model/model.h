@@ -203,6 +203,10 @@ struct cprof_model {
 	struct cprof_ovh *ovh;       /* by start */
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
+	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */
+	int ended_killed;            /* a process was killed or never said goodbye (PROCESSES.ending) */
+	int cupti_recording;         /* CUPTI started and met no other CUPTI user (CPROF_STATUS) */
+	char *gpu_note;              /* META gpu_records_note ("" when none; NULL in a model built in memory) */
 	struct cprof_gemm *gemms;    /* in table order */
 	size_t ngemms;
 	size_t nknames;              /* distinct kernel names */

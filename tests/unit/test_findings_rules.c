@@ -1,4 +1,4 @@
-/* Unit tests of the findings that were SQL until issue 28 (batched-gemm, dtod-before-gemm, cupti-overhead, driver-api-kernels, straggler), on in-memory models. */
+/* Unit tests of the rules that were SQL until issue 28 (batched-gemm, dtod-before-gemm, cupti-overhead, driver-api-kernels, straggler, the no-gpu-activity explanation), on in-memory models. */
 #include <check.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
-enum { S_LAUNCH = 1, S_GEMM_EX, S_BATCHED, S_SGEMM_K, S_ELEM_K, S_TRITON_A, S_TRITON_B };
+enum { S_LAUNCH = 1, S_GEMM_EX, S_BATCHED, S_SGEMM_K, S_ELEM_K, S_TRITON_A, S_TRITON_B, S_MALLOC, S_VERSION, S_NVTX };
 
 static struct cprof_string strings[] = {
 	{ S_LAUNCH, "cudaLaunchKernel" },
@@ -22,6 +22,9 @@ static struct cprof_string strings[] = {
 	{ S_ELEM_K, "_Z11elementwisePf" },
 	{ S_TRITON_A, "triton_poi_fused_add_0" },
 	{ S_TRITON_B, "triton_red_fused_sum_1" },
+	{ S_MALLOC, "cudaMalloc" },
+	{ S_VERSION, "cudaRuntimeGetVersion" },
+	{ S_NVTX, "nvtxRangePushA" },
 };
 
 struct rfix {
@@ -272,6 +275,65 @@ START_TEST(test_findings_rules_straggler_silent)
 }
 END_TEST
 
+/* a call of name returning code at t */
+static void api(int64_t name, uint64_t t, int32_t code, uint8_t cls)
+{
+	call(1, t, t + 5 * US);
+	r.calls[r.ncalls - 1].name = name;
+	r.calls[r.ncalls - 1].ret = code;
+	r.calls[r.ncalls - 1].cls = cls;
+}
+
+static void analyse(void)
+{
+	struct cprof_thresholds t;
+
+	cprof_thresholds_default(&t);
+	ck_assert_int_eq(cprof_analyse(&r.m, 0, 0, UINT64_MAX, &t, &r.v), 0);
+}
+
+static void no_gpu_verdict(void)
+{
+	ck_assert_int_eq(cprof_model_from_arrays(&r.m, r.ops, r.nops, r.calls, r.ncalls, NULL, 0, 1), 0);
+	r.m.strings = strings;
+	r.m.nstrings = sizeof(strings) / sizeof(strings[0]);
+	analyse();
+}
+
+START_TEST(test_findings_rules_no_gpu_cuda_unavailable)
+{
+	/* the version query answers without a driver; every call that needs one failed; NVTX is not CUDA */
+	api(S_VERSION, 1 * MS, 0, CPROF_CALL_OTHER);
+	api(S_NVTX, 1 * MS + 10 * US, 0, CPROF_CALL_NVTX);
+	api(S_MALLOC, 2 * MS, 35, CPROF_CALL_MEMORY);
+	api(S_LAUNCH, 3 * MS, 35, CPROF_CALL_LAUNCH);
+	api(S_MALLOC, 4 * MS, 35, CPROF_CALL_MEMORY);
+	no_gpu_verdict();
+	ck_assert_str_eq(r.v.verdict, "cuda-unavailable");
+	ck_assert_str_eq(r.v.cause, "cudaMalloc returned 35 (cudaErrorInsufficientDriver)");
+	ck_assert_str_eq(r.v.advice, "4 CUDA call(s), none brought CUDA up; failed: cudaMalloc 35 x2, cudaLaunchKernel 35 x1");
+}
+END_TEST
+
+START_TEST(test_findings_rules_no_gpu_records)
+{
+	api(S_MALLOC, 1 * MS, 0, CPROF_CALL_MEMORY);
+	no_gpu_verdict();
+	ck_assert_str_eq(r.v.verdict, "no-gpu-activity");
+	ck_assert_str_eq(r.v.advice, "no GPU records: CUPTI did not report any");
+	r.m.gpu_note = "the simulated GPU's CUPTI was off";
+	analyse();
+	ck_assert_str_eq(r.v.advice, "no GPU records: the simulated GPU's CUPTI was off");
+	r.m.cupti_recording = 1;
+	analyse();
+	ck_assert_str_eq(r.v.advice, "the program queued no GPU work (CUPTI was recording)");
+	r.m.ended_killed = 1;
+	analyse();
+	ck_assert_str_eq(r.v.advice, "no GPU work was recorded: a process was killed before it could send what it had (lost uncounted)");
+	r.m.gpu_note = NULL;
+}
+END_TEST
+
 Suite *findings_rules_suite(void)
 {
 	Suite *s = suite_create("findings_rules");
@@ -289,6 +351,8 @@ Suite *findings_rules_suite(void)
 	tcase_add_test(tc, test_findings_rules_driver_api_silent);
 	tcase_add_test(tc, test_findings_rules_straggler_fires);
 	tcase_add_test(tc, test_findings_rules_straggler_silent);
+	tcase_add_test(tc, test_findings_rules_no_gpu_cuda_unavailable);
+	tcase_add_test(tc, test_findings_rules_no_gpu_records);
 	suite_add_tcase(s, tc);
 	return s;
 }
