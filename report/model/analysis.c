@@ -855,25 +855,34 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct drain {
+	const struct cprof_model *m;
+	uint64_t from, hi, end;
+	int any;
+};
+
+static int drain_op(void *ctx, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct drain *d = ctx;
+
+	/* API_GPU joined the call's name: a call without one launched nothing there */
+	if (c->start >= d->from && c->start < d->hi && cprof_model_string(d->m, c->name) && (!d->any || o->end > d->end)) {
+		d->end = o->end;
+		d->any = 1;
+	}
+	return 0;
+}
+
 /* the last step ends when the GPU work queued before its end is done, not with the teardown: the end
  * of the last GPU op launched by a call made in [from, to), plus 1 (0: none) */
 static uint64_t drain_end(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to)
 {
-	sqlite3_stmt *st;
-	uint64_t drain = 0;
+	struct drain d = { m, from, clamp_end(to), 0, 0 };
 
-	if (m->db == NULL)
+	/* the call index cprof_model_launched builds on first use is a cache: the model is not changed */
+	if (cprof_model_launched((struct cprof_model *)m, proc, drain_op, &d) < 0 || !d.any)
 		return 0;
-	if (sqlite3_prepare_v2(m->db, "SELECT max(end) FROM API_GPU WHERE (?1 = 0 OR processId = ?1) AND apiStart >= ?2"
-				      " AND apiStart < ?3", -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_int64(st, 1, proc);
-	sqlite3_bind_int64(st, 2, (int64_t)from);
-	sqlite3_bind_int64(st, 3, (int64_t)clamp_end(to));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		drain = (uint64_t)sqlite3_column_int64(st, 0) + 1;
-	sqlite3_finalize(st);
-	return drain;
+	return d.end + 1;
 }
 
 static int phases_of(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
