@@ -187,7 +187,7 @@ enum cprof_model_part {
 struct cprof_cost_row {
 	int64_t proc;
 	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
-		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe;
+		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 };
 
 struct cprof_steps_cache {

@@ -32,7 +32,7 @@ for prio in idle normal; do
 	[ -n "$(q prof.db "SELECT value FROM META WHERE key = 'catchup_ns'")" ] || fail "no catchup_ns ($prio)"
 	# the last COST row has the totals: every call counted, a sample of them timed, nothing lost
 	read -r rows hooked sampled hook_ns lost < <(q prof.db "SELECT count(*), max(hookCalls), max(sampledCalls), max(hookNs),
-		max(lostRingFull + lostCupti + lostPipe) FROM CPROF_COST" | tr '|' ' ')
+		max(lostRingFull + lostCupti + lostPipe + lostNested) FROM CPROF_COST" | tr '|' ' ')
 	echo "$prio: COST rows $rows, hooked $hooked, sampled $sampled, hook ns $hook_ns, lost $lost"
 	assert_ge "$rows" 2 "COST rows (about ten a second, and one before BYE)"
 	assert_eq "$hooked" "$calls" "hooked calls in the last COST row"
