@@ -1206,7 +1206,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->ext = NULL;
 		m->next = 0;
 	}
-	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 ||
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 || (ret = cprof_model_load_windows(db, m)) < 0 ||
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
@@ -1253,6 +1253,7 @@ void cprof_model_free(struct cprof_model *m)
 	size_t i;
 
 	cprof_model_free_host(m);
+	cprof_model_free_windows(m);
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);
