@@ -39,6 +39,26 @@ assert_eq "$(q od.db "SELECT group_concat(number) FROM (SELECT number FROM CPROF
 assert_match "$(q od.db "SELECT why FROM CPROF_WINDOWS WHERE number = 2")" "^cprof capture --duration 1.000" "the second window's reason"
 "$BIN/cprof" report od.db > od.txt || fail "report"
 grep -q "^Recorded windows: 2 " od.txt || fail "the report does not show both windows"
+"$BIN/cprof" html od.db -o od.html || fail "html"
+grep -q "<b>Recorded windows:</b> 2 " od.html || fail "the HTML page does not show the windows"
+"$BIN/cprof" trace od.db -o od.trace.json || fail "trace"
+python3 - od.trace.json <<'PY' || fail "the trace does not show the windows"
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d["cprof"]["windows"]
+spans = [e for e in d["traceEvents"] if e.get("cat") == "cprof_window"]
+assert [x["number"] for x in w] == [1, 2], w
+assert len(spans) == 2 and spans[0]["args"]["number"] == 1, spans
+# every event of the program's lanes lies inside a window (the GPU's drain aside: API calls only)
+base = d["baseTimeNanoseconds"]
+n = 0
+for e in d["traceEvents"]:
+    if e.get("cat") == "cuda_runtime" and "LaunchKernel" in e.get("name", ""):
+        t = base + e["ts"] * 1000
+        assert any(x["start_ns"] - 1000 <= t <= x["end_ns"] + 1000 for x in w), e
+        n += 1
+assert n > 100, n
+PY
 [ ! -e "$DIR" ] || fail "the run directory outlived the run"
 "$BIN/cprof" capture "$DIR" --duration 1 2> gone.err; assert_eq $? 5 "a capture of an ended run"
 
