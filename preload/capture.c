@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #define PR_FMT "cprof"
 #include "common/log.h"
+#include "common/steps.h"
 #include "common/windows.h"
 #include "preload/hook.h"
 
@@ -30,6 +32,7 @@ static int nvtx_level;
 static _Atomic uint64_t windows;
 
 static int timed_start(const char *path);
+static int steps_init(const char *spec);
 
 int cprof_capture_init(void)
 {
@@ -46,7 +49,13 @@ int cprof_capture_init(void)
 	}
 	if (v == NULL || *v == '\0')
 		return 0;
-	if (!strcmp(v, "cudaProfilerApi")) {
+	if (!strncmp(v, "steps:", 6)) {
+		if (steps_init(v + 6) < 0) {
+			pr_warn("ignoring CPROF_CAPTURE=%s (want steps:FIRST:LAST[:every=N]); recording the whole run", v);
+			return 0;
+		}
+		cprof_capture_mode = CPROF_CAPTURE_STEPS;
+	} else if (!strcmp(v, "cudaProfilerApi")) {
 		cprof_capture_mode = CPROF_CAPTURE_PROFILER_API;
 	} else if (!strncmp(v, "nvtx:", 5) && v[5] != '\0' && strlen(v + 5) < sizeof(nvtx_name)) {
 		snprintf(nvtx_name, sizeof(nvtx_name), "%s", v + 5);
@@ -90,12 +99,19 @@ static void capture_set(int on, const char *why)
 	capture_set_n(on, why, 0);
 }
 
+static void steps_push(const char *message, int level);
+static void steps_pop(int level);
+
 void cprof_capture_nvtx_push(const char *message, int level)
 {
 	char why[240];
 
 	char *none = NULL;
 
+	if (cprof_capture_mode == CPROF_CAPTURE_STEPS) {
+		steps_push(message, level);
+		return;
+	}
 	if (message == NULL || strcmp(message, nvtx_name) != 0)
 		return;
 	if (!atomic_compare_exchange_strong(&nvtx_thread, &none, &thread_marker))
@@ -108,6 +124,10 @@ void cprof_capture_nvtx_push(const char *message, int level)
 
 void cprof_capture_nvtx_pop(int level)
 {
+	if (cprof_capture_mode == CPROF_CAPTURE_STEPS) {
+		steps_pop(level);
+		return;
+	}
 	if (atomic_load(&nvtx_thread) != &thread_marker || level != nvtx_level)
 		return;
 	capture_set(0, "NVTX range popped");
@@ -287,4 +307,98 @@ void cprof_capture_exit(void)
 	pthread_mutex_lock(&tm.lock);
 	atomic_store(&tm.stopped, 1);
 	pthread_mutex_unlock(&tm.lock);
+}
+
+/* --steps FIRST:LAST[:every=N] (CPROF_CAPTURE=steps:...): a step is an NVTX range (ASCII push/pop) whose name
+ * matches the report's step pattern (CPROF_STEP_RE_DEFAULT), the outermost such range of the first thread that
+ * opens one, counted from 1 as the report numbers them. Recording is on from the push of step FIRST to the pop
+ * of step LAST, and again every N steps. */
+static struct {
+	regex_t re;
+	long first, last, every;
+	_Atomic(char *) thread; /* the thread whose step ranges count */
+	long count;             /* steps opened so far (that thread only) */
+	int open_level;         /* the open step's nesting level; -1 none */
+	int window;             /* the open window's number; 0 none */
+} st;
+
+static int steps_init(const char *spec)
+{
+	char *end;
+
+	memset(&st, 0, sizeof(st));
+	st.open_level = -1;
+	st.first = strtol(spec, &end, 10);
+	if (end == spec || *end != ':' || st.first < 1)
+		return -EINVAL;
+	spec = end + 1;
+	st.last = strtol(spec, &end, 10);
+	if (end == spec || st.last < st.first)
+		return -EINVAL;
+	if (*end == ':') {
+		if (strncmp(end + 1, "every=", 6))
+			return -EINVAL;
+		spec = end + 7;
+		st.every = strtol(spec, &end, 10);
+		if (end == spec || st.every <= st.last - st.first)
+			return -EINVAL;
+	}
+	if (*end != '\0')
+		return -EINVAL;
+	return regcomp(&st.re, CPROF_STEP_RE_DEFAULT, REG_EXTENDED | REG_NOSUB) == 0 ? 0 : -EINVAL;
+}
+
+/* the window step n (1-based) lies in: its number (1, 2, ...), 0 outside every window */
+static int step_window(long n)
+{
+	long k = 0;
+
+	if (n < st.first)
+		return 0;
+	if (st.every)
+		k = (n - st.first) / st.every;
+	n -= k * st.every;
+	return n <= st.last ? (int)k + 1 : 0;
+}
+
+static void steps_push(const char *message, int level)
+{
+	char why[240], *none = NULL;
+	int w;
+
+	if (message == NULL)
+		return;
+	if (atomic_load(&st.thread) != &thread_marker &&
+	    !(atomic_load(&st.thread) == NULL && regexec(&st.re, message, 0, NULL, 0) == 0 &&
+	      atomic_compare_exchange_strong(&st.thread, &none, &thread_marker)))
+		return;
+	/* a step range inside the open step is part of it */
+	if (st.open_level >= 0 || regexec(&st.re, message, 0, NULL, 0) != 0)
+		return;
+	st.count++;
+	st.open_level = level;
+	w = step_window(st.count);
+	if (w && !st.window) {
+		cprof_active(); /* the first annotation may come before any CUDA call: start (paused) first */
+		snprintf(why, sizeof(why), "--steps %ld:%ld%s: step %ld (NVTX range '%.80s', as the report finds steps)",
+			 st.first + (long)(w - 1) * st.every, st.last + (long)(w - 1) * st.every, st.every ? " (repeating)" : "",
+			 st.count, message);
+		st.window = w;
+		capture_set_n(1, why, w);
+	}
+}
+
+static void steps_pop(int level)
+{
+	char why[160];
+
+	if (atomic_load(&st.thread) != &thread_marker || level != st.open_level)
+		return;
+	st.open_level = -1;
+	/* the window closes after its last step, when the next one would be outside it */
+	if (st.window && step_window(st.count + 1) != st.window) {
+		snprintf(why, sizeof(why), "step %ld ended", st.count);
+		st.window = 0;
+		capture_set_n(0, why, 0);
+	}
 }

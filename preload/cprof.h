@@ -88,7 +88,8 @@ static inline __attribute__((always_inline)) int cprof_active(void)
 }
 
 /* capture.c: --capture-range (CPROF_CAPTURE). */
-enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_NVTX, CPROF_CAPTURE_TIMED };
+/* NVTX and STEPS follow the annotations (nvtx.c calls the capture functions for mode >= NVTX) */
+enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_TIMED, CPROF_CAPTURE_NVTX, CPROF_CAPTURE_STEPS };
 CPROF_HIDDEN extern int cprof_capture_mode;
 CPROF_HIDDEN int cprof_capture_init(void); /* 1: start paused */
 CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, int level);

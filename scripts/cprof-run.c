@@ -71,6 +71,9 @@ static void usage(FILE *f)
 		"      --duration S   record for S seconds (from the start, or from the end of --delay), then stop\n"
 		"      --on-demand    record nothing until 'cprof capture PID|RUN-DIR --duration S' asks (same user\n"
 		"                     only); each capture is a numbered window of the one profile\n"
+		"      --steps FIRST:LAST[:every=N]\n"
+		"                     record steps FIRST to LAST (counted from 1 as cprof report numbers them: NVTX\n"
+		"                     ranges named ProfilerStep#N, step, step N, ...), again every N steps\n"
 		"      --max-size SIZE  stop storing events when the profile would pass SIZE (bytes, or with K, M, G:\n"
 		"                     KiB, MiB, GiB) and count those not stored; default half the free space where the\n"
 		"                     profile goes, at least 64M; 0: no limit\n"
@@ -465,6 +468,7 @@ int main(int argc, char **argv)
 		{ "capture-range", required_argument, NULL, 'R' }, { "torch-ops", no_argument, NULL, 'T' },
 		{ "delay", required_argument, NULL, 'D' },  { "duration", required_argument, NULL, 'U' },
 		{ "on-demand", no_argument, NULL, 'O' },    { "max-size", required_argument, NULL, 'M' },
+		{ "steps", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
@@ -481,6 +485,7 @@ int main(int argc, char **argv)
 	int64_t delay_ns = -1, duration_ns = -1;
 	long long max_size = -1;
 	int on_demand = 0, timed = 0;
+	char steps_capture[96] = "";
 
 	while ((opt = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -517,6 +522,22 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'O': on_demand = 1; break;
+		case 'P': {
+			long a, b, every = 0;
+			int off = 0;
+
+			if (sscanf(optarg, "%ld:%ld%n", &a, &b, &off) != 2 || a < 1 || b < a ||
+			    (optarg[off] != '\0' && (sscanf(optarg + off, ":every=%ld%n", &every, &off) != 1 ||
+						     optarg[strlen(optarg) - 1] < '0' || optarg[strlen(optarg) - 1] > '9' ||
+						     every <= b - a)) ||
+			    strlen(optarg) > 60) {
+				pr_err("--steps %s: expected FIRST:LAST or FIRST:LAST:every=N (steps counted from 1, N > LAST-FIRST)",
+				       optarg);
+				return RUN_EXIT_USAGE;
+			}
+			snprintf(steps_capture, sizeof(steps_capture), "steps:%s", optarg);
+			break;
+		}
 		case 'M':
 			max_size = parse_size(optarg);
 			if (max_size < 0 || (max_size > 0 && max_size < (1 << 20))) {
@@ -542,6 +563,12 @@ int main(int argc, char **argv)
 		}
 	}
 	timed = on_demand || delay_ns >= 0 || duration_ns >= 0;
+	if (steps_capture[0] && (capture || timed)) {
+		pr_err("--steps and --capture-range/--delay/--duration/--on-demand choose the windows two ways: pick one");
+		return RUN_EXIT_USAGE;
+	}
+	if (steps_capture[0])
+		capture = steps_capture;
 	if (on_demand && (delay_ns >= 0 || duration_ns >= 0)) {
 		pr_err("--on-demand records only what cprof capture asks for: it takes no --delay or --duration");
 		return RUN_EXIT_USAGE;
