@@ -180,6 +180,7 @@ static struct {
 	struct stat seen;     /* FILE as last read (ino, size, mtime) */
 	pthread_mutex_t lock; /* held while a flip is under way: the exit waits for it */
 	_Atomic int stopped;  /* the process is exiting: flip nothing more */
+	pid_t owner;          /* the process whose thread follows FILE (a fork child has none until it starts) */
 } tm;
 
 static int timed_parse_line(const char *line, struct timed_window *w)
@@ -286,6 +287,7 @@ static int timed_start(const char *path)
 	/* also in a fork child, whose copy of the lock may have been held by the parent's thread */
 	memset(&tm, 0, sizeof(tm));
 	pthread_mutex_init(&tm.lock, NULL);
+	tm.owner = getpid();
 	snprintf(tm.path, sizeof(tm.path), "%s", path);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -302,7 +304,8 @@ static int timed_start(const char *path)
  * CUPTI flush does not meet ours. What the open window recorded stays; cprofd closes it at the process's end. */
 void cprof_capture_exit(void)
 {
-	if (cprof_capture_mode != CPROF_CAPTURE_TIMED)
+	/* a fork child that never started its own: the lock may be the parent thread's, held at the fork */
+	if (cprof_capture_mode != CPROF_CAPTURE_TIMED || tm.owner != getpid())
 		return;
 	pthread_mutex_lock(&tm.lock);
 	atomic_store(&tm.stopped, 1);
@@ -361,6 +364,12 @@ static int step_window(long n)
 	return n <= st.last ? (int)k + 1 : 0;
 }
 
+/* the pattern's names start with P, S or s: most ranges (PyTorch's ops) are told apart without the regex */
+static int step_name(const char *message)
+{
+	return (message[0] == 'P' || message[0] == 'S' || message[0] == 's') && regexec(&st.re, message, 0, NULL, 0) == 0;
+}
+
 static void steps_push(const char *message, int level)
 {
 	char why[240], *none = NULL;
@@ -369,11 +378,11 @@ static void steps_push(const char *message, int level)
 	if (message == NULL)
 		return;
 	if (atomic_load(&st.thread) != &thread_marker &&
-	    !(atomic_load(&st.thread) == NULL && regexec(&st.re, message, 0, NULL, 0) == 0 &&
+	    !(atomic_load(&st.thread) == NULL && step_name(message) &&
 	      atomic_compare_exchange_strong(&st.thread, &none, &thread_marker)))
 		return;
 	/* a step range inside the open step is part of it */
-	if (st.open_level >= 0 || regexec(&st.re, message, 0, NULL, 0) != 0)
+	if (st.open_level >= 0 || !step_name(message))
 		return;
 	st.count++;
 	st.open_level = level;
