@@ -39,6 +39,14 @@ assert_eq "$(q od.db "SELECT group_concat(number) FROM (SELECT number FROM CPROF
 assert_match "$(q od.db "SELECT why FROM CPROF_WINDOWS WHERE number = 2")" "^cprof capture --duration 1.000" "the second window's reason"
 "$BIN/cprof" report od.db > od.txt || fail "report"
 grep -q "^Recorded windows: 2 " od.txt || fail "the report does not show both windows"
+# the verdict covers the two windows, not the unrecorded time between them (at least 0.4 s)
+"$BIN/cprof" report od.db --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rec = sum(w["duration_ns"] for w in d["windows"])
+assert d["window_ns"] <= rec + 50_000_000, (d["window_ns"], rec)
+assert d["window_ns"] < d["run_window_ns"] - 300_000_000, (d["window_ns"], d["run_window_ns"])' ||
+	fail "the verdict does not cover only the recorded windows"
 "$BIN/cprof" html od.db -o od.html || fail "html"
 grep -q "<b>Recorded windows:</b> 2 " od.html || fail "the HTML page does not show the windows"
 "$BIN/cprof" trace od.db -o od.trace.json || fail "trace"
