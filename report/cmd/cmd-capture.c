@@ -158,10 +158,15 @@ int cmd_capture(int argc, char **argv)
 			return CPROF_EXIT_DENIED;
 		}
 		ret = windows_for(pid, windows, sizeof(windows));
+		if (ret == -EACCES || ret == -EPERM) {
+			pr_err("cannot read the environment of process %ld (%s): not a job of yours to capture", pid,
+			       strerror(-ret));
+			return CPROF_EXIT_DENIED;
+		}
 		if (ret < 0) {
 			pr_err("process %ld is not a cprof-run --on-demand job (%s)", pid,
 			       ret == -ENOENT ? "no recording schedule in its environment" : strerror(-ret));
-			return ret == -EACCES || ret == -EPERM ? CPROF_EXIT_DENIED : CPROF_EXIT_NO_RUN;
+			return CPROF_EXIT_NO_RUN;
 		}
 		snprintf(dir, sizeof(dir), "%s", windows);
 		if (strrchr(dir, '/'))

@@ -5,7 +5,7 @@
 meta() { q "$1" "SELECT value FROM META WHERE key='$2'"; }
 need_sim
 P=$WL/window_loop
-sim "$BIN/cprof-run" -o ms.db --max-size 1M -- "$P" --seconds 1.5 --period-us 0 --log ms.log > ms.out 2> ms.err ||
+sim "$BIN/cprof-run" -o ms.db --max-size 1M -- "$P" --seconds 2.5 --period-us 0 --log ms.log > ms.out 2> ms.err ||
 	fail "max-size run: exit $? ($(cat ms.err))"
 cmp -s <(head -c 9 ms.out) <(printf 'launches ') || fail "the program's output: $(cat ms.out)"
 grep -q "recording stopped, later events are counted, not stored" ms.err || fail "no word of the limit: $(cat ms.err)"
