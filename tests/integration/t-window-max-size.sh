@@ -17,6 +17,8 @@ unrec=$(meta ms.db max_size_unrecorded)
 assert_ge "$unrec" 1 "events not recorded"
 # nothing vanished uncounted: what the process emitted is what was stored plus what was not
 assert_eq "$(q ms.db "SELECT eventsEmitted - eventsRecorded - lostEvents FROM PROCESSES")" "$unrec" "unrecorded = emitted - stored"
+grep -q "^cprof: recording stopped at --max-size (1048576 bytes): $unrec events and GPU records not recorded$" ms.err ||
+	fail "cprof-run's summary does not say where recording stopped: $(cat ms.err)"
 assert_eq "$(q ms.db "SELECT why || '|' || endWhy FROM CPROF_WINDOWS")" "whole run|max-size reached" "the window the limit cut"
 assert_eq "$(q ms.db "SELECT count(*) FROM CPROF_API WHERE start > (SELECT end FROM CPROF_WINDOWS)")" 0 "no call stored after the cut"
 made=$(wc -l < ms.log)

@@ -39,6 +39,7 @@ assert_eq "$(q od.db "SELECT group_concat(number) FROM (SELECT number FROM CPROF
 assert_match "$(q od.db "SELECT why FROM CPROF_WINDOWS WHERE number = 2")" "^cprof capture --duration 1.000" "the second window's reason"
 "$BIN/cprof" report od.db > od.txt || fail "report"
 grep -q "^Recorded windows: 2 " od.txt || fail "the report does not show both windows"
+grep -q "^cprof: recorded in 2 window(s)" od.db.err || fail "cprof-run's summary does not say the run was windowed"
 # the verdict covers the two windows, not the unrecorded time between them (at least 0.4 s)
 "$BIN/cprof" report od.db --format json | python3 -c '
 import json, sys
