@@ -15,6 +15,9 @@ enum cprof_exit {
 	CPROF_EXIT_GATE_FAILED = 1,
 	CPROF_EXIT_USAGE = 2,
 	CPROF_EXIT_INCOMPLETE = 3,
+	CPROF_EXIT_DENIED = 4,  /* cprof capture: the run is another user's (or its directory is not private) */
+	CPROF_EXIT_NO_RUN = 5,  /* cprof capture: no run with recording windows there (ended, or not --on-demand) */
+	CPROF_EXIT_BUSY = 6,    /* cprof capture: a capture is open already */
 };
 
 struct cprof_cmd {
@@ -24,6 +27,7 @@ struct cprof_cmd {
 };
 
 int cmd_report(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

@@ -314,6 +314,41 @@ static void write_verdict(struct html *h)
 	fputs("</div></section>\n", f);
 }
 
+/* The recording windows (issue 31): the page covers only these. */
+static void write_windows(struct html *h)
+{
+	const struct cprof_recording *r = &h->model.rec;
+	FILE *f = h->f;
+	char dur[32];
+	size_t i;
+
+	if (r->n) {
+		fprintf(f, "<p class=\"meta\"><b>Recorded windows:</b> %zu (the page covers only these; outside them calls"
+			   " passed through unrecorded)</p>\n<table class=\"windows\"><thead><tr><th>#</th><th>Process</th>"
+			   "<th>Start</th><th>Length</th><th>Opened by</th><th>Closed by</th></tr></thead><tbody>\n", r->n);
+		for (i = 0; i < r->n; i++) {
+			const struct cprof_window *w = &r->w[i];
+
+			cprof_fmt_dur(dur, sizeof(dur), (double)(w->end - w->start));
+			fprintf(f, "<tr><td>%d</td><td>", w->number);
+			if (w->pid)
+				fprintf(f, "%lld", (long long)w->pid);
+			else
+				fputs("all", f);
+			fprintf(f, "</td><td>+%.3f s</td><td>%s</td><td>", w->start >= r->base_ns ? (w->start - r->base_ns) / 1e9 : 0.0,
+				dur);
+			html_text(f, w->why);
+			fputs("</td><td>", f);
+			html_text(f, w->end_why);
+			fputs("</td></tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	if (r->max_size_cut_ns)
+		fprintf(f, "<p class=\"meta\"><b>Recording stopped at --max-size %.1f MiB:</b> %lld events and GPU records"
+			   " after it were not recorded</p>\n", r->max_size / 1048576.0, (long long)r->unrecorded);
+}
+
 static void write_header(struct html *h)
 {
 	FILE *f = h->f;
@@ -370,6 +405,7 @@ static void write_header(struct html *h)
 		html_text(f, note);
 		fputs("</p>\n", f);
 	}
+	write_windows(h);
 	fputs("</header>\n", f);
 }
 

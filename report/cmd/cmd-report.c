@@ -291,6 +291,7 @@ int cmd_report(int argc, char **argv)
 		printf(",\"lost_events\":%lld,\"lost_events_lower_bound\":%s,\"complete\":%s,\"incomplete_reason\":",
 		       (long long)lost, lower_bound ? "true" : "false", complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
+		report_json_windows(&model.rec);
 		printf(",\"kernels\":");
 		report_json_table(&kernels, top, 1);
 		printf(",\"memops\":");
@@ -373,6 +374,7 @@ int cmd_report(int argc, char **argv)
 			if (procs[i].bye[0] && strncmp(procs[i].bye, "exit", 4) != 0 && strcmp(procs[i].bye, "_exit") != 0 &&
 			    strcmp(procs[i].bye, "exec") != 0)
 				printf("Ended: pid %lld: %s\n", (long long)procs[i].pid, cprof_tx(procs[i].bye));
+		report_print_windows(&model.rec);
 		report_print_verdict_text(&v, ph, nph, fd, nf, op_evidence);
 		if (ndv > 0) {
 			printf("\nPer device (the verdict above is their union)\n");

@@ -15,6 +15,7 @@ static const struct cprof_cmd commands[] = {
 	{ "info", cmd_info, "what a profile holds, in a few lines" },
 	{ "trace", cmd_trace, "a Chrome trace in Kineto's layout (Perfetto, TensorBoard, HTA)" },
 	{ "html", cmd_html, "one self-contained HTML page: verdict, findings, timeline, charts, tables" },
+	{ "capture", cmd_capture, "record a window of a running cprof-run --on-demand job: cprof capture PID|RUN-DIR --duration S" },
 };
 
 static void usage(FILE *f)
@@ -24,7 +25,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: cprof COMMAND PROFILE.db [options]\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nexit status: 0 ok, 1 gate failed, 2 usage or unreadable input, 3 profile incomplete\n");
+	fprintf(f, "\nexit status: 0 ok, 1 gate failed, 2 usage or unreadable input, 3 profile incomplete;\n"
+		   "cprof capture: 4 another user's run, 5 no such run, 6 a capture is open already\n");
 }
 
 int main(int argc, char **argv)

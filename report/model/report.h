@@ -58,5 +58,7 @@ void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
 void report_json_table(const struct table *t, size_t top, int kernels);
 void report_json_verdict_fields(const struct cprof_verdict *v);
 void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
+void report_print_windows(const struct cprof_recording *r);
+void report_json_windows(const struct cprof_recording *r);
 
 #endif

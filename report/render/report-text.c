@@ -226,3 +226,35 @@ void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 	}
 	sqlite3_finalize(st);
 }
+
+/* The recording windows (issue 31): what was recorded, when, and why it started and stopped. */
+void report_print_windows(const struct cprof_recording *r)
+{
+	char dur[32], bytes[32];
+	size_t i;
+
+	if (r->n) {
+		printf("Recorded windows: %zu (everything below covers only these; outside them calls passed through"
+		       " unrecorded)\n", r->n);
+		for (i = 0; i < r->n && i < 50; i++) {
+			const struct cprof_window *w = &r->w[i];
+			char pid[32] = "all";
+
+			if (w->pid)
+				snprintf(pid, sizeof(pid), "pid %lld", (long long)w->pid);
+			cprof_fmt_dur(dur, sizeof(dur), (double)(w->end - w->start));
+			printf("  #%d  %s  +%.3f s .. +%.3f s (%s)  %s; %s\n", w->number, pid,
+			       w->start >= r->base_ns ? (w->start - r->base_ns) / 1e9 : 0.0,
+			       w->end >= r->base_ns ? (w->end - r->base_ns) / 1e9 : 0.0, dur, cprof_tx(w->why),
+			       cprof_tx(w->end_why));
+		}
+		if (r->n > 50)
+			printf("  ... %zu more (cprof report --format json lists them all)\n", r->n - 50);
+	}
+	if (r->max_size_cut_ns) {
+		snprintf(bytes, sizeof(bytes), "%.1f MiB", r->max_size / 1048576.0);
+		printf("Recording stopped at --max-size %s (+%.3f s): %lld events and GPU records after it were not recorded\n",
+		       bytes, r->max_size_cut_ns >= r->base_ns ? (r->max_size_cut_ns - r->base_ns) / 1e9 : 0.0,
+		       (long long)r->unrecorded);
+	}
+}
