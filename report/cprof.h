@@ -60,7 +60,8 @@ void cprof_csv_str(FILE *f, const char *s);
 int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem);
 
 /* Output files written to a temporary name next to the target and moved in place only when complete
- * (an interrupted or failed export leaves nothing); never over an existing file unless force. */
+ * (an interrupted or failed export leaves nothing); never over an existing file unless force. Target "-"
+ * is standard output. */
 int cprof_out_open(const char *target, FILE **f);
 int cprof_out_finish(FILE *f, const char *target, int force);
 void cprof_out_abort(FILE *f);

@@ -27,6 +27,11 @@ int cprof_out_open(const char *target, FILE **f)
 	mode_t mask;
 	int fd;
 
+	/* "-": standard output, as for every tool that writes a file */
+	if (!strcmp(target, "-")) {
+		*f = stdout;
+		return 0;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -58,6 +63,8 @@ int cprof_out_open(const char *target, FILE **f)
 
 void cprof_out_abort(FILE *f)
 {
+	if (f == stdout)
+		return;
 	fclose(f);
 	if (tmp_path[0])
 		unlink(tmp_path);
@@ -68,6 +75,8 @@ int cprof_out_finish(FILE *f, const char *target, int force)
 {
 	int ret = 0;
 
+	if (f == stdout)
+		return fflush(f) != 0 || ferror(f) ? -(errno ? errno : EIO) : 0;
 	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
 		ret = -(errno ? errno : EIO);
 	if (fclose(f) != 0 && ret == 0)
