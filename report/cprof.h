@@ -65,6 +65,10 @@ int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem);
 int cprof_out_open(const char *target, FILE **f);
 int cprof_out_finish(FILE *f, const char *target, int force);
 void cprof_out_abort(FILE *f);
+/* One line on stderr saying what a command wrote: "cprof trace: wrote t.json (1234 events, 2 MB)"; nothing for "-". */
+void cprof_out_said(const char *cmd, const char *target, const char *what);
+/* Copies the file at path to an open stream (merge -o -): 0 or -errno. */
+int cprof_out_copy(const char *path, FILE *to);
 
 /* Shared SQL of the API summary (see profile.c), nsys's names for CUPTI copy kinds, and the length of
  * the valid UTF-8 sequence at s (0 when it is not one). */

@@ -104,3 +104,42 @@ out:
 	tmp_path[0] = '\0';
 	return ret;
 }
+
+void cprof_out_said(const char *cmd, const char *target, const char *what)
+{
+	struct stat st;
+	char size[32] = "";
+
+	/* standard output is the data itself: nothing may follow it there, and stderr would only be noise */
+	if (!strcmp(target, "-") || stat(target, &st) != 0)
+		return;
+	if (st.st_size >= 10 << 20)
+		snprintf(size, sizeof(size), "%.0f MB", st.st_size / 1e6);
+	else if (st.st_size >= 10000)
+		snprintf(size, sizeof(size), "%.0f kB", st.st_size / 1e3);
+	else
+		snprintf(size, sizeof(size), "%lld bytes", (long long)st.st_size);
+	fprintf(stderr, "%s: wrote %s (%s%s%s)\n", cmd, cprof_tx(target), what ? what : "", what ? ", " : "", size);
+}
+
+int cprof_out_copy(const char *path, FILE *to)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int ret = 0;
+
+	if (f == NULL)
+		return -errno;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, to) != n) {
+			ret = -(errno ? errno : EIO);
+			break;
+		}
+	if (ret == 0 && ferror(f))
+		ret = -EIO;
+	fclose(f);
+	if (ret == 0 && fflush(to) != 0)
+		ret = -(errno ? errno : EIO);
+	return ret;
+}
