@@ -30,6 +30,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_html(int argc, char **argv);
+int cmd_stacks(int argc, char **argv);
 
 /* The longest absolute path of a database SQLite's unix VFS opens (MAX_PATHNAME 512 less "-journal"). */
 #define CPROF_SQLITE_PATH_MAX 504

@@ -15,6 +15,7 @@ static const struct cprof_cmd commands[] = {
 	{ "info", cmd_info, "what a profile holds, in a few lines" },
 	{ "trace", cmd_trace, "a Chrome trace in Kineto's layout (Perfetto, TensorBoard, HTA)" },
 	{ "html", cmd_html, "one self-contained HTML page: verdict, findings, timeline, charts, tables" },
+	{ "stacks", cmd_stacks, "the recorded call stacks for a flame graph (folded, speedscope)" },
 };
 
 static void usage(FILE *f)
