@@ -114,10 +114,17 @@ $(BUILD)/lib/cprof/python/sitecustomize.py: preload/sitecustomize.py
 	@mkdir -p $(dir $@)
 	$(Q)install -m 0644 $< $@
 
+# man pages from the programs' own --help (help2man, scripts/mkman): installed by make install, dist, the wheel
+MANPAGES := $(BUILD)/man/cprof.1 $(BUILD)/man/cprof-run.1
+$(BUILD)/man/cprof-run.1: $(BUILD)/man/cprof.1
+$(BUILD)/man/cprof.1: $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run scripts/mkman
+	@$(if $(Q),echo "  MAN     $(BUILD)/man")
+	$(Q)scripts/mkman $(BUILD)/bin $(BUILD)/man
+
 BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run \
 	$(BUILD)/lib/cprof/python/sitecustomize.py
 .PHONY: binaries
-binaries: $(BINARIES) simgpu
+binaries: $(BINARIES) $(MANPAGES) simgpu
 
 # ---- tests ----
 UNIT_SRCS := $(wildcard tests/unit/*.c)
