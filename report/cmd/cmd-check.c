@@ -8,6 +8,7 @@
 #define PR_FMT "cprof check"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/term.h"
 #include "report/model/gates.h"
 #include "report/model/summary.h"
 #include "report/render/check.h"
@@ -165,10 +166,14 @@ int cmd_check(int argc, char **argv)
 		pr_err("--max-regression needs --baseline OLD.db (the profile to compare with)");
 		return CPROF_EXIT_USAGE;
 	}
+	if (fmt != &cprof_check_text && (out == NULL || !strcmp(out, "-")))
+		cprof_progress_off(); /* machine-readable output on the terminal */
+	cprof_progress_begin("cprof check: reading the profiles");
 	if (cprof_summary_load(argv[optind], &th, &now) < 0)
-		return CPROF_EXIT_USAGE;
+		goto out;
 	if (baseline && cprof_summary_load(baseline, &th, &old) < 0)
 		goto out;
+	cprof_progress_end();
 	r.profile = argv[optind];
 	r.baseline = baseline;
 	r.now = &now;
@@ -193,6 +198,7 @@ int cmd_check(int argc, char **argv)
 	fmt->write(stdout, &r);
 	ret = r.exit_status;
 out:
+	cprof_progress_end();
 	free(gates);
 	free(changes);
 	cprof_summary_free(&now);

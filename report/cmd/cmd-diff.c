@@ -8,6 +8,7 @@
 #define PR_FMT "cprof diff"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/term.h"
 #include "report/model/gates.h"
 #include "report/model/summary.h"
 #include "report/render/diff.h"
@@ -105,8 +106,12 @@ int cmd_diff(int argc, char **argv)
 		pr_err("%s exists (-f overwrites it)", cprof_tx(out));
 		return CPROF_EXIT_USAGE;
 	}
+	if (fmt != &cprof_diff_text)
+		cprof_progress_off();
+	cprof_progress_begin("cprof diff: reading the profiles");
 	if (cprof_summary_load(argv[optind], &th, &a) < 0 || cprof_summary_load(argv[optind + 1], &th, &b) < 0)
 		goto out;
+	cprof_progress_end();
 	if (cprof_changes_build(&a, &b, &c, &r.nchanges) < 0)
 		goto nomem;
 	r.old_path = argv[optind];
@@ -141,6 +146,7 @@ int cmd_diff(int argc, char **argv)
 nomem:
 	pr_err("out of memory");
 out:
+	cprof_progress_end();
 	free(c);
 	free(gates);
 	cprof_summary_free(&a);

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "report/render/html.h"
+#include "report/term.h"
 
 
 static void usage(FILE *f)
@@ -643,6 +644,9 @@ int cmd_html(int argc, char **argv)
 		return CPROF_EXIT_USAGE;
 	}
 	h.profile = argv[optind];
+	if (quiet || !strcmp(out, "-"))
+		cprof_progress_off();
+	cprof_progress_begin("cprof html: writing the page");
 	h.db = cprof_profile_open(h.profile);
 	if (h.db == NULL)
 		goto out;
@@ -663,10 +667,12 @@ int cmd_html(int argc, char **argv)
 		pr_err("%s: write failed: %s", out, strerror(-err));
 		goto out;
 	}
+	cprof_progress_end();
 	if (!quiet)
 		cprof_out_said("cprof html", out, NULL);
 	ret = CPROF_EXIT_OK;
 out:
+	cprof_progress_end();
 	html_free(&h);
 	return ret;
 }

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "report/model/analysis.h"
 #include "report/cprof.h"
+#include "report/term.h"
 #include "report/model/model.h"
 #include "report/model/ops-nvtx.h"
 #include "report/model/ranges.h"
@@ -161,6 +162,9 @@ int cmd_report(int argc, char **argv)
 	}
 	if (fmt == FMT_JSON && !top_set)
 		top = 0; /* JSON carries everything unless asked otherwise */
+	if (fmt != FMT_TEXT)
+		cprof_progress_off();
+	cprof_progress_begin("cprof report: reading the profile");
 	db = cprof_profile_open(argv[optind]);
 	if (db == NULL)
 		return CPROF_EXIT_USAGE;
@@ -260,6 +264,7 @@ int cmd_report(int argc, char **argv)
 		free(pp);
 	}
 
+	cprof_progress_end(); /* before the first line of output */
 	if (fmt == FMT_JSON) {
 		printf("{\"schema\":\"cprof.summary/1\",\"profile\":");
 		cprof_json_str(stdout, argv[optind]);
@@ -463,6 +468,7 @@ int cmd_report(int argc, char **argv)
 			printf("\nNo process made a CUDA call under cprof.\n");
 	}
 out:
+	cprof_progress_end();
 	for (i = 0; i < nprocs; i++) {
 		report_table_free(&procs[i].apis);
 	}

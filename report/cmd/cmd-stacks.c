@@ -7,6 +7,7 @@
 #define PR_FMT "cprof stacks"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/term.h"
 #include "report/model/flame.h"
 #include "report/render/stacks.h"
 
@@ -92,6 +93,7 @@ int cmd_stacks(int argc, char **argv)
 		pr_err("%s exists (-f overwrites it)", cprof_tx(out));
 		return CPROF_EXIT_USAGE;
 	}
+	cprof_progress_off(); /* its output is for a program */
 	if ((db = cprof_profile_open(argv[optind])) == NULL)
 		return CPROF_EXIT_USAGE;
 	if ((err = cprof_flame_build(db, doc.weight, &flame)) < 0) {

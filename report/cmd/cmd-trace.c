@@ -11,6 +11,7 @@
 #define PR_FMT "cprof trace"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/term.h"
 #include "report/model/model.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
@@ -179,6 +180,9 @@ static int export_to(const char *profile, const char *out, int force, int quiet,
 		pr_err("%s exists; -f overwrites it", out);
 		return CPROF_EXIT_USAGE;
 	}
+	if (quiet || !strcmp(out, "-"))
+		cprof_progress_off();
+	cprof_progress_begin("cprof trace: writing the trace");
 	t.db = cprof_profile_open(profile);
 	if (t.db == NULL)
 		goto out;
@@ -199,6 +203,7 @@ static int export_to(const char *profile, const char *out, int force, int quiet,
 		pr_err("%s: write failed: %s", out, strerror(-err));
 		goto out;
 	}
+	cprof_progress_end();
 	if (!quiet) {
 		char what[48];
 
@@ -207,6 +212,7 @@ static int export_to(const char *profile, const char *out, int force, int quiet,
 	}
 	ret = CPROF_EXIT_OK;
 out:
+	cprof_progress_end();
 	trace_free(&t);
 	return ret;
 }

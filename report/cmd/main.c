@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "report/cprof.h"
+#include "report/term.h"
 
 static const struct cprof_cmd commands[] = {
 	{ "report", cmd_report, "the verdict, its evidence, findings, and the kernel/memory/API tables" },
@@ -28,8 +29,13 @@ static void usage(FILE *f)
 		   "reads the SQLite profiles cprof-run writes\n\ncommands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nA FILE that a command writes may be -: standard output.\n"
-		   "Environment: NO_COLOR (any value) turns colour off; COLUMNS sets the width of text on a terminal.\n"
+	fprintf(f, "\noptions every command takes:\n"
+		   "  --wide              names whole, however wide the terminal (off a terminal text is never cut to a width)\n"
+		   "  --color[=WHEN]      colour for verdicts, severities and PASS/FAIL: auto (default: on a terminal),\n"
+		   "                      always, never\n"
+		   "A FILE that a command writes may be -: standard output. Work that takes more than 2 s shows its progress\n"
+		   "on stderr when stderr is a terminal.\n"
+		   "Environment: NO_COLOR (not empty) turns colour off; COLUMNS sets the width of text on a terminal.\n"
 		   "\nexit status: 0 ok, 1 gate failed, 2 usage or unreadable input, 3 profile incomplete\n");
 }
 
@@ -45,6 +51,12 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("cprof %s\n", CPROF_VERSION);
 		return CPROF_EXIT_OK;
+	}
+	if ((argc = cprof_term_setup(argc, argv)) < 0)
+		return CPROF_EXIT_USAGE;
+	if (argc < 2) {
+		usage(stderr);
+		return CPROF_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "help")) {
 		if (argc == 2) {

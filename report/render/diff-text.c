@@ -3,6 +3,11 @@
 
 #include "report/cprof.h"
 #include "report/render/diff.h"
+#include "report/term.h"
+
+/* colour only on standard output (a terminal), never into a file -o names */
+#define HUE(h) (f == stdout ? cprof_hue(h) : "")
+#define HUE_VERDICT(v) (f == stdout ? cprof_hue_verdict(v) : "")
 
 static void write_text(FILE *f, const struct cprof_diff_result *r)
 {
@@ -12,8 +17,8 @@ static void write_text(FILE *f, const struct cprof_diff_result *r)
 
 	fprintf(f, "cprof diff: %s -> %s%s\n", cprof_tx(r->old_path), cprof_tx(r->new_path),
 		r->simulated ? " (simulated GPU: timings are modelled, not measured)" : "");
-	fprintf(f, "  verdict      %-16s -> %s%s\n", a->v.verdict, b->v.verdict,
-		strcmp(a->v.verdict, b->v.verdict) ? "   (changed)" : "");
+	fprintf(f, "  verdict      %-16s -> %s%s%s%s\n", a->v.verdict, HUE_VERDICT(b->v.verdict), b->v.verdict,
+		HUE(CPROF_HUE_RESET), strcmp(a->v.verdict, b->v.verdict) ? "   (changed)" : "");
 	fprintf(f, "  GPU busy     %15.1f%% -> %.1f%%\n", a->v.busy_pct, b->v.busy_pct);
 	cprof_fmt_dur(x, sizeof(x), a->kernel_ns);
 	cprof_fmt_dur(y, sizeof(y), b->kernel_ns);
@@ -35,9 +40,8 @@ static void write_text(FILE *f, const struct cprof_diff_result *r)
 		cprof_fmt_dur(x, sizeof(x), c->old_ns);
 		cprof_fmt_dur(y, sizeof(y), c->new_ns);
 		cprof_fmt_change(p, sizeof(p), c->old_ns, c->new_ns);
-		cprof_shorten(c->name, name, sizeof(name));
 		fprintf(f, "  %-6s  %12s  %12s  %8s  %9lld  %9lld  %s\n", c->api ? "api" : "kernel", x, y, p,
-			(long long)c->old_n, (long long)c->new_n, cprof_tx(name));
+			(long long)c->old_n, (long long)c->new_n, cprof_tx(cprof_term_name(c->name, 70, name, sizeof(name))));
 	}
 	if (r->nchanges == 0)
 		fprintf(f, "  (no kernel or call changed)\n");
@@ -47,7 +51,8 @@ static void write_text(FILE *f, const struct cprof_diff_result *r)
 		fprintf(f, "\n  --max-regression %.1f%%: %s\n", r->max_reg, r->failed ? "exceeded" : "not exceeded");
 		for (i = 0; i < r->ngates; i++)
 			if (r->gates[i].failed)
-				fprintf(f, "  FAIL %s: %s\n", r->gates[i].what, r->gates[i].detail);
+				fprintf(f, "  %sFAIL%s %s: %s\n", HUE(CPROF_HUE_BAD), HUE(CPROF_HUE_RESET),
+					r->gates[i].what, r->gates[i].detail);
 	}
 }
 
