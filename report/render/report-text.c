@@ -31,7 +31,7 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 		if (t->rows[i].st.total > maxv)
 			maxv = t->rows[i].st.total;
 	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
-	u = cprof_unit_for(maxv);
+	u = report_timeunit >= 0 ? (enum cprof_unit)report_timeunit : cprof_unit_for(maxv);
 	un = cprof_unit_name(u);
 	printf("\n%s\n\n", cprof_tx(title));
 	printf(" Time (%%)  Total (%s)  Instances  Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)%s  Name\n", un,
