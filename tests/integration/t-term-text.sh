@@ -49,11 +49,11 @@ grep -aq "^  \[$ESC\[[0-9;]*m\(warn\|info\)$ESC\[0m\] " c.txt || fail "severitie
 tty 120 "NO_COLOR=1 '$C' report big.db" | grep -aq "$ESC\[" && fail "colour despite NO_COLOR"
 tty 120 "'$C' report big.db --color=never" | grep -aq "$ESC\[" && fail "colour despite --color=never"
 "$C" report big.db --color=always | grep -q "^Verdict: $ESC\[" || fail "--color=always off a terminal"
-tty 120 "'$C' check big.db --expect compute-bound" | grep -aq "^$ESC\[1;31mFAIL$ESC\[0m big.db: verdict" || fail "FAIL not red"
+tty 120 "'$C' check small.db --expect compute-bound" | grep -aq "^$ESC\[1;31mFAIL$ESC\[0m small.db: verdict" || fail "FAIL not red"
 # colour never goes into a file -o names, even from a terminal
-tty 120 "'$C' check big.db --expect compute-bound -o f.txt" > /dev/null
+tty 120 "'$C' check small.db --expect compute-bound -o f.txt" > /dev/null
 grep -q "$ESC" f.txt && fail "colour in a file"
-grep -q "^FAIL big.db: verdict" f.txt || fail "check -o f.txt: $(cat f.txt)"
+grep -q "^FAIL small.db: verdict" f.txt || fail "check -o f.txt: $(cat f.txt)"
 "$C" report big.db --color=rainbow 2> err.txt; assert_eq $? 2 "bad --color"
 
 # progress: on stderr when it is a terminal (CPROF_PROGRESS_DELAY_MS=0: at once instead of after 2 s), erased
