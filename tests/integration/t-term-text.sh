@@ -21,6 +21,9 @@ COLUMNS=40 "$C" report big.db > plain40.txt
 cmp -s plain.txt plain40.txt || fail "COLUMNS changed text off a terminal"
 grep -q "$(printf '\033')" plain.txt && fail "colour off a terminal"
 "$C" report big.db --color=never --wide > /dev/null || fail "--wide, --color=never accepted"
+# --wide in a pipe too: the whole name instead of <...> cuts
+grep -qF "  $GEMM" plain.txt && fail "the GEMM name whole without --wide (the test needs it cut)"
+"$C" report big.db --by kernel --wide | grep -qF "  $GEMM" || fail "--wide in a pipe: not the whole name"
 
 # 250 columns: the name fits whole (no <...> either); 60: the row is as short as the columns before the name
 # allow, the name cut in the middle, head and tail kept
