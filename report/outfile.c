@@ -114,9 +114,9 @@ void cprof_out_said(const char *cmd, const char *target, const char *what)
 	if (!strcmp(target, "-") || stat(target, &st) != 0)
 		return;
 	if (st.st_size >= 10 << 20)
-		snprintf(size, sizeof(size), "%.0f MB", st.st_size / 1e6);
+		snprintf(size, sizeof(size), "%lld MB", (long long)(st.st_size + 500000) / 1000000);
 	else if (st.st_size >= 10000)
-		snprintf(size, sizeof(size), "%.0f kB", st.st_size / 1e3);
+		snprintf(size, sizeof(size), "%lld kB", (long long)(st.st_size + 500) / 1000);
 	else
 		snprintf(size, sizeof(size), "%lld bytes", (long long)st.st_size);
 	fprintf(stderr, "%s: wrote %s (%s%s%s)\n", cmd, cprof_tx(target), what ? what : "", what ? ", " : "", size);
