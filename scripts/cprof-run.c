@@ -433,7 +433,7 @@ static int html_page(const char *self_dir, const char *db, const char *path, int
 	pid = fork();
 	if (pid == 0) {
 		dup2(STDERR_FILENO, STDOUT_FILENO);
-		execl(cprof, "cprof", "html", db, "-o", path, force ? "-f" : (char *)NULL, (char *)NULL);
+		execl(cprof, "cprof", "html", "-q", db, "-o", path, force ? "-f" : (char *)NULL, (char *)NULL); /* -q: we say it */
 		_exit(RUN_EXIT_INTERNAL);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)

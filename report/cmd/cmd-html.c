@@ -13,15 +13,17 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "report/render/html.h"
+#include "report/term.h"
 
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof html PROFILE.db -o REPORT.html [-f] [--include-startup]\n"
+	fprintf(f, "usage: cprof html PROFILE.db -o REPORT.html|- [-f] [-q] [--include-startup]\n"
 		   "  writes one self-contained HTML page: the verdict, findings, a zoomable timeline, charts and\n"
 		   "  sortable tables; no network access, no external script or font\n"
-		   "  -o PATH   the page (never overwritten unless -f)\n"
-		   "  -f        overwrite PATH if it exists\n"
+		   "  -o, --output PATH  the page (never overwritten unless -f); - writes to standard output\n"
+		   "  -f, --force        overwrite PATH if it exists\n"
+		   "  -q, --quiet        do not say on stderr what was written\n"
 		   "  --include-startup  count start-up and warm-up in the verdict, as cprof report does\n");
 }
 
@@ -630,18 +632,19 @@ int cmd_html(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "include-startup", no_argument, NULL, 'i' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct html h;
 	struct cprof_thresholds th;
 	const char *out = NULL;
-	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
+	int opt, force = 0, quiet = 0, err, ret = CPROF_EXIT_USAGE;
 
 	memset(&h, 0, sizeof(h));
 	cprof_thresholds_default(&th);
 	opterr = 0; /* one line of our own instead of getopt's */
-	while ((opt = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -651,6 +654,9 @@ int cmd_html(int argc, char **argv)
 			break;
 		case 'i':
 			th.include_startup = 1;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -669,11 +675,14 @@ int cmd_html(int argc, char **argv)
 								     "no output given: -o REPORT.html");
 		return CPROF_EXIT_USAGE;
 	}
-	if (!force && access(out, F_OK) == 0) {
+	if (!force && strcmp(out, "-") && access(out, F_OK) == 0) {
 		pr_err("%s exists; -f overwrites it", out);
 		return CPROF_EXIT_USAGE;
 	}
 	h.profile = argv[optind];
+	if (quiet || !strcmp(out, "-"))
+		cprof_progress_off();
+	cprof_progress_begin("cprof html: writing the page");
 	h.db = cprof_profile_open(h.profile);
 	if (h.db == NULL)
 		goto out;
@@ -694,8 +703,12 @@ int cmd_html(int argc, char **argv)
 		pr_err("%s: write failed: %s", out, strerror(-err));
 		goto out;
 	}
+	cprof_progress_end();
+	if (!quiet)
+		cprof_out_said("cprof html", out, NULL);
 	ret = CPROF_EXIT_OK;
 out:
+	cprof_progress_end();
 	html_free(&h);
 	return ret;
 }

@@ -13,7 +13,9 @@ int cmd_info(int argc, char **argv)
 	int complete, finalised;
 
 	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n");
+		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n"
+			"  what a profile holds, in a few lines: the command and its exit status, processes, calls,\n"
+			"  kernels, lost events and whether it is complete, and whether its GPU was simulated\n");
 		return argc == 2 && !strcmp(argv[1], "--help") ? CPROF_EXIT_OK : CPROF_EXIT_USAGE;
 	}
 	db = cprof_profile_open(argv[1]);

@@ -40,6 +40,15 @@ struct ctx {
 	int demangle;
 };
 
+/* --sort: the order of the kernel, memory and API tables (largest first; name: A to Z) */
+enum { REPORT_SORT_TOTAL, REPORT_SORT_CALLS, REPORT_SORT_AVG, REPORT_SORT_MED, REPORT_SORT_MIN, REPORT_SORT_MAX,
+       REPORT_SORT_STD, REPORT_SORT_NAME, REPORT_SORT__N };
+/* the key's number, -1 when there is none of that name */
+int report_sort_key(const char *name);
+void report_table_sort(struct table *t, int key);
+/* --timeunit: enum cprof_unit of the stats tables' times, -1: the unit that suits the largest value */
+extern int report_timeunit;
+
 extern const char report_rank_sql[];
 void report_table_free(struct table *t);
 int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t);
