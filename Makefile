@@ -123,8 +123,8 @@ binaries: $(BINARIES) simgpu
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
 $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c \
-	report/model/model.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c \
-	report/profile.c report/demangle.c) $(HOST_OBJS_COMMON)
+	report/model/model.c report/model/cost.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c \
+	report/profile.c report/demangle.c preload/ring.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl -lm -lstdc++

@@ -71,7 +71,7 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	 * threads' own schedstat, and events lost by cause */
 	"CREATE TABLE CPROF_COST(processId INTEGER, pid INTEGER, timeNs INTEGER, hookCalls INTEGER, hookNs INTEGER,"
 	" sampledCalls INTEGER, stackCalls INTEGER, stackNs INTEGER, flusherCpuNs INTEGER, appRunNs INTEGER,"
-	" appWaitNs INTEGER, lostRingFull INTEGER, lostCupti INTEGER, lostPipe INTEGER);"
+	" appWaitNs INTEGER, lostRingFull INTEGER, lostCupti INTEGER, lostPipe INTEGER, lostNested INTEGER);"
 	/* a fatal signal the process took (at most one row per process): signo, si_code, faulting address,
 	 * CPROF_CRASH_F_* flags, events the crash drain sent; then each thread's last hooked call then */
 	"CREATE TABLE CPROF_CRASH(processId INTEGER, pid INTEGER, timeNs INTEGER, tid INTEGER, signal INTEGER,"

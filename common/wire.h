@@ -132,7 +132,7 @@ struct cprof_wire_lost {
 };
 _Static_assert(sizeof(struct cprof_wire_lost) == 16, "lost layout");
 
-/* Running totals since the process started, sent about once a second and before BYE: a lost frame costs
+/* Running totals since the process started, sent about ten times a second and before BYE: a lost frame costs
  * nothing but resolution. The hooks' time is measured on one call in CPROF_COST_SAMPLE (two more clock reads)
  * and scaled to all calls; stack captures are each timed. app_* are the program's threads' own schedstat
  * (threads that recorded a call), read by the flusher. */
@@ -150,8 +150,9 @@ struct cprof_wire_cost {
 	uint64_t lost_ring_full;  /* events dropped: the thread's ring was full */
 	uint64_t lost_cupti;      /* GPU records CUPTI dropped, or cprof could not hold for a stalled collector */
 	uint64_t lost_pipe;       /* events that could not be sent: the collector was gone */
+	uint64_t lost_nested;     /* events dropped: a signal handler's hooked call interrupted a record */
 };
-_Static_assert(sizeof(struct cprof_wire_cost) == 96, "cost layout");
+_Static_assert(sizeof(struct cprof_wire_cost) == 104, "cost layout");
 
 enum cprof_bye_reason { CPROF_BYE_EXIT = 1, CPROF_BYE__EXIT = 2, CPROF_BYE_EXEC = 3 };
 struct cprof_wire_bye {

@@ -26,10 +26,9 @@
 #define SYS_close_range 436
 #endif
 
-CPROF_HIDDEN _Atomic int cprof_wake_pending;
 
 #define CUPTI_FLUSH_MS 100
-#define COST_EVERY_MS 1000
+#define COST_EVERY_MS 100 /* the report reads its time series over a window: ~10 rows a second */
 
 struct pending_string {
 	uint32_t id;
@@ -621,7 +620,9 @@ static int send_cost(uint64_t deadline)
 		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
 		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
 		c.stack_calls += atomic_load_explicit(&r->stack_calls, memory_order_relaxed);
-		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed);
+		c.lost_nested += atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
+		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed) -
+				    atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
 		/* a thread's schedstat counts from its start: only what grew since the last reading is added */
 		if (atomic_load_explicit(&r->state, memory_order_relaxed) != CPROF_RING_LIVE || tid == 0 ||
 		    schedstat(tid, &run, &wait) < 0)

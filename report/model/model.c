@@ -1257,7 +1257,8 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = cprof_model_read_driver(db, &drv, &ndrv)) < 0 ||
 	      (ret = load_ops(db, m, 1, drv, ndrv)) < 0 || (ret = load_calls(db, m)) < 0 ||
-	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 ||
+	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
+	      (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
 	      (ret = load_run_facts(db, m)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
@@ -1306,6 +1307,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);
+	free(m->cost);
 	free(m->gemms);
 	free(m->gpu_note);
 	for (i = 0; i < m->nprocs; i++) {
