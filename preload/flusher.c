@@ -19,6 +19,7 @@
 
 #define PR_FMT "cprof"
 #include "common/log.h"
+#include "common/procfs.h"
 #include "preload/cprof.h"
 #include "preload/flusher.h"
 
@@ -583,19 +584,9 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 {
 	char path[64], buf[96];
 	unsigned long long r, w;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu %llu", &r, &w) != 2)
+	if (cprof_read_proc(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu %llu", &r, &w) != 2)
 		return -1;
 	*run = r;
 	*wait = w;
