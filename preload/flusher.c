@@ -928,6 +928,9 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	for (int i = 0; i < fl.hello.argc; i++)
 		fl.hello.argv[i] = fl.hello.args + (cfg->hello.argv[i] - cfg->hello.args);
 	fl.pid = getpid();
+	/* the first forced CUPTI flush one period after the start, not at the first round: a short program's
+	 * GPU window is not cut by a flush and the buffer request after it */
+	fl.last_cupti_flush_ms = mono_ms();
 	atomic_store(&fl.alive, 1);
 	/* the flusher takes no signal: the target's handlers run on the target's threads, and SIGPIPE
 	 * raised by our writes stays pending on our thread where it is consumed */

@@ -25,7 +25,8 @@ static void report_text_cost(const struct cprof_cost *c)
 		printf("  cprof's own cost: CUPTI %s; the rest was not measured (a profile from before CPROF_COST)\n", u);
 		return;
 	}
-	printf("  cprof's own cost: %s (%.1f%% of the window): hooks %s (%llu calls, 1 in %d timed), stacks %s (%llu),"
+	/* a lower bound: CUPTI's work inside each CUDA call and cache effects are not timed (docs/bench.md) */
+	printf("  cprof's own cost: at least %s (%.1f%% of the window): hooks %s (%llu calls, 1 in %d timed), stacks %s (%llu),"
 	       " CUPTI %s, waiting for a core while cprof's threads ran %s\n",
 	       t, c->window_ns ? 100.0 * c->total_ns / c->window_ns : 0.0, h, (unsigned long long)c->calls,
 	       CPROF_COST_SAMPLE, s, (unsigned long long)c->stacks, u, w);
