@@ -64,6 +64,11 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	" externalId INTEGER, correlationId INTEGER);"
 	"CREATE TABLE CPROF_STATUS(processId INTEGER, pid INTEGER, timeNs INTEGER, code TEXT, err INTEGER,"
 	" message TEXT);"
+	/* the recording windows (--capture-range, --delay/--duration, --on-demand + cprof capture, --max-size): per
+	 * process, numbered as the run numbered them; end = when recording stopped (the process's end when it
+	 * exited inside one); why opened it, endWhy closed it. No row: the whole run was recorded. */
+	"CREATE TABLE CPROF_WINDOWS(processId INTEGER, pid INTEGER, number INTEGER, start INTEGER, end INTEGER,"
+	" why TEXT, endWhy TEXT);"
 	/* one row per LOST frame: when (collector's clock) a process reported drops, how many, out of how many */
 	"CREATE TABLE CPROF_LOST(processId INTEGER, pid INTEGER, timeNs INTEGER, lost INTEGER, emitted INTEGER);"
 	/* what profiling cost each process, as running totals since its start (one row about every second and one

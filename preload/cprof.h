@@ -99,11 +99,13 @@ static inline __attribute__((always_inline)) int cprof_active(void)
 }
 
 /* capture.c: --capture-range (CPROF_CAPTURE). */
-enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_NVTX };
+/* NVTX and STEPS follow the annotations (nvtx.c calls the capture functions for mode >= NVTX) */
+enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_TIMED, CPROF_CAPTURE_NVTX, CPROF_CAPTURE_STEPS };
 CPROF_HIDDEN extern int cprof_capture_mode;
 CPROF_HIDDEN int cprof_capture_init(void); /* 1: start paused */
 CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, int level);
 CPROF_HIDDEN void cprof_capture_nvtx_pop(int level);
+CPROF_HIDDEN void cprof_capture_exit(void); /* the process is exiting: timed windows flip no more */
 
 /* ring.c: the bottom layer; the layers above tell it what to call (set once by init, before any ring) */
 struct cprof_ring_ops {

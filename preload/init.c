@@ -123,6 +123,7 @@ static int simulated_gpu(void)
 
 static void at_exit_flush(void)
 {
+	cprof_capture_exit();
 	cprof_flusher_final(CPROF_BYE_EXIT);
 }
 
@@ -265,6 +266,7 @@ static void exit_common(void)
 {
 	if (!cprof_flusher_owner())
 		return;
+	cprof_capture_exit();
 	/* what CUPTI still holds is part of what the process produced (exit() does this in cupti.c's atexit) */
 	cprof_cupti_flush(1);
 	cprof_flusher_final(CPROF_BYE__EXIT);

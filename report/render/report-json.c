@@ -102,3 +102,29 @@ void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 	}
 	printf("]");
 }
+
+/* ,"windows":[...] when the profile was recorded in windows, ,"max_size":{...} when a limit was set. */
+void report_json_windows(const struct cprof_recording *r)
+{
+	size_t i;
+
+	if (r->n) {
+		printf(",\"windows\":[");
+		for (i = 0; i < r->n; i++) {
+			const struct cprof_window *w = &r->w[i];
+
+			printf("%s{\"number\":%d,\"pid\":%lld,\"start_ns\":%llu,\"end_ns\":%llu,\"duration_ns\":%llu,\"why\":",
+			       i ? "," : "", w->number, (long long)w->pid, (unsigned long long)w->start,
+			       (unsigned long long)w->end, (unsigned long long)(w->end - w->start));
+			cprof_json_str(stdout, w->why);
+			printf(",\"end_why\":");
+			cprof_json_str(stdout, w->end_why);
+			printf("}");
+		}
+		printf("]");
+	}
+	if (r->max_size)
+		printf(",\"max_size\":{\"bytes\":%lld,\"reached\":%s,\"cut_ns\":%llu,\"unrecorded\":%lld}",
+		       (long long)r->max_size, r->max_size_cut_ns ? "true" : "false",
+		       (unsigned long long)r->max_size_cut_ns, (long long)r->unrecorded);
+}

@@ -58,5 +58,5 @@ unset CPROF_WRITER_PRIORITY
 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o gpu.db -- "$WL/matmul_sweep" --sizes 64 --steps 50 > /dev/null 2>&1 ||
 	fail "matmul_sweep under cprof-run"
 "$BIN/cprof" report gpu.db > gpu.txt || fail "report"
-grep -Eq "^  cprof's own cost: .* hooks .* calls, 1 in 64 timed" gpu.txt || fail "no cost line in the text report: $(cat gpu.txt)"
+grep -Eq "^  cprof's own cost: at least .* hooks .* calls, 1 in 64 timed" gpu.txt || fail "no cost line in the text report: $(cat gpu.txt)"
 echo PASS

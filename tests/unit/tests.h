@@ -17,5 +17,6 @@ Suite *findings_suite(void);
 Suite *cost_suite(void);
 Suite *ring_suite(void);
 Suite *findings_rules_suite(void);
+Suite *gates_suite(void);
 
 #endif
