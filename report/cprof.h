@@ -64,6 +64,10 @@ int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem);
 int cprof_out_open(const char *target, FILE **f);
 int cprof_out_finish(FILE *f, const char *target, int force);
 void cprof_out_abort(FILE *f);
+/* Before an export: refuses, with one line, an output that is one of the inputs (a link to it too), a
+ * directory, an existing file without force, and (regular_only) a device or pipe; who prefixes the line.
+ * 0 or -errno. */
+int cprof_out_check(const char *who, const char *target, char *const *inputs, int n, int force, int regular_only);
 
 /* Shared SQL of the API summary (see profile.c), nsys's names for CUPTI copy kinds, and the length of
  * the valid UTF-8 sequence at s (0 when it is not one). */

@@ -141,6 +141,26 @@ static int profile_exists(const char *path)
 	return lstat(side, &st) == 0;
 }
 
+/* Whether two output paths name one file: the same inode when both exist, else the same resolved directory and
+ * name (a profile and its --html page written to one file would destroy the profile). */
+static int same_file(const char *a, const char *b)
+{
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX], ca[PATH_MAX], cb[PATH_MAX];
+	struct stat sa, sb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	snprintf(ca, sizeof(ca), "%s", a);
+	snprintf(cb, sizeof(cb), "%s", b);
+	if (realpath(dirname(ca), da) == NULL || realpath(dirname(cb), db) == NULL)
+		return 0;
+	snprintf(ca, sizeof(ca), "%s", a);
+	snprintf(cb, sizeof(cb), "%s", b);
+	snprintf(ra, sizeof(ra), "%s", basename(ca));
+	snprintf(rb, sizeof(rb), "%s", basename(cb));
+	return strcmp(da, db) == 0 && strcmp(ra, rb) == 0;
+}
+
 static int default_output(char *out, size_t size)
 {
 	int i;
@@ -508,6 +528,10 @@ int main(int argc, char **argv)
 	if (strlen(db) > CPROF_SQLITE_PATH_MAX) {
 		pr_err("profile path %.60s... is %zu bytes long; SQLite opens at most %d: choose a shorter -o", db,
 		       strlen(db), CPROF_SQLITE_PATH_MAX);
+		return RUN_EXIT_USAGE;
+	}
+	if (html && same_file(html, out)) {
+		pr_err("--html %s is the profile %s itself; choose another page name", html, out);
 		return RUN_EXIT_USAGE;
 	}
 	if (profile_exists(out)) {

@@ -633,10 +633,8 @@ int cmd_html(int argc, char **argv)
 								     "no output given: -o REPORT.html");
 		return CPROF_EXIT_USAGE;
 	}
-	if (!force && access(out, F_OK) == 0) {
-		pr_err("%s exists; -f overwrites it", out);
+	if (cprof_out_check(PR_FMT, out, argv + optind, 1, force, 0) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	h.profile = argv[optind];
 	h.db = cprof_profile_open(h.profile);
 	if (h.db == NULL)

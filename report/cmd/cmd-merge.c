@@ -271,10 +271,8 @@ int cmd_merge(int argc, char **argv)
 		pr_err("%s (cprof merge --help)", out ? "no profile to merge" : "no output given: -o JOB.db");
 		return CPROF_EXIT_USAGE;
 	}
-	if (!force && access(out, F_OK) == 0) {
-		pr_err("%s exists; -f overwrites it", out);
+	if (cprof_out_check(PR_FMT, out, argv + optind, argc - optind, force, 1) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	/* the first profile, copied whole, is the base; a temporary name until everything is in */
 	first = cprof_profile_open(argv[optind]);
 	if (first == NULL)

@@ -174,10 +174,8 @@ static int export_to(const char *profile, const char *out, int force, int64_t ra
 	struct trace t = { .first_event = 1, .rank = rank, .world = world };
 	int err, ret = CPROF_EXIT_USAGE;
 
-	if (!force && access(out, F_OK) == 0) {
-		pr_err("%s exists; -f overwrites it", out);
+	if (cprof_out_check(PR_FMT, out, (char *const *)&profile, 1, force, 0) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	t.db = cprof_profile_open(profile);
 	if (t.db == NULL)
 		goto out;
