@@ -210,7 +210,9 @@ static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const s
 
 static int api_valid(const struct cprof_wire_api *ev)
 {
-	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->end_ns >= ev->start_ns && ev->end_ns < TIME_MAX;
+	/* end before start is no forgery but the wall clock stepping back during the call (NTP, a VM resumed):
+	 * clamped where it is stored, as CUPTI's records and NVTX ranges are */
+	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->start_ns < TIME_MAX && ev->end_ns < TIME_MAX;
 }
 
 static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
@@ -234,9 +236,15 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 			in->nvtx_events++;
 			continue;
 		}
-		if (ev[i].name)
-			kname = cprof_strmap_get(p, ev[i].name);
-		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &ev[i], kname)) < 0)
+		struct cprof_wire_api e = ev[i];
+
+		if (e.end_ns < e.start_ns) {
+			e.end_ns = e.start_ns;
+			in->clock_steps++;
+		}
+		if (e.name)
+			kname = cprof_strmap_get(p, e.name);
+		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &e, kname)) < 0)
 			return -EIO;
 	}
 	for (i = 0; i < h->count; i++)
@@ -253,15 +261,20 @@ static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	uint32_t i;
 
 	for (i = 0; i < h->count; i++)
-		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].end_ns < g[i].start_ns || g[i].end_ns >= TIME_MAX ||
+		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].start_ns >= TIME_MAX || g[i].end_ns >= TIME_MAX ||
 		    ((g[i].kind == CPROF_GPU_MEMCPY || g[i].kind == CPROF_GPU_MEMSET) && g[i].u64[0] >= BYTES_MAX))
 			return -EBADMSG;
 	for (i = 0; i < h->count; i++) {
+		struct cprof_wire_gpu r = g[i];
 		int64_t name = 0;
 
-		if (g[i].name)
-			name = cprof_strmap_get(p, g[i].name);
-		if (store_ok(in, cprof_store_gpu(in->store, p->proc_id, &g[i], name)) < 0)
+		if (r.end_ns < r.start_ns) {
+			r.end_ns = r.start_ns;
+			in->clock_steps++;
+		}
+		if (r.name)
+			name = cprof_strmap_get(p, r.name);
+		if (store_ok(in, cprof_store_gpu(in->store, p->proc_id, &r, name)) < 0)
 			return -EIO;
 		if (g[i].end_ns > p->last_ns)
 			p->last_ns = g[i].end_ns;
@@ -391,6 +404,16 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 			in->lost += b->lost - p->lost;
 			p->lost = b->lost;
 		}
+		if (b->end_ns < p->start_ns) {
+			/* readers refuse a process that ends before it starts (the clock stepped back, or a forged
+			 * BYE): the collector applies their rule, the end is its start */
+			struct cprof_wire_bye e = *b;
+
+			e.end_ns = p->last_ns > p->start_ns ? p->last_ns : p->start_ns;
+			in->clock_steps++;
+			end_producer(in, p, &e);
+			return 0;
+		}
 		end_producer(in, p, b);
 		return 0;
 	}
@@ -436,6 +459,16 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 		struct cprof_wire_hdr hdr;
 
 		memcpy(frame, h, avail < sizeof(frame) ? avail : sizeof(frame));
+		flen = cprof_wire_torn(frame, avail < sizeof(frame) ? avail : sizeof(frame));
+		if (flen > 0) {
+			/* a frame cut short: its header's pid and count are not to be trusted, the frames behind it
+			 * are; counted, and nobody is banned for it */
+			in->bad_frames++;
+			if (in->torn_frames++ == 0)
+				diag(in, 0, "a frame cut short (%s) in the stream; resynchronised on the next frame", "a torn or forged write");
+			off += flen;
+			continue;
+		}
 		err = cprof_wire_check(frame, avail < sizeof(frame) ? avail : sizeof(frame), &flen);
 		if (err == CPROF_WIRE_SHORT)
 			break;
@@ -575,6 +608,8 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "lost_spool_full", (int64_t)in->lost_spool_full);
 	cprof_store_meta_int(s, "lost_unstored", (int64_t)in->lost_unstored);
 	cprof_store_meta_int(s, "bad_frames", (int64_t)in->bad_frames);
+	cprof_store_meta_int(s, "torn_frames", (int64_t)in->torn_frames);
+	cprof_store_meta_int(s, "clock_steps_clamped", (int64_t)in->clock_steps);
 	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);
 	cprof_store_meta_int(s, "events", (int64_t)in->events);

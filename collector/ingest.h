@@ -40,8 +40,10 @@ struct cprof_ingest {
 	size_t len, bufcap;
 	uint64_t frames;
 	uint64_t bad_frames;      /* malformed or undecodable */
+	uint64_t torn_frames;     /* of bad_frames: cut short, resynchronised on the next frame's header */
 	uint64_t dropped_frames;  /* well-formed but from a banned or unknown producer */
 	uint64_t events;
+	uint64_t clock_steps;     /* ends before their starts (the wall clock stepped back), clamped to the start */
 	uint64_t gpu_records;
 	uint64_t stacks;
 	uint64_t nvtx_events;     /* of events: NVTX annotations, not CUDA calls */
