@@ -513,6 +513,30 @@ int cprof_store_threads(struct cprof_store *s)
 	return ret;
 }
 
+#define CHECKPOINT_WAIT_MS 10000
+/* Merges the WAL into the profile and truncates it, so the .db alone is the whole profile (copied, mailed).
+ * A reader of the profile (cprof during the run) pins the WAL: the checkpoint does not fail then, it reports
+ * busy, and is tried again until the reader lets go, within a bound. 0, or -EIO / -EBUSY. */
+static int checkpoint(struct cprof_store *s)
+{
+	int busy = 1, rc, waited;
+
+	for (waited = 0; busy && waited <= CHECKPOINT_WAIT_MS; waited += 50) {
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &st, NULL) != SQLITE_OK)
+			return -EIO;
+		rc = sqlite3_step(st);
+		busy = rc != SQLITE_ROW || sqlite3_column_int(st, 0) != 0;
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+			return -EIO;
+		if (busy)
+			usleep(50000);
+	}
+	return busy ? -EBUSY : 0;
+}
+
 int cprof_store_close(struct cprof_store *s)
 {
 	int ret = 0, i;
@@ -528,8 +552,9 @@ int cprof_store_close(struct cprof_store *s)
 		sqlite3_finalize(s->batch[i].multi);
 	free(s->threads);
 	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
-	if (ret == 0 && exec(s, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
-		pr_warn("the profile's WAL could not be merged into it (disk full?); keep the -wal file with it");
+	if (ret == 0 && checkpoint(s) < 0)
+		pr_warn("the profile's WAL could not be merged into it (disk full, or a reader held it %d s); keep the -wal"
+			" file with it", CHECKPOINT_WAIT_MS / 1000);
 	if (sqlite3_close(s->db) != SQLITE_OK)
 		ret = -EIO;
 	free(s);
