@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -100,6 +101,7 @@ struct thread_sum {
 
 struct cprof_store {
 	sqlite3 *db;
+	int lock_fd; /* the file as created, flock'ed shared while we write it: another cprof-run -f keeps off */
 	struct thread_sum *threads;
 	size_t nthreads, threads_cap, last_thread;
 	sqlite3_stmt *st[ST__N];
@@ -416,7 +418,10 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	/* 0600 whatever the umask (a umask of 0777 would leave a file even we cannot open) */
 	if (fchmod(fd, 0600) < 0)
 		pr_warn("cannot set the mode of %s: %s", path, strerror(errno));
-	close(fd);
+	/* flock, not fcntl: SQLite's own locks on the file are fcntl locks, independent of this one */
+	if (flock(fd, LOCK_SH) < 0)
+		pr_warn("cannot lock %s: %s", path, strerror(errno));
+	s->lock_fd = fd;
 	/* NOFOLLOW: a symlink swapped in after the create, or planted at the -wal/-shm names, is refused */
 	/* one thread uses this connection: no per-call mutex (8% of cprofd at 500k events/s) */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -473,6 +478,7 @@ out_close:
 	for (i = 0; i < B__N; i++)
 		sqlite3_finalize(s->batch[i].multi);
 	sqlite3_close(s->db);
+	close(s->lock_fd);
 out_free:
 	free(s);
 	return ret;
@@ -557,6 +563,7 @@ int cprof_store_close(struct cprof_store *s)
 			" file with it", CHECKPOINT_WAIT_MS / 1000);
 	if (sqlite3_close(s->db) != SQLITE_OK)
 		ret = -EIO;
+	close(s->lock_fd);
 	free(s);
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -159,6 +160,19 @@ static int same_file(const char *a, const char *b)
 	snprintf(ra, sizeof(ra), "%s", basename(ca));
 	snprintf(rb, sizeof(rb), "%s", basename(cb));
 	return strcmp(da, db) == 0 && strcmp(ra, rb) == 0;
+}
+
+/* Whether another run writes the profile at path now: its collector (and its cprof-run, until its summary,
+ * page and gate are done) hold a shared flock on the file. */
+static int profile_in_use(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), busy;
+
+	if (fd < 0)
+		return 0;
+	busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
 }
 
 static int default_output(char *out, size_t size)
@@ -539,6 +553,10 @@ int main(int argc, char **argv)
 			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
 			return RUN_EXIT_USAGE;
 		}
+		if (profile_in_use(out)) {
+			pr_err("%s is being written by another cprof-run now; choose another -o", out);
+			return RUN_EXIT_USAGE;
+		}
 		remove_profile(out);
 	}
 	tmp = getenv("TMPDIR");
@@ -568,6 +586,14 @@ int main(int argc, char **argv)
 		unlink(fifo);
 		rmdir(rundir);
 		return RUN_EXIT_INTERNAL;
+	}
+	/* held until we exit: the summary, the page and the gate below read this run's profile, not one a
+	 * second cprof-run -f put at the same path meanwhile */
+	{
+		int lock = open(db, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+		if (lock >= 0 && flock(lock, LOCK_SH) < 0)
+			close(lock);
 	}
 
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
