@@ -514,6 +514,28 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 	return cprof_store_commit(in->store, 0);
 }
 
+int cprof_ingest_late_bye(struct cprof_ingest *in, const void *data, size_t len, uint64_t start_ns)
+{
+	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	const struct cprof_wire_hdr *h = (const void *)frame;
+	struct cprof_producer *p;
+	size_t flen = 0;
+
+	if (len > sizeof(frame))
+		return -EINVAL;
+	memcpy(frame, data, len);
+	if (cprof_wire_check(frame, len, &flen) != CPROF_WIRE_OK || flen != len || h->type != CPROF_MSG_BYE)
+		return -EINVAL;
+	/* only for the instance that wrote it (the file names its HELLO's start), still without its end */
+	p = producer(in, h->pid, 0);
+	if (p == NULL || p->proc_id == 0 || p->ended || p->banned || p->start_ns != start_ns)
+		return -ENOENT;
+	if (dispatch(in, h) == -EBADMSG)
+		return -EINVAL;
+	in->late_byes++;
+	return store_ok(in, 0) < 0 || in->store_failed ? -EIO : cprof_store_commit(in->store, 0);
+}
+
 /* The signals cprof-run forwards (the ones that interrupt a run). */
 static const char *sig_name(int sig)
 {
@@ -609,6 +631,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "lost_unstored", (int64_t)in->lost_unstored);
 	cprof_store_meta_int(s, "bad_frames", (int64_t)in->bad_frames);
 	cprof_store_meta_int(s, "torn_frames", (int64_t)in->torn_frames);
+	cprof_store_meta_int(s, "late_byes", (int64_t)in->late_byes);
 	cprof_store_meta_int(s, "clock_steps_clamped", (int64_t)in->clock_steps);
 	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);

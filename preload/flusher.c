@@ -245,6 +245,28 @@ static int send_simple(uint16_t type, const void *payload, size_t plen, uint64_t
 	return ret;
 }
 
+/* The BYE when the pipe stayed full to the exit's deadline (the collector stopped or starved): a file beside
+ * the FIFO, in cprof-run's private run directory, that cprofd reads at the finish, so the process's end and
+ * its count of what was lost are not lost too. A regular file: the write never waits for the collector. */
+static void bye_to_file(size_t len)
+{
+	char path[PATH_MAX + 64], *slash;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s", fl.fifo_path);
+	slash = strrchr(path, '/');
+	if (slash == NULL)
+		return;
+	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "bye.%u.%llu", fl.hello.fixed.pid,
+		 (unsigned long long)fl.hello.fixed.start_ns);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, fl.frame, len) != (ssize_t)len)
+		unlink(path); /* a torn BYE would be refused anyway */
+	close(fd);
+}
+
 static int send_hello(uint64_t deadline)
 {
 	size_t len;
@@ -706,7 +728,9 @@ static void serve_request(void)
 		}
 		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
 					     .reason = reason };
-		send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline);
+		if (send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline) == -EAGAIN && fl.hello_sent &&
+		    reason != CPROF_BYE_EXEC)
+			bye_to_file(sizeof(struct cprof_wire_hdr) + sizeof(b));
 	}
 	if (reason == CPROF_BYE_EXEC)
 		atomic_store(&fl.paused, 1);
