@@ -728,7 +728,9 @@ static void serve_request(void)
 		}
 		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
 					     .reason = reason };
-		if (send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline) == -EAGAIN && fl.hello_sent &&
+		/* the requester stops waiting at the deadline and the process ends: the file, when the pipe
+		 * stays full, is written in the last half of the reserve */
+		if (send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline - reserve / 2) == -EAGAIN && fl.hello_sent &&
 		    reason != CPROF_BYE_EXEC)
 			bye_to_file(sizeof(struct cprof_wire_hdr) + sizeof(b));
 	}
