@@ -185,22 +185,33 @@ static int default_output(char *out, size_t size)
 	return 0;
 }
 
+/* The command as one line for the profile's META, cut at CPROF_COMMAND_MAX: it goes to cprofd as one argument,
+ * and the kernel refuses an argument over 128 KiB (E2BIG), which would stop a long command line from running.
+ * The target's own HELLO carries its argv. */
+#define CPROF_COMMAND_MAX 65536
 static char *join_command(char **argv)
 {
-	size_t n = 1;
+	size_t n = 0, total = 0;
 	char **a, *s;
 
 	for (a = argv; *a; a++)
-		n += strlen(*a) + 1;
-	s = malloc(n);
+		total += strlen(*a) + 1;
+	s = malloc(CPROF_COMMAND_MAX + 64);
 	if (s == NULL)
 		return NULL;
-	s[0] = '\0';
-	for (a = argv; *a; a++) {
-		strcat(s, *a);
-		if (a[1])
-			strcat(s, " ");
+	for (a = argv; *a && n < CPROF_COMMAND_MAX; a++) {
+		size_t l = strlen(*a);
+
+		if (l > CPROF_COMMAND_MAX - n)
+			l = CPROF_COMMAND_MAX - n;
+		memcpy(s + n, *a, l);
+		n += l;
+		if (a[1] && n < CPROF_COMMAND_MAX)
+			s[n++] = ' ';
 	}
+	s[n] = '\0';
+	if (total - 1 > n)
+		snprintf(s + n, 64, " ... (%zu bytes more)", total - 1 - n);
 	return s;
 }
 
@@ -435,9 +446,14 @@ int main(int argc, char **argv)
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
 	ssize_t n;
-	int child_errno = 0;
+	int child_errno = 0, closed_std = 0;
 	uint64_t t_end;
 
+	/* a closed stdin, stdout or stderr would be taken by our pipes (the collector's ready pipe on fd 0 or 1):
+	 * held by /dev/null here, closed again for the target, which gets them as it was given them */
+	for (int i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0 && open("/dev/null", O_RDWR) == i)
+			closed_std |= 1 << i;
 	while ((opt = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': output = optarg; break;
@@ -538,6 +554,23 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* the directory resolved: SQLite's no-follow open refuses a path through a symlinked directory (a home on
+	 * another disk, /tmp -> /private/tmp), which is the user's choice, not a planted link; the file itself
+	 * stays unfollowed */
+	{
+		char dir[PATH_MAX], real[PATH_MAX], *slash = strrchr(db, '/');
+
+		snprintf(dir, sizeof(dir), "%.*s", slash == db ? 1 : (int)(slash - db), db);
+		if (slash[1] && realpath(dir, real) != NULL && strcmp(real, dir) != 0) {
+			char name[PATH_MAX];
+
+			snprintf(name, sizeof(name), "%s", slash + 1);
+			if (snprintf(db, sizeof(db), "%s/%s", strcmp(real, "/") ? real : "", name) >= (int)sizeof(db)) {
+				pr_err("profile path too long");
+				return RUN_EXIT_USAGE;
+			}
+		}
+	}
 	/* before anything is created or removed: SQLite would refuse it after the collector made the file */
 	if (strlen(db) > CPROF_SQLITE_PATH_MAX) {
 		pr_err("profile path %.60s... is %zu bytes long; SQLite opens at most %d: choose a shorter -o", db,
@@ -618,6 +651,9 @@ int main(int argc, char **argv)
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
+		for (int i = 0; i < 3; i++)
+			if (closed_std & 1 << i)
+				close(i);
 		execvp(argv[optind], argv + optind);
 		e = errno;
 		if (write(errpipe[1], &e, sizeof(e)) < 0) {

@@ -1,0 +1,32 @@
+# Issue 32 item 4 (cprof fails to run): a command line over 128 KiB (cprofd got it joined as one argument:
+# E2BIG, exit 125), -o through a symlinked directory (SQLite's no-follow open refused it, the target was not
+# run), and cprof-run with stdin and stdout closed (its ready pipe took fds 0 and 1: exit 125) all run the
+# program and write its profile now.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/integration/rel.sh"
+need_sim
+# 3,000 arguments of 60 bytes: 183 KB of command line, each argument well under the kernel's 128 KiB
+set -- $(printf 'a%.0s' $(seq 60); for i in $(seq 2999); do printf ' %s' "$(printf 'a%.0s' $(seq 60))"; done)
+assert_eq "$#" 3000 "arguments built"
+sim "$BIN/cprof-run" -q -o long.db -- "$WL/scenarios" steady 3 "$@" > /dev/null 2> err.txt
+assert_eq "$?" 0 "a 183 KB command line ($(cat err.txt))"
+assert_ge "$(q long.db "SELECT count(*) FROM CPROF_API")" 3 "its calls"
+assert_match "$(meta long.db command)" "bytes more\)$" "the stored command says it was cut"
+
+mkdir real
+ln -s real link
+sim "$BIN/cprof-run" -q -o link/p.db -- "$WL/scenarios" steady 3 > /dev/null 2> err.txt
+assert_eq "$?" 0 "-o through a symlinked directory ($(cat err.txt))"
+assert_ge "$(q real/p.db "SELECT count(*) FROM CPROF_API")" 3 "the profile, in the directory the link names"
+[ -L link ] || fail "the directory link was replaced"
+# the file itself is still never followed
+ln -s real/elsewhere.db planted.db
+sim "$BIN/cprof-run" -q -o planted.db -- "$WL/scenarios" steady 3 > /dev/null 2> err.txt && fail "a planted link at the profile's name was followed"
+[ -e real/elsewhere.db ] && fail "the planted link's target was created"
+
+sim "$BIN/cprof-run" -o closed.db -- sh -c 'ls /proc/$$/fd > "$0"' "$T/fds.txt" <&- >&- 2> err.txt
+assert_eq "$?" 0 "stdin and stdout closed ($(cat err.txt))"
+[ -e closed.db ] || fail "no profile with stdin and stdout closed"
+grep -qx 0 fds.txt && fail "the target got an fd 0 it was not given"
+grep -qx 1 fds.txt && fail "the target got an fd 1 it was not given"
+echo OK
