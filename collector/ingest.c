@@ -28,21 +28,52 @@ void cprof_ingest_free(struct cprof_ingest *in)
 	for (i = 0; i < in->nprod; i++)
 		free(in->prod[i].strkeys), free(in->prod[i].strvals);
 	free(in->prod);
+	free(in->pidx);
 	free(in->buf);
 	memset(in, 0, sizeof(*in));
 }
 
 static void diag(struct cprof_ingest *in, uint32_t pid, const char *fmt, const char *what);
 
+/* pid -> index + 1 in in->prod, open addressing at most half full: a job that starts 160k short processes
+ * cost a scan of every producer so far per frame (quadratic: 57.7 s of writer CPU) */
+static size_t pid_slot(const struct cprof_ingest *in, uint32_t pid)
+{
+	size_t mask = in->pidcap - 1, i = (pid * 2654435761u) & mask;
+
+	while (in->pidx[i] && in->prod[in->pidx[i] - 1].pid != pid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int pid_index_grow(struct cprof_ingest *in)
+{
+	size_t cap = in->pidcap ? in->pidcap * 2 : 64, old = in->pidcap, i;
+	uint32_t *o = in->pidx, *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
+		return -ENOMEM;
+	in->pidx = n;
+	in->pidcap = cap;
+	for (i = 0; i < old; i++)
+		if (o[i])
+			in->pidx[pid_slot(in, in->prod[o[i] - 1].pid)] = o[i];
+	free(o);
+	return 0;
+}
+
 static struct cprof_producer *producer(struct cprof_ingest *in, uint32_t pid, int create)
 {
-	size_t i;
+	size_t slot;
 
-	/* most recent producers are at the end; a run has few processes */
-	for (i = in->nprod; i-- > 0;)
-		if (in->prod[i].pid == pid)
-			return &in->prod[i];
+	if (in->pidcap) {
+		slot = pid_slot(in, pid);
+		if (in->pidx[slot])
+			return &in->prod[in->pidx[slot] - 1];
+	}
 	if (!create)
+		return NULL;
+	if (2 * (in->nprod + 1) > in->pidcap && pid_index_grow(in) < 0)
 		return NULL;
 	if (in->live >= CPROF_INGEST_MAX_LIVE) {
 		if (in->refused_producers++ == 0)
@@ -60,6 +91,7 @@ static struct cprof_producer *producer(struct cprof_ingest *in, uint32_t pid, in
 	}
 	memset(&in->prod[in->nprod], 0, sizeof(in->prod[0]));
 	in->prod[in->nprod].pid = pid;
+	in->pidx[pid_slot(in, pid)] = (uint32_t)(in->nprod + 1);
 	return &in->prod[in->nprod++];
 }
 

@@ -36,6 +36,8 @@ struct cprof_ingest {
 	struct cprof_store *store;
 	struct cprof_producer *prod;
 	size_t nprod, cap;
+	uint32_t *pidx;           /* pid -> index + 1 in prod (open addressing, pidcap a power of two) */
+	size_t pidcap;
 	uint8_t *buf;
 	size_t len, bufcap;
 	uint64_t frames;

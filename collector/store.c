@@ -104,6 +104,12 @@ struct cprof_store {
 	int lock_fd; /* the file as created, flock'ed shared while we write it: another cprof-run -f keeps off */
 	struct thread_sum *threads;
 	size_t nthreads, threads_cap, last_thread;
+	/* (proc_id, tid) -> index + 1 in threads, open addressing at most half full, and the threads with calls
+	 * in the open transaction: a run of 160k short processes made both a scan of every thread so far */
+	uint32_t *thidx;
+	size_t thidx_cap;
+	uint32_t *pending;
+	size_t npending, pending_cap;
 	sqlite3_stmt *st[ST__N];
 	struct batch batch[B__N];
 	int64_t api_name_id[CPROF_API__COUNT];
@@ -241,21 +247,50 @@ static int flush_all(struct cprof_store *s)
 
 static int begin(struct cprof_store *s);
 
+static size_t thread_slot(const struct cprof_store *s, int64_t proc_id, int64_t tid)
+{
+	size_t mask = s->thidx_cap - 1, i = (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ (uint64_t)tid * 2654435761u) & mask;
+
+	while (s->thidx[i] && (s->threads[s->thidx[i] - 1].tid != tid || s->threads[s->thidx[i] - 1].proc_id != proc_id))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int thread_index_grow(struct cprof_store *s)
+{
+	size_t cap = s->thidx_cap ? s->thidx_cap * 2 : 64, old = s->thidx_cap, i;
+	uint32_t *o = s->thidx, *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
+		return -ENOMEM;
+	s->thidx = n;
+	s->thidx_cap = cap;
+	for (i = 0; i < old; i++)
+		if (o[i])
+			s->thidx[thread_slot(s, s->threads[o[i] - 1].proc_id, s->threads[o[i] - 1].tid)] = o[i];
+	free(o);
+	return 0;
+}
+
 /* The running sums of thread (proc_id, tid); NULL when out of memory. */
 static struct thread_sum *thread_sum(struct cprof_store *s, int64_t proc_id, int64_t tid)
 {
 	struct thread_sum *t;
-	size_t i;
+	size_t slot;
 
-	/* calls come in runs from one thread; a run has few threads */
+	/* calls come in runs from one thread */
 	if (s->last_thread < s->nthreads && s->threads[s->last_thread].tid == tid &&
 	    s->threads[s->last_thread].proc_id == proc_id)
 		return &s->threads[s->last_thread];
-	for (i = 0; i < s->nthreads; i++)
-		if (s->threads[i].tid == tid && s->threads[i].proc_id == proc_id) {
-			s->last_thread = i;
-			return &s->threads[i];
+	if (s->thidx_cap) {
+		slot = thread_slot(s, proc_id, tid);
+		if (s->thidx[slot]) {
+			s->last_thread = s->thidx[slot] - 1;
+			return &s->threads[s->last_thread];
 		}
+	}
+	if (2 * (s->nthreads + 1) > s->thidx_cap && thread_index_grow(s) < 0)
+		return NULL;
 	if (s->nthreads == s->threads_cap) {
 		size_t cap = s->threads_cap ? s->threads_cap * 2 : 16;
 
@@ -269,6 +304,7 @@ static struct thread_sum *thread_sum(struct cprof_store *s, int64_t proc_id, int
 	memset(t, 0, sizeof(*t));
 	t->proc_id = proc_id;
 	t->tid = tid;
+	s->thidx[thread_slot(s, proc_id, tid)] = (uint32_t)(s->nthreads + 1);
 	s->last_thread = s->nthreads++;
 	return t;
 }
@@ -278,8 +314,8 @@ static void threads_settle(struct cprof_store *s, int committed)
 {
 	size_t i;
 
-	for (i = 0; i < s->nthreads; i++) {
-		struct thread_sum *t = &s->threads[i];
+	for (i = 0; i < s->npending; i++) {
+		struct thread_sum *t = &s->threads[s->pending[i]];
 
 		if (committed && t->pending_calls) {
 			if (t->calls == 0 || t->pending_first < t->first)
@@ -290,6 +326,7 @@ static void threads_settle(struct cprof_store *s, int committed)
 		}
 		t->pending_calls = 0;
 	}
+	s->npending = 0;
 }
 
 /* The next row of b's table, to be filled in (all columns, nulls[] as well). */
@@ -557,6 +594,8 @@ int cprof_store_close(struct cprof_store *s)
 	for (i = 0; i < B__N; i++)
 		sqlite3_finalize(s->batch[i].multi);
 	free(s->threads);
+	free(s->thidx);
+	free(s->pending);
 	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
 	if (ret == 0 && checkpoint(s) < 0)
 		pr_warn("the profile's WAL could not be merged into it (disk full, or a reader held it %d s); keep the -wal"
@@ -661,6 +700,18 @@ int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const 
 
 	if (v == NULL)
 		return t ? -EIO : -ENOMEM;
+	if (t->pending_calls == 0) {
+		if (s->npending == s->pending_cap) {
+			size_t cap = s->pending_cap ? s->pending_cap * 2 : 16;
+			uint32_t *n = realloc(s->pending, cap * sizeof(*n));
+
+			if (n == NULL)
+				return -ENOMEM;
+			s->pending = n;
+			s->pending_cap = cap;
+		}
+		s->pending[s->npending++] = (uint32_t)(t - s->threads);
+	}
 	if (t->pending_calls == 0 || (int64_t)ev->start_ns < t->pending_first)
 		t->pending_first = (int64_t)ev->start_ns;
 	if (t->pending_calls == 0 || (int64_t)ev->end_ns > t->pending_last)
