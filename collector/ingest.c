@@ -239,6 +239,7 @@ static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const s
  * or make readers' arithmetic overflow. */
 #define TIME_MAX (1ull << 62)
 #define BYTES_MAX (1ull << 50) /* no copy moves a petabyte */
+#define COUNT_MAX (1ull << 50) /* events of a run: lost, emitted */
 
 static int api_valid(const struct cprof_wire_api *ev)
 {
@@ -421,6 +422,11 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 	case CPROF_MSG_LOST: {
 		const struct cprof_wire_lost *l = (const void *)(h + 1);
 
+		/* no process makes 2^50 events: a count beyond is forged, and summed it would overflow the
+		 * signed totals every reader prints */
+		if (l->lost >= COUNT_MAX || l->emitted >= COUNT_MAX || p->lost + l->lost >= COUNT_MAX ||
+		    in->lost + l->lost >= COUNT_MAX)
+			return -EBADMSG;
 		p->lost += l->lost;
 		in->lost += l->lost;
 		/* each one kept, so the profile shows when the drops happened (a stalled collector, a burst) */
@@ -429,7 +435,8 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 	case CPROF_MSG_BYE: {
 		const struct cprof_wire_bye *b = (const void *)(h + 1);
 
-		if (b->end_ns >= TIME_MAX)
+		if (b->end_ns >= TIME_MAX || b->lost >= COUNT_MAX || b->emitted >= COUNT_MAX ||
+		    (b->lost > p->lost && in->lost + (b->lost - p->lost) >= COUNT_MAX))
 			return -EBADMSG;
 		/* the BYE's total is the truth: losses after the last LOST frame are in it */
 		if (b->lost > p->lost) {

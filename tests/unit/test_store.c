@@ -497,6 +497,27 @@ START_TEST(test_ingest_lost_counted)
 }
 END_TEST
 
+/* Issue 32 item 4 (wrong output): forged LOST counts summed past 2^63 printed "-4611686018427387904 lost
+ * events": a count no process makes is refused (the sender banned), the totals stay what was real. */
+START_TEST(test_ingest_lost_forged_bounded)
+{
+	struct cprof_wire_lost real = { .lost = 7, .emitted = 17 }, forged = { .lost = 1ull << 62, .emitted = 1ull << 62 };
+
+	slen = 0;
+	put_hello(100, 0);
+	put_hello(200, 0);
+	put_small(CPROF_MSG_LOST, 100, 1, &real, sizeof(real));
+	put_small(CPROF_MSG_LOST, 200, 1, &forged, sizeof(forged));
+	put_small(CPROF_MSG_LOST, 200, 2, &forged, sizeof(forged));
+	put_small(CPROF_MSG_LOST, 200, 3, &forged, sizeof(forged));
+	run_ingest(4096);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='lost_events'"), 7);
+	ck_assert_int_eq(q_int("SELECT min(lostEvents) >= 0 AND max(lostEvents) < (1 << 50) FROM PROCESSES"), 1);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM DIAGNOSTICS WHERE pid = 200 AND message LIKE 'malformed%'"), 1);
+	rm_db();
+}
+END_TEST
+
 START_TEST(test_ingest_exec_same_pid)
 {
 	slen = 0;
@@ -665,6 +686,7 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, test_ingest_garbage_resyncs);
 	tcase_add_loop_test(tc, test_ingest_torn_frame_resyncs, 0, 2);
 	tcase_add_test(tc, test_ingest_clock_step_clamped);
+	tcase_add_test(tc, test_ingest_lost_forged_bounded);
 	tcase_add_test(tc, test_ingest_bad_producer_dropped);
 	tcase_add_test(tc, test_ingest_lost_counted);
 	tcase_add_test(tc, test_ingest_exec_same_pid);
