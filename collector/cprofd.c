@@ -304,5 +304,13 @@ int main(int argc, char **argv)
 	if (cprof_store_close(store) < 0)
 		rc = EXIT_STORE;
 	close(fd);
+	if (getppid() != parent) {
+		/* cprof-run was killed (SIGKILL: it could not clean up): its run directory goes with us */
+		char dir[4096];
+
+		snprintf(dir, sizeof(dir), "%s", fifo);
+		unlink(fifo);
+		rmdir(dirname(dir));
+	}
 	return rc;
 }

@@ -39,4 +39,23 @@ sim "$BIN/cprof-run" -o closed.db -- "$PY" fds.py "$T/fds.txt" <&- >&- 2> err.tx
 assert_eq "$?" 0 "stdin and stdout closed ($(cat err.txt))"
 [ -e closed.db ] || fail "no profile with stdin and stdout closed"
 assert_eq "$(cat fds.txt)" "open: " "the target's fds 0 and 1 (closed, as it was given them)"
+
+# cprof-run killed (SIGKILL, no clean-up of its own): its collector removes the run directory as it ends
+mkdir tmp
+TMPDIR=$T/tmp LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o k.db -- "$WL/scenarios" steady 200000 > /dev/null 2> err.txt &
+run=$!
+for _ in $(seq 200); do
+	target=$(pgrep -P $run -x scenarios) && break
+	sleep 0.02
+done
+[ -n "$target" ] || fail "no target under cprof-run"
+ls tmp | grep -q cprof-run- || fail "no run directory in TMPDIR"
+kill -KILL $run
+wait $run 2>/dev/null
+kill -KILL "$target" 2>/dev/null
+for _ in $(seq 200); do
+	[ -z "$(ls tmp)" ] && break
+	sleep 0.05
+done
+assert_eq "$(ls tmp)" "" "TMPDIR after cprof-run was killed"
 echo OK
