@@ -37,6 +37,9 @@ int cmd_html(int argc, char **argv);
 int cprof_open_regular(const char *path, char *why, size_t size);
 /* Opens a profile read-only and checks it is one; on failure prints one line and returns NULL. */
 sqlite3 *cprof_profile_open(const char *path);
+/* The read-only file: URI the readers open path with (immutable when the profile is finished: reading it
+ * leaves no -wal/-shm beside it and works in a read-only directory). 0 or -ENAMETOOLONG. */
+int cprof_profile_uri(const char *path, char *uri, size_t size);
 /* META value as text (static buffer per call site is the caller's: copies into buf), or def. */
 const char *cprof_meta(sqlite3 *db, const char *key, char *buf, size_t size, const char *def);
 int64_t cprof_meta_int(sqlite3 *db, const char *key, int64_t def);

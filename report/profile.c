@@ -292,6 +292,11 @@ static int make_uri(const char *path, char *uri, size_t size)
 	return 0;
 }
 
+int cprof_profile_uri(const char *path, char *uri, size_t size)
+{
+	return make_uri(path, uri, size);
+}
+
 /* The schema version: ours, or a newer one (said plainly), or none. */
 static int check_version(sqlite3 *db, char *why, size_t size)
 {
