@@ -8,7 +8,7 @@ command -v valgrind > /dev/null || skip "valgrind is not installed (Debian: valg
 sim "$BIN/cprof-run" -q -o a.db -- "$WL/scenarios" steady 3 > /dev/null 2> err.txt || fail "run: $(cat err.txt)"
 cp a.db nonvtx.db
 q nonvtx.db "DROP TABLE NVTX_EVENTS"
-for cmd in "report" "report --format json" "html -o h.html"; do
+for cmd in "report" "html -o h.html"; do
 	set -- $cmd
 	sub=$1
 	shift
