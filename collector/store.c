@@ -998,6 +998,14 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 				strncat(sigtext, " inside a CUDA call", sizeof(sigtext) - strlen(sigtext) - 1);
 			/* a BYE after the signal: the program's own handler let it go on, or exit()ed */
 			snprintf(text, sizeof(text), "%s%s%s", sigtext, bye ? " handled, then " : "", bye ? (const char *)bye : "");
+			/* its own handler took the signal and the program went on to exit cleanly (a probe that
+			 * catches SIGSEGV, a runtime that maps faults to exceptions): no crash */
+			if ((sqlite3_column_int(sel, 4) & CPROF_CRASH_F_APP_HANDLER) && bye && strcmp((const char *)bye, "exit") == 0 &&
+			    (!top || (run_end->term_signal == 0 && run_end->exit_status == 0))) {
+				snprintf(text, sizeof(text), "exit%s (its own handler took %s and it went on)", top ? ", status 0" : "",
+					 sigtext);
+				abnormal = 0;
+			}
 		} else if (bye && strcmp((const char *)bye, "exec") == 0) {
 			snprintf(text, sizeof(text), "exec");
 			abnormal = 0;

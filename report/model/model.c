@@ -1102,8 +1102,10 @@ static int load_ends(sqlite3 *db, struct cprof_model *m)
 	size_t i;
 	int ret = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT p.ending, (SELECT c.signal FROM CPROF_CRASH c WHERE c.processId = p.id LIMIT 1)"
-				   " FROM PROCESSES p WHERE p.id = ?1", -1, &st, NULL) != SQLITE_OK)
+	/* a signal the program's own handler took before it went on to a clean exit ("exit ... (its own handler
+	 * took ...)", cprofd's words) is no crash */
+	if (sqlite3_prepare_v2(db, "SELECT p.ending, (SELECT c.signal FROM CPROF_CRASH c WHERE c.processId = p.id"
+				   " AND p.ending NOT LIKE 'exit%' LIMIT 1) FROM PROCESSES p WHERE p.id = ?1", -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	for (i = 0; i < m->nprocs && ret == 0; i++) {
 		const char *ending;
