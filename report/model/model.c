@@ -597,7 +597,10 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 			else
 				hi = mid;
 		}
-		for (e = lo; e < m->next && !cmp_ext(&m->ext[e], &key); e++) {
+		/* one external id per CUPTI correlation and one call per external id in a process, as the preload
+		 * numbers them: a profile that repeats ids (forged, damaged) is joined on the first of each, not on
+		 * every pair (5,000 launches sharing one id: 10^11 pairs, minutes of report) */
+		for (e = lo; e == lo && e < m->next && !cmp_ext(&m->ext[e], &key); e++) {
 			size_t a = 0, b = m->ncalls, c;
 
 			while (a < b) {
@@ -616,6 +619,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 					break;
 				if ((ret = fn(ctx, x, o)) < 0)
 					return ret;
+				break;
 			}
 		}
 	}
