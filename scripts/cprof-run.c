@@ -1,4 +1,5 @@
 /* cprof-run: runs a command under cprof (collector, FIFO, LD_PRELOAD) and exits with the command's status. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -258,6 +259,20 @@ static int target_env(const char *lib, const char *unwind, const char *fifo, int
 		free(v);
 	}
 	return ret;
+}
+
+/* The BYEs processes left in the run directory for a collector that did not read them (it was killed). */
+static void remove_byes(const char *rundir)
+{
+	DIR *d = opendir(rundir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "bye.", 4) == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
 }
 
 /* Starts cprofd and waits until it is ready. *drain_fd is the pipe on which it later says its intake is done
@@ -698,6 +713,7 @@ int main(int argc, char **argv)
 	rc = wait_collector(collector, drain_fd, grace_s);
 	t_end = cprof_now_ns() - t_end;
 	unlink(fifo);
+	remove_byes(rundir);
 	rmdir(rundir);
 	if (rc != 0)
 		pr_warn("collector exited with status %d; the profile may be incomplete", rc);
