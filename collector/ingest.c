@@ -389,7 +389,9 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 			diag(in, h->pid, "%s", "frames from a process that never said HELLO were dropped");
 		return 0;
 	}
-	if (p->banned) {
+	/* a banned process's frames are dropped, all but its BYE's counts: emitted - recorded - lost then
+	 * shows what the collector dropped from it */
+	if (p->banned && !(h->type == CPROF_MSG_BYE && p->proc_id && !p->ended)) {
 		in->dropped_frames++;
 		return 0;
 	}
