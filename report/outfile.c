@@ -52,12 +52,16 @@ static int named_fd(const char *target)
 int cprof_out_open(const char *target, FILE **f)
 {
 	struct sigaction sa;
+	struct stat st;
 	mode_t mask;
 	int fd;
 
-	struct stat st;
-
 	direct = 0;
+	/* "-": standard output, as for every tool that writes a file */
+	if (!strcmp(target, "-")) {
+		*f = stdout;
+		return 0;
+	}
 	if (stat(target, &st) == 0 && S_ISDIR(st.st_mode))
 		return -EISDIR;
 	fd = named_fd(target);
@@ -142,6 +146,8 @@ int cprof_out_check(const char *who, const char *target, char *const *inputs, in
 
 void cprof_out_abort(FILE *f)
 {
+	if (f == stdout)
+		return;
 	fclose(f);
 	if (direct)
 		return;
@@ -154,6 +160,8 @@ int cprof_out_finish(FILE *f, const char *target, int force)
 {
 	int ret = 0;
 
+	if (f == stdout)
+		return fflush(f) != 0 || ferror(f) ? -(errno ? errno : EIO) : 0;
 	if (direct) {
 		/* no fsync: a pipe or a device has nothing to sync (EINVAL) */
 		if (fflush(f) != 0 || ferror(f))
@@ -189,5 +197,44 @@ int cprof_out_finish(FILE *f, const char *target, int force)
 out:
 	unlink(tmp_path);
 	tmp_path[0] = '\0';
+	return ret;
+}
+
+void cprof_out_said(const char *cmd, const char *target, const char *what)
+{
+	struct stat st;
+	char size[32] = "";
+
+	/* standard output is the data itself: nothing may follow it there, and stderr would only be noise */
+	if (!strcmp(target, "-") || stat(target, &st) != 0)
+		return;
+	if (st.st_size >= 10 << 20)
+		snprintf(size, sizeof(size), "%lld MB", (long long)(st.st_size + 500000) / 1000000);
+	else if (st.st_size >= 10000)
+		snprintf(size, sizeof(size), "%lld kB", (long long)(st.st_size + 500) / 1000);
+	else
+		snprintf(size, sizeof(size), "%lld bytes", (long long)st.st_size);
+	fprintf(stderr, "%s: wrote %s (%s%s%s)\n", cmd, cprof_tx(target), what ? what : "", what ? ", " : "", size);
+}
+
+int cprof_out_copy(const char *path, FILE *to)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int ret = 0;
+
+	if (f == NULL)
+		return -errno;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, to) != n) {
+			ret = -(errno ? errno : EIO);
+			break;
+		}
+	if (ret == 0 && ferror(f))
+		ret = -EIO;
+	fclose(f);
+	if (ret == 0 && fflush(to) != 0)
+		ret = -(errno ? errno : EIO);
 	return ret;
 }
