@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <libgen.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PR_FMT "cprofd"
@@ -82,6 +85,43 @@ static void on_run_end(int sig, siginfo_t *si, void *uctx)
 	(void)uctx;
 	if (si && si->si_code == SI_QUEUE && si->si_pid == parent && si->si_value.sival_int >= 0)
 		run_end_value = si->si_value.sival_int;
+}
+
+/* The BYEs processes wrote beside the FIFO because it stayed full at their exit (this collector stopped or
+ * starved): read, applied, removed. Only regular files of ours, a frame long. */
+static void late_byes(struct cprof_ingest *in, const char *fifo)
+{
+	char dir[4096], path[4096 + 300];
+	const char *dn;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s", fifo);
+	dn = dirname(dir);
+	d = opendir(dn);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		uint8_t buf[CPROF_WIRE_MAX_FRAME];
+		unsigned long long start;
+		unsigned pid;
+		struct stat st;
+		ssize_t n;
+		int fd;
+
+		if (sscanf(e->d_name, "bye.%u.%llu", &pid, &start) != 2)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dn, e->d_name);
+		fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() ? read(fd, buf, sizeof(buf)) : -1;
+		close(fd);
+		unlink(path);
+		if (n > 0 && cprof_ingest_late_bye(in, buf, (size_t)n, start) < 0)
+			pr_dbg("%s: not applied", e->d_name);
+	}
+	closedir(d);
 }
 
 static void usage(FILE *f)
@@ -258,6 +298,8 @@ int main(int argc, char **argv)
 		cprof_store_meta_int(store, "catchup_ns", (int64_t)st.catchup_ns);
 		cprof_store_meta_int(store, "collector_max_rss_kb", ru.ru_maxrss);
 	}
+	if (!in.store_failed)
+		late_byes(&in, fifo);
 	in.interrupt_signal = interrupt_signal;
 	in.suspect_hellos = st.suspect_hellos;
 	for (size_t i = 0; !in.store_failed && i < st.suspect_hellos && i < sizeof(st.suspect_pids) / sizeof(st.suspect_pids[0]); i++)
@@ -280,5 +322,13 @@ int main(int argc, char **argv)
 	if (cprof_store_close(store) < 0)
 		rc = EXIT_STORE;
 	close(fd);
+	if (getppid() != parent) {
+		/* cprof-run was killed (SIGKILL: it could not clean up): its run directory goes with us */
+		char dir[4096];
+
+		snprintf(dir, sizeof(dir), "%s", fifo);
+		unlink(fifo);
+		rmdir(dirname(dir));
+	}
 	return rc;
 }

@@ -29,21 +29,52 @@ void cprof_ingest_free(struct cprof_ingest *in)
 	for (i = 0; i < in->nprod; i++)
 		free(in->prod[i].strkeys), free(in->prod[i].strvals);
 	free(in->prod);
+	free(in->pidx);
 	free(in->buf);
 	memset(in, 0, sizeof(*in));
 }
 
 static void diag(struct cprof_ingest *in, uint32_t pid, const char *fmt, const char *what);
 
+/* pid -> index + 1 in in->prod, open addressing at most half full: a job that starts 160k short processes
+ * cost a scan of every producer so far per frame (quadratic: 57.7 s of writer CPU) */
+static size_t pid_slot(const struct cprof_ingest *in, uint32_t pid)
+{
+	size_t mask = in->pidcap - 1, i = (pid * 2654435761u) & mask;
+
+	while (in->pidx[i] && in->prod[in->pidx[i] - 1].pid != pid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int pid_index_grow(struct cprof_ingest *in)
+{
+	size_t cap = in->pidcap ? in->pidcap * 2 : 64, old = in->pidcap, i;
+	uint32_t *o = in->pidx, *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
+		return -ENOMEM;
+	in->pidx = n;
+	in->pidcap = cap;
+	for (i = 0; i < old; i++)
+		if (o[i])
+			in->pidx[pid_slot(in, in->prod[o[i] - 1].pid)] = o[i];
+	free(o);
+	return 0;
+}
+
 static struct cprof_producer *producer(struct cprof_ingest *in, uint32_t pid, int create)
 {
-	size_t i;
+	size_t slot;
 
-	/* most recent producers are at the end; a run has few processes */
-	for (i = in->nprod; i-- > 0;)
-		if (in->prod[i].pid == pid)
-			return &in->prod[i];
+	if (in->pidcap) {
+		slot = pid_slot(in, pid);
+		if (in->pidx[slot])
+			return &in->prod[in->pidx[slot] - 1];
+	}
 	if (!create)
+		return NULL;
+	if (2 * (in->nprod + 1) > in->pidcap && pid_index_grow(in) < 0)
 		return NULL;
 	if (in->live >= CPROF_INGEST_MAX_LIVE) {
 		if (in->refused_producers++ == 0)
@@ -61,6 +92,7 @@ static struct cprof_producer *producer(struct cprof_ingest *in, uint32_t pid, in
 	}
 	memset(&in->prod[in->nprod], 0, sizeof(in->prod[0]));
 	in->prod[in->nprod].pid = pid;
+	in->pidx[pid_slot(in, pid)] = (uint32_t)(in->nprod + 1);
 	return &in->prod[in->nprod++];
 }
 
@@ -208,10 +240,13 @@ static int on_strings(struct cprof_ingest *in, struct cprof_producer *p, const s
  * or make readers' arithmetic overflow. */
 #define TIME_MAX (1ull << 62)
 #define BYTES_MAX (1ull << 50) /* no copy moves a petabyte */
+#define COUNT_MAX (1ull << 50) /* events of a run: lost, emitted */
 
 static int api_valid(const struct cprof_wire_api *ev)
 {
-	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->end_ns >= ev->start_ns && ev->end_ns < TIME_MAX;
+	/* end before start is no forgery but the wall clock stepping back during the call (NTP, a VM resumed):
+	 * clamped where it is stored, as CUPTI's records and NVTX ranges are */
+	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->start_ns < TIME_MAX && ev->end_ns < TIME_MAX;
 }
 
 /* The share of --max-size the events may fill: the rest is for what the end of the run adds (the threads
@@ -270,9 +305,15 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 			in->nvtx_events++;
 			continue;
 		}
-		if (ev[i].name)
-			kname = cprof_strmap_get(p, ev[i].name);
-		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &ev[i], kname)) < 0)
+		struct cprof_wire_api e = ev[i];
+
+		if (e.end_ns < e.start_ns) {
+			e.end_ns = e.start_ns;
+			in->clock_steps++;
+		}
+		if (e.name)
+			kname = cprof_strmap_get(p, e.name);
+		if (store_ok(in, cprof_store_api(in->store, p->proc_id, p->pid, &e, kname)) < 0)
 			return -EIO;
 	}
 	for (i = 0; i < h->count; i++)
@@ -289,17 +330,22 @@ static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	uint32_t i;
 
 	for (i = 0; i < h->count; i++)
-		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].end_ns < g[i].start_ns || g[i].end_ns >= TIME_MAX ||
+		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].start_ns >= TIME_MAX || g[i].end_ns >= TIME_MAX ||
 		    ((g[i].kind == CPROF_GPU_MEMCPY || g[i].kind == CPROF_GPU_MEMSET) && g[i].u64[0] >= BYTES_MAX))
 			return -EBADMSG;
 	if (over_max_size(in, h->count))
 		return 0;
 	for (i = 0; i < h->count; i++) {
+		struct cprof_wire_gpu r = g[i];
 		int64_t name = 0;
 
-		if (g[i].name)
-			name = cprof_strmap_get(p, g[i].name);
-		if (store_ok(in, cprof_store_gpu(in->store, p->proc_id, &g[i], name)) < 0)
+		if (r.end_ns < r.start_ns) {
+			r.end_ns = r.start_ns;
+			in->clock_steps++;
+		}
+		if (r.name)
+			name = cprof_strmap_get(p, r.name);
+		if (store_ok(in, cprof_store_gpu(in->store, p->proc_id, &r, name)) < 0)
 			return -EIO;
 		if (g[i].end_ns > p->last_ns)
 			p->last_ns = g[i].end_ns;
@@ -381,7 +427,9 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 			diag(in, h->pid, "%s", "frames from a process that never said HELLO were dropped");
 		return 0;
 	}
-	if (p->banned) {
+	/* a banned process's frames are dropped, all but its BYE's counts: emitted - recorded - lost then
+	 * shows what the collector dropped from it */
+	if (p->banned && !(h->type == CPROF_MSG_BYE && p->proc_id && !p->ended)) {
 		in->dropped_frames++;
 		return 0;
 	}
@@ -416,6 +464,11 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 	case CPROF_MSG_LOST: {
 		const struct cprof_wire_lost *l = (const void *)(h + 1);
 
+		/* no process makes 2^50 events: a count beyond is forged, and summed it would overflow the
+		 * signed totals every reader prints */
+		if (l->lost >= COUNT_MAX || l->emitted >= COUNT_MAX || p->lost + l->lost >= COUNT_MAX ||
+		    in->lost + l->lost >= COUNT_MAX)
+			return -EBADMSG;
 		p->lost += l->lost;
 		in->lost += l->lost;
 		/* each one kept, so the profile shows when the drops happened (a stalled collector, a burst) */
@@ -424,12 +477,23 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 	case CPROF_MSG_BYE: {
 		const struct cprof_wire_bye *b = (const void *)(h + 1);
 
-		if (b->end_ns >= TIME_MAX)
+		if (b->end_ns >= TIME_MAX || b->lost >= COUNT_MAX || b->emitted >= COUNT_MAX ||
+		    (b->lost > p->lost && in->lost + (b->lost - p->lost) >= COUNT_MAX))
 			return -EBADMSG;
 		/* the BYE's total is the truth: losses after the last LOST frame are in it */
 		if (b->lost > p->lost) {
 			in->lost += b->lost - p->lost;
 			p->lost = b->lost;
+		}
+		if (b->end_ns < p->start_ns) {
+			/* readers refuse a process that ends before it starts (the clock stepped back, or a forged
+			 * BYE): the collector applies their rule, the end is its start */
+			struct cprof_wire_bye e = *b;
+
+			e.end_ns = p->last_ns > p->start_ns ? p->last_ns : p->start_ns;
+			in->clock_steps++;
+			end_producer(in, p, &e);
+			return 0;
 		}
 		end_producer(in, p, b);
 		return 0;
@@ -476,6 +540,16 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 		struct cprof_wire_hdr hdr;
 
 		memcpy(frame, h, avail < sizeof(frame) ? avail : sizeof(frame));
+		flen = cprof_wire_torn(frame, avail < sizeof(frame) ? avail : sizeof(frame));
+		if (flen > 0) {
+			/* a frame cut short: its header's pid and count are not to be trusted, the frames behind it
+			 * are; counted, and nobody is banned for it */
+			in->bad_frames++;
+			if (in->torn_frames++ == 0)
+				diag(in, 0, "a frame cut short (%s) in the stream; resynchronised on the next frame", "a torn or forged write");
+			off += flen;
+			continue;
+		}
 		err = cprof_wire_check(frame, avail < sizeof(frame) ? avail : sizeof(frame), &flen);
 		if (err == CPROF_WIRE_SHORT)
 			break;
@@ -519,6 +593,28 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 	if (in->store_failed)
 		return -EIO;
 	return cprof_store_commit(in->store, 0);
+}
+
+int cprof_ingest_late_bye(struct cprof_ingest *in, const void *data, size_t len, uint64_t start_ns)
+{
+	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	const struct cprof_wire_hdr *h = (const void *)frame;
+	struct cprof_producer *p;
+	size_t flen = 0;
+
+	if (len > sizeof(frame))
+		return -EINVAL;
+	memcpy(frame, data, len);
+	if (cprof_wire_check(frame, len, &flen) != CPROF_WIRE_OK || flen != len || h->type != CPROF_MSG_BYE)
+		return -EINVAL;
+	/* only for the instance that wrote it (the file names its HELLO's start), still without its end */
+	p = producer(in, h->pid, 0);
+	if (p == NULL || p->proc_id == 0 || p->ended || p->banned || p->start_ns != start_ns)
+		return -ENOENT;
+	if (dispatch(in, h) == -EBADMSG)
+		return -EINVAL;
+	in->late_byes++;
+	return store_ok(in, 0) < 0 || in->store_failed ? -EIO : cprof_store_commit(in->store, 0);
 }
 
 /* The signals cprof-run forwards (the ones that interrupt a run). */
@@ -617,6 +713,9 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "lost_spool_full", (int64_t)in->lost_spool_full);
 	cprof_store_meta_int(s, "lost_unstored", (int64_t)in->lost_unstored);
 	cprof_store_meta_int(s, "bad_frames", (int64_t)in->bad_frames);
+	cprof_store_meta_int(s, "torn_frames", (int64_t)in->torn_frames);
+	cprof_store_meta_int(s, "late_byes", (int64_t)in->late_byes);
+	cprof_store_meta_int(s, "clock_steps_clamped", (int64_t)in->clock_steps);
 	cprof_store_meta_int(s, "dropped_frames", (int64_t)in->dropped_frames);
 	cprof_store_meta_int(s, "frames", (int64_t)in->frames);
 	cprof_store_meta_int(s, "events", (int64_t)in->events);

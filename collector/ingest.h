@@ -36,12 +36,16 @@ struct cprof_ingest {
 	struct cprof_store *store;
 	struct cprof_producer *prod;
 	size_t nprod, cap;
+	uint32_t *pidx;           /* pid -> index + 1 in prod (open addressing, pidcap a power of two) */
+	size_t pidcap;
 	uint8_t *buf;
 	size_t len, bufcap;
 	uint64_t frames;
 	uint64_t bad_frames;      /* malformed or undecodable */
+	uint64_t torn_frames;     /* of bad_frames: cut short, resynchronised on the next frame's header */
 	uint64_t dropped_frames;  /* well-formed but from a banned or unknown producer */
 	uint64_t events;
+	uint64_t clock_steps;     /* ends before their starts (the wall clock stepped back), clamped to the start */
 	uint64_t gpu_records;
 	uint64_t stacks;
 	uint64_t nvtx_events;     /* of events: NVTX annotations, not CUDA calls */
@@ -58,6 +62,7 @@ struct cprof_ingest {
 	uint64_t suspect_hellos;  /* cprofd: HELLOs /proc did not back (cprof_hello_evidence) */
 	struct cprof_wire_run_end run_end;
 	uint64_t crashed;         /* processes that sent CRASH */
+	uint64_t late_byes;       /* BYEs read from the run directory: the FIFO stayed full at their exit */
 	uint32_t run_end_pid;     /* cprof-run, the sender of RUN_END: its child is the run's top process */
 	int interrupt_signal;     /* cprof-run forwarded this signal to the target (SIGINT, SIGTERM, ...) */
 	int store_failed;
@@ -76,6 +81,9 @@ struct cprof_ingest {
 int cprof_ingest_init(struct cprof_ingest *in, struct cprof_store *store);
 /* Appends bytes read from the FIFO and handles every complete frame in them. */
 int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len);
+/* A BYE a process left in the run directory (bye.PID.START) when the FIFO stayed full at its exit: applied
+ * to that instance if it has no end yet. After the last feed, before finish. 0 or -errno. */
+int cprof_ingest_late_bye(struct cprof_ingest *in, const void *frame, size_t len, uint64_t start_ns);
 /* The run is over: producers without BYE are closed, the totals and completeness go to META. */
 int cprof_ingest_finish(struct cprof_ingest *in, int clean);
 void cprof_ingest_free(struct cprof_ingest *in);

@@ -170,6 +170,15 @@ static size_t walk(const uint8_t *buf, size_t len, struct walk *w)
 				break;
 			continue;
 		}
+		{
+			/* a frame cut short goes to the writer as it is: its ingest counts it and resynchronises */
+			size_t cut = cprof_wire_torn(buf + off, len - off);
+
+			if (cut) {
+				off += cut;
+				continue;
+			}
+		}
 		if (len - off < h.len)
 			break;
 		if (h.type == CPROF_MSG_API || h.type == CPROF_MSG_GPU)

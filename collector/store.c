@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -101,8 +102,15 @@ struct thread_sum {
 
 struct cprof_store {
 	sqlite3 *db;
+	int lock_fd; /* the file as created, flock'ed shared while we write it: another cprof-run -f keeps off */
 	struct thread_sum *threads;
 	size_t nthreads, threads_cap, last_thread;
+	/* (proc_id, tid) -> index + 1 in threads, open addressing at most half full, and the threads with calls
+	 * in the open transaction: a run of 160k short processes made both a scan of every thread so far */
+	uint32_t *thidx;
+	size_t thidx_cap;
+	uint32_t *pending;
+	size_t npending, pending_cap;
 	sqlite3_stmt *st[ST__N];
 	struct batch batch[B__N];
 	int64_t api_name_id[CPROF_API__COUNT];
@@ -240,21 +248,50 @@ static int flush_all(struct cprof_store *s)
 
 static int begin(struct cprof_store *s);
 
+static size_t thread_slot(const struct cprof_store *s, int64_t proc_id, int64_t tid)
+{
+	size_t mask = s->thidx_cap - 1, i = (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ (uint64_t)tid * 2654435761u) & mask;
+
+	while (s->thidx[i] && (s->threads[s->thidx[i] - 1].tid != tid || s->threads[s->thidx[i] - 1].proc_id != proc_id))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int thread_index_grow(struct cprof_store *s)
+{
+	size_t cap = s->thidx_cap ? s->thidx_cap * 2 : 64, old = s->thidx_cap, i;
+	uint32_t *o = s->thidx, *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
+		return -ENOMEM;
+	s->thidx = n;
+	s->thidx_cap = cap;
+	for (i = 0; i < old; i++)
+		if (o[i])
+			s->thidx[thread_slot(s, s->threads[o[i] - 1].proc_id, s->threads[o[i] - 1].tid)] = o[i];
+	free(o);
+	return 0;
+}
+
 /* The running sums of thread (proc_id, tid); NULL when out of memory. */
 static struct thread_sum *thread_sum(struct cprof_store *s, int64_t proc_id, int64_t tid)
 {
 	struct thread_sum *t;
-	size_t i;
+	size_t slot;
 
-	/* calls come in runs from one thread; a run has few threads */
+	/* calls come in runs from one thread */
 	if (s->last_thread < s->nthreads && s->threads[s->last_thread].tid == tid &&
 	    s->threads[s->last_thread].proc_id == proc_id)
 		return &s->threads[s->last_thread];
-	for (i = 0; i < s->nthreads; i++)
-		if (s->threads[i].tid == tid && s->threads[i].proc_id == proc_id) {
-			s->last_thread = i;
-			return &s->threads[i];
+	if (s->thidx_cap) {
+		slot = thread_slot(s, proc_id, tid);
+		if (s->thidx[slot]) {
+			s->last_thread = s->thidx[slot] - 1;
+			return &s->threads[s->last_thread];
 		}
+	}
+	if (2 * (s->nthreads + 1) > s->thidx_cap && thread_index_grow(s) < 0)
+		return NULL;
 	if (s->nthreads == s->threads_cap) {
 		size_t cap = s->threads_cap ? s->threads_cap * 2 : 16;
 
@@ -268,6 +305,7 @@ static struct thread_sum *thread_sum(struct cprof_store *s, int64_t proc_id, int
 	memset(t, 0, sizeof(*t));
 	t->proc_id = proc_id;
 	t->tid = tid;
+	s->thidx[thread_slot(s, proc_id, tid)] = (uint32_t)(s->nthreads + 1);
 	s->last_thread = s->nthreads++;
 	return t;
 }
@@ -277,8 +315,8 @@ static void threads_settle(struct cprof_store *s, int committed)
 {
 	size_t i;
 
-	for (i = 0; i < s->nthreads; i++) {
-		struct thread_sum *t = &s->threads[i];
+	for (i = 0; i < s->npending; i++) {
+		struct thread_sum *t = &s->threads[s->pending[i]];
 
 		if (committed && t->pending_calls) {
 			if (t->calls == 0 || t->pending_first < t->first)
@@ -289,6 +327,7 @@ static void threads_settle(struct cprof_store *s, int committed)
 		}
 		t->pending_calls = 0;
 	}
+	s->npending = 0;
 }
 
 /* The next row of b's table, to be filled in (all columns, nulls[] as well). */
@@ -417,7 +456,10 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	/* 0600 whatever the umask (a umask of 0777 would leave a file even we cannot open) */
 	if (fchmod(fd, 0600) < 0)
 		pr_warn("cannot set the mode of %s: %s", path, strerror(errno));
-	close(fd);
+	/* flock, not fcntl: SQLite's own locks on the file are fcntl locks, independent of this one */
+	if (flock(fd, LOCK_SH) < 0)
+		pr_warn("cannot lock %s: %s", path, strerror(errno));
+	s->lock_fd = fd;
 	/* NOFOLLOW: a symlink swapped in after the create, or planted at the -wal/-shm names, is refused */
 	/* one thread uses this connection: no per-call mutex (8% of cprofd at 500k events/s) */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -474,6 +516,7 @@ out_close:
 	for (i = 0; i < B__N; i++)
 		sqlite3_finalize(s->batch[i].multi);
 	sqlite3_close(s->db);
+	close(s->lock_fd);
 out_free:
 	free(s);
 	return ret;
@@ -642,6 +685,30 @@ int cprof_store_threads(struct cprof_store *s)
 	return ret;
 }
 
+#define CHECKPOINT_WAIT_MS 10000
+/* Merges the WAL into the profile and truncates it, so the .db alone is the whole profile (copied, mailed).
+ * A reader of the profile (cprof during the run) pins the WAL: the checkpoint does not fail then, it reports
+ * busy, and is tried again until the reader lets go, within a bound. 0, or -EIO / -EBUSY. */
+static int checkpoint(struct cprof_store *s)
+{
+	int busy = 1, rc, waited;
+
+	for (waited = 0; busy && waited <= CHECKPOINT_WAIT_MS; waited += 50) {
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(s->db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &st, NULL) != SQLITE_OK)
+			return -EIO;
+		rc = sqlite3_step(st);
+		busy = rc != SQLITE_ROW || sqlite3_column_int(st, 0) != 0;
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+			return -EIO;
+		if (busy)
+			usleep(50000);
+	}
+	return busy ? -EBUSY : 0;
+}
+
 int cprof_store_close(struct cprof_store *s)
 {
 	int ret = 0, i;
@@ -656,11 +723,15 @@ int cprof_store_close(struct cprof_store *s)
 	for (i = 0; i < B__N; i++)
 		sqlite3_finalize(s->batch[i].multi);
 	free(s->threads);
+	free(s->thidx);
+	free(s->pending);
 	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
-	if (ret == 0 && exec(s, "PRAGMA wal_checkpoint(TRUNCATE)") < 0)
-		pr_warn("the profile's WAL could not be merged into it (disk full?); keep the -wal file with it");
+	if (ret == 0 && checkpoint(s) < 0)
+		pr_warn("the profile's WAL could not be merged into it (disk full, or a reader held it %d s); keep the -wal"
+			" file with it", CHECKPOINT_WAIT_MS / 1000);
 	if (sqlite3_close(s->db) != SQLITE_OK)
 		ret = -EIO;
+	close(s->lock_fd);
 	free(s);
 	return ret;
 }
@@ -758,6 +829,18 @@ int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const 
 
 	if (v == NULL)
 		return t ? -EIO : -ENOMEM;
+	if (t->pending_calls == 0) {
+		if (s->npending == s->pending_cap) {
+			size_t cap = s->pending_cap ? s->pending_cap * 2 : 16;
+			uint32_t *n = realloc(s->pending, cap * sizeof(*n));
+
+			if (n == NULL)
+				return -ENOMEM;
+			s->pending = n;
+			s->pending_cap = cap;
+		}
+		s->pending[s->npending++] = (uint32_t)(t - s->threads);
+	}
 	if (t->pending_calls == 0 || (int64_t)ev->start_ns < t->pending_first)
 		t->pending_first = (int64_t)ev->start_ns;
 	if (t->pending_calls == 0 || (int64_t)ev->end_ns > t->pending_last)
@@ -1043,6 +1126,14 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 				strncat(sigtext, " inside a CUDA call", sizeof(sigtext) - strlen(sigtext) - 1);
 			/* a BYE after the signal: the program's own handler let it go on, or exit()ed */
 			snprintf(text, sizeof(text), "%s%s%s", sigtext, bye ? " handled, then " : "", bye ? (const char *)bye : "");
+			/* its own handler took the signal and the program went on to exit cleanly (a probe that
+			 * catches SIGSEGV, a runtime that maps faults to exceptions): no crash */
+			if ((sqlite3_column_int(sel, 4) & CPROF_CRASH_F_APP_HANDLER) && bye && strcmp((const char *)bye, "exit") == 0 &&
+			    (!top || (run_end->term_signal == 0 && run_end->exit_status == 0))) {
+				snprintf(text, sizeof(text), "exit%s (its own handler took %s and it went on)", top ? ", status 0" : "",
+					 sigtext);
+				abnormal = 0;
+			}
 		} else if (bye && strcmp((const char *)bye, "exec") == 0) {
 			snprintf(text, sizeof(text), "exec");
 			abnormal = 0;

@@ -1,5 +1,7 @@
 /* Escaping of hostile text for terminals and logs, CSV and JSON: one writer per output kind. */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/textsafe.h"
 
@@ -44,6 +46,23 @@ static const char *text_escape(const unsigned char *s, int *len, char tmp[8])
 		memcpy(tmp, "\\u00", 4);
 		tmp[4] = hex[s[1] >> 4];
 		tmp[5] = hex[s[1] & 15];
+		tmp[6] = '\0';
+		return tmp;
+	}
+	/* bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069), the marks U+200E, U+200F and
+	 * U+061C, and the line and paragraph separators U+2028, U+2029: they reorder or break what follows
+	 * them on screen ("Trojan Source") */
+	if ((n == 3 && s[0] == 0xe2 &&
+	     ((s[1] == 0x80 && (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xa8 && s[2] <= 0xae))) ||
+	      (s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9))) ||
+	    (n == 2 && s[0] == 0xd8 && s[1] == 0x9c)) {
+		unsigned cp = n == 2 ? 0x61c : 0x2000u | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
+
+		memcpy(tmp, "\\u", 2);
+		tmp[2] = hex[cp >> 12 & 15];
+		tmp[3] = hex[cp >> 8 & 15];
+		tmp[4] = hex[cp >> 4 & 15];
+		tmp[5] = hex[cp & 15];
 		tmp[6] = '\0';
 		return tmp;
 	}
@@ -126,15 +145,39 @@ char *cprof_path_component(char *s)
 	return s;
 }
 
+/* Whether f is a terminal, asked once per stream. */
+static int on_terminal(FILE *f)
+{
+	static FILE *asked;
+	static int tty;
+
+	if (f != asked) {
+		asked = f;
+		tty = isatty(fileno(f));
+	}
+	return tty;
+}
+
 void cprof_csv_fput(FILE *f, const char *s)
 {
+	char *safe = NULL;
 	int formula;
 
 	if (s == NULL)
 		s = "";
+	/* a CSV file keeps the bytes (it is data); one read on a terminal must not drive it (ESC, CSI) */
+	if (on_terminal(f)) {
+		size_t size = 4 * strlen(s) + 1;
+
+		safe = malloc(size);
+		if (safe == NULL)
+			return;
+		s = cprof_text_safe(safe, size, s);
+	}
 	formula = strchr("=+-@\t\r", s[0]) != NULL && s[0] != '\0';
 	if (!formula && strpbrk(s, ",\"\r\n") == NULL) {
 		fputs(s, f);
+		free(safe);
 		return;
 	}
 	fputc('"', f);
@@ -146,6 +189,7 @@ void cprof_csv_fput(FILE *f, const char *s)
 		fputc(*s, f);
 	}
 	fputc('"', f);
+	free(safe);
 }
 
 void cprof_json_fput(FILE *f, const char *s)

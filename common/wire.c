@@ -112,6 +112,38 @@ static int check_fixed(const struct cprof_wire_hdr *h, size_t plen, size_t rec, 
 	return CPROF_WIRE_OK;
 }
 
+/* The header's own fields only (the frame behind it may not be there yet). */
+static int hdr_plausible(const uint8_t *at)
+{
+	struct cprof_wire_hdr h;
+
+	memcpy(&h, at, sizeof(h));
+	return h.magic == CPROF_WIRE_MAGIC && h.version == CPROF_WIRE_VERSION && h.type != 0 && h.type < CPROF_MSG__MAX &&
+	       h.len >= sizeof(h) && h.len <= CPROF_WIRE_MAX_FRAME;
+}
+
+size_t cprof_wire_torn(const void *buf, size_t avail)
+{
+	static const uint32_t magic = CPROF_WIRE_MAGIC;
+	const uint8_t *b = buf, *p;
+	struct cprof_wire_hdr h;
+	size_t lim;
+
+	if (avail < sizeof(h) || !hdr_plausible(b))
+		return 0;
+	memcpy(&h, b, sizeof(h));
+	/* a candidate starts inside the claimed frame and its whole header is readable */
+	lim = h.len < avail ? h.len : avail;
+	for (p = b + 1; (size_t)(p - b) < lim; p++) {
+		p = memmem(p, lim - (size_t)(p - b), &magic, sizeof(magic));
+		if (p == NULL || (size_t)(p - b) + sizeof(h) > avail)
+			return 0;
+		if (hdr_plausible(p))
+			return (size_t)(p - b);
+	}
+	return 0;
+}
+
 int cprof_wire_check(const void *buf, size_t avail, size_t *frame_len)
 {
 	const struct cprof_wire_hdr *h = buf;

@@ -291,6 +291,10 @@ const char *cprof_wire_strerror(int err);
 /* Check the frame at buf (avail bytes readable). Returns CPROF_WIRE_OK with *frame_len set,
  * CPROF_WIRE_SHORT when more bytes are needed, or an error. Header checks need only 24 bytes. */
 int cprof_wire_check(const void *buf, size_t avail, size_t *frame_len);
+/* Where, inside the bytes the frame header at buf claims, a well-formed header of the next frame starts (0:
+ * nowhere). Every frame is one atomic write, so a header there means the frame was cut short (a torn or forged
+ * write) and its claimed length would swallow the real frames behind it: readers resynchronise there. */
+size_t cprof_wire_torn(const void *buf, size_t avail);
 
 /* Builders: fill the header; return the frame length or 0 if it would not fit. */
 void cprof_wire_hdr_init(struct cprof_wire_hdr *h, uint16_t type, uint32_t pid, uint32_t seq,

@@ -29,6 +29,7 @@
 
 
 #define CUPTI_FLUSH_MS 100
+#define BYE_GRACE_MS 250 /* past the exit's deadline, while the final BYE is being sent or filed */
 #define COST_EVERY_MS 100 /* the report reads its time series over a window: ~10 rows a second */
 
 struct pending_string {
@@ -60,6 +61,9 @@ static struct {
 	_Atomic uint32_t req_seq, done_seq; /* done_seq is a futex the requester waits on */
 	_Atomic int req_reason;
 	_Atomic uint64_t req_deadline_ms;
+	/* set while the flusher sends the final BYE: the exiting thread waits for it a little past its deadline
+	 * (BYE_GRACE_MS), so a BYE that has to go to a file is not cut off by the process ending */
+	_Atomic int bye_phase;
 	pthread_mutex_t strings_lock;
 	struct pending_string *strings;
 	size_t nstrings, cap;
@@ -248,6 +252,28 @@ static int send_simple(uint16_t type, const void *payload, size_t plen, uint64_t
 	if (ret == 0)
 		fl.seq++;
 	return ret;
+}
+
+/* The BYE when the pipe stayed full to the exit's deadline (the collector stopped or starved): a file beside
+ * the FIFO, in cprof-run's private run directory, that cprofd reads at the finish, so the process's end and
+ * its count of what was lost are not lost too. A regular file: the write never waits for the collector. */
+static void bye_to_file(size_t len)
+{
+	char path[PATH_MAX + 64], *slash;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s", fl.fifo_path);
+	slash = strrchr(path, '/');
+	if (slash == NULL)
+		return;
+	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "bye.%u.%llu", fl.hello.fixed.pid,
+		 (unsigned long long)fl.hello.fixed.start_ns);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, fl.frame, len) != (ssize_t)len)
+		unlink(path); /* a torn BYE would be refused anyway */
+	close(fd);
 }
 
 static int send_hello(uint64_t deadline)
@@ -804,6 +830,7 @@ static void serve_request(void)
 		uint64_t lost;
 		struct cprof_wire_bye b;
 
+		atomic_store(&fl.bye_phase, 1);
 		if (mono_ms() < drain_deadline)
 			drain_round(drain_deadline); /* a last LOST if anything dropped meanwhile */
 		if (fl.hello_sent)
@@ -819,7 +846,12 @@ static void serve_request(void)
 		}
 		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
 					     .reason = reason };
-		send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline);
+		/* the requester stops waiting at the deadline and the process ends: the file, when the pipe
+		 * stays full, is written in the last half of the reserve */
+		if (send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline - reserve / 2) == -EAGAIN && fl.hello_sent &&
+		    reason != CPROF_BYE_EXEC)
+			bye_to_file(sizeof(struct cprof_wire_hdr) + sizeof(b));
+		atomic_store(&fl.bye_phase, 0);
 	}
 	if (reason == CPROF_BYE_EXEC)
 		atomic_store(&fl.paused, 1);
@@ -1028,9 +1060,11 @@ static void request(int reason)
 		uint32_t done = atomic_load(&fl.done_seq);
 		uint64_t now = mono_ms();
 
-		if ((int32_t)(done - seq) >= 0 || !atomic_load(&fl.alive) || now >= deadline)
+		if ((int32_t)(done - seq) >= 0 || !atomic_load(&fl.alive))
 			break;
-		futex_wait(&fl.done_seq, done, (int)(deadline - now));
+		if (now >= deadline && (!atomic_load(&fl.bye_phase) || now >= deadline + BYE_GRACE_MS))
+			break;
+		futex_wait(&fl.done_seq, done, now < deadline ? (int)(deadline - now) : 10);
 	}
 	pthread_mutex_unlock(&fl.req_lock);
 }

@@ -130,7 +130,7 @@ static void at_exit_flush(void)
 int cprof_init_slow(void)
 {
 	int expect = CPROF_ST_UNINIT, fd;
-	const char *fifo;
+	const char *fifo, *no_cupti;
 	struct stat st;
 
 	if (!atomic_compare_exchange_strong(&cprof_state, &expect, CPROF_ST_INITING)) {
@@ -196,7 +196,8 @@ int cprof_init_slow(void)
 		cprof_stacks_init();
 	/* CUDA does not work across fork without exec: a forked child records API calls only. Otherwise CUPTI
 	 * starts at the first call that brings the driver up (cprof_enter), once a driver has answered. */
-	if (forked || getenv("CPROF_NO_CUPTI") != NULL)
+	/* CPROF_NO_CUPTI=1 (any value but empty and 0): "=0" reads as "keep CUPTI", as a user writing it means */
+	if (forked || ((no_cupti = getenv("CPROF_NO_CUPTI")) != NULL && *no_cupti && strcmp(no_cupti, "0") != 0))
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	if (cprof_capture_init()) {
 		/* --capture-range: everything is in place, nothing is recorded until the range opens */

@@ -460,8 +460,12 @@ void cprof_stacks_init(void)
 	lib = getenv("CPROF_LIBUNWIND");
 	h = dlopen(lib && *lib ? lib : "libunwind.so.8", RTLD_LAZY | RTLD_LOCAL);
 	if (h == NULL) {
-		pr_warn("%s not found: no native call stacks (Python call sites still work)", lib && *lib ? lib : "libunwind.so.8");
-		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind not found: no native call stacks");
+		/* dlerror says which: not found, or found and not a library (CPROF_LIBUNWIND=/bin/ls) */
+		const char *why = dlerror();
+
+		pr_warn("cannot load %s (%s): no native call stacks (Python call sites still work)",
+			lib && *lib ? lib : "libunwind.so.8", why ? why : "not found");
+		cprof_flusher_status(CPROF_STATUS_STACKS_NATIVE_MISSING, 0, "libunwind could not be loaded (not found, or not a library): no native call stacks");
 		return;
 	}
 	ui.set_caching = (int (*)(void *, int))dlsym(h, "_ULx86_64_set_caching_policy");

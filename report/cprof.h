@@ -42,6 +42,9 @@ int cmd_stacks(int argc, char **argv);
 int cprof_open_regular(const char *path, char *why, size_t size);
 /* Opens a profile read-only and checks it is one; on failure prints one line and returns NULL. */
 sqlite3 *cprof_profile_open(const char *path);
+/* The read-only file: URI the readers open path with (immutable when the profile is finished: reading it
+ * leaves no -wal/-shm beside it and works in a read-only directory). 0 or -ENAMETOOLONG. */
+int cprof_profile_uri(const char *path, char *uri, size_t size);
 /* META value as text (static buffer per call site is the caller's: copies into buf), or def. */
 const char *cprof_meta(sqlite3 *db, const char *key, char *buf, size_t size, const char *def);
 int64_t cprof_meta_int(sqlite3 *db, const char *key, int64_t def);
@@ -70,6 +73,10 @@ int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem);
 int cprof_out_open(const char *target, FILE **f);
 int cprof_out_finish(FILE *f, const char *target, int force);
 void cprof_out_abort(FILE *f);
+/* Before an export: refuses, with one line, an output that is one of the inputs (a link to it too), a
+ * directory, an existing file without force, and (regular_only) a device or pipe; who prefixes the line.
+ * 0 or -errno. */
+int cprof_out_check(const char *who, const char *target, char *const *inputs, int n, int force, int regular_only);
 /* One line on stderr saying what a command wrote: "cprof trace: wrote t.json (1234 events, 2 MB)"; nothing for "-". */
 void cprof_out_said(const char *cmd, const char *target, const char *what);
 /* Copies the file at path to an open stream (merge -o -): 0 or -errno. */

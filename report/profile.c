@@ -229,6 +229,28 @@ static int check_strings(sqlite3 *db, char *why, size_t size)
 	return -EINVAL;
 }
 
+/* The preload numbers its calls uniquely in a process (thread id and a count: a thread id the kernel reuses
+ * after pid_max wraps may repeat a few), and CUPTI gives each correlation one external id of ours: a
+ * profile that repeats one many times (hand-made, forged) makes every join on it quadratic (5,000 launches
+ * sharing one id: minutes of report). Checked with the full checks (one sort of the calls' ids). */
+static int check_unique_ids(sqlite3 *db, char *why, size_t size)
+{
+	static const char *const rules[][2] = {
+		{ "CPROF_API", "SELECT EXISTS(SELECT 1 FROM main.CPROF_API WHERE correlationId IS NOT NULL"
+			       " GROUP BY processId, correlationId HAVING count(*) > 16)" },
+		{ "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION",
+		  "SELECT EXISTS(SELECT 1 FROM main.CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5"
+		  " GROUP BY processId, correlationId HAVING count(*) > 16)" },
+	};
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		if (cprof_query_int(db, rules[i][1], 0) != 0) {
+			snprintf(why, size, "%s repeats a correlation id more than 16 times", rules[i][0]);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 /* Damage inside a page shows only when a query reaches it, half-way through a report: look at every page
  * first (PRAGMA quick_check, ~15 ms per MiB here). */
 static int check_pages(sqlite3 *db, char *why, size_t size)
@@ -290,6 +312,11 @@ static int make_uri(const char *path, char *uri, size_t size)
 	if (snprintf(uri + o, size - o, "?mode=ro%s", immutable ? "&immutable=1" : "") >= (int)(size - o))
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+int cprof_profile_uri(const char *path, char *uri, size_t size)
+{
+	return make_uri(path, uri, size);
 }
 
 /* The schema version: ours, or a newer one (said plainly), or none. */
@@ -439,7 +466,8 @@ opened:
 	have_sb = stat(path, &sb) == 0;
 	full = !have_sb || sb.st_size <= FULL_CHECK_MAX_BYTES;
 	if (!(have_sb && same_as_checked(&sb)) &&
-	    ((full && check_pages(db, why, sizeof(why)) < 0) || check_ranges(db, why, sizeof(why), full) < 0))
+	    ((full && check_pages(db, why, sizeof(why)) < 0) || check_ranges(db, why, sizeof(why), full) < 0 ||
+	     (full && check_unique_ids(db, why, sizeof(why)) < 0)))
 		goto bad;
 	if (have_sb)
 		checked = (typeof(checked)){ 1, sb.st_dev, sb.st_ino, sb.st_size, sb.st_mtim };

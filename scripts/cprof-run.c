@@ -1,4 +1,5 @@
 /* cprof-run: runs a command under cprof (collector, FIFO, LD_PRELOAD) and exits with the command's status. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -158,6 +160,39 @@ static int profile_exists(const char *path)
 	return lstat(side, &st) == 0;
 }
 
+/* Whether two output paths name one file: the same inode when both exist, else the same resolved directory and
+ * name (a profile and its --html page written to one file would destroy the profile). */
+static int same_file(const char *a, const char *b)
+{
+	char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX], ca[PATH_MAX], cb[PATH_MAX];
+	struct stat sa, sb;
+
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	snprintf(ca, sizeof(ca), "%s", a);
+	snprintf(cb, sizeof(cb), "%s", b);
+	if (realpath(dirname(ca), da) == NULL || realpath(dirname(cb), db) == NULL)
+		return 0;
+	snprintf(ca, sizeof(ca), "%s", a);
+	snprintf(cb, sizeof(cb), "%s", b);
+	snprintf(ra, sizeof(ra), "%s", basename(ca));
+	snprintf(rb, sizeof(rb), "%s", basename(cb));
+	return strcmp(da, db) == 0 && strcmp(ra, rb) == 0;
+}
+
+/* Whether another run writes the profile at path now: its collector (and its cprof-run, until its summary,
+ * page and gate are done) hold a shared flock on the file. */
+static int profile_in_use(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), busy;
+
+	if (fd < 0)
+		return 0;
+	busy = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
+}
+
 static int default_output(char *out, size_t size)
 {
 	int i;
@@ -168,22 +203,33 @@ static int default_output(char *out, size_t size)
 	return 0;
 }
 
+/* The command as one line for the profile's META, cut at CPROF_COMMAND_MAX: it goes to cprofd as one argument,
+ * and the kernel refuses an argument over 128 KiB (E2BIG), which would stop a long command line from running.
+ * The target's own HELLO carries its argv. */
+#define CPROF_COMMAND_MAX 65536
 static char *join_command(char **argv)
 {
-	size_t n = 1;
+	size_t n = 0, total = 0;
 	char **a, *s;
 
 	for (a = argv; *a; a++)
-		n += strlen(*a) + 1;
-	s = malloc(n);
+		total += strlen(*a) + 1;
+	s = malloc(CPROF_COMMAND_MAX + 64);
 	if (s == NULL)
 		return NULL;
-	s[0] = '\0';
-	for (a = argv; *a; a++) {
-		strcat(s, *a);
-		if (a[1])
-			strcat(s, " ");
+	for (a = argv; *a && n < CPROF_COMMAND_MAX; a++) {
+		size_t l = strlen(*a);
+
+		if (l > CPROF_COMMAND_MAX - n)
+			l = CPROF_COMMAND_MAX - n;
+		memcpy(s + n, *a, l);
+		n += l;
+		if (a[1] && n < CPROF_COMMAND_MAX)
+			s[n++] = ' ';
 	}
+	s[n] = '\0';
+	if (total - 1 > n)
+		snprintf(s + n, 64, " ... (%zu bytes more)", total - 1 - n);
 	return s;
 }
 
@@ -288,6 +334,20 @@ static int target_env(const char *lib, const char *unwind, const char *fifo, int
 		free(v);
 	}
 	return ret;
+}
+
+/* The BYEs processes left in the run directory for a collector that did not read them (it was killed). */
+static void remove_byes(const char *rundir)
+{
+	DIR *d = opendir(rundir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "bye.", 4) == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
 }
 
 /* Starts cprofd and waits until it is ready. *drain_fd is the pipe on which it later says its intake is done
@@ -540,13 +600,18 @@ int main(int argc, char **argv)
 	pid_t collector, pid;
 	struct sigaction sa, pipe_orig;
 	ssize_t n;
-	int child_errno = 0;
+	int child_errno = 0, closed_std = 0;
 	uint64_t t_end;
 	int64_t delay_ns = -1, duration_ns = -1;
 	long long max_size = -1;
 	int on_demand = 0, timed = 0;
 	char steps_capture[96] = "";
 
+	/* a closed stdin, stdout or stderr would be taken by our pipes (the collector's ready pipe on fd 0 or 1):
+	 * held by /dev/null here, closed again for the target, which gets them as it was given them */
+	for (int i = 0; i < 3; i++)
+		if (fcntl(i, F_GETFD) < 0 && open("/dev/null", O_RDWR) == i)
+			closed_std |= 1 << i;
 	while ((opt = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': output = optarg; break;
@@ -719,15 +784,40 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* the directory resolved: SQLite's no-follow open refuses a path through a symlinked directory (a home on
+	 * another disk, /tmp -> /private/tmp), which is the user's choice, not a planted link; the file itself
+	 * stays unfollowed */
+	{
+		char dir[PATH_MAX], real[PATH_MAX], *slash = strrchr(db, '/');
+
+		snprintf(dir, sizeof(dir), "%.*s", slash == db ? 1 : (int)(slash - db), db);
+		if (slash[1] && realpath(dir, real) != NULL && strcmp(real, dir) != 0) {
+			char name[PATH_MAX];
+
+			snprintf(name, sizeof(name), "%s", slash + 1);
+			if (snprintf(db, sizeof(db), "%s/%s", strcmp(real, "/") ? real : "", name) >= (int)sizeof(db)) {
+				pr_err("profile path too long");
+				return RUN_EXIT_USAGE;
+			}
+		}
+	}
 	/* before anything is created or removed: SQLite would refuse it after the collector made the file */
 	if (strlen(db) > CPROF_SQLITE_PATH_MAX) {
 		pr_err("profile path %.60s... is %zu bytes long; SQLite opens at most %d: choose a shorter -o", db,
 		       strlen(db), CPROF_SQLITE_PATH_MAX);
 		return RUN_EXIT_USAGE;
 	}
+	if (html && same_file(html, out)) {
+		pr_err("--html %s is the profile %s itself; choose another page name", html, out);
+		return RUN_EXIT_USAGE;
+	}
 	if (profile_exists(out)) {
 		if (!force) {
 			pr_err("%s exists; pass -f to overwrite it or choose another -o", out);
+			return RUN_EXIT_USAGE;
+		}
+		if (profile_in_use(out)) {
+			pr_err("%s is being written by another cprof-run now; choose another -o", out);
 			return RUN_EXIT_USAGE;
 		}
 		remove_profile(out);
@@ -772,6 +862,14 @@ int main(int argc, char **argv)
 		pr_err("the collector did not start; see its message above");
 		remove_rundir(rundir, fifo);
 		return RUN_EXIT_INTERNAL;
+	}
+	/* held until we exit: the summary, the page and the gate below read this run's profile, not one a
+	 * second cprof-run -f put at the same path meanwhile */
+	{
+		int lock = open(db, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+		if (lock >= 0 && flock(lock, LOCK_SH) < 0)
+			close(lock);
 	}
 
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
@@ -818,6 +916,9 @@ int main(int argc, char **argv)
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
+		for (int i = 0; i < 3; i++)
+			if (closed_std & 1 << i)
+				close(i);
 		execvp(argv[optind], argv + optind);
 		e = errno;
 		if (write(errpipe[1], &e, sizeof(e)) < 0) {
@@ -864,6 +965,7 @@ int main(int argc, char **argv)
 	t_end = cprof_now_ns();
 	rc = wait_collector(collector, drain_fd, grace_s);
 	t_end = cprof_now_ns() - t_end;
+	remove_byes(rundir);
 	if (timed) {
 		char side[PATH_MAX + 32];
 

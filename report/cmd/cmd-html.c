@@ -675,10 +675,8 @@ int cmd_html(int argc, char **argv)
 								     "no output given: -o REPORT.html");
 		return CPROF_EXIT_USAGE;
 	}
-	if (!force && strcmp(out, "-") && access(out, F_OK) == 0) {
-		pr_err("%s exists; -f overwrites it", out);
+	if (strcmp(out, "-") && cprof_out_check(PR_FMT, out, argv + optind, 1, force, 0) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	h.profile = argv[optind];
 	if (quiet || !strcmp(out, "-"))
 		cprof_progress_off();

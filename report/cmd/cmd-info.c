@@ -9,7 +9,7 @@ int cmd_info(int argc, char **argv)
 {
 	char command[1024], reason[256], sim[8];
 	sqlite3 *db;
-	int64_t status, nvtx, procs, calls;
+	int64_t status, nvtx, procs, calls, unaccounted;
 	int complete, finalised;
 
 	if (argc != 2 || argv[1][0] == '-') {
@@ -51,6 +51,14 @@ int cmd_info(int argc, char **argv)
 				   " OR ending LIKE '%no goodbye%'", 0) > 0 ? "at least " : "",
 	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
 	       complete ? "" : ": ", complete ? "" : cprof_tx(reason));
+	/* what the processes said they produced and the collector neither stored nor heard they lost (frames
+	 * dropped as malformed, from a banned process): the rule emitted = recorded + lost, shown when broken */
+	unaccounted = cprof_query_int(db, "SELECT coalesce(sum(max(eventsEmitted - eventsRecorded - lostEvents, 0)), 0)"
+					  " FROM PROCESSES WHERE eventsEmitted IS NOT NULL", 0) -
+		      cprof_meta_int(db, "lost_spool_full", 0) - cprof_meta_int(db, "lost_unstored", 0);
+	if (unaccounted > 0)
+		printf("cprof: %lld events the processes emitted were neither stored nor counted lost (dropped by the"
+		       " collector: see DIAGNOSTICS)\n", (long long)unaccounted);
 	if (!finalised)
 		printf("cprof: the collector did not finish this profile: the counts above are of what it stored\n");
 	/* recorded in windows, or cut by --max-size: the counts above are of those only */

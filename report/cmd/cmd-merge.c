@@ -127,12 +127,20 @@ static int merge_one(sqlite3 *db, const char *path)
 			return -EINVAL;
 		sqlite3_close(check);
 	}
-	snprintf(sql, sizeof(sql), "ATTACH DATABASE 'file:%s?mode=ro' AS src", path);
-	if (strchr(path, '\'') || strchr(path, '?') || strchr(path, '#')) {
-		pr_err("%s: quotes, '?' and '#' are not allowed in merged file names", path);
-		return -EINVAL;
+	/* attached as the readers open it: immutable when finished, so no -wal/-shm is left beside it and a
+	 * read-only directory works */
+	{
+		char uri[3 * 4096 + 64];
+		char *q = cprof_profile_uri(path, uri, sizeof(uri)) == 0 ? sqlite3_mprintf("ATTACH DATABASE %Q AS src", uri) : NULL;
+
+		if (q == NULL) {
+			pr_err("%s: path too long", path);
+			return -EINVAL;
+		}
+		ret = exec(db, q);
+		sqlite3_free(q);
 	}
-	if ((ret = exec(db, sql)) < 0)
+	if (ret < 0)
 		return ret;
 	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM main.PROCESSES", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
@@ -276,10 +284,8 @@ int cmd_merge(int argc, char **argv)
 		return CPROF_EXIT_USAGE;
 	}
 	to_stdout = !strcmp(out, "-");
-	if (!force && !to_stdout && access(out, F_OK) == 0) {
-		pr_err("%s exists; -f overwrites it", out);
+	if (!to_stdout && cprof_out_check(PR_FMT, out, argv + optind, argc - optind, force, 1) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	/* the first profile, copied whole, is the base; a temporary name until everything is in */
 	first = cprof_profile_open(argv[optind]);
 	if (first == NULL)

@@ -176,10 +176,8 @@ static int export_to(const char *profile, const char *out, int force, int quiet,
 	struct trace t = { .first_event = 1, .rank = rank, .world = world };
 	int err, ret = CPROF_EXIT_USAGE;
 
-	if (!force && strcmp(out, "-") && access(out, F_OK) == 0) {
-		pr_err("%s exists; -f overwrites it", out);
+	if (strcmp(out, "-") && cprof_out_check(PR_FMT, out, (char *const *)&profile, 1, force, 0) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	if (quiet || !strcmp(out, "-"))
 		cprof_progress_off();
 	cprof_progress_begin("cprof trace: writing the trace");

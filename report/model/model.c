@@ -626,7 +626,10 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 			else
 				hi = mid;
 		}
-		for (e = lo; e < m->next && !cmp_ext(&m->ext[e], &key); e++) {
+		/* one external id per CUPTI correlation and one call per external id in a process, as the preload
+		 * numbers them: a profile that repeats ids (forged, damaged) is joined on the first of each, not on
+		 * every pair (5,000 launches sharing one id: 10^11 pairs, minutes of report) */
+		for (e = lo; e == lo && e < m->next && !cmp_ext(&m->ext[e], &key); e++) {
 			size_t a = 0, b = m->ncalls, c;
 
 			while (a < b) {
@@ -645,6 +648,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 					break;
 				if ((ret = fn(ctx, x, o)) < 0)
 					return ret;
+				break;
 			}
 		}
 	}
@@ -1131,8 +1135,10 @@ static int load_ends(sqlite3 *db, struct cprof_model *m)
 	size_t i;
 	int ret = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT p.ending, (SELECT c.signal FROM CPROF_CRASH c WHERE c.processId = p.id LIMIT 1)"
-				   " FROM PROCESSES p WHERE p.id = ?1", -1, &st, NULL) != SQLITE_OK)
+	/* a signal the program's own handler took before it went on to a clean exit ("exit ... (its own handler
+	 * took ...)", cprofd's words) is no crash */
+	if (sqlite3_prepare_v2(db, "SELECT p.ending, (SELECT c.signal FROM CPROF_CRASH c WHERE c.processId = p.id"
+				   " AND p.ending NOT LIKE 'exit%' LIMIT 1) FROM PROCESSES p WHERE p.id = ?1", -1, &st, NULL) != SQLITE_OK)
 		return 0;
 	for (i = 0; i < m->nprocs && ret == 0; i++) {
 		const char *ending;

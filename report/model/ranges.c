@@ -549,9 +549,10 @@ int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_r
 	memset(t, 0, sizeof(*t));
 	t->by_name = by_name;
 	m.by_name = by_name;
-	m.have_re = regcomp(&m.step, cprof_step_re_default, REG_EXTENDED | REG_NOSUB) == 0;
+	/* the table first: an early return must not leave the compiled pattern behind */
 	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
+	m.have_re = regcomp(&m.step, cprof_step_re_default, REG_EXTENDED | REG_NOSUB) == 0;
 	t->marks = (uint64_t)count_marks(db, proc);
 	if ((ret = load_ranges(db, proc, &r, &n, t)) < 0)
 		goto out;

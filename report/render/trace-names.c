@@ -51,13 +51,33 @@ void trace_display_api_name(const char *in, char *out, size_t size)
 		out[p - in] = '\0';
 }
 
+/* A kernel name is written twice per kernel (its event and its launch's argument): one of 100 KB times 5,000
+ * kernels made a 523 MB trace. Longer names are cut, at a character boundary, and say how long they were. */
+#define TRACE_NAME_MAX 1024
+
+static char *cap_name(char *text)
+{
+	size_t len = strlen(text), cut = TRACE_NAME_MAX;
+	char *n;
+
+	if (len <= TRACE_NAME_MAX)
+		return text;
+	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
+		cut--;
+	n = malloc(cut + 48);
+	if (n != NULL)
+		snprintf(n, cut + 48, "%.*s... (%zu bytes)", (int)cut, text, len);
+	free(text);
+	return n;
+}
+
 /* Kineto demangles kernel names (libstdc++'s __cxa_demangle); one demangling per distinct name, not per event. */
 const char *trace_kernel_name(struct trace *t, int64_t name_id, const char *mangled)
 {
 	size_t lo = 0, hi = t->ndm, i;
 	char *text;
 
-	if (strncmp(mangled, "_Z", 2) != 0 || name_id < 0)
+	if (name_id < 0 || (strncmp(mangled, "_Z", 2) != 0 && strnlen(mangled, TRACE_NAME_MAX + 1) <= TRACE_NAME_MAX))
 		return mangled;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -69,8 +89,10 @@ const char *trace_kernel_name(struct trace *t, int64_t name_id, const char *mang
 		else
 			hi = mid;
 	}
-	text = cprof_demangle(mangled);
-	if (text == NULL)
+	text = strncmp(mangled, "_Z", 2) == 0 ? cprof_demangle(mangled) : NULL;
+	if (text == NULL && strnlen(mangled, TRACE_NAME_MAX + 1) > TRACE_NAME_MAX)
+		text = strdup(mangled);
+	if (text == NULL || (text = cap_name(text)) == NULL)
 		return mangled;
 	if (t->ndm == t->capdm) {
 		size_t cap = t->capdm ? t->capdm * 2 : 64;

@@ -537,6 +537,57 @@ out:
 	return ret;
 }
 
+/* n short processes one after another (HELLO, one call, BYE), as a job of many tiny tools makes: the cost per
+ * process must not grow with the processes before it (a linear producer and thread scan made it quadratic). */
+static int mode_pids(uint64_t n, const char *db)
+{
+	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	struct cprof_wire_hdr *h = (void *)f;
+	struct cprof_store *store = NULL;
+	struct cprof_ingest in;
+	const char *argv[] = { "tiny", NULL };
+	double t0, t1;
+	int ret;
+
+	memset(&in, 0, sizeof(in));
+	if ((ret = cprof_store_open(&store, db)) < 0 || (ret = cprof_ingest_init(&in, store)) < 0)
+		goto out;
+	t0 = mono();
+	for (uint64_t i = 0; i < n && ret == 0; i++) {
+		uint32_t pid = (uint32_t)(1000 + i);
+		struct cprof_wire_hello hello = { .pid = pid, .ppid = 1, .start_ns = 1000 + i, .wire_version = CPROF_WIRE_VERSION,
+						  .rank = -1, .local_rank = -1, .world_size = -1 };
+		struct cprof_wire_api *ev = (void *)(h + 1);
+		struct cprof_wire_bye bye = { .end_ns = 3000 + i, .emitted = 1, .reason = CPROF_BYE_EXIT };
+
+		ret = cprof_ingest_feed(&in, f, cprof_wire_build_hello(f, 0, &hello, "/bin/tiny", "h", argv, 1));
+		memset(ev, 0, sizeof(*ev));
+		ev->api = CPROF_API_cudaMalloc;
+		ev->start_ns = 2000 + i;
+		ev->end_ns = 2001 + i;
+		ev->tid = pid;
+		cprof_wire_hdr_init(h, CPROF_MSG_API, pid, 1, 1, sizeof(*h) + sizeof(*ev));
+		if (ret == 0)
+			ret = cprof_ingest_feed(&in, f, h->len);
+		cprof_wire_hdr_init(h, CPROF_MSG_BYE, pid, 2, 1, sizeof(*h) + sizeof(bye));
+		memcpy(h + 1, &bye, sizeof(bye));
+		if (ret == 0)
+			ret = cprof_ingest_feed(&in, f, h->len);
+	}
+	if (ret == 0)
+		ret = cprof_ingest_finish(&in, 1);
+	t1 = mono();
+	if (ret == 0 && in.processes != n)
+		ret = -EIO;
+	if (ret == 0)
+		printf("processes %llu seconds %.3f us_per_process %.1f\n", (unsigned long long)n, t1 - t0, (t1 - t0) * 1e6 / n);
+out:
+	cprof_ingest_free(&in);
+	if (cprof_store_close(store) < 0 && ret == 0)
+		ret = -EIO;
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	enum shape shape = argc > 2 && !strcmp(argv[2], "api") ? SHAPE_API : SHAPE_LAUNCH;
@@ -548,6 +599,8 @@ int main(int argc, char **argv)
 		ret = mode_sqlite(shape, strtoull(argv[3], NULL, 10), argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "frames"))
 		ret = mode_frames(shape, strtoull(argv[3], NULL, 10), argv[4]);
+	else if (argc == 4 && !strcmp(argv[1], "pids"))
+		ret = mode_pids(strtoull(argv[2], NULL, 10), argv[3]);
 	else if (argc == 5 && !strcmp(argv[1], "gen"))
 		ret = mode_gen(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), argv[4]);
 	else {

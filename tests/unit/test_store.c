@@ -372,6 +372,75 @@ START_TEST(test_ingest_garbage_resyncs)
 }
 END_TEST
 
+/* Issue 32 item 4a: a 24-byte header promising a full frame, written alone, must not swallow the real
+ * frames behind it (nor get its pid banned): the ingest resynchronises on the next header and counts it. */
+START_TEST(test_ingest_torn_frame_resyncs)
+{
+	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	struct cprof_wire_hdr *h = (void *)f;
+	int i;
+
+	slen = 0;
+	put_hello(100, 0);
+	cprof_wire_hdr_init(h, CPROF_MSG_API, 100, 1, 39, sizeof(*h) + 39 * sizeof(struct cprof_wire_api));
+	ck_assert_int_eq(h->len, 4080);
+	put(f, sizeof(*h));
+	for (i = 0; i < 21; i++)
+		put_api(100, 1 + i, 1, CPROF_API_cudaMalloc, 0);
+	run_ingest(_i ? 100 : 65536);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE pid=100"), 21);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='torn_frames'"), 1);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='bad_frames'"), 1);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='complete'"), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM DIAGNOSTICS WHERE message LIKE '%cut short%'"), 1);
+	rm_db();
+}
+END_TEST
+
+/* Issue 32 item 4b and c: a BYE that ends before its HELLO (a forged one, or the wall clock stepped back) and
+ * calls or GPU records that end before they start are stored within the readers' rules (end >= start), the
+ * producer is not banned, and the clamps are counted. */
+START_TEST(test_ingest_clock_step_clamped)
+{
+	struct cprof_wire_hello hh = { .pid = 100, .ppid = 1, .start_ns = 5000000000, .wire_version = 1, .rank = -1,
+				       .local_rank = -1, .world_size = -1 };
+	struct cprof_wire_bye bye = { .end_ns = 1000, .emitted = 3, .reason = CPROF_BYE_EXIT };
+	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	struct cprof_wire_hdr *h = (void *)f;
+	struct cprof_wire_api *ev = (void *)(h + 1);
+	struct cprof_wire_gpu *g = (void *)(h + 1);
+	const char *argv[] = { "prog", NULL };
+
+	slen = 0;
+	put(f, cprof_wire_build_hello(f, 0, &hh, "/bin/prog", "h", argv, 1));
+	memset(f, 0, sizeof(f));
+	for (int i = 0; i < 3; i++) {
+		ev[i].api = CPROF_API_cudaMalloc;
+		ev[i].start_ns = 5000000100 + 100 * i;
+		/* the second call's end was read after the clock went 50 ms back */
+		ev[i].end_ns = i == 1 ? ev[i].start_ns - 50000000 + 10 : ev[i].start_ns + 10;
+	}
+	cprof_wire_hdr_init(h, CPROF_MSG_API, 100, 1, 3, sizeof(*h) + 3 * sizeof(*ev));
+	put(f, h->len);
+	memset(f, 0, sizeof(f));
+	g[0].kind = CPROF_GPU_KERNEL;
+	g[0].start_ns = 5000000300;
+	g[0].end_ns = 5000000200;
+	cprof_wire_hdr_init(h, CPROF_MSG_GPU, 100, 2, 1, sizeof(*h) + sizeof(*g));
+	put(f, h->len);
+	put_small(CPROF_MSG_BYE, 100, 3, &bye, sizeof(bye));
+	run_ingest(4096);
+	ck_assert_msg(q_int("SELECT count(*) FROM CPROF_API WHERE pid=100") == 3, "%s", q_text("SELECT group_concat(message) FROM DIAGNOSTICS"));
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API WHERE \"end\" < start"), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE \"end\" >= start"), 1);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM PROCESSES WHERE pid=100 AND endNs >= startNs"), 1);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='clock_steps_clamped'"), 3);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='bad_frames'"), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM DIAGNOSTICS WHERE message LIKE '%malformed%'"), 0);
+	rm_db();
+}
+END_TEST
+
 START_TEST(test_ingest_bad_producer_dropped)
 {
 	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
@@ -424,6 +493,27 @@ START_TEST(test_ingest_lost_counted)
 	ck_assert_int_eq(q_int("SELECT eventsRecorded FROM PROCESSES"), 11);
 	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='complete'"), 0);
 	ck_assert_str_eq(q_text("SELECT value FROM META WHERE key='incomplete_reason'"), "events were lost");
+	rm_db();
+}
+END_TEST
+
+/* Issue 32 item 4 (wrong output): forged LOST counts summed past 2^63 printed "-4611686018427387904 lost
+ * events": a count no process makes is refused (the sender banned), the totals stay what was real. */
+START_TEST(test_ingest_lost_forged_bounded)
+{
+	struct cprof_wire_lost real = { .lost = 7, .emitted = 17 }, forged = { .lost = 1ull << 62, .emitted = 1ull << 62 };
+
+	slen = 0;
+	put_hello(100, 0);
+	put_hello(200, 0);
+	put_small(CPROF_MSG_LOST, 100, 1, &real, sizeof(real));
+	put_small(CPROF_MSG_LOST, 200, 1, &forged, sizeof(forged));
+	put_small(CPROF_MSG_LOST, 200, 2, &forged, sizeof(forged));
+	put_small(CPROF_MSG_LOST, 200, 3, &forged, sizeof(forged));
+	run_ingest(4096);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key='lost_events'"), 7);
+	ck_assert_int_eq(q_int("SELECT min(lostEvents) >= 0 AND max(lostEvents) < (1 << 50) FROM PROCESSES"), 1);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM DIAGNOSTICS WHERE pid = 200 AND message LIKE 'malformed%'"), 1);
 	rm_db();
 }
 END_TEST
@@ -594,6 +684,9 @@ Suite *ingest_suite(void)
 
 	tcase_add_loop_test(tc, test_ingest_good_stream_any_chunking, 0, 5);
 	tcase_add_test(tc, test_ingest_garbage_resyncs);
+	tcase_add_loop_test(tc, test_ingest_torn_frame_resyncs, 0, 2);
+	tcase_add_test(tc, test_ingest_clock_step_clamped);
+	tcase_add_test(tc, test_ingest_lost_forged_bounded);
 	tcase_add_test(tc, test_ingest_bad_producer_dropped);
 	tcase_add_test(tc, test_ingest_lost_counted);
 	tcase_add_test(tc, test_ingest_exec_same_pid);
