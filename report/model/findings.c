@@ -607,28 +607,40 @@ static void step_variance(const struct cprof_step *steps, int n, struct flist *l
 	}
 }
 
-/* kernels launched through the driver API, as Triton and torch.compile do: no hook sees them */
+/* kernels launched through the driver API, as Triton, torch.compile and cuda-python do; hooked when the launch
+ * came through cuLaunchKernel* by name or by an entry point cprof handed out (its record carries our id) */
 static void driver_api(sqlite3 *db, int64_t proc, struct flist *l)
 {
 	sqlite3_stmt *st = q(db,
-		"SELECT count(*), group_concat(DISTINCT n.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+		"SELECT count(*), sum(EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE"
+		" e.processId = d.processId AND e.correlationId = d.correlationId AND e.externalKind = 5)),"
+		" sum(n.value LIKE 'triton%'), group_concat(DISTINCT n.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
 		" JOIN CUPTI_ACTIVITY_KIND_DRIVER d ON d.processId = k.processId AND d.correlationId = k.correlationId"
 		" LEFT JOIN StringIds n ON n.id = k.nameId WHERE" P("k.") "AND NOT EXISTS (SELECT 1 FROM"
 		" CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.processId = k.processId AND r.correlationId = k.correlationId)",
 		proc);
-	char ev[400];
+	char ev[480], msg[320];
+	long long n, hooked, triton;
 
 	if (st == NULL) {
 		not_evaluated(l, "driver-api-kernels", sqlite3_errmsg(db));
 		return;
 	}
 
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
-		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel*: %.300s",
-			 (long long)sqlite3_column_int64(st, 0), text(st, 1));
-		add(l, "driver-api-kernels", "info", ev,
-		    "kernels launched through the driver API (Triton / torch.compile): cprof sees them through "
-		    "CUPTI only, so they have no host call site");
+	if (sqlite3_step(st) == SQLITE_ROW && (n = sqlite3_column_int64(st, 0)) > 0) {
+		hooked = sqlite3_column_int64(st, 1);
+		triton = sqlite3_column_int64(st, 2);
+		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel* (%lld Triton kernels), %lld by a hooked call: %.300s",
+			 n, triton, hooked, text(st, 3));
+		if (hooked == n)
+			snprintf(msg, sizeof(msg), "kernels launched through the driver API (%s): their launch calls are "
+				 "hooked, with host time, stream, call site and stack like runtime launches",
+				 triton ? "Triton / torch.compile" : "a JIT or cuda-python");
+		else
+			snprintf(msg, sizeof(msg), "kernels launched through the driver API (%s): %lld of them CUPTI saw "
+				 "only (a launch by an entry point cprof did not hand out), so those have no host call site",
+				 triton ? "Triton / torch.compile" : "a JIT or cuda-python", n - hooked);
+		add(l, "driver-api-kernels", "info", ev, "%s", msg);
 	}
 	sqlite3_finalize(st);
 }

@@ -40,11 +40,14 @@ int cprof_aten_op(const char *demangled, char *out, size_t size)
 	return 1;
 }
 
-/* Library and interpreter files are not where the user's code is: the call site is the innermost other one. */
+/* Library and interpreter files are not where the user's code is: the call site is the innermost other one.
+ * Code generated at run time is not either: Triton's and inductor's launchers (compiled from a "<string>") and
+ * inductor's output code (in its cache, torchinductor_USER/); the user's line is the compiled function's. */
 static int py_is_library(const char *file)
 {
 	return file == NULL || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
-	       strstr(file, "/lib/python3") || !strncmp(file, "<frozen", 7);
+	       strstr(file, "/lib/python3") || !strncmp(file, "<frozen", 7) || !strcmp(file, "<string>") ||
+	       strstr(file, "/torchinductor_");
 }
 
 static const char *basename_of(const char *path)

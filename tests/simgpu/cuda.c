@@ -333,7 +333,7 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 }
 
 static int launch(struct simgpu_call *c, CUfunction f, const unsigned grid[3], const unsigned block[3],
-		  unsigned smem, CUstream stream, const CUlaunchAttribute *attrs, unsigned nattrs)
+		  unsigned smem, CUstream stream, int per_thread, const CUlaunchAttribute *attrs, unsigned nattrs)
 {
 	struct simgpu_stream *s;
 	int err = need_ctx();
@@ -346,7 +346,7 @@ static int launch(struct simgpu_call *c, CUfunction f, const unsigned grid[3], c
 		return CUDA_ERROR_INVALID_VALUE;
 	if (smem > (unsigned)(f->max_dyn_smem > 49152 ? f->max_dyn_smem : 49152))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (simgpu_stream_resolve(stream, 0, &s))
+	if (simgpu_stream_resolve(stream, per_thread, &s))
 		return CUDA_ERROR_INVALID_HANDLE;
 	simgpu_module_load(f->name);
 	simgpu_spin(simgpu_cfg()->launch_ns);
@@ -369,30 +369,58 @@ static int launch(struct simgpu_call *c, CUfunction f, const unsigned grid[3], c
 	return 0;
 }
 
+static CUresult launch_api(uint32_t cbid, int per_thread, CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+			   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+			   unsigned int sharedMemBytes, CUstream hStream)
+{
+	struct simgpu_call c;
+	int bad = !f || f->magic != FUNC_MAGIC;
+	simgpu_api_enter(&c, cbid, SIMGPU_ENTER_DRIVER_API, bad ? NULL : f->name);
+	const unsigned grid[3] = { gridDimX, gridDimY, gridDimZ }, block[3] = { blockDimX, blockDimY, blockDimZ };
+	return (CUresult)finish(&c, launch(&c, f, grid, block, sharedMemBytes, hStream, per_thread, NULL, 0));
+}
+
+static CUresult launch_ex_api(uint32_t cbid, int per_thread, const CUlaunchConfig *config, CUfunction f)
+{
+	struct simgpu_call c;
+	int bad = !f || f->magic != FUNC_MAGIC;
+	simgpu_api_enter(&c, cbid, SIMGPU_ENTER_DRIVER_API, bad ? NULL : f->name);
+	if (!config)
+		return (CUresult)finish(&c, CUDA_ERROR_INVALID_VALUE);
+	const unsigned grid[3] = { config->gridDimX, config->gridDimY, config->gridDimZ };
+	const unsigned block[3] = { config->blockDimX, config->blockDimY, config->blockDimZ };
+	return (CUresult)finish(&c, launch(&c, f, grid, block, config->sharedMemBytes, config->hStream, per_thread,
+					   config->attrs, config->numAttrs));
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
 			unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
 			unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
 {
 	(void)kernelParams, (void)extra;
-	struct simgpu_call c;
-	int bad = !f || f->magic != FUNC_MAGIC;
-	simgpu_api_enter(&c, DCBID(cuLaunchKernel), SIMGPU_ENTER_DRIVER_API, bad ? NULL : f->name);
-	const unsigned grid[3] = { gridDimX, gridDimY, gridDimZ }, block[3] = { blockDimX, blockDimY, blockDimZ };
-	return (CUresult)finish(&c, launch(&c, f, grid, block, sharedMemBytes, hStream, NULL, 0));
+	return launch_api(DCBID(cuLaunchKernel), 0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+			  sharedMemBytes, hStream);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+			     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+			     unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+{
+	(void)kernelParams, (void)extra;
+	return launch_api(DCBID(cuLaunchKernel_ptsz), 1, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+			  blockDimZ, sharedMemBytes, hStream);
 }
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 {
 	(void)kernelParams, (void)extra;
-	struct simgpu_call c;
-	int bad = !f || f->magic != FUNC_MAGIC;
-	simgpu_api_enter(&c, DCBID(cuLaunchKernelEx), SIMGPU_ENTER_DRIVER_API, bad ? NULL : f->name);
-	if (!config)
-		return (CUresult)finish(&c, CUDA_ERROR_INVALID_VALUE);
-	const unsigned grid[3] = { config->gridDimX, config->gridDimY, config->gridDimZ };
-	const unsigned block[3] = { config->blockDimX, config->blockDimY, config->blockDimZ };
-	return (CUresult)finish(&c, launch(&c, f, grid, block, config->sharedMemBytes, config->hStream, config->attrs,
-					   config->numAttrs));
+	return launch_ex_api(DCBID(cuLaunchKernelEx), 0, config, f);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
+	(void)kernelParams, (void)extra;
+	return launch_ex_api(DCBID(cuLaunchKernelEx_ptsz), 1, config, f);
 }
 
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize)
@@ -631,16 +659,6 @@ CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
 	return CUDA_SUCCESS;
 }
 
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
-			     CUdriverProcAddressQueryResult *symbolStatus)
-{
-	(void)flags;
-	int found = simgpu_driver_symbol(symbol, cudaVersion, pfn);
-	if (symbolStatus)
-		*symbolStatus = found ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-	return found ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
-}
-
 /* ---------------------------------------------------------------- what Triton's and inductor's launchers ask */
 
 static int check_func(CUfunction f)
@@ -824,4 +842,49 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute 
 					       ? sizeof(void *)
 					       : sizeof(unsigned));
 	return (CUresult)finish(&c_, err);
+}
+
+/* The entry points a launcher asks for, as the driver hands them out: its own functions, not what the loader
+ * would bind (a profiler's LD_PRELOAD export of the same name never comes back from here, as on a real driver).
+ * The per-thread-stream flag picks the _ptsz flavour. Also called by the runtime (cudaGetDriverEntryPoint). */
+void *simgpu_cuda_entry(const char *symbol, uint64_t flags)
+{
+	int ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+	if (!symbol)
+		return NULL;
+	if (!strcmp(symbol, "cuLaunchKernel"))
+		return ptds ? (void *)cuLaunchKernel_ptsz : (void *)cuLaunchKernel;
+	if (!strcmp(symbol, "cuLaunchKernelEx"))
+		return ptds ? (void *)cuLaunchKernelEx_ptsz : (void *)cuLaunchKernelEx;
+	if (!strcmp(symbol, "cuModuleGetFunction"))
+		return (void *)cuModuleGetFunction;
+	if (!strcmp(symbol, "cuModuleLoadData"))
+		return (void *)cuModuleLoadData;
+	if (!strcmp(symbol, "cuFuncGetAttribute"))
+		return (void *)cuFuncGetAttribute;
+	if (!strcmp(symbol, "cuFuncSetAttribute"))
+		return (void *)cuFuncSetAttribute;
+	return NULL;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+			     CUdriverProcAddressQueryResult *symbolStatus)
+{
+	void *p = simgpu_cuda_entry(symbol, flags);
+	int found = p != NULL;
+	if (found && pfn)
+		*pfn = p;
+	else
+		found = simgpu_driver_symbol(symbol, cudaVersion, pfn);
+	if (symbolStatus)
+		*symbolStatus = found ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+	return found ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/* The CUDA 11.3-11.8 signature, still exported by the driver for old callers. */
+#undef cuGetProcAddress
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+	return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
 }

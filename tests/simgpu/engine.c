@@ -1163,6 +1163,12 @@ int simgpu_driver_symbol(const char *symbol, int version, void **pfn)
 			return 0;
 		__atomic_store_n(&lib, h, __ATOMIC_RELEASE);
 	}
+	/* the driver's own answer first (its functions, not the loader's binding), then any export by name */
+	void *(*entry)(const char *, uint64_t) = (void *(*)(const char *, uint64_t))dlsym(h, "simgpu_cuda_entry");
+	if (entry && (f = entry(symbol, 0)) != NULL) {
+		*pfn = f;
+		return 1;
+	}
 	for (size_t i = 0; i < sizeof(sg_driver_versioned) / sizeof(sg_driver_versioned[0]); i++) {
 		if (!strcmp(sg_driver_versioned[i][0], symbol)) {
 			name = sg_driver_versioned[i][1];
