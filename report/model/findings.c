@@ -645,6 +645,96 @@ static void driver_api(sqlite3 *db, int64_t proc, struct flist *l)
 	sqlite3_finalize(st);
 }
 
+static int cmp_double(const void *a, const void *b);
+
+/* cudaGraphLaunch calls of the process (0: all) */
+static uint64_t graph_replays(const struct cprof_model *m, int64_t proc)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < m->ncalls; i++)
+		n += m->calls[i].graph == CPROF_GRAPH_REPLAY && m->calls[i].ret == 0 && (!proc || m->calls[i].proc == proc);
+	return n;
+}
+
+/* CUDA graphs: how many were made, how often replayed, how many kernels each replay ran, and what a replay cost
+ * the host against the launches of the same kernels one by one */
+static void cuda_graphs(sqlite3 *db, const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT (SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE" P("a.")
+		" AND s.value = 'cudaStreamEndCapture' AND a.returnValue = 0),"
+		" (SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE" P("a.")
+		" AND s.value IN ('cudaGraphInstantiate', 'cudaGraphInstantiateWithFlags') AND a.returnValue = 0),"
+		" (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE" P("k.") " AND k.graphId > 0),"
+		" (SELECT count(DISTINCT k.processId || ':' || k.correlationId) FROM CUPTI_ACTIVITY_KIND_KERNEL k WHERE"
+		P("k.") " AND k.graphId > 0)",
+		proc);
+	char ev[480], a[32], b[32];
+	long long captured, made, kernels, ran, replays = (long long)graph_replays(m, proc);
+	double *rep = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*rep)), *eag = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*eag));
+	size_t i, nr = 0, ne = 0;
+
+	if (rep == NULL || eag == NULL) {
+		free(rep);
+		free(eag);
+		not_evaluated(l, "cuda-graphs", "out of memory");
+		return;
+	}
+
+	if (st == NULL) {
+		not_evaluated(l, "cuda-graphs", sqlite3_errmsg(db));
+		goto out;
+	}
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		goto out;
+	}
+	captured = sqlite3_column_int64(st, 0);
+	made = sqlite3_column_int64(st, 1);
+	kernels = sqlite3_column_int64(st, 2);
+	ran = sqlite3_column_int64(st, 3);
+	sqlite3_finalize(st);
+	if (replays == 0 && captured == 0 && made == 0)
+		goto out;
+	/* median host time of a replay and of one eager kernel launch */
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if ((proc && c->proc != proc) || !c->launch || !c->outer || c->ret != 0)
+			continue;
+		if (c->graph == CPROF_GRAPH_REPLAY)
+			rep[nr++] = (double)(c->end - c->start);
+		else
+			eag[ne++] = (double)(c->end - c->start);
+	}
+	snprintf(ev, sizeof(ev), "%lld graphs captured, %lld instantiated, %lld replays", captured, made, replays);
+	if (ran)
+		ev_add(ev, sizeof(ev), "%lld kernels ran in graphs (%.4g per replay)", kernels, (double)kernels / (double)ran);
+	if (nr && ne && ran) {
+		qsort(rep, nr, sizeof(*rep), cmp_double);
+		qsort(eag, ne, sizeof(*eag), cmp_double);
+		cprof_fmt_dur(a, sizeof(a), rep[nr / 2]);
+		cprof_fmt_dur(b, sizeof(b), (double)kernels / (double)ran * eag[ne / 2]);
+		ev_add(ev, sizeof(ev), "a replay (median) cost the host %s against %s for launching its kernels one by one",
+		       a, b);
+	}
+	add(l, "cuda-graphs", "info", ev,
+	    "the program replays CUDA graphs: each replay is one launch call for all its kernels, which get no launch "
+	    "time of their own; the capture and instantiation are set-up, kept out of the steady window");
+out:
+	free(rep);
+	free(eag);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 struct tiny {
 	int64_t name; /* the kernel's StringIds id, CPROF_NO_ID when it has no name */
 	const char *s;
@@ -664,7 +754,8 @@ static int tiny_add(void *arg, const struct cprof_call *c, const struct cprof_op
 	struct tiny *t = NULL;
 	size_t i;
 
-	if (o->kind != CPROF_OP_KERNEL || cprof_model_string(ts->m, c->name) == NULL)
+	/* a graph's kernels have no launch call of their own: the replay launched them all */
+	if (o->kind != CPROF_OP_KERNEL || c->graph == CPROF_GRAPH_REPLAY || cprof_model_string(ts->m, c->name) == NULL)
 		return 0;
 	if (name != CPROF_NO_ID && cprof_model_string(ts->m, name) == NULL)
 		name = CPROF_NO_ID;
@@ -735,7 +826,8 @@ static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
 	if (hits)
 		add(l, "tiny-kernels", "warn", ev,
 		    "many kernels are shorter than their own launch call: the GPU idles between them; fuse them, "
-		    "batch the work, or capture a CUDA graph");
+		    "batch the work, or %s", graph_replays(m, proc) ? "capture them into the CUDA graphs the program "
+		    "already replays" : "capture a CUDA graph");
 }
 
 /* calls of one thread together, in time order */
@@ -1216,6 +1308,8 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	step_variance(steps, nsteps, &l);
 	if (db)
 		driver_api(db, proc, &l);
+	if (db)
+		cuda_graphs(db, m, proc, &l);
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
 	if (db)

@@ -339,6 +339,14 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	struct cprof_call *k = NULL;
 	size_t n = 0, cap = 0;
 	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
+	/* graph replays and the calls that make a graph (a capture's end, an instantiation): few names, looked up once */
+	int64_t replay_ids[2] = { cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphLaunch'", INT64_MIN),
+				  cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphLaunch_ptsz'", INT64_MIN) };
+	int64_t made_ids[3] = {
+		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaStreamEndCapture'", INT64_MIN),
+		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphInstantiate'", INT64_MIN),
+		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphInstantiateWithFlags'", INT64_MIN)
+	};
 	struct cprof_first_set first = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
@@ -368,6 +376,9 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->gemm = cls && !strcmp(cls, "gemm");
 		c->name = sqlite3_column_int64(st, 5);
 		c->memcpy = c->name == memcpy_id;
+		c->graph = c->name == replay_ids[0] || c->name == replay_ids[1] ? CPROF_GRAPH_REPLAY
+			   : c->name == made_ids[0] || c->name == made_ids[1] || c->name == made_ids[2] ? CPROF_GRAPH_MADE
+													       : CPROF_GRAPH_NONE;
 		c->cut = c->sync || c->memcpy;
 		c->tid = sqlite3_column_int64(st, 6);
 		c->corr = sqlite3_column_type(st, 7) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 7);

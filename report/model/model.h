@@ -60,7 +60,10 @@ struct cprof_call {
 	uint8_t memcpy; /* cudaMemcpy */
 	uint8_t cls;    /* enum cprof_call_class */
 	uint8_t nested; /* the nested column is non-zero (outer is 0 also when it is NULL) */
+	uint8_t graph;  /* CPROF_GRAPH_REPLAY: cudaGraphLaunch; CPROF_GRAPH_MADE: a capture ended or a graph instantiated */
 };
+
+enum { CPROF_GRAPH_NONE = 0, CPROF_GRAPH_REPLAY = 1, CPROF_GRAPH_MADE = 2 };
 
 /* A CUDA runtime API call as CUPTI recorded it (hooked or not). */
 struct cprof_rt {
