@@ -735,6 +735,180 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* a kernel and when (and on which thread) the hooked call that launched it began */
+struct launched_k {
+	uint64_t t, gpu_ns;
+	int64_t proc, tid;
+};
+
+struct launched_ks {
+	struct launched_k *k;
+	size_t n, cap;
+};
+
+static int launched_k_add(void *arg, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct launched_ks *ks = arg;
+
+	if (o->kind != CPROF_OP_KERNEL)
+		return 0;
+	if (cprof_grow(&ks->k, &ks->cap, ks->n, sizeof(*ks->k)) < 0)
+		return -ENOMEM;
+	ks->k[ks->n++] = (struct launched_k){ c->start, o->end - o->start, c->proc, c->tid };
+	return 0;
+}
+
+static int cmp_launched_k(const void *a, const void *b)
+{
+	const struct launched_k *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static double median_of(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* torch.compile's host cost per call (the guide's point about tiny ops): PyTorch's own ranges (cprof-run
+ * --torch-ops) mark Dynamo's cache lookup before each call and the compiled region around it; against them,
+ * the CUDA calls made inside the region and the GPU time of the kernels those launched. A region named F/C
+ * with C > 0 is frame F compiled again: a recompilation. */
+static void torch_compile(sqlite3 *db, struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	sqlite3_stmt *st = q(db,
+		"SELECT n.processId, n.tid, n.start, n.end, s.value FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId"
+		" WHERE" P("n.") "AND n.eventType = 'range' AND n.end IS NOT NULL AND (s.value LIKE 'Torch-Compiled Region: %'"
+		" OR s.value = 'TorchDynamo Cache Lookup') ORDER BY n.processId, n.tid, n.start",
+		proc);
+	double *host = NULL, *look = NULL, *api = NULL, *gpu = NULL, *kn = NULL;
+	size_t n = 0, nl = 0, cap = 0, lcap = 0, i;
+	char (*seen)[64] = NULL, recomp[200] = "";
+	size_t nseen = 0, scap = 0;
+	long long calls = 0, nrecomp = 0;
+	char ev[560], a[32], b[32], c[32], d[32], e[32];
+
+	struct launched_ks ks = { NULL, 0, 0 };
+
+	if (st == NULL) {
+		not_evaluated(l, "torch-compile-host-cost", sqlite3_errmsg(db));
+		return;
+	}
+	if (cprof_model_launched(m, proc, launched_k_add, &ks) < 0)
+		goto oom;
+	if (ks.n)
+		qsort(ks.k, ks.n, sizeof(*ks.k), cmp_launched_k);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t pr = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
+		uint64_t rs = (uint64_t)sqlite3_column_int64(st, 2), re = (uint64_t)sqlite3_column_int64(st, 3);
+		const char *name = text(st, 4);
+		const char *fc = strstr(name, ": ");
+		double in_api = 0, g_ns = 0, g_k = 0;
+		size_t lo, hi;
+		int first = 1;
+
+		if (!strcmp(name, "TorchDynamo Cache Lookup")) {
+			if (cprof_grow(&look, &lcap, nl, sizeof(*look)) < 0)
+				goto oom;
+			look[nl++] = (double)(re - rs);
+			continue;
+		}
+		calls++;
+		/* the first call of each region compiles, autotunes or records a graph: not its steady cost */
+		for (i = 0; i < nseen; i++)
+			if (!strncmp(seen[i], name, sizeof(seen[i]) - 1)) {
+				first = 0;
+				break;
+			}
+		if (first) {
+			const char *slash = fc ? strchr(fc, '/') : NULL;
+
+			if (cprof_grow(&seen, &scap, nseen, sizeof(*seen)) < 0)
+				goto oom;
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
+			if (slash && strtol(slash + 1, NULL, 10) > 0) {
+				nrecomp++;
+				if (strlen(recomp) + strlen(fc + 2) + 3 < sizeof(recomp))
+					snprintf(recomp + strlen(recomp), sizeof(recomp) - strlen(recomp), "%s%s",
+						 *recomp ? ", " : "", fc + 2);
+			}
+			continue;
+		}
+		for (i = cprof_model_calls_from(m, rs); i < m->ncalls && m->calls[i].start < re; i++) {
+			const struct cprof_call *cl = &m->calls[i];
+
+			if (cl->proc == pr && cl->tid == tid && cl->outer && cl->end <= re)
+				in_api += (double)(cl->end - cl->start);
+		}
+		for (lo = 0, hi = ks.n; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (ks.k[mid].t < rs)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (i = lo; i < ks.n && ks.k[i].t < re; i++)
+			if (ks.k[i].proc == pr && ks.k[i].tid == tid)
+				g_k++, g_ns += (double)ks.k[i].gpu_ns;
+		if (cprof_grow(&host, &cap, n, sizeof(*host)) < 0 || !(api = realloc(api, cap * sizeof(*api))) ||
+		    !(gpu = realloc(gpu, cap * sizeof(*gpu))) || !(kn = realloc(kn, cap * sizeof(*kn))))
+			goto oom;
+		host[n] = (double)(re - rs);
+		api[n] = in_api;
+		gpu[n] = g_ns;
+		kn[n++] = g_k;
+	}
+	if (n) {
+		double h = median_of(host, n), lk = median_of(look, nl), ap = median_of(api, n), gp = median_of(gpu, n);
+		double k = median_of(kn, n);
+
+		cprof_fmt_dur(a, sizeof(a), lk);
+		cprof_fmt_dur(b, sizeof(b), h);
+		cprof_fmt_dur(c, sizeof(c), ap);
+		cprof_fmt_dur(d, sizeof(d), gp);
+		cprof_fmt_dur(e, sizeof(e), lk + h);
+		snprintf(ev, sizeof(ev),
+			 "%lld calls of %zu compiled regions, %zu after each region's first; per call (median): Dynamo cache "
+			 "lookup %s + compiled region %s = %s on the host, of which %s in CUDA calls; %.4g kernels per call, "
+			 "%s on the GPU",
+			 calls, nseen, n, a, b, e, c, k, d);
+		if (lk + h > gp)
+			add(l, "torch-compile-host-cost", "warn", ev,
+			    "torch.compile's host cost per call (the cache lookup and the compiled region's wrappers) is %.3gx "
+			    "the GPU time of the kernels it runs: the compiled work is too small for what surrounds it; give "
+			    "each call more work, or %s", gp > 0 ? (lk + h) / gp : 0.0,
+			    graph_replays(m, proc) ? "compile more of them with mode=\"reduce-overhead\" (CUDA graphs)"
+						   : "use mode=\"reduce-overhead\" (CUDA graphs)");
+		else
+			add(l, "torch-compile-host-cost", "info", ev,
+			    "torch.compile's host cost per call (the cache lookup and the compiled region's wrappers) is "
+			    "below the GPU time of the kernels it runs");
+	}
+	if (nrecomp) {
+		snprintf(ev, sizeof(ev), "%lld recompilations: Torch-Compiled Region %s", nrecomp, recomp);
+		add(l, "torch-compile-recompiles", "warn", ev,
+		    "Dynamo compiled a frame again (a cache miss: a guard failed on a new shape, dtype or value); each "
+		    "costs a compilation: keep the inputs' shapes fixed or mark the changing dimension dynamic "
+		    "(torch._dynamo.mark_dynamic)");
+	}
+	goto out;
+oom:
+	not_evaluated(l, "torch-compile-host-cost", "out of memory");
+out:
+	sqlite3_finalize(st);
+	free(host);
+	free(look);
+	free(api);
+	free(gpu);
+	free(kn);
+	free(seen);
+	free(ks.k);
+}
+
 struct tiny {
 	int64_t name; /* the kernel's StringIds id, CPROF_NO_ID when it has no name */
 	const char *s;
@@ -1308,8 +1482,10 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	step_variance(steps, nsteps, &l);
 	if (db)
 		driver_api(db, proc, &l);
-	if (db)
+	if (db) {
 		cuda_graphs(db, m, proc, &l);
+		torch_compile(db, m, proc, &l);
+	}
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
 	if (db)
