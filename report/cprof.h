@@ -67,7 +67,7 @@ void cprof_out_abort(FILE *f);
 
 /* Shared SQL of the API summary (see profile.c), nsys's names for CUPTI copy kinds, and the length of
  * the valid UTF-8 sequence at s (0 when it is not one). */
-extern const char cprof_sql_api_hooked[], cprof_sql_api_cupti_only[], cprof_sql_api_driver_only[];
+extern const char cprof_sql_api_hooked[], cprof_sql_api_cupti_only[];
 const char *cprof_copy_kind_name(int k);
 int cprof_utf8_len(const unsigned char *s);
 
