@@ -846,8 +846,9 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute 
 
 /* The entry points a launcher asks for, as the driver hands them out: its own functions, not what the loader
  * would bind (a profiler's LD_PRELOAD export of the same name never comes back from here, as on a real driver).
- * The per-thread-stream flag picks the _ptsz flavour. Also called by the runtime (cudaGetDriverEntryPoint). */
-void *simgpu_cuda_entry(const char *symbol, uint64_t flags)
+ * The per-thread-stream flag picks the _ptsz flavour. The runtime's cudaGetDriverEntryPoint comes here too, through
+ * cuGetProcAddress_v2 as the real runtime does. */
+static void *driver_entry(const char *symbol, uint64_t flags)
 {
 	int ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
 	if (!symbol)
@@ -870,7 +871,7 @@ void *simgpu_cuda_entry(const char *symbol, uint64_t flags)
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
 			     CUdriverProcAddressQueryResult *symbolStatus)
 {
-	void *p = simgpu_cuda_entry(symbol, flags);
+	void *p = driver_entry(symbol, flags);
 	int found = p != NULL;
 	if (found && pfn)
 		*pfn = p;
