@@ -932,6 +932,40 @@ static uint64_t drain_end(const struct cprof_model *m, int64_t proc, uint64_t fr
 	return d.end + 1;
 }
 
+/* The pieces cut to the recorded spans (cprof_model_recorded_spans): a piece across a gap becomes one per
+ * window it overlaps, a piece outside every window goes. */
+static int clip_to_windows(const struct cprof_model *m, int64_t proc, struct seg **fold, size_t *nfold)
+{
+	uint64_t(*sp)[2] = NULL;
+	struct seg *out = NULL;
+	size_t n = 0, cap = 0, i;
+	int nsp = cprof_model_recorded_spans(m, proc, &sp), k;
+
+	if (nsp <= 0)
+		return nsp;
+	for (i = 0; i < *nfold; i++)
+		for (k = 0; k < nsp; k++) {
+			uint64_t s = (*fold)[i].s > sp[k][0] ? (*fold)[i].s : sp[k][0];
+			uint64_t e = (*fold)[i].e < sp[k][1] ? (*fold)[i].e : sp[k][1];
+
+			if (e <= s)
+				continue;
+			if (cprof_grow(&out, &cap, n, sizeof(*out)) < 0) {
+				free(out);
+				free(sp);
+				return -ENOMEM;
+			}
+			out[n].s = s;
+			out[n].e = e;
+			out[n++].kernels = (*fold)[i].kernels;
+		}
+	free(sp);
+	free(*fold);
+	*fold = out;
+	*nfold = n;
+	return 0;
+}
+
 static int phases_of(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
 		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out)
 {
@@ -1029,6 +1063,10 @@ static int phases_of(const struct cprof_model *m, int64_t proc, const struct cpr
 		nfold--;
 	}
 pieces:
+	/* recorded in windows: the time between them was not recorded, so it is in no piece (the GPU was not
+	 * idle there as far as anyone knows) */
+	if (m->rec.n && clip_to_windows(m, proc, &fold, &nfold) < 0)
+		goto out;
 	/* a run that syncs every step would give thousands of pieces: phases are its coarse shape, so
 	 * neighbouring pieces are grouped to at most PHASE_MAX_PIECES before any is analysed */
 	if (nfold > PHASE_MAX_PIECES) {

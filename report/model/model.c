@@ -1301,7 +1301,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	}
 	/* the driver table is read once, for the launches' times, the API table and the timeline; a profile
 	 * without it has no API table (report_load_apis fails, as its query did) */
-	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 ||
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 || (ret = cprof_model_load_windows(db, m)) < 0 ||
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = cprof_model_read_driver(db, &drv, &ndrv)) < 0 ||
@@ -1353,6 +1353,7 @@ void cprof_model_free(struct cprof_model *m)
 	size_t i;
 
 	cprof_model_free_host(m);
+	cprof_model_free_windows(m);
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);

@@ -186,6 +186,24 @@ struct cprof_thread {
 	int64_t proc, handle, tid;
 };
 
+/* A recording window (CPROF_WINDOWS): only inside these was anything recorded; none: the whole run was. */
+struct cprof_window {
+	int64_t proc, pid;          /* 0: every process (the run's own window, cut by --max-size) */
+	int number;                 /* as the run numbered them (cprof capture's first is 1) */
+	uint64_t start, end;
+	char *why, *end_why;        /* what opened and what closed it; never NULL */
+};
+
+/* What the profile says about its recording: the windows and --max-size (issue 31). */
+struct cprof_recording {
+	struct cprof_window *w;     /* by start */
+	size_t n;
+	uint64_t base_ns;           /* the first process's start: times are shown from it */
+	int64_t max_size;           /* bytes; 0: no limit */
+	uint64_t max_size_cut_ns;   /* 0: not reached */
+	int64_t unrecorded;         /* events and GPU records that came after the cut */
+};
+
 /* what to load: the processes always; the rest as the command needs */
 enum cprof_model_part {
 	CPROF_MODEL_TIMELINE = 1, /* GPU ops, calls, runtime records, overhead, strings, correlation */
@@ -199,7 +217,7 @@ enum cprof_model_part {
 struct cprof_cost_row {
 	int64_t proc;
 	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
-		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe;
+		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 };
 
 struct cprof_steps_cache {
@@ -253,6 +271,7 @@ struct cprof_model {
 	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
 	size_t nsteps_cache;
+	struct cprof_recording rec;  /* always loaded (a handful of rows) */
 	struct cprof_cost_row *cost;  /* CPROF_COST, table order */
 	size_t ncost;
 	uint64_t collector_run_cpu_ns; /* cprofd's CPU while the program ran that competed with it (META) */
@@ -282,6 +301,14 @@ void cprof_model_free(struct cprof_model *m);
 void cprof_end_free(struct cprof_end *e);
 /* "kern_a(int*)" for "_Z6kern_aPi": the demangled name, shortened as the tables do, in buf. */
 const char *cprof_end_kernel_name(const char *mangled, char *buf, size_t size);
+
+/* windows.c: the recording windows and --max-size's outcome into m->rec (0 or -errno; an older profile has
+ * none); the windows of process proc (0: all) merged into disjoint [start, end) spans, each end stretched to
+ * the end of the GPU work started inside it (*out: caller frees; returns their number, 0: no windows, the
+ * whole run was recorded). */
+int cprof_model_load_windows(sqlite3 *db, struct cprof_model *m);
+void cprof_model_free_windows(struct cprof_model *m);
+int cprof_model_recorded_spans(const struct cprof_model *m, int64_t proc, uint64_t (**out)[2]);
 
 /* The steps of process proc (0 = all) for pattern re, read once per (proc, re) and owned by the model.
  * Returns their number (0: none) or a negative errno. */
