@@ -266,9 +266,7 @@ int cmd_report(int argc, char **argv)
 	for (i = 0; i < model.nprocs; i++)
 		if (model.procs[i].end && model.procs[i].end->killed)
 			lower_bound = 1;
-	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
-	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
-	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
+	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build3(db, &stacks, 0, &ops, &sites, &chains) < 0) {
 		pr_err("%s: cannot read the call stacks: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
 		goto out;

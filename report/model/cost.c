@@ -43,8 +43,12 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 	}
 	if (!cprof_has_table(db, "CPROF_COST"))
 		return 0;
+	/* lostNested came a little after the table: a profile of that build has none (read as 0) */
 	if (sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
 				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, lostNested FROM CPROF_COST",
+			       -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
+				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, 0 FROM CPROF_COST",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

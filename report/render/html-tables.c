@@ -124,9 +124,7 @@ int html_tables_load(struct html *h)
 	if ((ret = load_memops(h)) < 0 || (ret = load_apis(h)) < 0 || (ret = load_torch(h)) < 0)
 		return ret;
 	if ((ret = cprof_stacks_load(h->db, &h->stacks)) < 0 ||
-	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_OP, 0, &h->ops)) < 0 ||
-	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CALLSITE, 0, &h->sites)) < 0 ||
-	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CHAIN, 0, &h->chains)) < 0)
+	    (ret = cprof_attr_build3(h->db, &h->stacks, 0, &h->ops, &h->sites, &h->chains)) < 0)
 		return ret;
 	if ((ret = cprof_ranges_build(h->db, 0, &h->ranges)) < 0)
 		return ret;
