@@ -265,6 +265,15 @@ static int launch_cause(const struct cprof_verdict *v)
 static const char copy_advice[] = "copies dominate: use pinned host memory (cudaMallocHost, cudaHostRegister), "
 				  "asynchronous copies (cudaMemcpyAsync) on their own streams, and overlap them with compute";
 
+/* launch-bound, yet it already replays CUDA graphs: the advice is what is left around them */
+static void graph_advice(struct cprof_verdict *v)
+{
+	snprintf(v->advice, sizeof(v->advice),
+		 "it already replays CUDA graphs (%llu replays): what is left is the work around them, the launches "
+		 "outside the graphs and the host's time per replay; capture more of each step, or give each replay "
+		 "more work", (unsigned long long)v->graph_replays);
+}
+
 /* The rule of docs/verdict.md: who waits for whom. */
 static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 {
@@ -290,6 +299,8 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 		snprintf(v->verdict, sizeof(v->verdict), "overhead-bound");
 		if (copy_cause(v))
 			snprintf(v->advice, sizeof(v->advice), "%s", copy_advice);
+		else if (launch_cause(v) && v->graph_replays)
+			graph_advice(v);
 		else if (launch_cause(v))
 			snprintf(v->advice, sizeof(v->advice),
 				 "batch more work per launch, fuse ops, or capture a CUDA graph");
@@ -568,6 +579,33 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			}
 		}
 	}
+	/* a CUDA graph made early in the window (its eager warm-up, the capture, the instantiation) is set-up, not
+	 * the pace of the replays that follow it: the window starts at the first replay after the last graph made */
+	if (!t->include_startup && !explicit_window) {
+		uint64_t made = 0, replay = 0, nrep = 0, before = 0;
+
+		for (i = cprof_model_calls_from(m, ws); i < m->ncalls && m->calls[i].start < clamp_end(we); i++) {
+			const struct cprof_call *c = &m->calls[i];
+
+			if (!IN_PROC(*c))
+				continue;
+			if (c->graph == CPROF_GRAPH_CAPTURED || c->graph == CPROF_GRAPH_INSTANTIATED)
+				made = c->end, replay = 0, nrep = 0;
+			else if (c->graph == CPROF_GRAPH_REPLAY && made && nrep++ == 0)
+				replay = c->start;
+		}
+		if (replay > ws && nrep >= 2) {
+			for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < replay; i++)
+				before += m->ops[i].kind == CPROF_OP_KERNEL && IN_PROC(m->ops[i]);
+			/* as for the warm-up: only when early, at most a fifth of the kernels */
+			if (before * 5 <= v->kernels) {
+				v->graph_setup_ns = replay - ws;
+				v->warmup_ns += replay - ws;
+				ws = replay;
+				gpu_counts(m, proc, ws, clamp_end(we), v);
+			}
+		}
+	}
 	v->start = ws;
 	v->end = we;
 	hi = clamp_end(we);
@@ -637,6 +675,8 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 				v->copy_call_ns += d;
 			if (m->calls[i].launch)
 				v->launch_call_ns += d;
+			if (m->calls[i].graph == CPROF_GRAPH_REPLAY)
+				v->graph_replays++;
 		}
 	/* launch calls of the whole window: when the GPU is behind, they all happen before the warm-up ends */
 	for (i = cprof_model_calls_from(m, v->warmup_ns ? ws - v->warmup_ns : ws); i < m->ncalls && m->calls[i].start < hi;
@@ -778,6 +818,8 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 		v->copy_call_ns += p->copy_call_ns;
 		v->launch_call_ns += p->launch_call_ns;
 		v->launch_calls_cupti += p->launch_calls_cupti;
+		v->graph_replays += p->graph_replays;
+		v->graph_setup_ns += p->graph_setup_ns;
 		v->end += p->end - p->start; /* the window's length is the phases' lengths added up */
 	}
 	v->busy_pct = v->end > v->start ? 100.0 * v->busy_ns / (double)(v->end - v->start) : 0;
@@ -788,6 +830,9 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 	v->startup_ns = (*phases)[0].start - whole.run_start;
 	for (i = 1; i < n; i++)
 		same &= !strcmp((*phases)[i].v.verdict, (*phases)[0].v.verdict);
+	/* the first phase's advice speaks for all: not "capture a CUDA graph" when a later one replays graphs */
+	if (same && v->graph_replays && strstr(v->advice, "capture a CUDA graph"))
+		graph_advice(v);
 	if (!same) {
 		uint64_t ob = 0, cb = 0, tot = v->end - v->start;
 

@@ -69,6 +69,8 @@ struct cprof_verdict {
 	uint64_t copy_call_ns;     /* host time in copy calls (outermost) */
 	uint64_t launch_call_ns;   /* host time in launch calls (outermost) */
 	uint64_t launch_calls_cupti; /* launches timed from CUPTI's records (the hooks did not see them) */
+	uint64_t graph_replays;    /* cudaGraphLaunch calls (outermost) in the window */
+	uint64_t graph_setup_ns;   /* a graph's warm-up, capture and instantiation at the window's start: excluded */
 	char cause[160];           /* what the host was doing while the GPU waited; cuda-unavailable: the first failure */
 	const char *step_re;       /* the step pattern used (thresholds') */
 	int steps;                 /* steps marked with NVTX ranges: they cut the phases (0: inferred) */

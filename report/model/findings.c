@@ -724,7 +724,8 @@ static int cmp_first(const void *a, const void *b)
 	return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* kernels launched through the driver API, as Triton and torch.compile do: no hook sees them. Each
+/* kernels launched through the driver API, as Triton, torch.compile and cuda-python do; hooked when the launch
+ * came through cuLaunchKernel* by name or by an entry point cprof handed out (its record carries our id). Each
  * (kernel, driver record) pair counts, as the join did; the names are listed once each (StringIds values
  * are unique: once per id), in the order the kernel table first has them. */
 static void driver_api(const struct cprof_model *m, int64_t proc, struct flist *l)
@@ -732,8 +733,8 @@ static void driver_api(const struct cprof_model *m, int64_t proc, struct flist *
 	uint32_t *ix = malloc((m->nops ? m->nops : 1) * sizeof(*ix));
 	int64_t (*nm)[2] = malloc((m->nops ? m->nops : 1) * sizeof(*nm));
 	size_t i, n = 0, nn = 0, u = 0, len = 0;
-	char ev[400], names[400];
-	long long count = 0;
+	char ev[480], names[400], msg[320];
+	long long count = 0, hooked = 0, triton = 0;
 
 	if (ix == NULL || nm == NULL) {
 		free(ix);
@@ -751,8 +752,12 @@ static void driver_api(const struct cprof_model *m, int64_t proc, struct flist *
 	for (i = 0; i < n; i++) {
 		const struct cprof_op *o = &m->ops[ix[i]];
 
+		const char *kn = o->name != CPROF_NO_ID ? cprof_model_string(m, o->name) : NULL;
+
 		count += o->ndrv;
-		if (o->name != CPROF_NO_ID && cprof_model_string(m, o->name)) {
+		hooked += o->hooked ? o->ndrv : 0;
+		triton += kn && !strncmp(kn, "triton", 6) ? o->ndrv : 0;
+		if (kn) {
 			nm[nn][0] = o->name;
 			nm[nn++][1] = (int64_t)i;
 		}
@@ -773,11 +778,301 @@ static void driver_api(const struct cprof_model *m, int64_t proc, struct flist *
 	free(ix);
 	free(nm);
 	if (count > 0) {
-		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel*: %.300s", count, u ? names : "?");
-		add(l, "driver-api-kernels", "info", ev,
-		    "kernels launched through the driver API (Triton / torch.compile): cprof sees them through "
-		    "CUPTI only, so they have no host call site");
+		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel* (%lld Triton kernels), %lld by a hooked call: %.300s",
+			 count, triton, hooked, u ? names : "?");
+		if (hooked == count)
+			snprintf(msg, sizeof(msg), "kernels launched through the driver API (%s): their launch calls are "
+				 "hooked, with host time, stream, call site and stack like runtime launches",
+				 triton ? "Triton / torch.compile" : "a JIT or cuda-python");
+		else
+			snprintf(msg, sizeof(msg), "kernels launched through the driver API (%s): %lld of them CUPTI saw "
+				 "only (a launch by an entry point cprof did not hand out), so those have no host call site",
+				 triton ? "Triton / torch.compile" : "a JIT or cuda-python", count - hooked);
+		add(l, "driver-api-kernels", "info", ev, "%s", msg);
 	}
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/* cudaGraphLaunch calls of the process (0: all) */
+static uint64_t graph_replays(const struct cprof_model *m, int64_t proc)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < m->ncalls; i++)
+		n += m->calls[i].graph == CPROF_GRAPH_REPLAY && m->calls[i].ret == 0 && (!proc || m->calls[i].proc == proc);
+	return n;
+}
+
+/* CUDA graphs: how many were made, how often replayed, how many kernels each replay ran, and what a replay cost
+ * the host against the launches of the same kernels one by one */
+/* each kernel a replay launched, by the replay's call (a replay's kernels share its call) */
+struct graph_ks {
+	int64_t (*k)[2]; /* proc, our correlation id of the replay */
+	size_t n, cap;
+};
+
+static int graph_k_add(void *arg, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct graph_ks *g = arg;
+
+	if (c->graph != CPROF_GRAPH_REPLAY || o->kind != CPROF_OP_KERNEL)
+		return 0;
+	if (cprof_grow(&g->k, &g->cap, g->n, sizeof(*g->k)) < 0)
+		return -ENOMEM;
+	g->k[g->n][0] = c->proc;
+	g->k[g->n++][1] = c->corr;
+	return 0;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static void cuda_graphs(struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	char ev[480], a[32], b[32];
+	long long captured = 0, made = 0, kernels, ran, replays = (long long)graph_replays(m, proc);
+	struct graph_ks g = { NULL, 0, 0 };
+	double *rep = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*rep)), *eag = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*eag));
+	size_t i, nr = 0, ne = 0;
+
+	if (rep == NULL || eag == NULL) {
+		free(rep);
+		free(eag);
+		not_evaluated(l, "cuda-graphs", "out of memory");
+		return;
+	}
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if ((proc && c->proc != proc) || c->ret != 0)
+			continue;
+		captured += c->graph == CPROF_GRAPH_CAPTURED;
+		made += c->graph == CPROF_GRAPH_INSTANTIATED;
+	}
+	if (replays && cprof_model_launched(m, proc, graph_k_add, &g) < 0) {
+		not_evaluated(l, "cuda-graphs", "out of memory");
+		goto out;
+	}
+	kernels = (long long)g.n;
+	ran = 0;
+	if (g.n)
+		qsort(g.k, g.n, sizeof(*g.k), cmp_pair);
+	for (i = 0; i < g.n; i++)
+		ran += i == 0 || cmp_pair(g.k[i - 1], g.k[i]) != 0;
+	if (replays == 0 && captured == 0 && made == 0)
+		goto out;
+	/* median host time of a replay and of one eager kernel launch */
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if ((proc && c->proc != proc) || !c->launch || !c->outer || c->ret != 0)
+			continue;
+		if (c->graph == CPROF_GRAPH_REPLAY)
+			rep[nr++] = (double)(c->end - c->start);
+		else
+			eag[ne++] = (double)(c->end - c->start);
+	}
+	snprintf(ev, sizeof(ev), "%lld graphs captured, %lld instantiated, %lld replays", captured, made, replays);
+	if (ran)
+		ev_add(ev, sizeof(ev), "%lld kernels ran in graphs (%.4g per replay)", kernels, (double)kernels / (double)ran);
+	if (nr && ne && ran) {
+		qsort(rep, nr, sizeof(*rep), cmp_double);
+		qsort(eag, ne, sizeof(*eag), cmp_double);
+		cprof_fmt_dur(a, sizeof(a), rep[nr / 2]);
+		cprof_fmt_dur(b, sizeof(b), (double)kernels / (double)ran * eag[ne / 2]);
+		ev_add(ev, sizeof(ev), "a replay (median) cost the host %s against %s for launching its kernels one by one",
+		       a, b);
+	}
+	add(l, "cuda-graphs", "info", ev,
+	    "the program replays CUDA graphs: each replay is one launch call for all its kernels, which get no launch "
+	    "time of their own; the capture and instantiation are set-up, kept out of the steady window");
+out:
+	free(rep);
+	free(eag);
+	free(g.k);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a kernel and when (and on which thread) the hooked call that launched it began */
+struct launched_k {
+	uint64_t t, gpu_ns;
+	int64_t proc, tid;
+};
+
+struct launched_ks {
+	struct launched_k *k;
+	size_t n, cap;
+};
+
+static int launched_k_add(void *arg, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct launched_ks *ks = arg;
+
+	if (o->kind != CPROF_OP_KERNEL)
+		return 0;
+	if (cprof_grow(&ks->k, &ks->cap, ks->n, sizeof(*ks->k)) < 0)
+		return -ENOMEM;
+	ks->k[ks->n++] = (struct launched_k){ c->start, o->end - o->start, c->proc, c->tid };
+	return 0;
+}
+
+static int cmp_launched_k(const void *a, const void *b)
+{
+	const struct launched_k *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static double median_of(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* torch.compile's host cost per call (the guide's point about tiny ops): PyTorch's own ranges (cprof-run
+ * --torch-ops) mark Dynamo's cache lookup before each call and the compiled region around it; against them,
+ * the CUDA calls made inside the region and the GPU time of the kernels those launched. A region named F/C
+ * with C > 0 is frame F compiled again: a recompilation. */
+static void torch_compile(struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	double *host = NULL, *look = NULL, *api = NULL, *gpu = NULL, *kn = NULL;
+	size_t n = 0, nl = 0, cap = 0, lcap = 0, i, r;
+	char (*seen)[64] = NULL, recomp[200] = "";
+	size_t nseen = 0, scap = 0;
+	long long calls = 0, nrecomp = 0;
+	char ev[560], a[32], b[32], c[32], d[32], e[32];
+	struct launched_ks ks = { NULL, 0, 0 };
+
+	if (m->ntorch == 0)
+		return;
+	if (cprof_model_launched(m, proc, launched_k_add, &ks) < 0)
+		goto oom;
+	if (ks.n)
+		qsort(ks.k, ks.n, sizeof(*ks.k), cmp_launched_k);
+	for (r = 0; r < m->ntorch; r++) {
+		const struct cprof_torch_range *tr = &m->torch[r];
+		int64_t pr = tr->proc, tid = tr->tid;
+		uint64_t rs = tr->start, re = tr->end;
+		const char *name = cprof_model_string(m, tr->text);
+		const char *fc = name ? strstr(name, ": ") : NULL;
+		double in_api = 0, g_ns = 0, g_k = 0;
+		size_t lo, hi;
+		int first = 1;
+
+		if (name == NULL || (proc && pr != proc))
+			continue;
+		if (tr->lookup) {
+			if (cprof_grow(&look, &lcap, nl, sizeof(*look)) < 0)
+				goto oom;
+			look[nl++] = (double)(re - rs);
+			continue;
+		}
+		calls++;
+		/* the first call of each region compiles, autotunes or records a graph: not its steady cost */
+		for (i = 0; i < nseen; i++)
+			if (!strncmp(seen[i], name, sizeof(seen[i]) - 1)) {
+				first = 0;
+				break;
+			}
+		if (first) {
+			const char *slash = fc ? strchr(fc, '/') : NULL;
+
+			if (cprof_grow(&seen, &scap, nseen, sizeof(*seen)) < 0)
+				goto oom;
+			snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
+			if (slash && strtol(slash + 1, NULL, 10) > 0) {
+				nrecomp++;
+				if (strlen(recomp) + strlen(fc + 2) + 3 < sizeof(recomp))
+					snprintf(recomp + strlen(recomp), sizeof(recomp) - strlen(recomp), "%s%s",
+						 *recomp ? ", " : "", fc + 2);
+			}
+			continue;
+		}
+		for (i = cprof_model_calls_from(m, rs); i < m->ncalls && m->calls[i].start < re; i++) {
+			const struct cprof_call *cl = &m->calls[i];
+
+			if (cl->proc == pr && cl->tid == tid && cl->outer && cl->end <= re)
+				in_api += (double)(cl->end - cl->start);
+		}
+		for (lo = 0, hi = ks.n; lo < hi;) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (ks.k[mid].t < rs)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (i = lo; i < ks.n && ks.k[i].t < re; i++)
+			if (ks.k[i].proc == pr && ks.k[i].tid == tid)
+				g_k++, g_ns += (double)ks.k[i].gpu_ns;
+		if (cprof_grow(&host, &cap, n, sizeof(*host)) < 0 || !(api = realloc(api, cap * sizeof(*api))) ||
+		    !(gpu = realloc(gpu, cap * sizeof(*gpu))) || !(kn = realloc(kn, cap * sizeof(*kn))))
+			goto oom;
+		host[n] = (double)(re - rs);
+		api[n] = in_api;
+		gpu[n] = g_ns;
+		kn[n++] = g_k;
+	}
+	if (n) {
+		double h = median_of(host, n), lk = median_of(look, nl), ap = median_of(api, n), gp = median_of(gpu, n);
+		double k = median_of(kn, n);
+
+		cprof_fmt_dur(a, sizeof(a), lk);
+		cprof_fmt_dur(b, sizeof(b), h);
+		cprof_fmt_dur(c, sizeof(c), ap);
+		cprof_fmt_dur(d, sizeof(d), gp);
+		cprof_fmt_dur(e, sizeof(e), lk + h);
+		snprintf(ev, sizeof(ev),
+			 "%lld calls of %zu compiled regions, %zu after each region's first; per call (median): Dynamo cache "
+			 "lookup %s + compiled region %s = %s on the host, of which %s in CUDA calls; %.4g kernels per call, "
+			 "%s on the GPU",
+			 calls, nseen, n, a, b, e, c, k, d);
+		if (lk + h > gp)
+			add(l, "torch-compile-host-cost", "warn", ev,
+			    "torch.compile's host cost per call (the cache lookup and the compiled region's wrappers) is %.3gx "
+			    "the GPU time of the kernels it runs: the compiled work is too small for what surrounds it; give "
+			    "each call more work, or %s", gp > 0 ? (lk + h) / gp : 0.0,
+			    graph_replays(m, proc) ? "compile more of them with mode=\"reduce-overhead\" (CUDA graphs)"
+						   : "use mode=\"reduce-overhead\" (CUDA graphs)");
+		else
+			add(l, "torch-compile-host-cost", "info", ev,
+			    "torch.compile's host cost per call (the cache lookup and the compiled region's wrappers) is "
+			    "below the GPU time of the kernels it runs");
+	}
+	if (nrecomp) {
+		snprintf(ev, sizeof(ev), "%lld recompilations: Torch-Compiled Region %s", nrecomp, recomp);
+		add(l, "torch-compile-recompiles", "warn", ev,
+		    "Dynamo compiled a frame again (a cache miss: a guard failed on a new shape, dtype or value); each "
+		    "costs a compilation: keep the inputs' shapes fixed or mark the changing dimension dynamic "
+		    "(torch._dynamo.mark_dynamic)");
+	}
+	goto out;
+oom:
+	not_evaluated(l, "torch-compile-host-cost", "out of memory");
+out:
+	free(host);
+	free(look);
+	free(api);
+	free(gpu);
+	free(kn);
+	free(seen);
+	free(ks.k);
 }
 
 struct tiny {
@@ -799,7 +1094,8 @@ static int tiny_add(void *arg, const struct cprof_call *c, const struct cprof_op
 	struct tiny *t = NULL;
 	size_t i;
 
-	if (o->kind != CPROF_OP_KERNEL || cprof_model_string(ts->m, c->name) == NULL)
+	/* a graph's kernels have no launch call of their own: the replay launched them all */
+	if (o->kind != CPROF_OP_KERNEL || c->graph == CPROF_GRAPH_REPLAY || cprof_model_string(ts->m, c->name) == NULL)
 		return 0;
 	if (name != CPROF_NO_ID && cprof_model_string(ts->m, name) == NULL)
 		name = CPROF_NO_ID;
@@ -870,7 +1166,8 @@ static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
 	if (hits)
 		add(l, "tiny-kernels", "warn", ev,
 		    "many kernels are shorter than their own launch call: the GPU idles between them; fuse them, "
-		    "batch the work, or capture a CUDA graph");
+		    "batch the work, or %s", graph_replays(m, proc) ? "capture them into the CUDA graphs the program "
+		    "already replays" : "capture a CUDA graph");
 }
 
 /* calls of one thread together, in time order */
@@ -1413,6 +1710,8 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	variance(m, proc, &l);
 	step_variance(steps, nsteps, &l);
 	driver_api(m, proc, &l);
+	cuda_graphs(m, proc, &l);
+	torch_compile(m, proc, &l);
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
 	straggler(m, proc, &l);

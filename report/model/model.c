@@ -346,11 +346,56 @@ out:
 	return ret;
 }
 
+/* torch.compile's ranges among the NVTX annotations: one scan, a few rows kept */
+static int load_torch_ranges(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc;
+
+	if (!cprof_has_table(db, "NVTX_EVENTS"))
+		return 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT n.processId, n.tid, n.start, n.end, n.textId, s.value = 'TorchDynamo Cache Lookup'"
+			       " FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE n.eventType = 'range'"
+			       " AND n.end IS NOT NULL AND (s.value = 'TorchDynamo Cache Lookup'"
+			       " OR s.value LIKE 'Torch-Compiled Region: %') ORDER BY n.start",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_torch_range *r;
+
+		if (cprof_grow(&m->torch, &cap, m->ntorch, sizeof(*m->torch)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		r = &m->torch[m->ntorch++];
+		r->proc = sqlite3_column_int64(st, 0);
+		r->tid = sqlite3_column_int64(st, 1);
+		r->start = (uint64_t)sqlite3_column_int64(st, 2);
+		r->end = (uint64_t)sqlite3_column_int64(st, 3);
+		r->text = sqlite3_column_int64(st, 4);
+		r->lookup = sqlite3_column_int(st, 5) != 0;
+		if (r->end < r->start)
+			m->ntorch--; /* a hostile end: not a range */
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 static int load_calls(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_call *k = NULL;
 	size_t n = 0, cap = 0, gcap = 0;
 	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
+	/* graph replays and the calls that make a graph (a capture's end, an instantiation): few names, looked up once */
+	int64_t replay_ids[2] = { cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphLaunch'", INT64_MIN),
+				  cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphLaunch_ptsz'", INT64_MIN) };
+	int64_t made_ids[3] = { /* a capture's end, then the two instantiations */
+		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaStreamEndCapture'", INT64_MIN),
+		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphInstantiate'", INT64_MIN),
+		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphInstantiateWithFlags'", INT64_MIN)
+	};
 	struct cprof_first_set first = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
@@ -380,6 +425,10 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->gemm = cls && !strcmp(cls, "gemm");
 		c->name = sqlite3_column_int64(st, 5);
 		c->memcpy = c->name == memcpy_id;
+		c->graph = c->name == replay_ids[0] || c->name == replay_ids[1] ? CPROF_GRAPH_REPLAY
+			   : c->name == made_ids[0]                               ? CPROF_GRAPH_CAPTURED
+			   : c->name == made_ids[1] || c->name == made_ids[2]     ? CPROF_GRAPH_INSTANTIATED
+										  : CPROF_GRAPH_NONE;
 		c->cut = c->sync || c->memcpy;
 		c->tid = sqlite3_column_int64(st, 6);
 		c->corr = sqlite3_column_type(st, 7) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 7);
@@ -1262,7 +1311,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = cprof_model_read_driver(db, &drv, &ndrv)) < 0 ||
-	      (ret = load_ops(db, m, 1, drv, ndrv)) < 0 || (ret = load_calls(db, m)) < 0 ||
+	      (ret = load_ops(db, m, 1, drv, ndrv)) < 0 || (ret = load_calls(db, m)) < 0 || (ret = load_torch_ranges(db, m)) < 0 ||
 	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
 	      (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
@@ -1317,6 +1366,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->cost);
 	free(m->gemms);
 	free(m->gpu_note);
+	free(m->torch);
 	for (i = 0; i < m->nprocs; i++) {
 		free(m->procs[i].exe);
 		free(m->procs[i].argv);

@@ -62,6 +62,18 @@ struct cprof_call {
 	uint8_t memcpy; /* cudaMemcpy */
 	uint8_t cls;    /* enum cprof_call_class */
 	uint8_t nested; /* the nested column is non-zero (outer is 0 also when it is NULL) */
+	uint8_t graph;  /* CPROF_GRAPH_REPLAY: cudaGraphLaunch; _CAPTURED: cudaStreamEndCapture; _INSTANTIATED */
+};
+
+enum { CPROF_GRAPH_NONE = 0, CPROF_GRAPH_REPLAY = 1, CPROF_GRAPH_CAPTURED = 2, CPROF_GRAPH_INSTANTIATED = 3 };
+
+/* PyTorch's own ranges around a torch.compile'd call (cprof-run --torch-ops): Dynamo's cache lookup before it and
+ * the compiled region ("Torch-Compiled Region: F/C") around it; ended ranges only, by start. */
+struct cprof_torch_range {
+	uint64_t start, end;
+	int64_t proc, tid;
+	int64_t text;   /* StringIds id */
+	uint8_t lookup; /* TorchDynamo Cache Lookup; else a compiled region */
 };
 
 /* A hooked GEMM call (CPROF_API class 'gemm', GEMMS' m, n, k, batch), in table order. */
@@ -248,6 +260,8 @@ struct cprof_model {
 	int drv_api_loaded;          /* the driver table was read (the API table cannot be made without it) */
 	struct cprof_nvtx_range *nvtx; /* by start, as ORDER BY start gives them */
 	size_t nnvtx;
+	struct cprof_torch_range *torch; /* TIMELINE: torch.compile's ranges, by start */
+	size_t ntorch;
 	/* first appearance of each name in table order: hooked calls not nested, runtime calls only CUPTI saw
 	 * (no external id of ours), and the driver calls above */
 	struct cprof_first_name *first_calls, *first_rt, *first_drv;

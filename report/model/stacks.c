@@ -40,11 +40,30 @@ int cprof_aten_op(const char *demangled, char *out, size_t size)
 	return 1;
 }
 
-/* Library and interpreter files are not where the user's code is: the call site is the innermost other one. */
+/* inductor's output code: DIR/xy/cxy<hash>.py in its cache (torchinductor_USER or TORCHINDUCTOR_CACHE_DIR) */
+static int py_is_inductor_output(const char *file)
+{
+	const char *base = strrchr(file, '/'), *p;
+	size_t n;
+
+	if (base == NULL || base - file < 3 || base[-3] != '/' || base[1] != 'c' || base[2] != base[-2] ||
+	    base[3] != base[-1])
+		return 0;
+	for (p = base + 1; *p && *p != '.'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+			return 0;
+	n = (size_t)(p - base - 1);
+	return n >= 40 && !strcmp(p, ".py");
+}
+
+/* Library and interpreter files are not where the user's code is: the call site is the innermost other one.
+ * Code generated at run time is not either: Triton's and inductor's launchers (compiled from a "<string>") and
+ * inductor's output code; the user's line is then the compiled function's own. */
 static int py_is_library(const char *file)
 {
 	return file == NULL || strstr(file, "/site-packages/") || strstr(file, "/dist-packages/") ||
-	       strstr(file, "/lib/python3") || !strncmp(file, "<frozen", 7);
+	       strstr(file, "/lib/python3") || !strncmp(file, "<frozen", 7) || !strcmp(file, "<string>") ||
+	       py_is_inductor_output(file);
 }
 
 static const char *basename_of(const char *path)

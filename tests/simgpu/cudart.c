@@ -1211,7 +1211,7 @@ static cudaError_t entry_point(uint32_t cbid, const char *symbol, void **funcPtr
 	if (!err && (!symbol || !funcPtr))
 		err = cudaErrorInvalidValue;
 	if (!err)
-		found = simgpu_driver_symbol(symbol, (int)version, funcPtr);
+		found = simgpu_driver_entry(symbol, (int)version, funcPtr);
 	if (status)
 		*status = err ? cudaDriverEntryPointSymbolNotFound
 			      : found ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;

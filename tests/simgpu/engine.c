@@ -1144,6 +1144,28 @@ __attribute__((constructor)) static void engine_ctor(void)
 
 /* What cuGetProcAddress and cudaGetDriverEntryPoint answer: this toolkit's version of the named function
  * (cuda.h's own #defines say which), looked up in the simulated libcuda.so.1. */
+/* The runtime's door (cudaGetDriverEntryPoint): the driver's cuGetProcAddress_v2, found as the real runtime
+ * finds it, so that the driver's own functions come back, not what the loader would bind. */
+int simgpu_driver_entry(const char *symbol, int version, void **pfn)
+{
+	typedef int (*gpa_fn)(const char *, void **, int, uint64_t, int *);
+	static gpa_fn gpa;
+	gpa_fn g = __atomic_load_n(&gpa, __ATOMIC_ACQUIRE);
+	int status = 0;
+
+	if (!g) {
+		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (!h)
+			h = dlopen("libcuda.so.1", RTLD_NOW);
+		if (h)
+			g = (gpa_fn)dlsym(h, "cuGetProcAddress_v2");
+		if (!g)
+			return simgpu_driver_symbol(symbol, version, pfn);
+		__atomic_store_n(&gpa, g, __ATOMIC_RELEASE);
+	}
+	return g(symbol, pfn, version, 0, &status) == 0;
+}
+
 int simgpu_driver_symbol(const char *symbol, int version, void **pfn)
 {
 	static void *lib;

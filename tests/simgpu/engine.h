@@ -110,6 +110,8 @@ int simgpu_ctx_created(void);
 int simgpu_driver_ready(void);
 /* cuGetProcAddress: the driver function a name (and CUDA version) stands for; 1 if found. */
 int simgpu_driver_symbol(const char *symbol, int version, void **pfn);
+/* cudaGetDriverEntryPoint: the same through the driver's cuGetProcAddress_v2, as the real runtime asks it. */
+int simgpu_driver_entry(const char *symbol, int version, void **pfn);
 
 /* Graphs: built by stream capture or node by node; a launch replays the kernel nodes in order. */
 struct simgpu_graph;

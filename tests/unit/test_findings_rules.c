@@ -232,7 +232,26 @@ START_TEST(test_findings_rules_driver_api_fires)
 	driver_kernel(3 * MS, S_ELEM_K, 1); /* launched through the runtime */
 	f = finding("driver-api-kernels");
 	ck_assert_ptr_nonnull(f);
-	ck_assert_str_eq(f->evidence, "3 kernels launched with cuLaunchKernel*: triton_red_fused_sum_1,triton_poi_fused_add_0");
+	ck_assert_str_eq(f->evidence, "3 kernels launched with cuLaunchKernel* (3 Triton kernels), 0 by a hooked call: "
+				      "triton_red_fused_sum_1,triton_poi_fused_add_0");
+	ck_assert_ptr_nonnull(strstr(f->message, "3 of them CUPTI saw only"));
+}
+END_TEST
+
+/* issue 27: launches through a hooked cuLaunchKernel are counted as such, and then nothing is said to lack a call site */
+START_TEST(test_findings_rules_driver_api_hooked)
+{
+	const struct cprof_finding *f;
+
+	driver_kernel(1 * MS, S_TRITON_A, 2);
+	r.ops[r.nops - 1].hooked = 1;
+	driver_kernel(2 * MS, S_ELEM_K, 2);
+	r.ops[r.nops - 1].hooked = 1;
+	f = finding("driver-api-kernels");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(f->evidence, "2 kernels launched with cuLaunchKernel* (1 Triton kernels), 2 by a hooked call: "
+				      "triton_poi_fused_add_0,_Z11elementwisePf");
+	ck_assert_ptr_nonnull(strstr(f->message, "their launch calls are hooked"));
 }
 END_TEST
 
@@ -348,6 +367,7 @@ Suite *findings_rules_suite(void)
 	tcase_add_test(tc, test_findings_rules_cupti_overhead_fires);
 	tcase_add_test(tc, test_findings_rules_cupti_overhead_silent);
 	tcase_add_test(tc, test_findings_rules_driver_api_fires);
+	tcase_add_test(tc, test_findings_rules_driver_api_hooked);
 	tcase_add_test(tc, test_findings_rules_driver_api_silent);
 	tcase_add_test(tc, test_findings_rules_straggler_fires);
 	tcase_add_test(tc, test_findings_rules_straggler_silent);
