@@ -100,6 +100,39 @@ static uint64_t api_time_in(const struct cprof_model *m, int64_t proc, const str
 	return sum;
 }
 
+/* The part of [s, e) the intervals g (sorted, disjoint) cover; *i: a cursor for calls taken in start order. */
+static uint64_t covered(const struct gap *g, size_t n, size_t *i, uint64_t s, uint64_t e)
+{
+	uint64_t sum = 0;
+	size_t j;
+
+	while (*i < n && g[*i].e <= s)
+		(*i)++;
+	for (j = *i; j < n && g[j].s < e; j++) {
+		uint64_t a = s > g[j].s ? s : g[j].s, b = e < g[j].e ? e : g[j].e;
+
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+/* Appends [s, e) to a union of intervals built in start order. */
+static int union_add(struct gap **g, size_t *n, size_t *cap, uint64_t s, uint64_t e)
+{
+	if (e <= s)
+		return 0;
+	if (*n && s <= (*g)[*n - 1].e) {
+		if (e > (*g)[*n - 1].e)
+			(*g)[*n - 1].e = e;
+		return 0;
+	}
+	if (cprof_grow(g, cap, *n, sizeof(**g)) < 0)
+		return -ENOMEM;
+	(*g)[(*n)++] = (struct gap){ s, e };
+	return 0;
+}
+
 static int cmp_u64q(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -279,7 +312,9 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 	    (v->blocked_ns > v->starved_ns && v->blocked_ns * 100 >= (uint64_t)((100 - t->compute_pct) * win))) {
 		/* the GPU is saturated, or the host spends more time waiting for it than it waits for the host */
 		snprintf(v->verdict, sizeof(v->verdict), "compute-bound");
-		if (copy_cause(v))
+		/* copy advice only when the GPU's own time is mostly copies: the host's time in copy calls is
+		 * not what limits a saturated GPU */
+		if (v->copy_ns && v->copy_ns * 2 >= v->busy_ns)
 			snprintf(v->advice, sizeof(v->advice), "%s", copy_advice);
 		else
 			snprintf(v->advice, sizeof(v->advice),
@@ -448,8 +483,8 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 		  struct cprof_verdict *v)
 {
 	struct dvec kd = { 0 }, ld = { 0 };
-	struct gap *gaps = NULL;
-	size_t ngaps = 0, i;
+	struct gap *gaps = NULL, *run = NULL;
+	size_t ngaps = 0, nrun = 0, caprun = 0, runi = 0, i;
 	uint64_t cur_s = 0, cur_e = 0, ws, we, hi = clamp_end(to);
 	int explicit_window = from != 0, have = 0, ret = -1, any = 0;
 
@@ -551,6 +586,9 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			e = we;
 		if (o->kind == CPROF_OP_KERNEL && dvec_push(&kd, (double)(e - s)) < 0)
 			goto out;
+		/* when the GPU runs other work than copies: a copy call waiting through it waits like a sync */
+		if (o->kind != CPROF_OP_MEMCPY && union_add(&run, &nrun, &caprun, s, e) < 0)
+			goto out;
 		if (!have) {
 			cur_s = ws;
 			cur_e = ws;
@@ -600,8 +638,9 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 
 			v->self_cpu_ns += d;
 			v->api_calls++;
+			/* a synchronous copy that waits for queued kernels is a sync for that part, not copy time */
 			if (m->calls[i].copy || m->calls[i].memcpy)
-				v->copy_call_ns += d;
+				v->copy_call_ns += d - covered(run, nrun, &runi, m->calls[i].start, m->calls[i].end);
 			if (m->calls[i].launch)
 				v->launch_call_ns += d;
 		}
@@ -650,6 +689,7 @@ out:
 	free(kd.d);
 	free(ld.d);
 	free(gaps);
+	free(run);
 	return ret;
 }
 

@@ -510,67 +510,78 @@ static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict
 	sqlite3_finalize(st);
 }
 
-/* the same kernel with very different run times: shapes change, or contention */
+/* order of kernels by (name, launch shape), then time */
+static const struct cprof_op *shape_ops;
+
+static int cmp_shape(const void *a, const void *b)
+{
+	const struct cprof_op *x = &shape_ops[*(const uint32_t *)a], *y = &shape_ops[*(const uint32_t *)b];
+
+	if (x->kname != y->kname)
+		return x->kname < y->kname ? -1 : 1;
+	if (x->shape != y->shape)
+		return x->shape < y->shape ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : *(const uint32_t *)a > *(const uint32_t *)b;
+}
+
+/* The same kernel with very different run times between repetitions of the same work: contention, or
+ * inputs that change what it does. Launches of one name with different grids or blocks (a sweep over
+ * sizes, by design) are different work: repetitions are grouped by name and launch shape. */
 static void variance(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
-	struct kv {
-		uint64_t n;
-		__int128 sum, sq;
-		int64_t min, max;
-	} *k = calloc(m->nknames ? m->nknames : 1, sizeof(*k));
-	int64_t *name = calloc(m->nknames ? m->nknames : 1, sizeof(*name));
+	uint32_t *idx = malloc((m->nops ? m->nops : 1) * sizeof(*idx));
 	char ev[400] = "", kn[100], a[32], b[32];
-	size_t i;
+	size_t i, n = 0, g;
 	int hits = 0;
 
-	if (k == NULL || name == NULL) {
-		free(k);
-		free(name);
+	if (idx == NULL) {
 		not_evaluated(l, "kernel-variance", "out of memory");
 		return;
 	}
-	for (i = 0; i < m->nops; i++) {
-		const struct cprof_op *o = &m->ops[i];
-		struct kv *g;
-		int64_t d;
-
-		if (o->kind != CPROF_OP_KERNEL || o->kname < 0 || (proc && o->proc != proc))
-			continue;
-		g = &k[o->kname];
-		d = (int64_t)(o->end - o->start);
-		name[o->kname] = o->name;
-		if (g->n == 0 || d < g->min)
-			g->min = d;
-		if (g->n == 0 || d > g->max)
-			g->max = d;
-		g->n++;
-		g->sum += d;
-		g->sq += (__int128)d * d;
-	}
-	/* dense indices follow nameId order, as SQL's GROUP BY did */
-	for (i = 0; i < m->nknames; i++) {
-		const char *s = name[i] == CPROF_NO_ID ? NULL : cprof_model_string(m, name[i]);
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].kind == CPROF_OP_KERNEL && m->ops[i].kname >= 0 && !(proc && m->ops[i].proc != proc))
+			idx[n++] = (uint32_t)i;
+	shape_ops = m->ops;
+	qsort(idx, n, sizeof(*idx), cmp_shape);
+	/* dense name indices follow nameId order, as SQL's GROUP BY did */
+	for (g = 0; g < n;) {
+		const struct cprof_op *f = &m->ops[idx[g]];
+		const char *s = f->name == CPROF_NO_ID ? NULL : cprof_model_string(m, f->name);
+		__int128 sum = 0, sq = 0;
+		int64_t min = 0, max = 0;
+		size_t j, k;
 		double mean, var, sd;
 
-		if (k[i].n < 5 || s == NULL)
+		for (j = g; j < n && m->ops[idx[j]].kname == f->kname && m->ops[idx[j]].shape == f->shape; j++) {
+			int64_t d = (int64_t)(m->ops[idx[j]].end - m->ops[idx[j]].start);
+
+			if (j == g || d < min)
+				min = d;
+			if (j == g || d > max)
+				max = d;
+			sum += d;
+			sq += (__int128)d * d;
+		}
+		k = j - g;
+		g = j;
+		if (k < 5 || s == NULL)
 			continue;
-		mean = (double)k[i].sum / (double)k[i].n;
-		var = (double)k[i].sq / (double)k[i].n - mean * mean;
+		mean = (double)sum / (double)k;
+		var = (double)sq / (double)k - mean * mean;
 		sd = sqrt(var > 0 ? var : 0);
 		if (mean > 0 && sd / mean > 0.5) {
 			short_kernel(s, kn, sizeof(kn));
-			cprof_fmt_dur(a, sizeof(a), (double)k[i].min);
-			cprof_fmt_dur(b, sizeof(b), (double)k[i].max);
-			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", kn, sd / mean, (long long)k[i].n, a, b);
+			cprof_fmt_dur(a, sizeof(a), (double)min);
+			cprof_fmt_dur(b, sizeof(b), (double)max);
+			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", kn, sd / mean, (long long)k, a, b);
 			hits++;
 		}
 	}
-	free(k);
-	free(name);
+	free(idx);
 	if (hits)
 		add(l, "kernel-variance", "warn", ev,
-		    "kernel run times vary a lot between repetitions (coefficient of variation > 0.5): input shapes "
-		    "change, or something competes for the GPU");
+		    "kernel run times vary a lot between repetitions of the same launch shape (coefficient of "
+		    "variation > 0.5): inputs change what the kernel does, or something competes for the GPU");
 }
 
 /* step times that wander: the program's pace is not steady (data loading, allocator, Python GC, contention) */

@@ -235,13 +235,14 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 	if (attribute && (ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
-		char sql[200];
+		char sql[256];
 		sqlite3_stmt *st;
 		int rc;
 
-		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, deviceId, streamId, %s FROM %s",
+		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, deviceId, streamId, %s, %s FROM %s",
 			 t == 0 ? "nameId" : "NULL",
-			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "copyKind, bytes, srcKind, dstKind" : "0, bytes, 0, 0", tables[t]);
+			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "copyKind, bytes, srcKind, dstKind" : "0, bytes, 0, 0",
+			 t == 0 ? "gridX, gridY, gridZ, blockX, blockY, blockZ" : "0, 0, 0, 0, 0, 0", tables[t]);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 			ret = -EIO;
 			goto out;
@@ -276,6 +277,15 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 			o->bytes = sqlite3_column_int64(st, 8);
 			o->srckind = (uint8_t)sqlite3_column_int(st, 9);
 			o->dstkind = (uint8_t)sqlite3_column_int(st, 10);
+			o->shape = 0;
+			if (t == 0) {
+				uint64_t h = 1469598103934665603ULL; /* FNV-1a over the six dimensions */
+				int c;
+
+				for (c = 11; c <= 16; c++)
+					h = (h ^ (uint64_t)sqlite3_column_int64(st, c)) * 1099511628211ULL;
+				o->shape = (uint32_t)(h ^ (h >> 32)) | 1; /* never 0: known */
+			}
 			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 				int64_t id = sqlite3_column_int64(st, 3);
 				int in_rt = corr_find(rt, nrt, o->proc, id, &launch, &enq);

@@ -31,6 +31,8 @@ struct cprof_op {
 	uint8_t via;   /* the launching record: 0 none seen, 1 runtime API, 2 driver API only */
 	uint8_t hooked; /* a hooked launch call launched it (its CUPTI record carries that call's external id) */
 	uint8_t copy;  /* copies: copyKind, 0 (unknown) when outside 0..10; 0 otherwise */
+	uint32_t shape; /* kernels: a hash of grid and block (0: not known); two launches of one name with
+			 * different shapes are different work, not variance */
 };
 
 /* A hooked call's class (CPROF_API.class), as the HTML timeline colours it; OTHER: none or another. */

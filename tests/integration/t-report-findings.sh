@@ -33,7 +33,9 @@ has m64bmm batched-gemm;            hasnt m64 batched-gemm
 has dtod dtod-before-gemm;          hasnt gemmonly dtod-before-gemm
 has m4096 long-final-sync;          hasnt m64 long-final-sync
 has m64cupti cupti-overhead;        hasnt m64 cupti-overhead
-has variance kernel-variance;       hasnt steady kernel-variance
+# issue 29 item 5: "variance" alternates two grid sizes: different work, not variance (the true case,
+# one shape with a slow run, is tests/unit/test_findings.c: the simulated GPU times a shape alike each run)
+hasnt variance kernel-variance;     hasnt steady kernel-variance
 has driver driver-api-kernels;      hasnt m64 driver-api-kernels
 has m64 tiny-kernels;               hasnt m4096 tiny-kernels
 has syncloop sync-in-loop;          hasnt nosyncloop sync-in-loop

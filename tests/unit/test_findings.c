@@ -169,6 +169,27 @@ START_TEST(test_findings_kernel_variance_silent)
 }
 END_TEST
 
+/* issue 29 item 5: a sweep launches one kernel name at two grid sizes, each steady: different work, not
+ * variance; the same shape with one run 20 times slower still is */
+START_TEST(test_findings_kernel_variance_by_shape)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		launch(1 * MS + (uint64_t)i * 200 * US, 5 * US, i < 10 ? 2 * US : 100 * US);
+		f.ops[f.nops - 1].shape = i < 10 ? 11 : 22;
+	}
+	ck_assert(!fires("kernel-variance"));
+	teardown();
+	setup();
+	for (i = 0; i < 20; i++) {
+		launch(1 * MS + (uint64_t)i * 200 * US, 5 * US, i == 7 ? 100 * US : 5 * US);
+		f.ops[f.nops - 1].shape = 11;
+	}
+	ck_assert(fires("kernel-variance"));
+}
+END_TEST
+
 START_TEST(test_findings_cold_start_fires)
 {
 	int i;
@@ -358,6 +379,7 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_sync_in_loop_silent);
 	tcase_add_test(tc, test_findings_kernel_variance_fires);
 	tcase_add_test(tc, test_findings_kernel_variance_silent);
+	tcase_add_test(tc, test_findings_kernel_variance_by_shape);
 	tcase_add_test(tc, test_findings_cold_start_fires);
 	tcase_add_test(tc, test_findings_cold_start_silent);
 	tcase_add_test(tc, test_findings_long_final_sync_fires);

@@ -205,6 +205,42 @@ START_TEST(test_verdict_copies_are_the_cause)
 }
 END_TEST
 
+/* issue 29 item 1: the 4096 sweep's shape: 50 GEMMs queued ahead, then one blocking cudaMemcpy that waits
+ * for them and copies the result: compute-bound, and the copy call's wait is a sync, not copy time */
+START_TEST(test_verdict_sync_copy_waiting_for_kernels_is_no_copy_cost)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	struct cprof_call *c;
+	struct cprof_op *o;
+	uint64_t t0 = 1000 * US, k = t0 + 20 * US;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 50; i++) {
+		uint64_t t = t0 + (uint64_t)i * 5 * US;
+
+		vcall(&f, t, t + 4 * US)->launch = 1;
+		op(&f, CPROF_OP_KERNEL, k, k + 2750 * US, t, t + 4 * US);
+		k += 2750 * US;
+	}
+	c = vcall(&f, t0 + 260 * US, k + 2700 * US);
+	c->copy = c->memcpy = c->cut = 1;
+	o = op(&f, CPROF_OP_MEMCPY, k, k + 2690 * US, t0 + 260 * US, t0 + 270 * US);
+	o->copy = 2;
+	o->dstkind = 1;
+	o->bytes = 64 << 20;
+	vverdict(&f, &v);
+	ck_assert_str_eq(v.verdict, "compute-bound");
+	/* only the part after the last kernel is copy time */
+	ck_assert_uint_le(v.copy_call_ns, 2700 * US);
+	ck_assert_uint_ge(v.copy_call_ns, 2690 * US);
+	ck_assert_ptr_null(strstr(v.advice, "cop"));
+	ck_assert_ptr_null(strstr(v.cause, "cop"));
+	vfree(&f);
+}
+END_TEST
+
 /* issue 18 item 3: kernels launched through the driver API (no hook saw them): the launch time comes from
  * CUPTI's records, not "0 ns" */
 START_TEST(test_verdict_launch_time_from_cupti_records)
@@ -457,6 +493,7 @@ Suite *verdict_suite(void)
 	tcase_add_test(tc, test_verdict_host_blocked_in_syncs_is_compute_bound);
 	tcase_add_test(tc, test_verdict_stalled_with_backlog_is_mixed);
 	tcase_add_test(tc, test_verdict_copies_are_the_cause);
+	tcase_add_test(tc, test_verdict_sync_copy_waiting_for_kernels_is_no_copy_cost);
 	tcase_add_test(tc, test_verdict_launch_time_from_cupti_records);
 	tcase_add_test(tc, test_verdict_run_spans_cupti_only_calls);
 	tcase_add_test(tc, test_verdict_cuda_errors_named_with_faulting_kernel);
