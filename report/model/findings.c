@@ -422,7 +422,10 @@ static void dtod_before_gemm(sqlite3 *db, int64_t proc, struct flist *l)
 		"  AND o.streamId = m.streamId AND o.start >= m.end AND o.start < k.start)"
 		" JOIN StringIds n ON n.id = k.nameId"
 		" WHERE" P("m.") "AND m.copyKind = 8 AND (n.value LIKE '%gemm%' OR n.value LIKE '%xmma%'"
-		" OR n.value LIKE '%nvjet%' OR n.value LIKE '%cutlass%')",
+		" OR n.value LIKE '%nvjet%' OR n.value LIKE '%cutlass%')"
+		/* a copy outside any graph before a GEMM replayed from one refills the graph's static input
+		 * (torch.cuda.make_graphed_callables, torch.cuda.graph): not the bias epilogue */
+		" AND NOT (coalesce(k.graphId, 0) != 0 AND coalesce(m.graphId, 0) = 0)",
 		proc);
 	char ev[400];
 
@@ -767,9 +770,10 @@ static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist
 
 		if (c->launch || c->gemm)
 			la[nla++] = i;
-		/* a synchronising call, or a blocking copy to the host (device-to-host, array-to-host) */
+		/* a synchronising call, or a blocking copy to the host (device-to-host, array-to-host);
+		 * cudaStreamWaitEvent orders two streams on the GPU and returns at once: the host does not wait */
 		if (c->outer && (!proc || c->proc == proc) && (c->sync || (c->memcpy && (c->a0 == 2 || c->a0 == 4))) &&
-		    cprof_model_string(m, c->name))
+		    cprof_model_string(m, c->name) && strncmp(cprof_model_string(m, c->name), "cudaStreamWaitEvent", 19))
 			sy[nsy++] = i;
 	}
 	thread_model = m;

@@ -349,6 +349,8 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	struct cprof_call *k = NULL;
 	size_t n = 0, cap = 0;
 	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
+	/* class 'sync' but the host does not wait: it orders two streams on the GPU */
+	int64_t wait_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaStreamWaitEvent'", INT64_MIN);
 	struct cprof_first_set first = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
@@ -374,9 +376,9 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->end = (uint64_t)sqlite3_column_int64(st, 2);
 		c->outer = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 1;
 		c->launch = cls && !strcmp(cls, "launch");
-		c->sync = cls && !strcmp(cls, "sync");
 		c->gemm = cls && !strcmp(cls, "gemm");
 		c->name = sqlite3_column_int64(st, 5);
+		c->sync = cls && !strcmp(cls, "sync") && c->name != wait_id;
 		c->memcpy = c->name == memcpy_id;
 		c->cut = c->sync || c->memcpy;
 		c->tid = sqlite3_column_int64(st, 6);

@@ -57,7 +57,7 @@ struct cprof_call {
 	uint8_t outer;  /* nested = 0: not made inside another hooked call */
 	uint8_t launch; /* class 'launch' */
 	uint8_t cut;    /* synchronises with the GPU: class 'sync', or cudaMemcpy */
-	uint8_t sync;   /* class 'sync' */
+	uint8_t sync;   /* class 'sync', less cudaStreamWaitEvent (the host does not wait) */
 	uint8_t gemm;   /* class 'gemm' */
 	uint8_t memcpy; /* cudaMemcpy */
 	uint8_t cls;    /* enum cprof_call_class */

@@ -11,7 +11,7 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
-enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY };
+enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY, S_WAIT };
 
 static struct cprof_string strings[] = {
 	{ S_LAUNCH, "cudaLaunchKernel" },
@@ -19,6 +19,7 @@ static struct cprof_string strings[] = {
 	{ S_KERNEL, "_Z4kernPf" },
 	{ S_MEMCPY, "cudaMemcpy" },
 	{ S_OCCUPANCY, "cudaOccupancyMaxActiveBlocksPerMultiprocessor" },
+	{ S_WAIT, "cudaStreamWaitEvent" },
 };
 
 struct fix {
@@ -132,6 +133,22 @@ START_TEST(test_findings_sync_in_loop_fires)
 		call(S_SYNC, t + 10 * US, t + 40 * US, 0, 1, CPROF_NO_ID);
 	}
 	ck_assert(fires("sync-in-loop"));
+}
+END_TEST
+
+/* issue 29 item 8: cudaStreamWaitEvent after each launch orders two streams and returns at once: not a
+ * sync in the loop (class 'sync' in the profile) */
+START_TEST(test_findings_sync_in_loop_not_stream_wait_event)
+{
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		uint64_t t = 1 * MS + (uint64_t)i * 100 * US;
+
+		launch(t, 5 * US, 20 * US);
+		call(S_WAIT, t + 10 * US, t + 12 * US, 0, 1, CPROF_NO_ID);
+	}
+	ck_assert(!fires("sync-in-loop"));
 }
 END_TEST
 
@@ -377,6 +394,7 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_tiny_kernels_silent);
 	tcase_add_test(tc, test_findings_sync_in_loop_fires);
 	tcase_add_test(tc, test_findings_sync_in_loop_silent);
+	tcase_add_test(tc, test_findings_sync_in_loop_not_stream_wait_event);
 	tcase_add_test(tc, test_findings_kernel_variance_fires);
 	tcase_add_test(tc, test_findings_kernel_variance_silent);
 	tcase_add_test(tc, test_findings_kernel_variance_by_shape);
