@@ -390,8 +390,13 @@ int cmd_report(int argc, char **argv)
 			for (i = 0; i < nprocs; i++) {
 				char line[1024];
 
+				char rank[32] = "";
+
 				cprof_verdict_line(&procs[i].v, line, sizeof(line));
-				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", cprof_tx(line));
+				if (procs[i].rank >= 0)
+					snprintf(rank, sizeof(rank), " (rank %lld)", (long long)procs[i].rank);
+				/* the whole line: a cut one ended mid-number ("median launch call 42") */
+				printf("  %lld%s: %s\n", (long long)procs[i].pid, rank, cprof_tx(line));
 			}
 		}
 		report_print_ranks(db, procs, nprocs);

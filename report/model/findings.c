@@ -832,41 +832,121 @@ oom:
 	not_evaluated(l, "sync-in-loop", "out of memory");
 }
 
-/* one rank much slower than the others: in a data-parallel job everyone waits for it */
-static void straggler(sqlite3 *db, int64_t proc, struct flist *l)
+/* a process that failed: a CUDA error, a signal, no goodbye, or a non-zero exit status */
+static int proc_failed(const struct cprof_proc *p)
 {
-	sqlite3_stmt *st = q(db,
-		"SELECT p.rank, max(a.end) - min(a.start) AS run FROM CPROF_API a JOIN PROCESSES p ON p.id = a.processId"
-		" WHERE" P("a.") "AND p.rank IS NOT NULL GROUP BY p.rank ORDER BY run",
-		proc);
-	int64_t rank[1024], last_rank = -1;
+	const char *st = strstr(p->bye, ", status ");
+
+	return p->end != NULL || (st && atoi(st + 9) != 0);
+}
+
+/* Each rank's pace is its steady state, as the verdict's window: from its first GPU op after warm-up to
+ * its last CUDA activity. The first to last CUDA call would count the rendezvous a rank that started
+ * early waited through. A failed run (a rank failed, or the command did) has no pace to compare. */
+static void straggler(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	struct cprof_thresholds t;
+	int64_t rank[1024], last_rank;
 	double run[1024], med;
-	int n = 0;
+	int n = 0, i, j;
+	size_t k;
 	char ev[400], a[32], b[32];
 
-	if (st == NULL) {
-		not_evaluated(l, "straggler", sqlite3_errmsg(db));
+	if (proc || m->exit_status > 0)
 		return;
-	}
+	cprof_thresholds_default(&t);
+	for (k = 0; k < m->nprocs; k++) {
+		const struct cprof_proc *p = &m->procs[k];
+		struct cprof_verdict v;
+		double w;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW && n < 1024) {
-		rank[n] = sqlite3_column_int64(st, 0);
-		run[n++] = sqlite3_column_double(st, 1);
+		if (p->rank < 0)
+			continue;
+		if (proc_failed(p))
+			return;
+		if (cprof_analyse(m, p->id, 0, UINT64_MAX, &t, &v) < 0 || cprof_verdict_no_gpu(&v))
+			continue;
+		w = (double)(v.end - v.start);
+		/* a rank's processes together: the longest of them */
+		for (i = 0; i < n && rank[i] != p->rank; i++)
+			;
+		if (i < n) {
+			if (w > run[i])
+				run[i] = w;
+		} else if (n < 1024) {
+			rank[n] = p->rank;
+			run[n++] = w;
+		}
 	}
-	sqlite3_finalize(st);
 	if (n < 2)
 		return;
+	/* by time, then rank, as ORDER BY run did */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && (run[j] < run[j - 1] || (run[j] == run[j - 1] && rank[j] < rank[j - 1])); j--) {
+			double d = run[j];
+			int64_t r = rank[j];
+
+			run[j] = run[j - 1];
+			rank[j] = rank[j - 1];
+			run[j - 1] = d;
+			rank[j - 1] = r;
+		}
 	last_rank = rank[n - 1];
 	med = n % 2 ? run[n / 2] : (run[n / 2 - 1] + run[n / 2]) / 2;
 	if (run[n - 1] >= 1.25 * med && run[n - 1] - med >= 1e6) {
 		cprof_fmt_dur(a, sizeof(a), run[n - 1]);
 		cprof_fmt_dur(b, sizeof(b), med);
-		snprintf(ev, sizeof(ev), "rank %lld ran %s (first to last CUDA call) vs a median of %s over %d ranks (+%.0f%%)",
+		snprintf(ev, sizeof(ev), "rank %lld ran %s (its steady state: first GPU op after warm-up to last CUDA "
+			 "activity) vs a median of %s over %d ranks (+%.0f%%)",
 			 (long long)last_rank, a, b, n, 100 * (run[n - 1] / med - 1));
 		add(l, "straggler", "warn", ev,
 		    "one rank is much slower than the others: in a data-parallel job every rank waits for it at each "
 		    "collective; look at that rank's host (data loading, CPU contention) and its kernels");
 	}
+}
+
+/* The run failed (the command's exit status, or a process's, is not 0) and no crash finding says so: its
+ * verdict covers only what ran before the failure, which NCCL, Triton or the driver reported to the
+ * program, not through a CUDA call's return code. */
+static void run_failed(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	const struct cprof_call *lastfail = NULL;
+	char ev[400] = "", code[96];
+	size_t i;
+	int failed = 0;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct cprof_proc *p = &m->procs[i];
+
+		if (proc && p->id != proc)
+			continue;
+		if (p->end)
+			return; /* the crash finding names it */
+		if (proc_failed(p)) {
+			ev_add(ev, sizeof(ev), "pid %lld ended: %.100s", (long long)p->pid, p->bye);
+			failed = 1;
+		}
+	}
+	if (!proc && m->exit_status > 0 && !failed) {
+		ev_add(ev, sizeof(ev), "the command exited with status %lld", (long long)m->exit_status);
+		failed = 1;
+	}
+	if (!failed)
+		return;
+	for (i = 0; i < m->ncalls; i++)
+		if (m->calls[i].ret != 0 && m->calls[i].ret != 600 && (!proc || m->calls[i].proc == proc) &&
+		    cprof_model_string(m, m->calls[i].name))
+			lastfail = &m->calls[i];
+	if (lastfail) {
+		cprof_name_code(code, sizeof(code), cprof_model_string(m, lastfail->name), lastfail->ret);
+		ev_add(ev, sizeof(ev), "the last failed CUDA call: %s returned %s", cprof_model_string(m, lastfail->name),
+		       code);
+	} else {
+		ev_add(ev, sizeof(ev), "no CUDA call failed");
+	}
+	add(l, "run-failed", "warn", ev,
+	    "the run failed: the verdict and the tables cover only what ran before the failure; the program's own "
+	    "error output says why (NCCL, Triton and driver errors reach it without a failing CUDA call)");
 }
 
 /* CUPTI's memory kinds: 1 pageable, 2 pinned */
@@ -1221,8 +1301,8 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 		driver_api(db, proc, &l);
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
-	if (db)
-		straggler(db, proc, &l);
+	straggler(m, proc, &l);
+	run_failed(m, proc, &l);
 	*out = l.f;
 	return (int)l.n;
 }

@@ -1211,6 +1211,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
+	m->exit_status = cprof_meta_int(db, "exit_status", -1);
 	/* the external ids first, so that the runtime loader can tell the calls only CUPTI saw; a profile that
 	 * lacks them fails below, at the table it failed at before */
 	if ((parts & CPROF_MODEL_TIMELINE) && !(ext_loaded = load_ext(db, m) == 0)) {

@@ -30,6 +30,7 @@ struct fix {
 	size_t nops, ncalls, nrt, next;
 	struct cprof_proc procs[2];
 	size_t nprocs;
+	int64_t exit_status; /* the command's */
 	struct cprof_model m;
 	struct cprof_verdict v;
 	struct cprof_finding *f;
@@ -89,6 +90,7 @@ static int fires(const char *id)
 	f.m.nrt = f.nrt;
 	f.m.procs = f.procs;
 	f.m.nprocs = f.nprocs;
+	f.m.exit_status = f.exit_status;
 	f.v.run_start = f.ncalls ? f.m.calls[0].start : 0;
 	f.v.run_end = f.nops ? f.m.ops[f.nops - 1].end : 0;
 	f.v.gpu_span_start = f.nops ? f.m.ops[0].start : 0;
@@ -204,6 +206,61 @@ START_TEST(test_findings_kernel_variance_by_shape)
 		f.ops[f.nops - 1].shape = 11;
 	}
 	ck_assert(fires("kernel-variance"));
+}
+END_TEST
+
+/* two ranks (processes 1 and 2): a first CUDA call at t0, then 12 launches from 200 ms, pace apart */
+static void ranks(uint64_t t0_a, uint64_t pace_a, uint64_t t0_b, uint64_t pace_b)
+{
+	int r, i;
+
+	for (r = 0; r < 2; r++) {
+		size_t c0 = f.ncalls, o0 = f.nops;
+
+		call(S_SYNC, r ? t0_b : t0_a, (r ? t0_b : t0_a) + 10 * US, 0, 0, CPROF_NO_ID);
+		for (i = 0; i < 12; i++)
+			launch(200 * MS + (uint64_t)i * (r ? pace_b : pace_a), 5 * US, 20 * US);
+		for (; c0 < f.ncalls; c0++)
+			f.calls[c0].proc = r + 1;
+		for (; o0 < f.nops; o0++)
+			f.ops[o0].proc = r + 1;
+		f.procs[r] = (struct cprof_proc){ .id = r + 1, .pid = 100 + r, .ppid = 1, .rank = r, .exe = (char *)"w",
+						  .argv = (char *)"w", .host = (char *)"h", .bye = (char *)"exit" };
+	}
+	f.nprocs = 2;
+	for (i = 0; i < (int)f.next; i++) /* sorted by (proc, corr): the ids grow with the ops */
+		f.ext[i].proc = f.ops[f.ext[i].corr - 100].proc;
+}
+
+/* issue 29 item 8: two ranks with equal steady phases, one that started 150 ms early and waited at the
+ * rendezvous: no straggler; one 4 times slower per step: a straggler */
+START_TEST(test_findings_straggler_steady_state)
+{
+	ranks(0, 1 * MS, 150 * MS, 1 * MS);
+	ck_assert(!fires("straggler"));
+	teardown();
+	setup();
+	ranks(150 * MS, 1 * MS, 150 * MS, 4 * MS);
+	ck_assert(fires("straggler"));
+	ck_assert_ptr_nonnull(strstr(f.f[0].evidence, "rank 1 ran"));
+	ck_assert(!fires("run-failed"));
+}
+END_TEST
+
+/* issue 29 item 8: a failed run (a rank's or the command's status not 0) has no straggler, and says it failed */
+START_TEST(test_findings_failed_run)
+{
+	ranks(150 * MS, 1 * MS, 150 * MS, 4 * MS);
+	f.procs[0].bye = (char *)"exit, status 1";
+	ck_assert(!fires("straggler"));
+	ck_assert(fires("run-failed"));
+	teardown();
+	setup();
+	ranks(150 * MS, 1 * MS, 150 * MS, 4 * MS);
+	f.exit_status = 3;
+	ck_assert(!fires("straggler"));
+	ck_assert(fires("run-failed"));
+	ck_assert_ptr_nonnull(strstr(f.f[f.nf - 1].evidence, "the command exited with status 3"));
 }
 END_TEST
 
@@ -398,6 +455,8 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_kernel_variance_fires);
 	tcase_add_test(tc, test_findings_kernel_variance_silent);
 	tcase_add_test(tc, test_findings_kernel_variance_by_shape);
+	tcase_add_test(tc, test_findings_straggler_steady_state);
+	tcase_add_test(tc, test_findings_failed_run);
 	tcase_add_test(tc, test_findings_cold_start_fires);
 	tcase_add_test(tc, test_findings_cold_start_silent);
 	tcase_add_test(tc, test_findings_long_final_sync_fires);

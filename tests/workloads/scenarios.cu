@@ -286,8 +286,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "paced")) {
-		// N launches with US microseconds of host work between them: a rank that is slower than the others
+		// N launches with US microseconds of host work between them: a rank that is slower than the others;
+		// WAIT_MS: a rank that made its first CUDA call, then waited at the rendezvous before its steps;
+		// STATUS: the exit status (a rank that failed after its steps)
 		int n = argc > 2 ? atoi(argv[2]) : 100, us = argc > 3 ? atoi(argv[3]) : 0;
+		int wait_ms = argc > 4 ? atoi(argv[4]) : 0, status = argc > 5 ? atoi(argv[5]) : 0;
+		if (wait_ms > 0) {
+			cudaFree(nullptr);
+			usleep(wait_ms * 1000);
+		}
 		for (int i = 0; i < n; i++) {
 			kern_a<<<8, 128>>>(nullptr);
 			if (us > 0)
@@ -295,7 +302,7 @@ int main(int argc, char **argv)
 		}
 		cudaDeviceSynchronize();
 		printf("paced %d\n", n);
-		return 0;
+		return status;
 	}
 	if (!strcmp(mode, "syncloop") || !strcmp(mode, "nosyncloop")) {
 		// a sync in every iteration (.item() in a training loop), or one after the loop
@@ -649,6 +656,6 @@ int main(int argc, char **argv)
 		return 9;
 	}
 	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
-			" dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US\n");
+			" dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]]\n");
 	return 2;
 }
