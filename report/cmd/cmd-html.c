@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "report/render/html.h"
+#include "report/model/report.h"
 
 
 static void usage(FILE *f)
@@ -322,6 +323,8 @@ static void write_header(struct html *h)
 	size_t i;
 	const char *base = strrchr(h->profile, '/');
 	int64_t api_calls = 0;
+	struct call_counts cc;
+	char calls_text[160];
 
 	cprof_meta(h->db, "command", command, sizeof(command), "?");
 	cprof_meta(h->db, "incomplete_reason", reason, sizeof(reason), "");
@@ -355,12 +358,17 @@ static void write_header(struct html *h)
 	fputs("<p class=\"meta\"><b>Command:</b> <code>", f);
 	html_text(f, command);
 	cprof_fmt_dur(dur, sizeof(dur), (double)(h->v.run_end - h->v.run_start));
-	/* every call, the hooks' and those only CUPTI saw, as the API table lists them (cprof report's count) */
+	/* every call, the hooks' and those only CUPTI saw, as the API table lists them (cprof report's count),
+	 * named for what each part counts */
+	memset(&cc, 0, sizeof(cc));
 	for (i = 0; i < h->apis.n; i++)
-		api_calls += (int64_t)h->apis.rows[i].st.n;
-	fprintf(f, "</code><br><b>Processes:</b> %zu &nbsp; <b>CUDA API calls:</b> %lld &nbsp; <b>kernels:</b> %llu &nbsp; "
+		report_call_counts_row(&cc, h->apis.rows[i].name, h->apis.rows[i].cupti, (int64_t)h->apis.rows[i].st.n);
+	report_call_counts_split(&h->model, 0, &cc);
+	api_calls = cc.total;
+	report_call_counts_text(&cc, calls_text, sizeof(calls_text));
+	fprintf(f, "</code><br><b>Processes:</b> %zu &nbsp; <b>CUDA API calls:</b> %lld (%s) &nbsp; <b>kernels:</b> %llu &nbsp; "
 		   "<b>run:</b> %s &nbsp; <b>lost events:</b> %s%lld%s &nbsp; %s</p>\n",
-		h->nprocs, (long long)api_calls,
+		h->nprocs, (long long)api_calls, calls_text,
 		(unsigned long long)h->n_kernel_total, dur, killed ? "at least " : "",
 		(long long)cprof_meta_int(h->db, "lost_events", 0),
 		killed ? " (a process was killed: what it had not sent is lost uncounted)" : "",

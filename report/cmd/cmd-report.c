@@ -69,6 +69,8 @@ int cmd_report(int argc, char **argv)
 	sqlite3 *db;
 	int opt, ret = CPROF_EXIT_OK, complete, lower_bound = 0;
 	int64_t lost, api_calls;
+	struct call_counts cc;
+	char calls_text[160];
 	char reason[256], command[1024], simulated[16], gpu_note[256];
 	char *end;
 	double d;
@@ -206,9 +208,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	/* every call: the hooks' and those only CUPTI saw, as the API table lists them */
-	api_calls = 0;
-	for (i = 0; i < apis.n; i++)
-		api_calls += (int64_t)apis.rows[i].st.n;
+	report_call_counts(&model, 0, &apis, &cc);
+	api_calls = cc.total;
+	report_call_counts_text(&cc, calls_text, sizeof(calls_text));
 	nf = cprof_findings(&model, 0, &v, &fd);
 	/* several GPUs: each its own utilisation and verdict, besides the union above */
 	if ((ndv = cprof_device_verdicts(&model, 0, &th, &dv)) < 0) {
@@ -288,6 +290,9 @@ int cmd_report(int argc, char **argv)
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0),
 		       (long long)(api_calls - cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0)));
+		/* the same total, named for what each part counts (cprof info and the HTML print these) */
+		printf(",\"calls\":{\"total\":%lld,\"by_program\":%lld,\"inside_libraries\":%lld,\"seen_only_by_cupti\":%lld}",
+		       (long long)cc.total, (long long)cc.program, (long long)cc.in_libs, (long long)cc.cupti_only);
 		printf(",\"lost_events\":%lld,\"lost_events_lower_bound\":%s,\"complete\":%s,\"incomplete_reason\":",
 		       (long long)lost, lower_bound ? "true" : "false", complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
@@ -364,8 +369,8 @@ int cmd_report(int argc, char **argv)
 		if (gpu_note[0])
 			printf("GPU records: %s\n", cprof_tx(gpu_note));
 		cprof_fmt_dur(dur, sizeof(dur), (double)(v.run_end - v.run_start));
-		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %s%lld%s   %s%s%s\n", nprocs,
-		       (long long)api_calls, dur, lower_bound ? "at least " : "", (long long)lost,
+		printf("Processes: %zu   CUDA API calls: %lld (%s)   run: %s   lost events: %s%lld%s   %s%s%s\n", nprocs,
+		       (long long)api_calls, calls_text, dur, lower_bound ? "at least " : "", (long long)lost,
 		       lower_bound ? " (a process was killed: what it had not sent is lost uncounted)" : "",
 		       complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : cprof_tx(reason));

@@ -72,6 +72,48 @@ int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t)
 	return 0;
 }
 
+void report_call_counts_row(struct call_counts *c, const char *name, int cupti_only, int64_t n)
+{
+	c->total += n;
+	if (!cupti_only)
+		c->program += n; /* the hooked calls, until report_call_counts_split takes the nested ones out */
+	else if (strstr(name, " (inside "))
+		c->in_libs += n;
+	else
+		c->cupti_only += n;
+}
+
+void report_call_counts_split(const struct cprof_model *m, int64_t proc, struct call_counts *c)
+{
+	int64_t nested = 0;
+	size_t i;
+
+	/* as the table: calls whose name is in the profile */
+	for (i = 0; i < m->ncalls; i++)
+		if (m->calls[i].nested && (!proc || m->calls[i].proc == proc) && cprof_model_string(m, m->calls[i].name))
+			nested++;
+	if (nested > c->program)
+		nested = c->program;
+	c->in_libs += nested;
+	c->program -= nested;
+}
+
+void report_call_counts(const struct cprof_model *m, int64_t proc, const struct table *apis, struct call_counts *c)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < apis->n; i++)
+		report_call_counts_row(c, apis->rows[i].name, apis->rows[i].tag == '*', (int64_t)apis->rows[i].st.n);
+	report_call_counts_split(m, proc, c);
+}
+
+void report_call_counts_text(const struct call_counts *c, char *buf, size_t size)
+{
+	snprintf(buf, size, "%lld by the program, %lld inside libraries, %lld seen only by CUPTI", (long long)c->program,
+		 (long long)c->in_libs, (long long)c->cupti_only);
+}
+
 int report_load_kernels(struct cprof_model *m, int64_t proc, struct table *t)
 {
 	struct ctx c = { t, 0, 1 };

@@ -40,6 +40,20 @@ struct ctx {
 	int demangle;
 };
 
+/* The CUDA API table's calls, named for what they count (issue 29 item 2): every output prints these. */
+struct call_counts {
+	int64_t total;      /* the table's rows added up */
+	int64_t program;    /* hooked calls the program made (not inside another hooked call) */
+	int64_t in_libs;    /* calls made inside a hooked library call: hooked ones, and those CUPTI saw */
+	int64_t cupti_only; /* calls only CUPTI saw, outside any hooked call (no hook for them, driver API) */
+};
+void report_call_counts(const struct cprof_model *m, int64_t proc, const struct table *apis, struct call_counts *c);
+/* the same over another table's rows: each row added, then the hooked calls split */
+void report_call_counts_row(struct call_counts *c, const char *name, int cupti_only, int64_t n);
+void report_call_counts_split(const struct cprof_model *m, int64_t proc, struct call_counts *c);
+/* "129 by the program, 111 inside libraries, 55 seen only by CUPTI" (c->total calls in all) */
+void report_call_counts_text(const struct call_counts *c, char *buf, size_t size);
+
 extern const char report_rank_sql[];
 void report_table_free(struct table *t);
 int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t);
