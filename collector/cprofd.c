@@ -21,6 +21,8 @@
 enum { EXIT_OK = 0, EXIT_STORE = 1, EXIT_USAGE = 2 };
 
 #define QUIET_MS 50 /* after RUN_END: stop when the FIFO stayed empty this long */
+#define INTAKE_COALESCE_MS 2
+#define INTAKE_BIG_READ (256 << 10)
 #define TERM_GRACE_NS 2000000000ull /* SIGTERM: the writer stores for this long more, then counts the rest */
 
 static volatile sig_atomic_t stop_requested;
@@ -172,6 +174,15 @@ int main(int argc, char **argv)
 	for (;;) {
 		ssize_t n = cprof_spool_intake(spool, fd, run_ended ? 10 : 100);
 
+		/* every frame a producer writes would wake this thread once, and each wake-up takes a core from the
+		 * program (issue 26): after a small read, let the pipe fill for INTAKE_COALESCE_MS. The pipe holds
+		 * 1 MiB, 20 ms of a 500k launches/s producer, so nothing waits on it; a big read goes on at once. */
+		if (n > 0 && n < INTAKE_BIG_READ && !run_ended && !stop_requested) {
+			struct timespec ts = { 0, INTAKE_COALESCE_MS * 1000000l };
+
+			nanosleep(&ts, NULL);
+		}
+
 		if (cprof_spool_failed(spool)) {
 			/* the store failed (disk full, file size limit): what was committed stays, consistent; the
 			 * producers see the collector go and carry on unprofiled */
@@ -237,6 +248,9 @@ int main(int argc, char **argv)
 		cprof_store_meta_int(store, "spool_lost_frames", (int64_t)st.lost_full_frames);
 		cprof_store_meta_int(store, "intake_cpu_ns", (int64_t)st.intake_cpu_ns);
 		cprof_store_meta_int(store, "writer_cpu_ns", (int64_t)st.writer_cpu_ns);
+		/* what the writer took while the program ran, and at what priority (issue 26) */
+		cprof_store_meta_int(store, "writer_run_cpu_ns", (int64_t)st.writer_run_cpu_ns);
+		cprof_store_meta(store, "writer_priority", st.writer_priority ? st.writer_priority : "normal");
 		cprof_store_meta_int(store, "catchup_ns", (int64_t)st.catchup_ns);
 		cprof_store_meta_int(store, "collector_max_rss_kb", ru.ru_maxrss);
 	}

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -34,8 +37,18 @@ struct cprof_spool {
 	/* under lock: the spool holds [rd, end); the writer is between taking a range and storing it */
 	uint64_t rd, end, punched;
 	int reading, writing, waiting, intake_done;
+	atomic_int intake_done_flag; /* intake_done, read without the lock between an idle writer's slices */
 	uint64_t deadline_ns;
 	atomic_int failed;
+	/* the writer's progress, kept here so that the intake thread can carry on where an idle-priority writer
+	 * thread stopped (see writer_main) */
+	struct {
+		uint8_t *buf;
+		int counting, first_rows, hold, idle;
+		uint64_t catchup_from;
+		uint64_t cpu_ns;         /* CPU of the writer thread before the hand-over */
+		uint64_t from, len, off; /* the batch being stored: spool offset, bytes of frames, bytes done */
+	} w;
 	/* intake's own */
 	uint8_t *ib;
 	size_t ilen;
@@ -203,95 +216,157 @@ static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t off)
 
 /* ---- writer thread ---- */
 
-static void *writer_main(void *arg)
+/* While the run goes on, the writer competes with the program for the CPU; it must never win (issue 26):
+ * SCHED_IDLE, or nice 19 where that is refused. An unprivileged thread cannot get its priority back, so at
+ * the end of the intake the writer stops between two slices and the intake thread, at normal priority,
+ * stores the rest (cprof_spool_finish). CPROF_WRITER_PRIORITY=normal keeps the writer at normal priority. */
+#define SLICE_BYTES (64u << 10) /* an idle writer's unit of work: what it may hold when the hand-over comes */
+
+static const char *writer_lower_priority(void)
 {
-	struct cprof_spool *sp = arg;
+	const char *want = getenv("CPROF_WRITER_PRIORITY");
+	struct sched_param sp = { 0 };
+
+	if (want && strcmp(want, "normal") == 0)
+		return "normal";
+	if (sched_setscheduler(0, SCHED_IDLE, &sp) == 0) /* 0: this thread */
+		return "idle";
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) == 0)
+		return "nice 19";
+	return "normal";
+}
+
+/* The end of the whole frames in buf[off, len) that fit in about SLICE_BYTES (at least one frame). */
+static size_t slice_end(const uint8_t *buf, size_t off, size_t len)
+{
+	size_t end = off;
+
+	while (len - end >= sizeof(struct cprof_wire_hdr)) {
+		struct cprof_wire_hdr h;
+
+		memcpy(&h, buf + end, sizeof(h));
+		/* garbage goes whole to the ingest, which resynchronises on it as before */
+		if (!hdr_ok(&h) || len - end < h.len)
+			return len;
+		if (end > off && end + h.len - off > SLICE_BYTES)
+			break;
+		end += h.len;
+	}
+	return end > off ? end : len;
+}
+
+static void store_slice(struct cprof_spool *sp, const uint8_t *buf, size_t len)
+{
 	struct cprof_store *store = sp->in->store;
-	uint8_t *buf = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
+
+	if (sp->w.counting) {
+		struct walk w = { 0 };
+
+		walk(buf, len, &w);
+		sp->st.lost_unstored_records += w.records;
+		return;
+	}
+	if (cprof_ingest_feed(sp->in, buf, len) < 0) {
+		/* the store failed (disk full): what is left is counted, not stored */
+		atomic_store(&sp->failed, 1);
+		sp->in->store_failed = 1;
+		sp->w.counting = 1;
+	}
+	/* the run's first rows are committed at once: a collector killed early still leaves some */
+	if (!sp->w.first_rows && cprof_store_rows(store) > 0) {
+		sp->w.first_rows = 1;
+		if (cprof_store_commit(store, 1) < 0 && !atomic_exchange(&sp->failed, 1)) {
+			sp->in->store_failed = 1;
+			sp->w.counting = 1;
+		}
+	}
+}
+
+/* Stores the spool until it is empty and the intake is done (returns 0), or, for the idle-priority thread,
+ * until the intake is done (returns 1: the caller hands over). */
+static int writer_loop(struct cprof_spool *sp, int idle)
+{
+	struct cprof_store *store = sp->in->store;
 	struct batch_hdr bh;
-	int counting = 0, first_rows = 0;
-	uint64_t catchup_from = 0;
 
-	/* a test knob: store nothing until the target is gone, as a writer far behind would */
-	int hold = getenv("CPROF_SPOOL_HOLD") != NULL;
-
-	/* the writer keeps the normal priority: run as SCHED_IDLE on a busy machine it stored nothing during the
-	 * run (a killed collector then kept nothing), and an unprivileged thread cannot get its priority back */
 	for (;;) {
 		uint64_t from, take, punch_to = 0, punch_from = 0;
 		int done = 0;
 
-		pthread_mutex_lock(&sp->lock);
-		while (!sp->intake_done && (sp->rd == sp->end || hold)) {
-			struct timespec ts;
-
-			sp->waiting = 1;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += IDLE_MS * 1000000l;
-			if (ts.tv_nsec >= 1000000000l) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000l;
-			}
-			if (pthread_cond_timedwait(&sp->wake, &sp->lock, &ts) == ETIMEDOUT && !counting) {
-				sp->waiting = 0;
-				pthread_mutex_unlock(&sp->lock);
-				if (cprof_store_commit(store, 0) < 0 && !atomic_exchange(&sp->failed, 1)) {
-					sp->in->store_failed = 1;
-					counting = 1;
-				}
-				pthread_mutex_lock(&sp->lock);
-			}
-		}
-		sp->waiting = 0;
-		if (sp->intake_done && catchup_from == 0) {
-			catchup_from = cprof_now_ns();
-		}
-		if (sp->rd == sp->end)
-			done = 1;
-		from = sp->rd;
-		sp->reading = !done;
-		if (sp->deadline_ns && !counting && cprof_now_ns() > sp->deadline_ns)
-			counting = 1;
-		pthread_mutex_unlock(&sp->lock);
-		if (done)
-			break;
-
-		take = sizeof(bh);
-		if (buf == NULL || pread_all(sp->fd, (uint8_t *)&bh, sizeof(bh), from) < 0 || bh.magic != BATCH_MAGIC ||
-		    bh.len > IN_CAP + CPROF_WIRE_MAX_FRAME || pread_all(sp->fd, buf, bh.len, from + sizeof(bh)) < 0) {
-			/* an unreadable spool (out of memory, an I/O error): what it holds is lost, and counted */
-			pr_err("cannot read the spool: %s", buf ? strerror(errno) : "out of memory");
+		if (sp->w.len == 0) {
 			pthread_mutex_lock(&sp->lock);
-			take = sp->end - from;
-			pthread_mutex_unlock(&sp->lock);
-			sp->st.lost_unstored_records += take / sizeof(struct cprof_wire_api); /* an estimate */
-			counting = 1;
-		} else if (!counting) {
-			take += bh.len;
-			sp->in->arrival_ns = bh.arrival_ns;
-			if (cprof_ingest_feed(sp->in, buf, bh.len) < 0) {
-				/* the store failed (disk full): what is left is counted, not stored */
-				atomic_store(&sp->failed, 1);
-				sp->in->store_failed = 1;
-				counting = 1;
-			}
-			sp->in->arrival_ns = 0;
-			/* the run's first rows are committed at once: a collector killed early still leaves some */
-			if (!first_rows && cprof_store_rows(store) > 0) {
-				first_rows = 1;
-				if (cprof_store_commit(store, 1) < 0 && !atomic_exchange(&sp->failed, 1)) {
-					sp->in->store_failed = 1;
-					counting = 1;
+			while (!sp->intake_done && (sp->rd == sp->end || sp->w.hold)) {
+				struct timespec ts;
+
+				sp->waiting = 1;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += IDLE_MS * 1000000l;
+				if (ts.tv_nsec >= 1000000000l) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000l;
+				}
+				if (pthread_cond_timedwait(&sp->wake, &sp->lock, &ts) == ETIMEDOUT && !sp->w.counting) {
+					sp->waiting = 0;
+					pthread_mutex_unlock(&sp->lock);
+					if (cprof_store_commit(store, 0) < 0 && !atomic_exchange(&sp->failed, 1)) {
+						sp->in->store_failed = 1;
+						sp->w.counting = 1;
+					}
+					pthread_mutex_lock(&sp->lock);
 				}
 			}
-		} else {
-			struct walk w = { 0 };
+			sp->waiting = 0;
+			if (sp->intake_done && idle) {
+				pthread_mutex_unlock(&sp->lock);
+				return 1;
+			}
+			if (sp->intake_done && sp->w.catchup_from == 0)
+				sp->w.catchup_from = cprof_now_ns();
+			if (sp->rd == sp->end)
+				done = 1;
+			from = sp->rd;
+			sp->reading = !done;
+			if (sp->deadline_ns && !sp->w.counting && cprof_now_ns() > sp->deadline_ns)
+				sp->w.counting = 1;
+			pthread_mutex_unlock(&sp->lock);
+			if (done)
+				return 0;
 
-			take += bh.len;
-			walk(buf, bh.len, &w);
-			sp->st.lost_unstored_records += w.records;
+			if (sp->w.buf == NULL || pread_all(sp->fd, (uint8_t *)&bh, sizeof(bh), from) < 0 ||
+			    bh.magic != BATCH_MAGIC || bh.len > IN_CAP + CPROF_WIRE_MAX_FRAME ||
+			    pread_all(sp->fd, sp->w.buf, bh.len, from + sizeof(bh)) < 0) {
+				/* an unreadable spool (out of memory, an I/O error): what it holds is lost, and counted */
+				pr_err("cannot read the spool: %s", sp->w.buf ? strerror(errno) : "out of memory");
+				pthread_mutex_lock(&sp->lock);
+				take = sp->end - from;
+				pthread_mutex_unlock(&sp->lock);
+				sp->st.lost_unstored_records += take / sizeof(struct cprof_wire_api); /* an estimate */
+				sp->w.counting = 1;
+				sp->w.from = from;
+				sp->w.off = sp->w.len = 0;
+				goto stored;
+			}
+			sp->w.from = from;
+			sp->w.len = bh.len;
+			sp->w.off = 0;
+			sp->in->arrival_ns = bh.arrival_ns;
+		} else if (sp->deadline_ns && !sp->w.counting && cprof_now_ns() > sp->deadline_ns) {
+			sp->w.counting = 1; /* a batch the idle writer had begun, taken over after the deadline */
 		}
+		/* the batch in slices: an idle writer starved mid-batch holds up the hand-over by one slice at most */
+		while (sp->w.off < sp->w.len) {
+			size_t end = idle ? slice_end(sp->w.buf, sp->w.off, sp->w.len) : sp->w.len;
 
+			store_slice(sp, sp->w.buf + sp->w.off, end - sp->w.off);
+			sp->w.off = end;
+			if (idle && sp->w.off < sp->w.len && atomic_load_explicit(&sp->intake_done_flag, memory_order_acquire))
+				return 1;
+		}
+		sp->in->arrival_ns = 0;
+		take = sizeof(bh) + sp->w.len;
+		sp->w.len = sp->w.off = 0;
+	stored:
+		from = sp->w.from;
 		pthread_mutex_lock(&sp->lock);
 		sp->rd = from + take;
 		if (sp->rd - sp->punched >= PUNCH_BYTES) {
@@ -313,10 +388,16 @@ static void *writer_main(void *arg)
 		}
 		pthread_mutex_unlock(&sp->lock);
 	}
-	if (catchup_from)
-		sp->st.catchup_ns = cprof_now_ns() - catchup_from;
-	sp->st.writer_cpu_ns = thread_cpu_ns();
-	free(buf);
+}
+
+static void *writer_main(void *arg)
+{
+	struct cprof_spool *sp = arg;
+
+	sp->st.writer_priority = writer_lower_priority();
+	sp->w.idle = strcmp(sp->st.writer_priority, "normal") != 0;
+	writer_loop(sp, sp->w.idle);
+	sp->w.cpu_ns = thread_cpu_ns();
 	return NULL;
 }
 
@@ -366,6 +447,9 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 		pr_err("cannot create the spool beside %s: %s", db_path, strerror(-ret));
 		goto out;
 	}
+	/* a test knob: store nothing until the target is gone, as a writer far behind would */
+	sp->w.hold = getenv("CPROF_SPOOL_HOLD") != NULL;
+	sp->w.buf = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
 	pthread_mutex_init(&sp->lock, NULL);
 	pthread_cond_init(&sp->wake, NULL);
 	/* signals (SIGTERM, cprof-run's SIGUSR1) stay with the intake thread, whose loop acts on them */
@@ -375,6 +459,7 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret < 0) {
 		close(sp->fd);
+		free(sp->w.buf);
 		goto out;
 	}
 	sp->cpu0 = thread_cpu_ns();
@@ -522,12 +607,32 @@ int cprof_spool_finish(struct cprof_spool *sp, uint64_t deadline_ns, struct cpro
 	spool_out(sp, sp->ib, sp->ilen, &w);
 	sp->ilen = 0;
 	sp->st.intake_cpu_ns = thread_cpu_ns() - sp->cpu0;
+	{
+		/* the writer's CPU so far was taken while the program ran (the intake ends with the run) */
+		clockid_t cid;
+		struct timespec ts;
+
+		if (pthread_getcpuclockid(sp->writer, &cid) == 0 && clock_gettime(cid, &ts) == 0)
+			sp->st.writer_run_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
 	pthread_mutex_lock(&sp->lock);
 	sp->intake_done = 1;
+	atomic_store_explicit(&sp->intake_done_flag, 1, memory_order_release);
 	sp->deadline_ns = deadline_ns;
 	pthread_cond_signal(&sp->wake);
 	pthread_mutex_unlock(&sp->lock);
 	pthread_join(sp->writer, NULL);
+	sp->st.writer_cpu_ns = sp->w.cpu_ns;
+	if (sp->w.idle) {
+		/* the rest at this thread's normal priority: the program is gone, the finish is what the user waits for */
+		uint64_t c0 = thread_cpu_ns();
+
+		writer_loop(sp, 0);
+		sp->st.writer_cpu_ns += thread_cpu_ns() - c0;
+	}
+	if (sp->w.catchup_from)
+		sp->st.catchup_ns = cprof_now_ns() - sp->w.catchup_from;
+	free(sp->w.buf);
 	failed = atomic_load(&sp->failed);
 	if (st)
 		*st = sp->st;

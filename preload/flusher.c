@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sys/prctl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -783,6 +784,8 @@ static void serve_crash(void)
 static void *flusher_main(void *arg)
 {
 	(void)arg;
+	/* named so that top, perf and the report's schedstat reading tell cprof's thread from the program's */
+	prctl(PR_SET_NAME, "cprof-flusher", 0, 0, 0);
 	isolate_fds();
 	fl.fifo_fd = open_fifo();
 	if (fl.fifo_fd < 0)
