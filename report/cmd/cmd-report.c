@@ -200,7 +200,7 @@ int cmd_report(int argc, char **argv)
 		}
 		goto out;
 	}
-	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) < 0 || report_load_procs(&model, &procs, &nprocs) < 0 || report_load_apis(&model, 0, &apis) < 0 ||
+	if (cprof_model_load(db, CPROF_MODEL_TIMELINE | CPROF_MODEL_HOST, &model) < 0 || report_load_procs(&model, &procs, &nprocs) < 0 || report_load_apis(&model, 0, &apis) < 0 ||
 	    report_load_kernels(&model, 0, &kernels) < 0 || report_load_memops(&model, 0, &memops) < 0 || report_load_torch(&model, 0, &torch) < 0 ||
 	    (nph = cprof_headline(&model, 0, &th, &v, &ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], cprof_model_errmsg(db));
