@@ -963,8 +963,8 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 			 win_ns ? 100.0 * v->starved_ns / win_ns : 0.0, mk, ml, v->advice);
 	else
 		snprintf(buf, size,
-			 "mixed: GPU busy %.0f%% of %s; idle with work queued %.0f%%, with no work waiting %.0f%%; idle: host "
-			 "wait %.0f%%, kernel wait %.0f%%, other %.0f%% -> %s",
+			 "mixed: GPU busy %.0f%% of %s; idle with work queued %.0f%%, with no work waiting %.0f%%; of the "
+			 "idle time, HTA host wait %.0f%%, kernel wait %.0f%%, other %.0f%% -> %s",
 			 v->busy_pct, win, win_ns ? 100.0 * v->stalled_ns / win_ns : 0.0,
 			 win_ns ? 100.0 * v->starved_ns / win_ns : 0.0, idle ? 100.0 * v->host_wait_ns / idle : 0.0,
 			 idle ? 100.0 * v->kernel_wait_ns / idle : 0.0, idle ? 100.0 * v->other_ns / idle : 0.0, v->advice);

@@ -22,9 +22,24 @@ assert html.unescape(re.sub(r"<[^>]+>", "", m.group(3))).count("Verdict: " + sys
 assert page.index('id="verdict"') < page.index("<h2>Findings</h2>") < page.index('id="timeline"'), "order"
 assert "<title>cprof: mixed - sweep.db (simulated GPU)</title>" in page
 for part in ('id="tl"', 'class="lane host"', 'class="lane gpu"', "GPU 0 utilisation", "2 compute-bound",
-             "Top kernels by GPU time", "Self CPU vs Self GPU", "host wait", "Launch call vs kernel duration",
+             "Top kernels by GPU time", "Self CPU vs Self GPU", "waited for the host", "Launch call vs kernel duration",
              'id="t-kernels"', 'id="t-apis"', "cold-start"):
     assert part in page, part
+EOF
+# issue 29 item 3: one host-wait definition on the page: the card's share of the window the GPU waited for
+# the host is the idle chart's; HTA's host wait appears only as HTA's, a share of the idle time
+python3 << 'EOF' || fail "host wait"
+import html, re
+page = open("report.html", encoding="utf-8").read()
+text = html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style).*?</\1>", "", page, flags=re.S)))
+text = " ".join(text.split())
+card = re.search(r"of the window the GPU waited for the host (\d+)%", text)
+bar = re.search(r"phases together window .*?waited for the host: [^(]*\((\d+)% of the window\)", text)
+assert card and bar, (card, bar)
+assert card.group(1) == bar.group(1), (card.group(1), bar.group(1))
+for m in re.finditer(r"(\S+ )?host wait\b", text):
+    assert m.group(1) == "HTA ", text[max(0, m.start() - 80):m.end() + 40]
+assert "HTA's idle buckets, as shares of the idle time" in text
 EOF
 # self-contained: no URL at all, and every src/href is inline data
 ! grep -Eq 'https?://' report.html || fail "the page names an external URL: $(grep -Eo 'https?://[^"]*' report.html | head -1)"
