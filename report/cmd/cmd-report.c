@@ -22,7 +22,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|range|stream|process]\n"
 		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n"
 		   "                    [--step-range REGEX]   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n"
-		   "                    [--range-tree]         NVTX ranges by path (step N/forward), not by name\n");
+		   "                    [--range-tree]         NVTX ranges by path (step N/forward), not by name\n"
+		   "                    [--window run|verdict] the tables over the whole run (default) or the verdict's window\n");
 }
 
 static int parse_double(const char *opt, const char *arg, double lo, double hi, double *out)
@@ -46,12 +47,14 @@ int cmd_report(int argc, char **argv)
 		{ "compute-pct", required_argument, NULL, 'c' }, { "overhead-pct", required_argument, NULL, 'o' },
 		{ "kernel-wait-us", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
 		{ "step-range", required_argument, NULL, 's' },    { "range-tree", no_argument, NULL, 'r' },
+		{ "window", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt fmt = FMT_TEXT;
 	enum by by = BY_ALL;
 	size_t top = 15, nprocs = 0, i;
-	int top_set = 0, range_tree = 0;
+	int top_set = 0, range_tree = 0, verdict_window = 0;
+	char win_note[160], title[256];
 	struct proc *procs = NULL;
 	struct table apis = { 0 }, kernels = { 0 }, memops = { 0 }, torch = { 0 };
 	struct cprof_thresholds th;
@@ -123,6 +126,14 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'r':
 			range_tree = 1;
+			break;
+		case 'w':
+			if (!strcmp(optarg, "verdict"))
+				verdict_window = 1;
+			else if (strcmp(optarg, "run")) {
+				pr_err("--window %s: expected run or verdict", optarg);
+				return CPROF_EXIT_USAGE;
+			}
 			break;
 		case 's': {
 			char err[128];
@@ -212,6 +223,28 @@ int cmd_report(int argc, char **argv)
 	api_calls = cc.total;
 	report_call_counts_text(&cc, calls_text, sizeof(calls_text));
 	nf = cprof_findings(&model, 0, &v, &fd);
+	/* --window verdict: the tables over the verdict's window, as torch.profiler's table covers its block;
+	 * the headline's counts stay the run's */
+	if (verdict_window && !cprof_verdict_no_gpu(&v)) {
+		struct cprof_model wm;
+
+		report_table_free(&apis);
+		report_table_free(&kernels);
+		report_table_free(&memops);
+		report_table_free(&torch);
+		if (report_model_window(&model, &v, ph, nph, &wm) < 0 || report_load_apis(&wm, 0, &apis) < 0 ||
+		    report_load_kernels(&wm, 0, &kernels) < 0 || report_load_memops(&wm, 0, &memops) < 0 ||
+		    report_load_torch(&wm, 0, &torch) < 0) {
+			report_model_window_free(&wm);
+			pr_err("%s: cannot build the verdict window's tables", argv[optind]);
+			ret = CPROF_EXIT_USAGE;
+			goto out;
+		}
+		report_model_window_free(&wm);
+	} else {
+		verdict_window = 0;
+	}
+	report_window_note(&v, verdict_window, win_note, sizeof(win_note));
 	/* several GPUs: each its own utilisation and verdict, besides the union above */
 	if ((ndv = cprof_device_verdicts(&model, 0, &th, &dv)) < 0) {
 		pr_err("%s: cannot read the profile", argv[optind]);
@@ -296,6 +329,8 @@ int cmd_report(int argc, char **argv)
 		printf(",\"lost_events\":%lld,\"lost_events_lower_bound\":%s,\"complete\":%s,\"incomplete_reason\":",
 		       (long long)lost, lower_bound ? "true" : "false", complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
+		printf(",\"tables_window\":{\"name\":\"%s\",\"ns\":%llu}", verdict_window ? "verdict" : "run",
+		       (unsigned long long)(verdict_window ? v.end - v.start : v.run_end - v.run_start));
 		printf(",\"kernels\":");
 		report_json_table(&kernels, top, 1);
 		printf(",\"memops\":");
@@ -405,13 +440,16 @@ int cmd_report(int argc, char **argv)
 			}
 		}
 		report_print_ranks(db, procs, nprocs);
+		/* each table says which window it covers (issue 29 item 6) */
+		snprintf(title, sizeof(title), "GPU kernels (%s)", win_note);
 		if (by == BY_ALL || by == BY_KERNEL)
-			report_print_stats_table("GPU kernels", &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
+			report_print_stats_table(title, &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
+		snprintf(title, sizeof(title), "GPU memory operations (%s)", win_note);
 		if (by == BY_ALL)
-			report_print_stats_table("GPU memory operations", &memops, top, 1);
+			report_print_stats_table(title, &memops, top, 1);
+		snprintf(title, sizeof(title), "%s (%s)", nprocs > 1 ? "CUDA API, all processes" : "CUDA API", win_note);
 		if (by == BY_ALL || by == BY_API)
-			report_print_stats_table(nprocs > 1 ? "CUDA API, all processes" : "CUDA API", &apis,
-					  by == BY_API && !top_set ? 0 : top, 0);
+			report_print_stats_table(title, &apis, by == BY_API && !top_set ? 0 : top, 0);
 		if (by == BY_API && nprocs > 1)
 			for (i = 0; i < nprocs; i++) {
 				char title[200];
@@ -420,6 +458,8 @@ int cmd_report(int argc, char **argv)
 					 procs[i].argv[0] ? procs[i].argv : procs[i].exe);
 				report_print_stats_table(title, &procs[i].apis, top_set ? top : 0, 0);
 			}
+		if (by == BY_ALL && (torch.n || kernels.n))
+			printf("\nThe table below covers the %s\n", win_note);
 		if (by == BY_ALL)
 			report_print_torch(&torch, &kernels, top);
 		if ((by == BY_ALL && ranges.n) || by == BY_RANGE)

@@ -169,6 +169,7 @@ struct cprof_steps_cache {
 struct cprof_model {
 	sqlite3 *db;                 /* not owned */
 	int64_t exit_status;         /* the command's exit status, as cprof-run saw it (-1: not known) */
+	int windowed;                /* a window's copy (cprof report --window verdict): tables from the arrays only */
 	struct cprof_proc *procs;    /* by id */
 	size_t nprocs;
 	struct cprof_thread *threads; /* by (proc, handle) */

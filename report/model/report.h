@@ -54,6 +54,15 @@ void report_call_counts_split(const struct cprof_model *m, int64_t proc, struct 
 /* "129 by the program, 111 inside libraries, 55 seen only by CUPTI" (c->total calls in all) */
 void report_call_counts_text(const struct call_counts *c, char *buf, size_t size);
 
+/* A copy of the model whose GPU ops, hooked calls and CUPTI runtime records are those that start in the
+ * verdict's window (the phases' windows when it has several): the tables of --window verdict. The other
+ * arrays are the model's (not owned); free with report_model_window_free. */
+int report_model_window(const struct cprof_model *m, const struct cprof_verdict *v, const struct cprof_phase *ph,
+			int nph, struct cprof_model *w);
+void report_model_window_free(struct cprof_model *w);
+/* what a table covers, for its title: "whole run, start-up and warm-up included" or the verdict's window */
+void report_window_note(const struct cprof_verdict *v, int verdict_window, char *buf, size_t size);
+
 extern const char report_rank_sql[];
 void report_table_free(struct table *t);
 int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t);

@@ -1,4 +1,4 @@
-# Issue 29 items 1, 2 and 5, on the simulated GPU: the canonical compute-bound run (matmul_sweep --sizes 4096)
+# Issue 29 items 1, 2, 5 and 6, on the simulated GPU: the canonical compute-bound run (matmul_sweep --sizes 4096)
 # gets no copy advice (its final blocking copies wait for queued GEMMs: a sync, not copy time), and the
 # sweep over two sizes, one kernel name at two grids by design, gets no kernel-variance finding.
 . "$(dirname "$0")/lib.sh"
@@ -23,4 +23,27 @@ grep -qF "1 process(es), $want," run.txt || fail "cprof-run's summary: $(grep 'p
 "$BIN/cprof" report sum.db | grep -qF "Processes: 1   CUDA API calls: ${want%% *} (${want#*(}" || fail "report: $("$BIN/cprof" report sum.db | grep ^Processes)"
 "$BIN/cprof" html sum.db -o sum.html || fail "html"
 grep -qF "CUDA API calls:</b> ${want%% *} (${want#*(}" sum.html || fail "html: $(grep -o 'CUDA API calls:</b>[^&]*' sum.html)"
+# item 6: every table says which window it covers; --window verdict gives the verdict window's tables
+"$BIN/cprof" report two.db > two.txt
+for t in "GPU kernels" "GPU memory operations" "CUDA API"; do
+	grep -q "^$t (whole run, start-up and warm-up included; --window verdict: the verdict's " two.txt || fail "$t: no window"
+done
+grep -q "^The table below covers the whole run" two.txt || fail "torch view: no window"
+grep -q "over the <b>whole run</b>" sum.html || fail "html tables: no window"
+"$BIN/cprof" report two.db --window verdict > twov.txt || fail "--window verdict"
+grep -q "^GPU kernels (the verdict's window, .*: start-up and warm-up excluded)" twov.txt || fail "verdict window title"
+"$BIN/cprof" report two.db --window verdict --format json | python3 -c '
+import json, subprocess, sys
+v = json.load(sys.stdin)
+r = json.loads(subprocess.run([sys.argv[1], "report", "two.db", "--format", "json"], capture_output=True).stdout)
+assert v["tables_window"]["name"] == "verdict" and r["tables_window"]["name"] == "run", (v["tables_window"], r["tables_window"])
+assert v["tables_window"]["ns"] == v["window_ns"], v["tables_window"]
+kv = {k["name"]: k["calls"] for k in v["kernels"]}
+kr = {k["name"]: k["calls"] for k in r["kernels"]}
+# start-up and warm-up out: fewer instances of each kernel, and no more GPU time than the window
+assert all(kv[n] <= kr[n] for n in kv) and sum(kv.values()) < sum(kr.values()), (kv, kr)
+assert sum(k["total_ns"] for k in v["kernels"]) <= v["window_ns"], v["kernels"]
+assert v["counts"] == r["counts"], "the headline counts are of the run"
+' "$BIN/cprof" || fail "verdict window tables"
+"$BIN/cprof" report two.db --window bogus 2> err; assert_eq $? 2 "--window bogus: exit status"
 echo "ok"
