@@ -219,6 +219,9 @@ static const char script[] =
 	"document.getElementById('zin').onclick=function(){zoom(0.5,(v0+v1)/2);};\n"
 	"document.getElementById('zout').onclick=function(){zoom(2,(v0+v1)/2);};\n"
 	"document.getElementById('zall').onclick=function(){v0=0;v1=D;draw();};\n"
+	/* the verdict's window first: the start-up one click away */
+	"var W0=+tl.getAttribute('data-v0'),W1=+tl.getAttribute('data-v1'),verd=function(){if(W1>W0){v0=W0;v1=W1;}};\n"
+	"document.getElementById('zverdict').onclick=function(){verd();draw();};\n"
 	"tl.addEventListener('mouseleave',function(){tip.style.display='none';});\n"
 	"tl.addEventListener('mousemove',function(e){var r=area(),g=tl.getBoundingClientRect(),t=e.target,s='';\n"
 	" if(drag){var dt=(e.clientX-drag.x)/r.width*(drag.b-drag.a);v0=drag.a-dt;v1=drag.b-dt;clamp();draw();return;"
@@ -236,7 +239,7 @@ static const char script[] =
 	" var L=e.clientX-g.left+14;if(L+tip.offsetWidth>g.width)L=Math.max(0,e.clientX-g.left-tip.offsetWidth-14);\n"
 	" tip.style.left=L+'px';tip.style.top=(e.clientY-g.top+14)+'px';});\n"
 	/* report.html#t=FROM-TO (microseconds from time 0) opens zoomed in: a link can point at a moment */
-	"var z=/#t=([0-9.]+)-([0-9.]+)/.exec(location.hash);if(z&&+z[2]>+z[1]){v0=Math.max(0,z[1]/K);v1=Math.min(D,"
+	"verd();var z=/#t=([0-9.]+)-([0-9.]+)/.exec(location.hash);if(z&&+z[2]>+z[1]){v0=Math.max(0,z[1]/K);v1=Math.min(D,"
 	"z[2]/K);}\n"
 	"draw();}\n"
 	"var ths=document.querySelectorAll('table.sortable th');\n"

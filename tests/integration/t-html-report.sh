@@ -1,4 +1,4 @@
-# Issue 9 / must show: cprof html of a simulated matmul_sweep run renders in headless Chromium with no console
+# Issue 9 / must show (and issue 29 items 3, 4): cprof html of a simulated matmul_sweep run renders in headless Chromium with no console
 # error and a screenshot that is not blank; the page holds the verdict banner and reaches for nothing outside.
 # CPROF_DOCS_SCREENSHOT=1 also writes docs/report-screenshot.png (the README's picture) from this run.
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +55,22 @@ chrome --dump-dom "file://$T/report.html" > dom.html 2> /dev/null || fail "chrom
 grep -q '<html lang="en" data-js="ok"' dom.html || fail "the page's script did not run to its end"
 ! grep -q '<html[^>]*data-js-errors=' dom.html || fail "the page's script raised an error"
 grep -q '<div id="axis"><span' dom.html || fail "the script drew no time axis"
+# issue 29 item 4: the timeline opens on the verdict's window (its phases, first to last), not the whole run
+"$BIN/cprof" report sweep.db --format json > sweep.json
+python3 - << 'EOF' || fail "the timeline's first view"
+import json, re
+d = json.load(open("sweep.json"))
+dom = open("dom.html", encoding="utf-8").read()
+m = re.search(r'<span id="zinfo">showing ([0-9.]+) (s|ms|us|ns) to ([0-9.]+) (s|ms|us|ns) of ([0-9.]+) (s|ms|us|ns)<', dom)
+assert m, re.search(r'<span id="zinfo">[^<]*', dom).group(0)
+u = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
+a, b, whole = (float(m.group(i)) * u[m.group(i + 1)] for i in (1, 3, 5))
+ph = d["phases"]
+want = ph[-1]["end_ns"] - ph[0]["start_ns"] if ph else d["window_ns"]
+# it starts where the start-up ends (time 0 is the first CUDA activity) and spans the phases
+assert abs(a - d["startup_ns"]) <= 0.02 * whole and d["startup_ns"] > 0.05 * whole, (a, d["startup_ns"], whole)
+assert 0.9 * want <= b - a <= 1.1 * want and b - a < whole, (b - a, want, whole)
+EOF
 python3 - "$T/shot.png" << 'EOF' || fail "screenshot"
 import collections, itertools, struct, sys, zlib
 
