@@ -373,6 +373,8 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return on_crash(in, p, h);
 	case CPROF_MSG_STATUS:
 		return store_ok(in, cprof_store_status(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
+	case CPROF_MSG_COST:
+		return store_ok(in, cprof_store_cost(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
 	case CPROF_MSG_LOST: {
 		const struct cprof_wire_lost *l = (const void *)(h + 1);
 

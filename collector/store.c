@@ -25,7 +25,7 @@
 #define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
 
 enum { ST_API, ST_THREAD, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
-       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_FRAME, ST_CRASH,
+       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_COST, ST_FRAME, ST_CRASH,
        ST_CRASH_CALL, ST__N };
 static const char *const stmt_sql[ST__N] = {
 	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
@@ -50,6 +50,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
+	[ST_COST] = "INSERT INTO CPROF_COST VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_CRASH] = "INSERT INTO CPROF_CRASH VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_CRASH_CALL] = "INSERT INTO CPROF_CRASH_CALLS VALUES(?,?,?,?,?,?,?)",
 	/* OR IGNORE: a stack sent twice (a frame requeued after a full pipe) is the same stack */
@@ -826,6 +827,20 @@ int cprof_store_lost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const
 	int64_t v[] = { proc_id, pid, (int64_t)(time_ns ? time_ns : cprof_now_ns()), (int64_t)l->lost, (int64_t)l->emitted };
 
 	return insert_ints(s, s->st[ST_LOST], v, 5, "insert lost");
+}
+
+int cprof_store_cost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_cost *c)
+{
+	int64_t v[] = { proc_id, pid, (int64_t)c->time_ns, (int64_t)c->hook_calls, (int64_t)c->hook_ns,
+			(int64_t)c->sampled_calls, (int64_t)c->stack_calls, (int64_t)c->stack_ns, (int64_t)c->flusher_cpu_ns,
+			(int64_t)c->app_run_ns, (int64_t)c->app_wait_ns, (int64_t)c->lost_ring_full, (int64_t)c->lost_cupti,
+			(int64_t)c->lost_pipe };
+
+	/* forged totals (a hostile frame) must not overflow a reader's sums: SQLite integers are signed */
+	for (size_t i = 2; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i] < 0)
+			v[i] = 0;
+	return insert_ints(s, s->st[ST_COST], v, 14, "insert cost");
 }
 
 int cprof_store_crash(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_crash *c)

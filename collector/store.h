@@ -31,6 +31,8 @@ int cprof_store_frame(struct cprof_store *s, int64_t proc_id, uint32_t stack, in
 /* Names the native frames from the modules' symbol tables (at the end of the run: files still there). */
 int cprof_store_symbolize(struct cprof_store *s);
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id);
+/* a process's running cost totals and losses by cause (CPROF_COST) */
+int cprof_store_cost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_cost *c);
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w);
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
 /* time_ns: when the frame reached the collector (0: now) */

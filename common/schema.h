@@ -66,6 +66,12 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	" message TEXT);"
 	/* one row per LOST frame: when (collector's clock) a process reported drops, how many, out of how many */
 	"CREATE TABLE CPROF_LOST(processId INTEGER, pid INTEGER, timeNs INTEGER, lost INTEGER, emitted INTEGER);"
+	/* what profiling cost each process, as running totals since its start (one row about every second and one
+	 * before its BYE): hooks (sampled and scaled), stack captures, cprof's flusher thread, the program's
+	 * threads' own schedstat, and events lost by cause */
+	"CREATE TABLE CPROF_COST(processId INTEGER, pid INTEGER, timeNs INTEGER, hookCalls INTEGER, hookNs INTEGER,"
+	" sampledCalls INTEGER, stackCalls INTEGER, stackNs INTEGER, flusherCpuNs INTEGER, appRunNs INTEGER,"
+	" appWaitNs INTEGER, lostRingFull INTEGER, lostCupti INTEGER, lostPipe INTEGER);"
 	/* a fatal signal the process took (at most one row per process): signo, si_code, faulting address,
 	 * CPROF_CRASH_F_* flags, events the crash drain sent; then each thread's last hooked call then */
 	"CREATE TABLE CPROF_CRASH(processId INTEGER, pid INTEGER, timeNs INTEGER, tid INTEGER, signal INTEGER,"

@@ -24,6 +24,7 @@ enum cprof_msg_type {
 	CPROF_MSG_STATUS = 8,  /* something about the process's profiling changed (CUPTI started, missing, ...) */
 	CPROF_MSG_STACKS = 9,  /* call stacks captured at hooked calls, each sent once per process */
 	CPROF_MSG_CRASH = 10,  /* a fatal signal reached the process: what it was, each thread's last call */
+	CPROF_MSG_COST = 11,   /* what profiling has cost the process so far, and its losses by cause (running totals) */
 	CPROF_MSG__MAX
 };
 
@@ -130,6 +131,27 @@ struct cprof_wire_lost {
 	uint64_t emitted; /* events this process has produced so far (recorded + lost) */
 };
 _Static_assert(sizeof(struct cprof_wire_lost) == 16, "lost layout");
+
+/* Running totals since the process started, sent about once a second and before BYE: a lost frame costs
+ * nothing but resolution. The hooks' time is measured on one call in CPROF_COST_SAMPLE (two more clock reads)
+ * and scaled to all calls; stack captures are each timed. app_* are the program's threads' own schedstat
+ * (threads that recorded a call), read by the flusher. */
+#define CPROF_COST_SAMPLE 64
+struct cprof_wire_cost {
+	uint64_t time_ns;         /* when the totals were read */
+	uint64_t hook_calls;      /* hooked calls recorded (or lost: the ring was full) */
+	uint64_t hook_ns;         /* the hooks' own time on the program's threads, stacks left out (scaled) */
+	uint64_t sampled_calls;   /* calls hook_ns was measured on */
+	uint64_t stack_calls;     /* stacks captured (unwound, Python frames read) */
+	uint64_t stack_ns;        /* their time on the program's threads */
+	uint64_t flusher_cpu_ns;  /* cprof's thread in the process */
+	uint64_t app_run_ns;      /* the program's threads: on a CPU */
+	uint64_t app_wait_ns;     /* the program's threads: runnable, waiting for a CPU */
+	uint64_t lost_ring_full;  /* events dropped: the thread's ring was full */
+	uint64_t lost_cupti;      /* GPU records CUPTI dropped, or cprof could not hold for a stalled collector */
+	uint64_t lost_pipe;       /* events that could not be sent: the collector was gone */
+};
+_Static_assert(sizeof(struct cprof_wire_cost) == 96, "cost layout");
 
 enum cprof_bye_reason { CPROF_BYE_EXIT = 1, CPROF_BYE__EXIT = 2, CPROF_BYE_EXEC = 3 };
 struct cprof_wire_bye {

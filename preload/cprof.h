@@ -29,6 +29,13 @@ struct cprof_ring {
 	_Atomic uint64_t lost_sent;         /* part of lost already reported (drainer) */
 	_Atomic int state;                  /* CPROF_RING_* */
 	uint32_t tid;
+	/* what the hooks cost this ring's threads (written by the owner, read by the flusher; CPROF_MSG_COST) */
+	_Alignas(64) _Atomic uint64_t cost_sampled_ns; /* hook time of the sampled calls, stacks left out */
+	_Atomic uint64_t cost_sampled;                 /* calls measured */
+	_Atomic uint64_t stack_ns, stack_calls;        /* stack captures, each timed */
+	/* the flusher's: the owner's schedstat when last read (a reused ring starts again with its new tid) */
+	uint32_t sched_tid;
+	uint64_t sched_run, sched_wait;
 	uint64_t snap;           /* head seen by the drainer at the start of a round */
 	struct cprof_ring *next; /* registry list; never unlinked, reused when free */
 	void *altstack;          /* crash.c: a signal stack for threads that have none; outlives the ring */
@@ -59,7 +66,9 @@ struct cprof_tls {
 	uint32_t generation; /* rings of another generation belong to a parent process (fork) */
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
+	uint32_t ncalls;     /* calls entered: one in CPROF_COST_SAMPLE is timed (cprof_enter) */
 	uint64_t corr_lo;
+	uint64_t stack_call_ns; /* the current call's stack capture, left out of its sampled hook time */
 };
 
 extern CPROF_HIDDEN _Atomic int cprof_state;
@@ -211,10 +220,24 @@ static inline __attribute__((always_inline)) void cprof_stack_fast(struct cprof_
 	cprof_stack_attach(ev, ret_addr);
 }
 
+/* A sampled call's hook time into this thread's ring (the owner is the only writer). */
+static inline void cprof_cost_sample(uint64_t ns)
+{
+	struct cprof_ring *r = cprof_tls.ring;
+
+	if (r == NULL || (int64_t)ns < 0)
+		return;
+	atomic_store_explicit(&r->cost_sampled_ns, atomic_load_explicit(&r->cost_sampled_ns, memory_order_relaxed) + ns,
+			      memory_order_relaxed);
+	atomic_store_explicit(&r->cost_sampled, atomic_load_explicit(&r->cost_sampled, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 /* Begin/end of a hooked call. enter returns 0 when the call must only be passed through. */
 struct cprof_call {
 	uint64_t start;
 	uint64_t corr;
+	uint64_t t_in; /* nonzero on a sampled call: when the hook was entered */
 	int nested;
 	int pushed;
 };
@@ -230,6 +253,8 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 		if (cprof_ring_for_thread() == NULL)
 			return 0;
 	}
+	/* one call in CPROF_COST_SAMPLE measures what the hook itself costs (two clock reads more) */
+	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_now_ns() : 0;
 	c->nested = cprof_tls.depth++ > 0;
 	/* unique in the process: thread id above, per-thread counter below */
 	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));
@@ -259,9 +284,13 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 	ev->flags |= c->nested ? CPROF_API_F_NESTED : 0;
 	/* after end_ns: the time spent unwinding is not charged to the call. The class test folds away in
 	 * each hook (api is a constant there). */
+	if (unlikely(c->t_in))
+		cprof_tls.stack_call_ns = 0;
 	if (cprof_stack_mode != CPROF_STACKS_OFF && cprof_api_stacked(api))
 		cprof_stack_fast(ev, __builtin_return_address(0));
 	cprof_record(ev);
+	if (unlikely(c->t_in))
+		cprof_cost_sample(c->start - c->t_in + cprof_now_ns() - ev->end_ns - cprof_tls.stack_call_ns);
 }
 
 /* symbols.c: the next definition of sym in the hook chain (see DESIGN.md on version nodes). */

@@ -29,6 +29,7 @@
 CPROF_HIDDEN _Atomic int cprof_wake_pending;
 
 #define CUPTI_FLUSH_MS 100
+#define COST_EVERY_MS 1000
 
 struct pending_string {
 	uint32_t id;
@@ -67,6 +68,9 @@ static struct {
 	uint64_t sent;         /* events that reached the FIFO */
 	uint64_t lost_reported;
 	_Atomic uint64_t lost_extra;   /* lost outside the rings (FIFO broke, CUPTI dropped, ...) */
+	_Atomic uint64_t lost_cupti, lost_pipe; /* lost_extra by cause (CPROF_MSG_COST) */
+	uint64_t last_cost_ms;         /* when the last COST went */
+	uint64_t app_run_ns, app_wait_ns; /* the program's threads' schedstat, summed over what the rings saw */
 	struct cprof_hello_info hello;
 	struct cprof_wire_status *statuses; /* queued under strings_lock */
 	size_t nstatus;
@@ -375,6 +379,7 @@ static int send_stacks(uint64_t deadline)
 
 void cprof_flusher_add_lost(uint64_t n)
 {
+	atomic_fetch_add(&fl.lost_cupti, n); /* its one caller: records CUPTI dropped */
 	atomic_fetch_add(&fl.lost_extra, n);
 }
 
@@ -430,6 +435,7 @@ static int gpu_keep(const struct cprof_wire_gpu *rec, void *ctx)
 
 		if (cap > GPU_PENDING_MAX || (p = realloc(fl.gpu, cap * sizeof(*p))) == NULL) {
 			atomic_fetch_add(&fl.lost_extra, 1);
+			atomic_fetch_add(&fl.lost_cupti, 1);
 			return -1;
 		}
 		fl.gpu = p;
@@ -460,9 +466,10 @@ static int send_gpu(uint64_t deadline)
 		ret = write_frame(fl.frame, hdr->len, deadline);
 		if (ret == -EAGAIN)
 			return ret;
-		if (ret == -EPIPE)
+		if (ret == -EPIPE) {
 			atomic_fetch_add(&fl.lost_extra, n);
-		else {
+			atomic_fetch_add(&fl.lost_pipe, n);
+		} else {
 			fl.seq++;
 			fl.sent += n;
 		}
@@ -558,9 +565,10 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 			atomic_fetch_sub(&cr.writing, 1);
 			return ret;
 		}
-		if (ret == -EPIPE)
+		if (ret == -EPIPE) {
 			atomic_fetch_add(&fl.lost_extra, n);
-		else {
+			atomic_fetch_add(&fl.lost_pipe, n);
+		} else {
 			fl.seq++;
 			fl.sent += n;
 		}
@@ -569,6 +577,75 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 		atomic_fetch_sub(&cr.writing, 1);
 	}
 	return 0;
+}
+
+/* run and wait ns of one of our threads (/proc/self/task/TID/schedstat); -1 when it is gone */
+static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
+{
+	char path[64], buf[96];
+	unsigned long long r, w;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &r, &w) != 2)
+		return -1;
+	*run = r;
+	*wait = w;
+	return 0;
+}
+
+/* What profiling has cost the process so far (CPROF_MSG_COST). Flusher thread only. */
+static int send_cost(uint64_t deadline)
+{
+	struct cprof_wire_cost c = { .time_ns = cprof_now_ns() };
+	uint64_t sampled_ns = 0;
+	struct cprof_ring *r;
+	struct timespec ts;
+
+	for (r = cprof_rings_head(); r; r = r->next) {
+		uint64_t run, wait;
+		uint32_t tid = r->tid;
+
+		c.hook_calls += atomic_load_explicit(&r->head, memory_order_relaxed) +
+				atomic_load_explicit(&r->lost, memory_order_relaxed);
+		sampled_ns += atomic_load_explicit(&r->cost_sampled_ns, memory_order_relaxed);
+		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
+		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
+		c.stack_calls += atomic_load_explicit(&r->stack_calls, memory_order_relaxed);
+		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed);
+		/* a thread's schedstat counts from its start: only what grew since the last reading is added */
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) != CPROF_RING_LIVE || tid == 0 ||
+		    schedstat(tid, &run, &wait) < 0)
+			continue;
+		if (r->sched_tid != tid) {
+			r->sched_tid = tid;
+			r->sched_run = r->sched_wait = 0;
+		}
+		if (run >= r->sched_run && wait >= r->sched_wait) {
+			fl.app_run_ns += run - r->sched_run;
+			fl.app_wait_ns += wait - r->sched_wait;
+		}
+		r->sched_run = run;
+		r->sched_wait = wait;
+	}
+	c.hook_ns = c.sampled_calls ? (uint64_t)((double)sampled_ns * c.hook_calls / c.sampled_calls) : 0;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		c.flusher_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	c.app_run_ns = fl.app_run_ns;
+	c.app_wait_ns = fl.app_wait_ns;
+	c.lost_cupti = atomic_load(&fl.lost_cupti);
+	c.lost_pipe = atomic_load(&fl.lost_pipe);
+	fl.last_cost_ms = mono_ms();
+	return send_simple(CPROF_MSG_COST, &c, sizeof(c), deadline);
 }
 
 static uint64_t lost_total(void)
@@ -696,6 +773,8 @@ static void serve_request(void)
 
 		if (mono_ms() < drain_deadline)
 			drain_round(drain_deadline); /* a last LOST if anything dropped meanwhile */
+		if (fl.hello_sent)
+			send_cost(drain_deadline > mono_ms() ? drain_deadline : deadline);
 		lost = lost_total();
 		/* at exit, what other threads recorded and could not be sent in time is lost (after exec fails
 		 * it is still sent) */
@@ -811,6 +890,8 @@ static void *flusher_main(void *arg)
 			cprof_cupti_flush(0);
 		}
 		drain_round(mono_ms() + fl.flush_ms);
+		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
+			send_cost(mono_ms() + fl.flush_ms);
 	}
 	/* a requester that posted after our last look must not wait for its timeout */
 	atomic_store(&fl.alive, 0);
@@ -973,6 +1054,10 @@ void cprof_flusher_reset_after_fork(void)
 	fl.seq = 0;
 	fl.sent = fl.lost_reported = 0;
 	atomic_store(&fl.lost_extra, 0);
+	atomic_store(&fl.lost_cupti, 0);
+	atomic_store(&fl.lost_pipe, 0);
+	fl.last_cost_ms = 0;
+	fl.app_run_ns = fl.app_wait_ns = 0; /* the child's rings are new; its threads' schedstat is its own */
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.stop, 0);
 	atomic_store(&fl.final_done, 0);

@@ -201,7 +201,27 @@ out:
 
 CPROF_HIDDEN _Atomic int cprof_py_seen; /* once Python is there it stays: no more looking */
 
+static uint32_t capture_stack(void);
+
+/* Each capture timed: its cost goes to the ring's stack totals (CPROF_MSG_COST), not to the hook's sample. */
 static uint32_t capture(void)
+{
+	uint64_t t0 = cprof_now_ns(), dt;
+	uint32_t id = capture_stack();
+	struct cprof_ring *r = cprof_tls.ring;
+
+	dt = cprof_now_ns() - t0;
+	cprof_tls.stack_call_ns += dt;
+	if (r) {
+		atomic_store_explicit(&r->stack_ns, atomic_load_explicit(&r->stack_ns, memory_order_relaxed) + dt,
+				      memory_order_relaxed);
+		atomic_store_explicit(&r->stack_calls, atomic_load_explicit(&r->stack_calls, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	}
+	return id;
+}
+
+static uint32_t capture_stack(void)
 {
 	void *ips[CPROF_STACK_MAX_NATIVE + 16];
 	struct cprof_wire_frame f[CPROF_STACK_MAX_NATIVE + CPROF_STACK_MAX_PY];
