@@ -359,7 +359,20 @@ static int idle_causes(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	}
 	/* calls no hook saw are CUDA calls too: CUPTI's runtime records, and the driver records of launches
 	 * (Triton, cuda-python) */
-	for (i = 0; i < m->nrt && m->rt[i].start < hi; i++)
+	{
+		size_t lo = 0, up = m->nrt;
+
+		while (lo < up) { /* the first record starting at ws or later; a few before it may reach in */
+			size_t mid = lo + (up - lo) / 2;
+
+			if (m->rt[mid].start < ws)
+				lo = mid + 1;
+			else
+				up = mid;
+		}
+		i = lo > 4096 ? lo - 4096 : 0;
+	}
+	for (; i < m->nrt && m->rt[i].start < hi; i++)
 		if (IN_PROC(m->rt[i]) && m->rt[i].end > ws &&
 		    iev_add(&e, &n, &cap, m->rt[i].start, m->rt[i].end, ws, we, CPROF_IDLE_API) < 0)
 			goto out;
