@@ -734,10 +734,19 @@ static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
 		hits++;
 	}
 	free(ts.t);
-	if (hits)
+	if (hits) {
+		size_t i;
+		int graphs = 0;
+
+		/* the advice leaves out what the program does already */
+		for (i = 0; i < m->ncalls && !graphs; i++)
+			graphs = (!proc || m->calls[i].proc == proc) && cprof_model_string(m, m->calls[i].name) &&
+				 !strncmp(cprof_model_string(m, m->calls[i].name), "cudaGraphLaunch", 15);
 		add(l, "tiny-kernels", "warn", ev,
 		    "many kernels are shorter than their own launch call: the GPU idles between them; fuse them, "
-		    "batch the work, or capture a CUDA graph");
+		    "%s", graphs ? "or batch the work (it replays CUDA graphs already: capture more of each step in them)"
+				 : "batch the work, or capture a CUDA graph");
+	}
 }
 
 /* calls of one thread together, in time order */

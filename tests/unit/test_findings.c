@@ -11,7 +11,7 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
-enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY, S_WAIT };
+enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY, S_WAIT, S_GRAPH };
 
 static struct cprof_string strings[] = {
 	{ S_LAUNCH, "cudaLaunchKernel" },
@@ -20,6 +20,7 @@ static struct cprof_string strings[] = {
 	{ S_MEMCPY, "cudaMemcpy" },
 	{ S_OCCUPANCY, "cudaOccupancyMaxActiveBlocksPerMultiprocessor" },
 	{ S_WAIT, "cudaStreamWaitEvent" },
+	{ S_GRAPH, "cudaGraphLaunch" },
 };
 
 struct fix {
@@ -110,6 +111,22 @@ START_TEST(test_findings_tiny_kernels_fire)
 	for (i = 0; i < 12; i++)
 		launch(1 * MS + (uint64_t)i * 100 * US, 10 * US, 2 * US);
 	ck_assert(fires("tiny-kernels"));
+}
+END_TEST
+
+/* issue 29 item 7: a program that replays CUDA graphs is not told to capture one */
+START_TEST(test_findings_tiny_kernels_advice_with_graphs)
+{
+	int i;
+
+	for (i = 0; i < 12; i++)
+		launch(1 * MS + (uint64_t)i * 100 * US, 10 * US, 2 * US);
+	call(S_GRAPH, 5 * MS, 5 * MS + 10 * US, 0, 0, CPROF_NO_ID);
+	ck_assert(fires("tiny-kernels"));
+	for (i = 0; i < f.nf && strcmp(f.f[i].id, "tiny-kernels"); i++)
+		;
+	ck_assert_ptr_null(strstr(f.f[i].message, "capture a CUDA graph"));
+	ck_assert_ptr_nonnull(strstr(f.f[i].message, "replays CUDA graphs already"));
 }
 END_TEST
 
@@ -449,6 +466,7 @@ Suite *findings_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_findings_tiny_kernels_fire);
 	tcase_add_test(tc, test_findings_tiny_kernels_silent);
+	tcase_add_test(tc, test_findings_tiny_kernels_advice_with_graphs);
 	tcase_add_test(tc, test_findings_sync_in_loop_fires);
 	tcase_add_test(tc, test_findings_sync_in_loop_silent);
 	tcase_add_test(tc, test_findings_sync_in_loop_not_stream_wait_event);
