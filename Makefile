@@ -123,7 +123,7 @@ binaries: $(BINARIES) simgpu
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
 $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c \
-	report/model/model.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c \
+	report/model/model.c report/model/cost.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c \
 	report/profile.c report/demangle.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")

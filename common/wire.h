@@ -132,7 +132,7 @@ struct cprof_wire_lost {
 };
 _Static_assert(sizeof(struct cprof_wire_lost) == 16, "lost layout");
 
-/* Running totals since the process started, sent about once a second and before BYE: a lost frame costs
+/* Running totals since the process started, sent about ten times a second and before BYE: a lost frame costs
  * nothing but resolution. The hooks' time is measured on one call in CPROF_COST_SAMPLE (two more clock reads)
  * and scaled to all calls; stack captures are each timed. app_* are the program's threads' own schedstat
  * (threads that recorded a call), read by the flusher. */

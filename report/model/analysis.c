@@ -845,6 +845,7 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			if (m->ovh[i].start >= ws && IN_PROC(m->ovh[i]))
 				o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
 		v->overhead_ns = o;
+		cprof_cost_window(m, proc, ws, we, o, &v->cost);
 		if (queue_times(m, proc, ws, we, v, &gaps, &ngaps) < 0)
 			goto out;
 		v->host_wait_ns -= o < v->host_wait_ns ? o : v->host_wait_ns;
@@ -1015,6 +1016,7 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 		v->kernel_wait_ns += p->kernel_wait_ns;
 		v->other_ns += p->other_ns;
 		v->overhead_ns += p->overhead_ns;
+		cprof_cost_add(&v->cost, &p->cost);
 		v->self_cpu_ns += p->self_cpu_ns;
 		v->self_gpu_ns += p->self_gpu_ns;
 		v->kernel_ns += p->kernel_ns;

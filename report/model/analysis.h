@@ -38,6 +38,24 @@ enum cprof_idle_cause {
 extern const char *const cprof_idle_cause_key[CPROF_IDLE__N]; /* JSON keys */
 extern const char *const cprof_idle_cause_text[CPROF_IDLE__N]; /* the cause, in words */
 
+/* What profiling cost the program in a window (cost.c): measured totals, spread over the window's calls. */
+struct cprof_cost {
+	int measured;              /* the profile has CPROF_COST rows (else only the CUPTI part is known) */
+	uint64_t window_ns, calls;
+	uint64_t hook_ns;          /* the hooks' own time on the program's threads (sampled_calls timed, scaled) */
+	uint64_t sampled_calls;
+	uint64_t stack_ns, stacks; /* stack captures */
+	uint64_t cupti_overhead_ns; /* CUPTI's overhead records (buffer requests and flushes) */
+	uint64_t flusher_cpu_ns, collector_cpu_ns; /* cprof's own threads' CPU (an idle-priority writer left out) */
+	uint64_t app_wait_ns;      /* the program's threads runnable and not running */
+	uint64_t wait_attributed_ns; /* of that, at most cprof's own threads' CPU */
+	uint64_t total_ns;         /* hook + stack + wait_attributed + cupti_overhead */
+	uint64_t lost_ring_full, lost_cupti, lost_pipe; /* over the whole run */
+};
+void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,
+		       struct cprof_cost *out);
+void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c);
+
 struct cprof_verdict {
 	char verdict[24];          /* overhead-bound | compute-bound | mixed | no-gpu-activity | cuda-unavailable */
 	uint64_t run_start, run_end; /* first to last CUDA activity */
@@ -74,6 +92,7 @@ struct cprof_verdict {
 	int steps;                 /* steps marked with NVTX ranges: they cut the phases (0: inferred) */
 	int cold_step;             /* the first step was far slower than the median: excluded */
 	char advice[320];
+	struct cprof_cost cost;    /* what cprof itself cost the program in the window */
 };
 
 /* No GPU work in the verdict's window: no-gpu-activity or cuda-unavailable. */

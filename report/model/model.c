@@ -1223,7 +1223,8 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
-	      (ret = load_overhead(db, m)) < 0 || (ret = load_strings(db, m)) < 0 ||
+	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
+	      (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
@@ -1269,6 +1270,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);
+	free(m->cost);
 	for (i = 0; i < m->nprocs; i++) {
 		free(m->procs[i].exe);
 		free(m->procs[i].argv);

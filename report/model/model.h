@@ -159,6 +159,13 @@ enum cprof_model_part {
 	CPROF_MODEL_HOST = 8,     /* with TIMELINE: driver calls no runtime record covers, NVTX ranges (a timeline) */
 };
 
+/* One CPROF_COST row: a process's running totals of what profiling cost it (see common/wire.h). */
+struct cprof_cost_row {
+	int64_t proc;
+	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
+		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe;
+};
+
 struct cprof_steps_cache {
 	int64_t proc;
 	const char *re;
@@ -200,7 +207,14 @@ struct cprof_model {
 	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
 	size_t nsteps_cache;
+	struct cprof_cost_row *cost;  /* CPROF_COST, table order */
+	size_t ncost;
+	uint64_t collector_run_cpu_ns; /* cprofd's CPU while the program ran that competed with it (META) */
+	int collector_writer_idle;     /* its writer ran at idle priority */
 };
+
+/* cost.c: CPROF_COST and cprofd's CPU (META) into the model. */
+int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
 
 /* The model of the profile open as db: the parts asked for (enum cprof_model_part), each table read once,
  * in one statement. 0 or a negative errno. */

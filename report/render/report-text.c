@@ -6,8 +6,29 @@
 
 #define PR_FMT "cprof report"
 #include "common/log.h"
+#include "common/wire.h"
 #include "report/model/report.h"
 
+
+/* What cprof cost the program in the window, measured (issue 26). */
+static void report_text_cost(const struct cprof_cost *c)
+{
+	char t[32], h[32], s[32], u[32], w[32];
+
+	cprof_fmt_dur(t, sizeof(t), (double)c->total_ns);
+	cprof_fmt_dur(h, sizeof(h), (double)c->hook_ns);
+	cprof_fmt_dur(s, sizeof(s), (double)c->stack_ns);
+	cprof_fmt_dur(u, sizeof(u), (double)c->cupti_overhead_ns);
+	cprof_fmt_dur(w, sizeof(w), (double)c->wait_attributed_ns);
+	if (!c->measured) {
+		printf("  cprof's own cost: CUPTI %s; the rest was not measured (a profile from before CPROF_COST)\n", u);
+		return;
+	}
+	printf("  cprof's own cost: %s (%.1f%% of the window): hooks %s (%llu calls, 1 in %d timed), stacks %s (%llu),"
+	       " CUPTI %s, waiting for a core while cprof's threads ran %s\n",
+	       t, c->window_ns ? 100.0 * c->total_ns / c->window_ns : 0.0, h, (unsigned long long)c->calls,
+	       CPROF_COST_SAMPLE, s, (unsigned long long)c->stacks, u, w);
+}
 /* ---- text ---- */
 
 size_t report_shown(const struct table *t, size_t top)
@@ -114,8 +135,9 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 		cprof_fmt_dur(c, sizeof(c), (double)v->kernel_wait_ns);
 		cprof_fmt_dur(d, sizeof(d), (double)v->other_ns);
 		cprof_fmt_dur(e, sizeof(e), (double)v->overhead_ns);
-		printf("  idle %s: host wait %s (%.0f%%), kernel wait %s, other %s; profiler overhead %s excluded\n", a, b,
+		printf("  idle %s: host wait %s (%.0f%%), kernel wait %s, other %s; CUPTI overhead %s excluded\n", a, b,
 		       idle ? 100.0 * v->host_wait_ns / idle : 0.0, c, d, e);
+		report_text_cost(&v->cost);
 		cprof_fmt_dur(a, sizeof(a), (double)v->self_cpu_ns);
 		cprof_fmt_dur(b, sizeof(b), (double)v->self_gpu_ns);
 		printf("  Self CPU (time in CUDA calls) %s vs Self GPU (GPU op time) %s: ratio %.2f\n", a, b,

@@ -48,9 +48,11 @@ def threads():
                 run, wait, _ = (int(v) for v in f.read().split())
             with open(f"/proc/self/task/{tid}/comm") as f:
                 comm = f.read().strip()
+            with open(f"/proc/self/task/{tid}/status") as f:
+                vol = int(next(l for l in f if l.startswith("voluntary_ctxt_switches")).split()[1])
         except OSError:
             continue
-        out[tid] = (comm, run, wait)
+        out[tid] = (comm, run, wait, vol)
     return out
 
 
@@ -81,17 +83,18 @@ def main():
     th1 = threads()
     me = str(os.getpid())
     per = {}
-    for tid, (comm, run, wait) in th1.items():
-        r0, w0 = th0.get(tid, (comm, 0, 0))[1:]
+    for tid, (comm, run, wait, vol) in th1.items():
+        r0, w0, v0 = th0.get(tid, (comm, 0, 0, 0))[1:]
         key = "main" if tid == me else comm
-        d = per.setdefault(key, [0, 0])
+        d = per.setdefault(key, [0, 0, 0])
         d[0] += run - r0
         d[1] += wait - w0
+        d[2] += vol - v0
     if prof is not None:
         prof.__exit__(None, None, None)
     print(json.dumps({"mode": mode, "steps": steps, "ns_per_step": (t1 - t0) / steps,
                       "loop_ns": t1 - t0, "loop_cpu_ns": c1 - c0,
-                      "threads": {k: {"run_ns": v[0], "wait_ns": v[1]} for k, v in per.items()}, "t0_ns": time.time_ns() - (time.perf_counter_ns() - t0)}),
+                      "threads": {k: {"run_ns": v[0], "wait_ns": v[1], "sleeps": v[2]} for k, v in per.items()}, "t0_ns": time.time_ns() - (time.perf_counter_ns() - t0)}),
           flush=True)
 
 

@@ -14,5 +14,6 @@ Suite *model_suite(void);
 Suite *verdict_suite(void);
 Suite *model_host_suite(void);
 Suite *findings_suite(void);
+Suite *cost_suite(void);
 
 #endif

@@ -1,0 +1,223 @@
+/* What profiling cost the program (CPROF_COST's running totals), spread over the calls of a window. */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "report/model/analysis.h"
+#include "report/model/model.h"
+#include "report/cprof.h"
+
+int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	/* cprofd's own CPU during the run competes with the program unless the writer ran at idle priority */
+	if (cprof_has_table(db, "META") &&
+	    sqlite3_prepare_v2(db, "SELECT key, value FROM META WHERE key IN ('intake_cpu_ns', 'writer_run_cpu_ns',"
+				   " 'writer_priority')", -1, &st, NULL) == SQLITE_OK) {
+		uint64_t intake = 0, writer = 0;
+		int idle = 0;
+
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *k = (const char *)sqlite3_column_text(st, 0);
+			const char *v = (const char *)sqlite3_column_text(st, 1);
+			int64_t n = sqlite3_column_int64(st, 1);
+
+			if (k == NULL || v == NULL)
+				continue;
+			if (strcmp(k, "intake_cpu_ns") == 0 && n > 0)
+				intake = (uint64_t)n;
+			else if (strcmp(k, "writer_run_cpu_ns") == 0 && n > 0)
+				writer = (uint64_t)n;
+			else if (strcmp(k, "writer_priority") == 0)
+				idle = strcmp(v, "normal") != 0;
+		}
+		sqlite3_finalize(st);
+		m->collector_run_cpu_ns = intake + (idle ? 0 : writer);
+		m->collector_writer_idle = idle;
+	}
+	if (!cprof_has_table(db, "CPROF_COST"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
+				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe FROM CPROF_COST",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_cost_row *c;
+		uint64_t v[13];
+
+		if (cprof_grow(&m->cost, &cap, m->ncost, sizeof(*m->cost)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		/* totals a reader sums: a forged negative or huge value is read as 0, never wrapped */
+		for (int i = 1; i < 13; i++) {
+			int64_t x = sqlite3_column_int64(st, i);
+
+			v[i] = x > 0 && x < (1ll << 62) ? (uint64_t)x : 0;
+		}
+		c = &m->cost[m->ncost++];
+		c->proc = sqlite3_column_int64(st, 0);
+		c->time = v[1];
+		c->hook_calls = v[2];
+		c->hook_ns = v[3];
+		c->sampled_calls = v[4];
+		c->stack_calls = v[5];
+		c->stack_ns = v[6];
+		c->flusher_cpu_ns = v[7];
+		c->app_run_ns = v[8];
+		c->app_wait_ns = v[9];
+		c->lost_ring_full = v[10];
+		c->lost_cupti = v[11];
+		c->lost_pipe = v[12];
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* The last totals of each process (the rows are running totals; the newest is the largest). */
+static void last_totals(const struct cprof_model *m, int64_t proc, struct cprof_cost_row *sum, size_t *nprocs)
+{
+	memset(sum, 0, sizeof(*sum));
+	*nprocs = 0;
+	for (size_t i = 0; i < m->ncost; i++) {
+		const struct cprof_cost_row *c = &m->cost[i];
+		int newest = 1;
+
+		if (proc != 0 && c->proc != proc)
+			continue;
+		for (size_t j = 0; j < m->ncost && newest; j++)
+			if (j != i && m->cost[j].proc == c->proc &&
+			    (m->cost[j].time > c->time || (m->cost[j].time == c->time && j > i)))
+				newest = 0;
+		if (!newest)
+			continue;
+		(*nprocs)++;
+		sum->hook_calls += c->hook_calls;
+		sum->hook_ns += c->hook_ns;
+		sum->sampled_calls += c->sampled_calls;
+		sum->stack_calls += c->stack_calls;
+		sum->stack_ns += c->stack_ns;
+		sum->flusher_cpu_ns += c->flusher_cpu_ns;
+		sum->app_run_ns += c->app_run_ns;
+		sum->app_wait_ns += c->app_wait_ns;
+		sum->lost_ring_full += c->lost_ring_full;
+		sum->lost_cupti += c->lost_cupti;
+		sum->lost_pipe += c->lost_pipe;
+	}
+}
+
+static uint64_t share(uint64_t total, uint64_t part, uint64_t whole)
+{
+	if (whole == 0)
+		return 0;
+	if (part >= whole)
+		return total;
+	return (uint64_t)((double)total * (double)part / (double)whole);
+}
+
+/* A process's running total of field at time x, interpolated between its rows (0 before the first). */
+static double at_time(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
+{
+	const struct cprof_cost_row *lo = NULL, *hi = NULL;
+	double a, b;
+
+	for (size_t i = 0; i < m->ncost; i++) {
+		const struct cprof_cost_row *c = &m->cost[i];
+
+		if (c->proc != proc)
+			continue;
+		if (c->time <= x && (lo == NULL || c->time > lo->time))
+			lo = c;
+		if (c->time > x && (hi == NULL || c->time < hi->time))
+			hi = c;
+	}
+	a = lo ? (double)*(const uint64_t *)((const char *)lo + field) : 0.0;
+	if (hi == NULL)
+		return a;
+	b = (double)*(const uint64_t *)((const char *)hi + field);
+	if (lo == NULL || hi->time == lo->time)
+		return lo ? a : 0.0; /* before the first row: nothing known yet, counted from it */
+	return a + (b - a) * (double)(x - lo->time) / (double)(hi->time - lo->time);
+}
+
+/* The growth of field over [ws, we], summed over the processes of the filter. */
+static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, uint64_t ws, uint64_t we)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		int64_t p = m->procs[i].id;
+
+		if (proc != 0 && p != proc)
+			continue;
+		double d = at_time(m, p, field, we) - at_time(m, p, field, ws);
+
+		sum += d > 0 ? d : 0;
+	}
+	return (uint64_t)sum;
+}
+
+void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,
+		       struct cprof_cost *out)
+{
+	struct cprof_cost_row t;
+	uint64_t calls = 0, all = 0, cprof_cpu;
+	size_t nprocs;
+
+	memset(out, 0, sizeof(*out));
+	out->cupti_overhead_ns = cupti_ns;
+	last_totals(m, proc, &t, &nprocs);
+	out->measured = nprocs > 0;
+	for (size_t i = 0; i < m->ncalls; i++) {
+		if (proc != 0 && m->calls[i].proc != proc)
+			continue;
+		all++;
+		calls += m->calls[i].start >= ws && m->calls[i].start < we;
+	}
+	out->calls = calls;
+	if (out->measured) {
+		/* the hooks' and stacks' cost is per call: the run's per-call cost times the window's calls */
+		uint64_t base = t.hook_calls > all ? t.hook_calls : all;
+
+		out->hook_ns = share(t.hook_ns, calls, base);
+		out->stack_ns = share(t.stack_ns, calls, base);
+		out->stacks = share(t.stack_calls, calls, base);
+		out->sampled_calls = t.sampled_calls;
+		/* the threads' CPU and waiting are read in time (about ten rows a second): their growth over the window */
+		out->flusher_cpu_ns = grew(m, proc, offsetof(struct cprof_cost_row, flusher_cpu_ns), ws, we);
+		out->app_wait_ns = grew(m, proc, offsetof(struct cprof_cost_row, app_wait_ns), ws, we);
+		/* cprofd's CPU is known for the whole run only: its intake grows with the events, as the calls do */
+		out->collector_cpu_ns = proc == 0 || m->nprocs <= 1 ? share(m->collector_run_cpu_ns, calls, base) : 0;
+		/* the program's threads waited for a core; at most the CPU cprof's own threads took meanwhile is
+		 * cprof's doing (an idle-priority writer takes none) */
+		cprof_cpu = out->flusher_cpu_ns + out->collector_cpu_ns;
+		out->wait_attributed_ns = out->app_wait_ns < cprof_cpu ? out->app_wait_ns : cprof_cpu;
+		out->lost_ring_full = t.lost_ring_full;
+		out->lost_cupti = t.lost_cupti;
+		out->lost_pipe = t.lost_pipe;
+	}
+	out->total_ns = out->hook_ns + out->stack_ns + out->wait_attributed_ns + out->cupti_overhead_ns;
+	out->window_ns = we > ws ? we - ws : 0;
+}
+
+/* Phases of one verdict add up; the run-wide loss counts are the same in each and are not. */
+void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
+{
+	to->window_ns += c->window_ns;
+	to->calls += c->calls;
+	to->hook_ns += c->hook_ns;
+	to->stack_ns += c->stack_ns;
+	to->stacks += c->stacks;
+	to->cupti_overhead_ns += c->cupti_overhead_ns;
+	to->flusher_cpu_ns += c->flusher_cpu_ns;
+	to->collector_cpu_ns += c->collector_cpu_ns;
+	to->app_wait_ns += c->app_wait_ns;
+	to->wait_attributed_ns += c->wait_attributed_ns;
+	to->total_ns += c->total_ns;
+}
