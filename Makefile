@@ -114,17 +114,25 @@ $(BUILD)/lib/cprof/python/sitecustomize.py: preload/sitecustomize.py
 	@mkdir -p $(dir $@)
 	$(Q)install -m 0644 $< $@
 
+# man pages from the programs' own --help (help2man, scripts/mkman): installed by make install, dist, the wheel
+MANPAGES := $(BUILD)/man/cprof.1 $(BUILD)/man/cprof-run.1
+$(BUILD)/man/cprof-run.1: $(BUILD)/man/cprof.1
+$(BUILD)/man/cprof.1: $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run scripts/mkman
+	@$(if $(Q),echo "  MAN     $(BUILD)/man")
+	$(Q)scripts/mkman $(BUILD)/bin $(BUILD)/man
+
 BINARIES := $(BUILD)/lib/libcprof.so $(BUILD)/bin/cprofd $(BUILD)/bin/cprof $(BUILD)/bin/cprof-run \
 	$(BUILD)/lib/cprof/python/sitecustomize.py
 .PHONY: binaries
-binaries: $(BINARIES) simgpu
+binaries: $(BINARIES) $(MANPAGES) simgpu
 
 # ---- tests ----
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
 $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c \
-	report/model/model.c report/model/cost.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c \
-	report/profile.c report/demangle.c) $(HOST_OBJS_COMMON)
+	report/model/model.c report/model/cost.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c report/model/windows.c \
+	report/model/summary.c report/model/gates.c report/model/table-sort.c report/render/check-escape.c report/term.c \
+	report/profile.c report/demangle.c preload/ring.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl -lm -lstdc++
@@ -145,7 +153,7 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
 	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo \
 	$(BUILD)/tests/sample_device $(BUILD)/tests/sample_streams $(BUILD)/tests/sample_graph $(BUILD)/tests/sample_blas \
-	$(BUILD)/tests/shapes
+	$(BUILD)/tests/shapes $(BUILD)/tests/window_loop
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"

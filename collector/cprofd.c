@@ -86,7 +86,7 @@ static void on_run_end(int sig, siginfo_t *si, void *uctx)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprofd --fifo PATH --db PROFILE.db [--ready-fd N] [--command TEXT]\n"
+	fprintf(f, "usage: cprofd --fifo PATH --db PROFILE.db [--ready-fd N] [--command TEXT] [--max-size BYTES]\n"
 		   "Collector of cprof; started by cprof-run, not by hand.\n");
 }
 
@@ -95,10 +95,12 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fifo", required_argument, NULL, 'f' },   { "db", required_argument, NULL, 'd' },
 		{ "ready-fd", required_argument, NULL, 'r' }, { "command", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },         { NULL, 0, NULL, 0 },
+		{ "max-size", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *fifo = NULL, *db = NULL, *command = NULL;
 	int ready_fd = -1, fd, opt, clean = 0, rc = EXIT_OK;
+	unsigned long long max_size = 0;
 	struct cprof_store *store = NULL;
 	struct cprof_ingest in;
 	struct sigaction sa;
@@ -118,6 +120,7 @@ int main(int argc, char **argv)
 		case 'd': db = optarg; break;
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'c': command = optarg; break;
+		case 'm': max_size = strtoull(optarg, NULL, 10); break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -160,6 +163,7 @@ int main(int argc, char **argv)
 		pr_err("out of memory");
 		return EXIT_STORE;
 	}
+	in.max_bytes = max_size;
 	/* RUN_END frames in the FIFO are forgeries: the real one is cprof-run's signal */
 	in.run_end_by_signal = 1;
 	/* from here until cprof_spool_finish, the writer thread alone uses in and store */

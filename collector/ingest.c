@@ -7,6 +7,7 @@
 
 #define PR_FMT "cprofd"
 #include "common/api.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "collector/ingest.h"
 #include "collector/nvtx.h"
@@ -213,6 +214,39 @@ static int api_valid(const struct cprof_wire_api *ev)
 	return ev->api > 0 && ev->api < CPROF_API__COUNT && ev->end_ns >= ev->start_ns && ev->end_ns < TIME_MAX;
 }
 
+/* The share of --max-size the events may fill: the rest is for what the end of the run adds (the threads
+ * table, the endings, symbols, the indexes the report reads by). */
+#define MAX_SIZE_EVENTS_SHARE 0.8
+#define MAX_SIZE_CHECK_EVERY 1024
+
+/* 1 when --max-size stopped the storing (count records not stored: the caller skips them). The size is
+ * looked at every MAX_SIZE_CHECK_EVERY records: SQLite's page count, what is batched included. */
+static int over_max_size(struct cprof_ingest *in, uint32_t records)
+{
+	int64_t bytes;
+
+	if (in->max_bytes == 0)
+		return 0;
+	if (in->cut_ns == 0) {
+		in->since_check += records;
+		if (in->since_check < MAX_SIZE_CHECK_EVERY)
+			return 0;
+		in->since_check = 0;
+		bytes = cprof_store_bytes(in->store);
+		if (bytes < 0 || (double)bytes < (double)in->max_bytes * MAX_SIZE_EVENTS_SHARE)
+			return 0;
+		for (size_t i = 0; i < in->nprod; i++)
+			if (in->prod[i].last_ns > in->cut_ns)
+				in->cut_ns = in->prod[i].last_ns;
+		if (in->cut_ns == 0)
+			in->cut_ns = cprof_now_ns();
+		pr_warn("the profile reached %lld bytes of --max-size %llu: recording stopped, later events are counted, not stored",
+			(long long)bytes, (unsigned long long)in->max_bytes);
+	}
+	in->unrecorded += records;
+	return 1;
+}
+
 static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struct cprof_wire_hdr *h)
 {
 	const struct cprof_wire_api *ev = (const void *)(h + 1);
@@ -221,6 +255,8 @@ static int on_api(struct cprof_ingest *in, struct cprof_producer *p, const struc
 	for (i = 0; i < h->count; i++)
 		if (!api_valid(&ev[i]))
 			return -EBADMSG;
+	if (over_max_size(in, h->count))
+		return 0;
 	for (i = 0; i < h->count; i++) {
 		int64_t kname = 0;
 
@@ -256,6 +292,8 @@ static int on_gpu(struct cprof_ingest *in, struct cprof_producer *p, const struc
 		if (g[i].kind == 0 || g[i].kind >= CPROF_GPU__MAX || g[i].end_ns < g[i].start_ns || g[i].end_ns >= TIME_MAX ||
 		    ((g[i].kind == CPROF_GPU_MEMCPY || g[i].kind == CPROF_GPU_MEMSET) && g[i].u64[0] >= BYTES_MAX))
 			return -EBADMSG;
+	if (over_max_size(in, h->count))
+		return 0;
 	for (i = 0; i < h->count; i++) {
 		int64_t name = 0;
 
@@ -539,6 +577,8 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	 * end instead of scanning every call */
 	if (!failed && cprof_store_endings(s, in->run_ended ? in->run_end_pid : 0, in->run_ended ? &in->run_end : NULL) < 0)
 		failed = 1;
+	if (!failed && cprof_store_windows(s, in->cut_ns) < 0)
+		failed = 1;
 	if (in->interrupt_signal > 0)
 		snprintf(interrupted, sizeof(interrupted), "interrupted by %s: the run was stopped before the program finished",
 			 sig_name(in->interrupt_signal));
@@ -590,6 +630,11 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 	cprof_store_meta_int(s, "forged_run_ends", (int64_t)in->forged_run_ends);
 	cprof_store_meta_int(s, "suspect_hellos", (int64_t)in->suspect_hellos);
 	cprof_store_meta_int(s, "refused_producers", (int64_t)in->refused_producers);
+	if (in->max_bytes) {
+		cprof_store_meta_int(s, "max_size", (int64_t)in->max_bytes);
+		cprof_store_meta_int(s, "max_size_cut_ns", (int64_t)in->cut_ns);
+		cprof_store_meta_int(s, "max_size_unrecorded", (int64_t)in->unrecorded);
+	}
 	if (in->run_ended) {
 		cprof_store_meta_int(s, "exit_status", in->run_end.exit_status);
 		cprof_store_meta_int(s, "term_signal", in->run_end.term_signal);

@@ -62,6 +62,10 @@ struct cprof_ingest {
 	int interrupt_signal;     /* cprof-run forwarded this signal to the target (SIGINT, SIGTERM, ...) */
 	int store_failed;
 	uint64_t arrival_ns;      /* when the bytes being fed reached cprofd (the spool's writer stores later); 0: now */
+	uint64_t max_bytes;       /* --max-size: no event is stored once the profile holds this much (0: no limit) */
+	uint64_t cut_ns;          /* when the limit stopped the storing: the latest event stored then (0: never) */
+	uint64_t unrecorded;      /* events and GPU records that came after the cut, counted and not stored */
+	uint64_t since_check;     /* records stored since the profile's size was last looked at */
 	struct cprof_nvtx *nvtx;  /* NVTX pairing state (collector/nvtx.c), NULL until the first annotation */
 };
 

@@ -19,6 +19,7 @@
 #define PR_FMT "cprofd"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/procfs.h"
 #include "common/wire.h"
 #include "collector/spool.h"
 #include "collector/store.h"
@@ -66,18 +67,11 @@ struct cprof_spool {
 static int proc_status(uint32_t pid, pid_t *ppid, uid_t *uid)
 {
 	char path[64], buf[2048], *l;
-	ssize_t n;
-	int fd, got = 0;
+	int got = 0;
 
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (cprof_read_proc(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	if ((l = strstr(buf, "\nPPid:")) != NULL) {
 		*ppid = (pid_t)strtol(l + 6, NULL, 10);
 		got++;

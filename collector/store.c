@@ -50,7 +50,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
-	[ST_COST] = "INSERT INTO CPROF_COST VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_COST] = "INSERT INTO CPROF_COST VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_CRASH] = "INSERT INTO CPROF_CRASH VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_CRASH_CALL] = "INSERT INTO CPROF_CRASH_CALLS VALUES(?,?,?,?,?,?,?)",
 	/* OR IGNORE: a stack sent twice (a frame requeued after a full pipe) is the same stack */
@@ -479,6 +479,134 @@ out_free:
 	return ret;
 }
 
+int64_t cprof_store_bytes(struct cprof_store *s)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t pages = -1, size = -1;
+
+	if (flush_all(s) < 0)
+		return -EIO;
+	if (sqlite3_prepare_v2(s->db, "SELECT page_count, page_size FROM pragma_page_count, pragma_page_size", -1, &st,
+			       NULL) != SQLITE_OK)
+		return db_err(s, "page count");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		pages = sqlite3_column_int64(st, 0);
+		size = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return pages < 0 ? -EIO : pages * size;
+}
+
+/* One window of a process; one that --max-size cut short ends at the cut. */
+static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid, int number, uint64_t start, uint64_t end,
+		      uint64_t cut_ns, const char *why, const char *end_why)
+{
+	int ret = 0;
+
+	if (cut_ns && cut_ns < end) {
+		end = cut_ns > start ? cut_ns : start;
+		end_why = "max-size reached";
+	}
+	if (proc)
+		sqlite3_bind_value(ins, 1, proc);
+	else
+		sqlite3_bind_null(ins, 1);
+	if (pid)
+		sqlite3_bind_value(ins, 2, pid);
+	else
+		sqlite3_bind_null(ins, 2);
+	sqlite3_bind_int(ins, 3, number);
+	sqlite3_bind_int64(ins, 4, (int64_t)start);
+	sqlite3_bind_int64(ins, 5, (int64_t)end);
+	sqlite3_bind_text(ins, 6, why, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(ins, 7, end_why, -1, SQLITE_STATIC);
+	if (sqlite3_step(ins) != SQLITE_DONE)
+		ret = -EIO;
+	sqlite3_reset(ins);
+	return ret;
+}
+
+int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns)
+{
+	sqlite3_stmt *sel = NULL, *ins = NULL, *run = NULL;
+	sqlite3_value *proc = NULL, *pid = NULL;
+	uint64_t open_start = 0, proc_end = 0;
+	char why[256] = "";
+	int open_number = 0, rows = 0, ret = 0, more = 1;
+	int64_t cur = INT64_MIN;
+
+	if (begin(s) < 0 || flush_all(s) < 0)
+		return -EIO;
+	if (sqlite3_prepare_v2(s->db, "SELECT st.processId, st.pid, st.timeNs, st.code, st.err, st.message, p.endNs"
+				      " FROM CPROF_STATUS st LEFT JOIN PROCESSES p ON p.id = st.processId"
+				      " WHERE st.code IN ('capture-start', 'capture-stop') ORDER BY st.processId, st.rowid",
+			       -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO CPROF_WINDOWS VALUES(?,?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
+		ret = db_err(s, "prepare windows");
+		goto out;
+	}
+	while (ret == 0 && more) {
+		int64_t p = 0;
+		uint64_t t = 0;
+		int start = 0;
+
+		more = sqlite3_step(sel) == SQLITE_ROW;
+		if (more) {
+			p = sqlite3_column_int64(sel, 0);
+			t = (uint64_t)sqlite3_column_int64(sel, 2);
+			start = !strcmp((const char *)sqlite3_column_text(sel, 3), "capture-start");
+		}
+		/* a window still open when its process's rows end ran until the process ended */
+		if ((!more || p != cur) && open_number) {
+			if (window_row(ins, proc, pid, open_number, open_start, proc_end > open_start ? proc_end : open_start,
+				       cut_ns, why, "process ended") < 0)
+				ret = db_err(s, "insert window");
+			rows++;
+			open_number = 0;
+		}
+		if (!more || ret < 0)
+			break;
+		if (p != cur) {
+			sqlite3_value_free(proc);
+			sqlite3_value_free(pid);
+			proc = sqlite3_value_dup(sqlite3_column_value(sel, 0));
+			pid = sqlite3_value_dup(sqlite3_column_value(sel, 1));
+			proc_end = (uint64_t)sqlite3_column_int64(sel, 6);
+			cur = p;
+		}
+		if (start && !open_number) {
+			const unsigned char *m = sqlite3_column_text(sel, 5);
+
+			open_number = sqlite3_column_int(sel, 4) > 0 ? sqlite3_column_int(sel, 4) : 1;
+			open_start = t;
+			snprintf(why, sizeof(why), "%s", m ? (const char *)m : "");
+		} else if (!start && open_number) {
+			if (window_row(ins, proc, pid, open_number, open_start, t, cut_ns, why, "window ended") < 0)
+				ret = db_err(s, "insert window");
+			rows++;
+			open_number = 0;
+		}
+	}
+	if (ret == 0 && rows == 0 && cut_ns) {
+		/* the whole run was being recorded: its window is from the first process's start to the cut */
+		uint64_t first = 0;
+
+		if (sqlite3_prepare_v2(s->db, "SELECT min(startNs) FROM PROCESSES", -1, &run, NULL) == SQLITE_OK &&
+		    sqlite3_step(run) == SQLITE_ROW)
+			first = (uint64_t)sqlite3_column_int64(run, 0);
+		if (window_row(ins, NULL, NULL, 1, first && first < cut_ns ? first : cut_ns, cut_ns, 0, "whole run",
+			       "max-size reached") < 0)
+			ret = db_err(s, "insert window");
+	}
+out:
+	sqlite3_value_free(proc);
+	sqlite3_value_free(pid);
+	sqlite3_finalize(run);
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	return ret;
+}
+
 int cprof_store_threads(struct cprof_store *s)
 {
 	int ret = 0;
@@ -834,13 +962,13 @@ int cprof_store_cost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const
 	int64_t v[] = { proc_id, pid, (int64_t)c->time_ns, (int64_t)c->hook_calls, (int64_t)c->hook_ns,
 			(int64_t)c->sampled_calls, (int64_t)c->stack_calls, (int64_t)c->stack_ns, (int64_t)c->flusher_cpu_ns,
 			(int64_t)c->app_run_ns, (int64_t)c->app_wait_ns, (int64_t)c->lost_ring_full, (int64_t)c->lost_cupti,
-			(int64_t)c->lost_pipe };
+			(int64_t)c->lost_pipe, (int64_t)c->lost_nested };
 
 	/* forged totals (a hostile frame) must not overflow a reader's sums: SQLite integers are signed */
 	for (size_t i = 2; i < sizeof(v) / sizeof(v[0]); i++)
 		if (v[i] < 0)
 			v[i] = 0;
-	return insert_ints(s, s->st[ST_COST], v, 14, "insert cost");
+	return insert_ints(s, s->st[ST_COST], v, 15, "insert cost");
 }
 
 int cprof_store_crash(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_crash *c)

@@ -46,6 +46,11 @@ int cprof_store_crash_call(struct cprof_store *s, int64_t proc_id, const struct 
 int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct cprof_wire_run_end *run_end);
 /* The THREADS summary of what was stored, committed (store_close does it if not done). */
 int cprof_store_threads(struct cprof_store *s);
+/* Bytes the profile holds now, what is still batched included; -errno. */
+int64_t cprof_store_bytes(struct cprof_store *s);
+/* CPROF_WINDOWS from the capture-start/stop statuses, after every process ended; cut_ns: when --max-size
+ * stopped the storing (0: never), which ends the windows open then (or the whole run's, when it had none). */
+int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns);
 /* Drops the open transaction (after a failed write, e.g. a full disk). */
 void cprof_store_abort(struct cprof_store *s);
 

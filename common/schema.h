@@ -64,6 +64,11 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	" externalId INTEGER, correlationId INTEGER);"
 	"CREATE TABLE CPROF_STATUS(processId INTEGER, pid INTEGER, timeNs INTEGER, code TEXT, err INTEGER,"
 	" message TEXT);"
+	/* the recording windows (--capture-range, --delay/--duration, --on-demand + cprof capture, --max-size): per
+	 * process, numbered as the run numbered them; end = when recording stopped (the process's end when it
+	 * exited inside one); why opened it, endWhy closed it. No row: the whole run was recorded. */
+	"CREATE TABLE CPROF_WINDOWS(processId INTEGER, pid INTEGER, number INTEGER, start INTEGER, end INTEGER,"
+	" why TEXT, endWhy TEXT);"
 	/* one row per LOST frame: when (collector's clock) a process reported drops, how many, out of how many */
 	"CREATE TABLE CPROF_LOST(processId INTEGER, pid INTEGER, timeNs INTEGER, lost INTEGER, emitted INTEGER);"
 	/* what profiling cost each process, as running totals since its start (one row about every second and one
@@ -71,7 +76,7 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	 * threads' own schedstat, and events lost by cause */
 	"CREATE TABLE CPROF_COST(processId INTEGER, pid INTEGER, timeNs INTEGER, hookCalls INTEGER, hookNs INTEGER,"
 	" sampledCalls INTEGER, stackCalls INTEGER, stackNs INTEGER, flusherCpuNs INTEGER, appRunNs INTEGER,"
-	" appWaitNs INTEGER, lostRingFull INTEGER, lostCupti INTEGER, lostPipe INTEGER);"
+	" appWaitNs INTEGER, lostRingFull INTEGER, lostCupti INTEGER, lostPipe INTEGER, lostNested INTEGER);"
 	/* a fatal signal the process took (at most one row per process): signo, si_code, faulting address,
 	 * CPROF_CRASH_F_* flags, events the crash drain sent; then each thread's last hooked call then */
 	"CREATE TABLE CPROF_CRASH(processId INTEGER, pid INTEGER, timeNs INTEGER, tid INTEGER, signal INTEGER,"

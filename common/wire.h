@@ -150,8 +150,9 @@ struct cprof_wire_cost {
 	uint64_t lost_ring_full;  /* events dropped: the thread's ring was full */
 	uint64_t lost_cupti;      /* GPU records CUPTI dropped, or cprof could not hold for a stalled collector */
 	uint64_t lost_pipe;       /* events that could not be sent: the collector was gone */
+	uint64_t lost_nested;     /* events dropped: a signal handler's hooked call interrupted a record */
 };
-_Static_assert(sizeof(struct cprof_wire_cost) == 96, "cost layout");
+_Static_assert(sizeof(struct cprof_wire_cost) == 104, "cost layout");
 
 enum cprof_bye_reason { CPROF_BYE_EXIT = 1, CPROF_BYE__EXIT = 2, CPROF_BYE_EXEC = 3 };
 struct cprof_wire_bye {

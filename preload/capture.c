@@ -1,13 +1,24 @@
-/* Capture ranges (cprof-run --capture-range): record only between cudaProfilerStart/Stop, or inside an NVTX range. */
+/* Recording windows: --capture-range (cudaProfilerStart/Stop, an NVTX range) and the timed windows of --delay,
+ * --duration, --on-demand and cprof capture (a schedule file in the run's private directory). */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda_profiler_api.h>
 
 #define PR_FMT "cprof"
 #include "common/log.h"
+#include "common/steps.h"
+#include "common/windows.h"
 #include "preload/hook.h"
 
 #define CUDART "libcudart.so.13"
@@ -20,14 +31,31 @@ static _Atomic(char *) nvtx_thread;
 static int nvtx_level;
 static _Atomic uint64_t windows;
 
+static int timed_start(const char *path);
+static int steps_init(const char *spec);
+
 int cprof_capture_init(void)
 {
-	const char *v = getenv("CPROF_CAPTURE");
+	const char *v = getenv("CPROF_CAPTURE"), *w = getenv("CPROF_WINDOWS");
 
 	cprof_capture_mode = CPROF_CAPTURE_NONE;
+	if (w != NULL && *w != '\0') {
+		if (timed_start(w) < 0) {
+			pr_warn("cannot follow the recording windows in %s; recording the whole run", w);
+			return 0;
+		}
+		cprof_capture_mode = CPROF_CAPTURE_TIMED;
+		return 1;
+	}
 	if (v == NULL || *v == '\0')
 		return 0;
-	if (!strcmp(v, "cudaProfilerApi")) {
+	if (!strncmp(v, "steps:", 6)) {
+		if (steps_init(v + 6) < 0) {
+			pr_warn("ignoring CPROF_CAPTURE=%s (want steps:FIRST:LAST[:every=N]); recording the whole run", v);
+			return 0;
+		}
+		cprof_capture_mode = CPROF_CAPTURE_STEPS;
+	} else if (!strcmp(v, "cudaProfilerApi")) {
 		cprof_capture_mode = CPROF_CAPTURE_PROFILER_API;
 	} else if (!strncmp(v, "nvtx:", 5) && v[5] != '\0' && strlen(v + 5) < sizeof(nvtx_name)) {
 		snprintf(nvtx_name, sizeof(nvtx_name), "%s", v + 5);
@@ -39,24 +67,40 @@ int cprof_capture_init(void)
 	return 1;
 }
 
-/* Pauses (ON -> PAUSED) or resumes (PAUSED -> ON) recording; a library switched off stays off. */
-static void capture_set(int on, const char *why)
+/* Pauses (ON -> PAUSED) or resumes (PAUSED -> ON) recording; a library switched off stays off. The
+ * status's time bounds the window's calls: a resume is stamped before the state flips, a pause after, so
+ * every call recorded in the window started inside [start, stop]. number: the window's (0: the next). */
+static void capture_set_n(int on, const char *why, int32_t number)
 {
 	int from = on ? CPROF_ST_PAUSED : CPROF_ST_ON;
 	char text[240];
 
-	if (!on)
-		cprof_cupti_pause(1); /* before the state flips: what CUPTI finished so far belongs to the window */
-	if (!atomic_compare_exchange_strong(&cprof_state, &from, on ? CPROF_ST_ON : CPROF_ST_PAUSED))
-		return;
-	if (on) {
-		atomic_fetch_add(&windows, 1);
-		cprof_cupti_pause(0);
-	}
 	snprintf(text, sizeof(text), "%s", why);
-	cprof_flusher_status(on ? CPROF_STATUS_CAPTURE_START : CPROF_STATUS_CAPTURE_STOP,
-			     (int32_t)atomic_load(&windows), text);
+	if (on) {
+		if (atomic_load(&cprof_state) != CPROF_ST_PAUSED)
+			return;
+		if (number <= 0)
+			number = (int32_t)atomic_load(&windows) + 1;
+		atomic_store(&windows, (uint64_t)number);
+		cprof_flusher_status(CPROF_STATUS_CAPTURE_START, number, text);
+		if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_ON))
+			return;
+		cprof_cupti_pause(0);
+		return;
+	}
+	cprof_cupti_pause(1); /* before the state flips: what CUPTI finished so far belongs to the window */
+	if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_PAUSED))
+		return;
+	cprof_flusher_status(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text);
 }
+
+static void capture_set(int on, const char *why)
+{
+	capture_set_n(on, why, 0);
+}
+
+static void steps_push(const char *message, int level);
+static void steps_pop(int level);
 
 void cprof_capture_nvtx_push(const char *message, int level)
 {
@@ -64,6 +108,10 @@ void cprof_capture_nvtx_push(const char *message, int level)
 
 	char *none = NULL;
 
+	if (cprof_capture_mode == CPROF_CAPTURE_STEPS) {
+		steps_push(message, level);
+		return;
+	}
 	if (message == NULL || strcmp(message, nvtx_name) != 0)
 		return;
 	if (!atomic_compare_exchange_strong(&nvtx_thread, &none, &thread_marker))
@@ -76,6 +124,10 @@ void cprof_capture_nvtx_push(const char *message, int level)
 
 void cprof_capture_nvtx_pop(int level)
 {
+	if (cprof_capture_mode == CPROF_CAPTURE_STEPS) {
+		steps_pop(level);
+		return;
+	}
 	if (atomic_load(&nvtx_thread) != &thread_marker || level != nvtx_level)
 		return;
 	capture_set(0, "NVTX range popped");
@@ -105,4 +157,257 @@ CPROF_EXPORT cudaError_t cudaProfilerStop(void)
 	if (cprof_capture_mode == CPROF_CAPTURE_PROFILER_API)
 		capture_set(0, "cudaProfilerStop");
 	return ret;
+}
+
+/* Timed windows (CPROF_WINDOWS=FILE, from --delay/--duration, --on-demand and cprof capture): FILE lists one
+ * window a line, "NUMBER START_NS END_NS WHY" (END_NS 0: until the process ends), and is replaced whole
+ * (rename) by whoever adds one. A thread of ours follows it: it rereads FILE when it changed (looked at every
+ * TIMED_POLL_NS) and flips recording at each boundary, asleep until the next one. Overlapping windows
+ * merge into the first. */
+#define TIMED_MAX 256
+#define TIMED_POLL_NS 20000000ull
+
+struct timed_window {
+	int32_t number;
+	uint64_t start, end;
+	char why[160];
+};
+
+static struct {
+	char path[PATH_MAX];
+	struct timed_window w[TIMED_MAX];
+	int n;
+	struct stat seen;     /* FILE as last read (ino, size, mtime) */
+	pthread_mutex_t lock; /* held while a flip is under way: the exit waits for it */
+	_Atomic int stopped;  /* the process is exiting: flip nothing more */
+	pid_t owner;          /* the process whose thread follows FILE (a fork child has none until it starts) */
+} tm;
+
+static int timed_parse_line(const char *line, struct timed_window *w)
+{
+	int number, off;
+
+	if (cprof_windows_parse(line, &number, &w->start, &w->end, &off) < 0)
+		return -EINVAL;
+	w->number = number;
+	snprintf(w->why, sizeof(w->why), "%s", line + off);
+	return 0;
+}
+
+/* Rereads FILE when it changed; a file that is not ours, or unreadable, leaves the windows as they were. */
+static void timed_reload(void)
+{
+	char buf[TIMED_MAX * 200], *line, *save = NULL;
+	struct stat st;
+	ssize_t len;
+	int fd, n = 0;
+
+	if (stat(tm.path, &st) < 0 || (st.st_ino == tm.seen.st_ino && st.st_size == tm.seen.st_size &&
+				       st.st_mtim.tv_sec == tm.seen.st_mtim.tv_sec &&
+				       st.st_mtim.tv_nsec == tm.seen.st_mtim.tv_nsec))
+		return;
+	fd = open(tm.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return;
+	buf[len] = '\0';
+	tm.seen = st;
+	for (line = strtok_r(buf, "\n", &save); line && n < TIMED_MAX; line = strtok_r(NULL, "\n", &save))
+		if (timed_parse_line(line, &tm.w[n]) == 0)
+			n++;
+	tm.n = n;
+}
+
+static void *timed_main(void *arg)
+{
+	(void)arg;
+	/* started from inside the library's start-up: the first flip waits until it is over */
+	while (atomic_load(&cprof_state) == CPROF_ST_INITING) {
+		struct timespec ms = { 0, 1000000 };
+
+		nanosleep(&ms, NULL);
+	}
+	for (;;) {
+		uint64_t now, next, wake;
+		struct timespec ts;
+		int st, cur = -1;
+
+		timed_reload();
+		now = cprof_now_ns();
+		next = UINT64_MAX;
+		for (int i = 0; i < tm.n; i++) {
+			const struct timed_window *w = &tm.w[i];
+
+			if (w->start <= now && (w->end == 0 || now < w->end)) {
+				if (cur < 0)
+					cur = i;
+			} else if (w->start > now && w->start < next) {
+				next = w->start;
+			}
+			if (w->end > now && w->end < next)
+				next = w->end;
+		}
+		st = atomic_load(&cprof_state);
+		if (st == CPROF_ST_OFF || st == CPROF_ST_UNINIT)
+			return NULL; /* switched off, or this is a fork child's copy of the flag: nothing to follow */
+		pthread_mutex_lock(&tm.lock);
+		if (atomic_load(&tm.stopped)) {
+			pthread_mutex_unlock(&tm.lock);
+			return NULL;
+		}
+		if (cur >= 0 && st == CPROF_ST_PAUSED)
+			capture_set_n(1, tm.w[cur].why, tm.w[cur].number);
+		else if (cur < 0 && st == CPROF_ST_ON)
+			capture_set_n(0, "window ended", 0);
+		pthread_mutex_unlock(&tm.lock);
+		wake = now + TIMED_POLL_NS < next ? now + TIMED_POLL_NS : next;
+		ts.tv_sec = (time_t)(wake / 1000000000ull);
+		ts.tv_nsec = (long)(wake % 1000000000ull);
+		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+}
+
+static int timed_start(const char *path)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	sigset_t all, old;
+	int ret;
+
+	if (strlen(path) >= sizeof(tm.path))
+		return -ENAMETOOLONG;
+	/* also in a fork child, whose copy of the lock may have been held by the parent's thread */
+	memset(&tm, 0, sizeof(tm));
+	pthread_mutex_init(&tm.lock, NULL);
+	tm.owner = getpid();
+	snprintf(tm.path, sizeof(tm.path), "%s", path);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* the target's signals go to the target's threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&thread, &attr, timed_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return -ret;
+}
+
+/* The process is exiting: no flip after this returns (one under way is waited for), so the exit's own
+ * CUPTI flush does not meet ours. What the open window recorded stays; cprofd closes it at the process's end. */
+void cprof_capture_exit(void)
+{
+	/* a fork child that never started its own: the lock may be the parent thread's, held at the fork */
+	if (cprof_capture_mode != CPROF_CAPTURE_TIMED || tm.owner != getpid())
+		return;
+	pthread_mutex_lock(&tm.lock);
+	atomic_store(&tm.stopped, 1);
+	pthread_mutex_unlock(&tm.lock);
+}
+
+/* --steps FIRST:LAST[:every=N] (CPROF_CAPTURE=steps:...): a step is an NVTX range (ASCII push/pop) whose name
+ * matches the report's step pattern (CPROF_STEP_RE_DEFAULT), the outermost such range of the first thread that
+ * opens one, counted from 1 as the report numbers them. Recording is on from the push of step FIRST to the pop
+ * of step LAST, and again every N steps. */
+static struct {
+	regex_t re;
+	long first, last, every;
+	_Atomic(char *) thread; /* the thread whose step ranges count */
+	long count;             /* steps opened so far (that thread only) */
+	int open_level;         /* the open step's nesting level; -1 none */
+	int window;             /* the open window's number; 0 none */
+} st;
+
+static int steps_init(const char *spec)
+{
+	char *end;
+
+	memset(&st, 0, sizeof(st));
+	st.open_level = -1;
+	st.first = strtol(spec, &end, 10);
+	if (end == spec || *end != ':' || st.first < 1)
+		return -EINVAL;
+	spec = end + 1;
+	st.last = strtol(spec, &end, 10);
+	if (end == spec || st.last < st.first)
+		return -EINVAL;
+	if (*end == ':') {
+		if (strncmp(end + 1, "every=", 6))
+			return -EINVAL;
+		spec = end + 7;
+		st.every = strtol(spec, &end, 10);
+		if (end == spec || st.every <= st.last - st.first)
+			return -EINVAL;
+	}
+	if (*end != '\0')
+		return -EINVAL;
+	return regcomp(&st.re, CPROF_STEP_RE_DEFAULT, REG_EXTENDED | REG_NOSUB) == 0 ? 0 : -EINVAL;
+}
+
+/* the window step n (1-based) lies in: its number (1, 2, ...), 0 outside every window */
+static int step_window(long n)
+{
+	long k = 0;
+
+	if (n < st.first)
+		return 0;
+	if (st.every)
+		k = (n - st.first) / st.every;
+	n -= k * st.every;
+	return n <= st.last ? (int)k + 1 : 0;
+}
+
+/* the pattern's names start with P, S or s: most ranges (PyTorch's ops) are told apart without the regex */
+static int step_name(const char *message)
+{
+	return (message[0] == 'P' || message[0] == 'S' || message[0] == 's') && regexec(&st.re, message, 0, NULL, 0) == 0;
+}
+
+static void steps_push(const char *message, int level)
+{
+	char why[240], *none = NULL;
+	int w;
+
+	if (message == NULL)
+		return;
+	if (atomic_load(&st.thread) != &thread_marker &&
+	    !(atomic_load(&st.thread) == NULL && step_name(message) &&
+	      atomic_compare_exchange_strong(&st.thread, &none, &thread_marker)))
+		return;
+	/* a step range inside the open step is part of it */
+	if (st.open_level >= 0 || !step_name(message))
+		return;
+	st.count++;
+	st.open_level = level;
+	w = step_window(st.count);
+	if (w && !st.window) {
+		cprof_active(); /* the first annotation may come before any CUDA call: start (paused) first */
+		snprintf(why, sizeof(why), "--steps %ld:%ld%s: step %ld (NVTX range '%.80s', as the report finds steps)",
+			 st.first + (long)(w - 1) * st.every, st.last + (long)(w - 1) * st.every, st.every ? " (repeating)" : "",
+			 st.count, message);
+		st.window = w;
+		capture_set_n(1, why, w);
+	}
+}
+
+static void steps_pop(int level)
+{
+	char why[160];
+
+	if (atomic_load(&st.thread) != &thread_marker || level != st.open_level)
+		return;
+	st.open_level = -1;
+	/* the window closes after its last step, when the next one would be outside it */
+	if (st.window && step_window(st.count + 1) != st.window) {
+		snprintf(why, sizeof(why), "step %ld ended", st.count);
+		st.window = 0;
+		capture_set_n(0, why, 0);
+	}
 }

@@ -25,7 +25,8 @@ enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_
 struct cprof_ring {
 	_Alignas(64) _Atomic uint64_t head; /* written by the owning thread only */
 	_Alignas(64) _Atomic uint64_t tail; /* written by the drainer only */
-	_Alignas(64) _Atomic uint64_t lost; /* dropped because the ring was full */
+	_Alignas(64) _Atomic uint64_t lost; /* dropped: the ring was full, or (lost_nested) a record interrupted one */
+	_Atomic uint64_t lost_nested;       /* part of lost: a signal handler's call while this thread was recording */
 	_Atomic uint64_t lost_sent;         /* part of lost already reported (drainer) */
 	_Atomic int state;                  /* CPROF_RING_* */
 	uint32_t tid;
@@ -66,6 +67,7 @@ struct cprof_tls {
 	uint32_t generation; /* rings of another generation belong to a parent process (fork) */
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
+	int recording;       /* inside cprof_record: a signal handler's hooked call must not write the same slot */
 	uint32_t ncalls;     /* calls entered: one in CPROF_COST_SAMPLE is timed (cprof_enter) */
 	uint64_t corr_lo;
 	uint64_t stack_call_ns; /* the current call's stack capture, left out of its sampled hook time */
@@ -97,13 +99,23 @@ static inline __attribute__((always_inline)) int cprof_active(void)
 }
 
 /* capture.c: --capture-range (CPROF_CAPTURE). */
-enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_NVTX };
+/* NVTX and STEPS follow the annotations (nvtx.c calls the capture functions for mode >= NVTX) */
+enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_TIMED, CPROF_CAPTURE_NVTX, CPROF_CAPTURE_STEPS };
 CPROF_HIDDEN extern int cprof_capture_mode;
 CPROF_HIDDEN int cprof_capture_init(void); /* 1: start paused */
 CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, int level);
 CPROF_HIDDEN void cprof_capture_nvtx_pop(int level);
+CPROF_HIDDEN void cprof_capture_exit(void); /* the process is exiting: timed windows flip no more */
 
-/* ring.c */
+/* ring.c: the bottom layer; the layers above tell it what to call (set once by init, before any ring) */
+struct cprof_ring_ops {
+	void (*wake)(void);                            /* events are waiting (the flusher) */
+	void (*thread_start)(struct cprof_ring *r);    /* a thread took a ring (the crash handler's signal stack) */
+	void (*thread_end)(struct cprof_ring *r);      /* it exits */
+	void (*fail)(const char *why);                 /* no ring could be had: stop profiling */
+};
+CPROF_HIDDEN void cprof_ring_set_ops(const struct cprof_ring_ops *ops);
+CPROF_HIDDEN void cprof_ring_wake(void);
 CPROF_HIDDEN struct cprof_ring *cprof_ring_for_thread(void);
 CPROF_HIDDEN void cprof_rings_reset_after_fork(void);
 CPROF_HIDDEN struct cprof_ring *cprof_rings_head(void);
@@ -129,6 +141,16 @@ static inline __attribute__((always_inline)) void cprof_record(const struct cpro
 		if (r == NULL)
 			return;
 	}
+	/* one producer per ring: a hooked call from a signal handler that interrupted this one would write the
+	 * same slot; it is counted lost instead */
+	if (unlikely(cprof_tls.recording)) {
+		atomic_store_explicit(&r->lost_nested, atomic_load_explicit(&r->lost_nested, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		atomic_store_explicit(&r->lost, atomic_load_explicit(&r->lost, memory_order_relaxed) + 1, memory_order_relaxed);
+		return;
+	}
+	cprof_tls.recording = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	/* the tail is the flusher's cache line: read it only when the ring looks full, not per event */
 	if (unlikely(h - cprof_tls.tail_seen >= CPROF_RING_EVENTS)) {
@@ -137,8 +159,8 @@ static inline __attribute__((always_inline)) void cprof_record(const struct cpro
 			atomic_store_explicit(&r->lost, atomic_load_explicit(&r->lost, memory_order_relaxed) + 1,
 					      memory_order_relaxed);
 			if (!atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
-				cprof_flusher_wake();
-			return;
+				cprof_ring_wake();
+			goto out;
 		}
 	}
 	r->ev[h & (CPROF_RING_EVENTS - 1)] = *ev;
@@ -149,8 +171,11 @@ static inline __attribute__((always_inline)) void cprof_record(const struct cpro
 		t = atomic_load_explicit(&r->tail, memory_order_acquire);
 		cprof_tls.tail_seen = t;
 		if (h - t >= CPROF_RING_EVENTS / 4 && !atomic_load_explicit(&cprof_wake_pending, memory_order_relaxed))
-			cprof_flusher_wake();
+			cprof_ring_wake();
 	}
+out:
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_tls.recording = 0;
 }
 
 /* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has

@@ -19,6 +19,7 @@
 
 #define PR_FMT "cprof"
 #include "common/log.h"
+#include "common/procfs.h"
 #include "preload/cprof.h"
 #include "preload/flusher.h"
 
@@ -26,7 +27,6 @@
 #define SYS_close_range 436
 #endif
 
-CPROF_HIDDEN _Atomic int cprof_wake_pending;
 
 #define CUPTI_FLUSH_MS 100
 #define COST_EVERY_MS 100 /* the report reads its time series over a window: ~10 rows a second */
@@ -584,19 +584,9 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 {
 	char path[64], buf[96];
 	unsigned long long r, w;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (sscanf(buf, "%llu %llu", &r, &w) != 2)
+	if (cprof_read_proc(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu %llu", &r, &w) != 2)
 		return -1;
 	*run = r;
 	*wait = w;
@@ -621,7 +611,9 @@ static int send_cost(uint64_t deadline)
 		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
 		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
 		c.stack_calls += atomic_load_explicit(&r->stack_calls, memory_order_relaxed);
-		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed);
+		c.lost_nested += atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
+		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed) -
+				    atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
 		/* a thread's schedstat counts from its start: only what grew since the last reading is added */
 		if (atomic_load_explicit(&r->state, memory_order_relaxed) != CPROF_RING_LIVE || tid == 0 ||
 		    schedstat(tid, &run, &wait) < 0)
@@ -936,6 +928,9 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	for (int i = 0; i < fl.hello.argc; i++)
 		fl.hello.argv[i] = fl.hello.args + (cfg->hello.argv[i] - cfg->hello.args);
 	fl.pid = getpid();
+	/* the first forced CUPTI flush one period after the start, not at the first round: a short program's
+	 * GPU window is not cut by a flush and the buffer request after it */
+	fl.last_cupti_flush_ms = mono_ms();
 	atomic_store(&fl.alive, 1);
 	/* the flusher takes no signal: the target's handlers run on the target's threads, and SIGPIPE
 	 * raised by our writes stays pending on our thread where it is consumed */

@@ -20,6 +20,10 @@
 
 CPROF_HIDDEN _Atomic int cprof_state = CPROF_ST_UNINIT;
 
+/* what the rings (the bottom layer) call back into */
+static const struct cprof_ring_ops ring_ops = { .wake = cprof_flusher_wake, .thread_start = cprof_crash_thread_start,
+						.thread_end = cprof_crash_thread_end, .fail = cprof_disable };
+
 static struct cprof_flusher_cfg cfg;
 static int atexit_registered;
 static int secure;
@@ -119,6 +123,7 @@ static int simulated_gpu(void)
 
 static void at_exit_flush(void)
 {
+	cprof_capture_exit();
 	cprof_flusher_final(CPROF_BYE_EXIT);
 }
 
@@ -176,6 +181,7 @@ int cprof_init_slow(void)
 		cfg.hello.fixed.flags |= CPROF_HELLO_FORKED;
 	if (simulated_gpu())
 		cfg.hello.fixed.flags |= CPROF_HELLO_SIMGPU;
+	cprof_ring_set_ops(&ring_ops);
 	if (cprof_flusher_start(&cfg) < 0) {
 		pr_warn("cannot start the flusher thread; not profiling");
 		atomic_store(&cprof_state, CPROF_ST_OFF);
@@ -260,6 +266,7 @@ static void exit_common(void)
 {
 	if (!cprof_flusher_owner())
 		return;
+	cprof_capture_exit();
 	/* what CUPTI still holds is part of what the process produced (exit() does this in cupti.c's atexit) */
 	cprof_cupti_flush(1);
 	cprof_flusher_final(CPROF_BYE__EXIT);

@@ -227,7 +227,7 @@ static int push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
 	int level = level_push(d);
 
-	if (unlikely(cprof_capture_mode == CPROF_CAPTURE_NVTX) && a && a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX) && a && a->messageType == NVTX_MESSAGE_TYPE_ASCII)
 		cprof_capture_nvtx_push(a->message.ascii, level);
 
 	if (cprof_active()) {
@@ -261,7 +261,7 @@ static int range_push_a(const char *message)
 {
 	int level = level_push(NULL);
 
-	if (unlikely(cprof_capture_mode == CPROF_CAPTURE_NVTX))
+	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX))
 		cprof_capture_nvtx_push(message, level);
 
 	if (cprof_active()) {
@@ -298,7 +298,7 @@ static int pop(nvtxDomainHandle_t d)
 
 		emit(&ev, CPROF_API_nvtxRangePop, d, wire_level(d, level));
 	}
-	if (unlikely(cprof_capture_mode == CPROF_CAPTURE_NVTX))
+	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX))
 		cprof_capture_nvtx_pop(level);
 	return level;
 }

@@ -1,4 +1,6 @@
-/* Per-thread event rings: single producer (the thread), single consumer (the drainer), reused after thread exit. */
+/* Per-thread event rings: single producer (the thread), single consumer (the drainer), reused after thread exit.
+ * The bottom layer of the preload: it calls nothing above it; what it must tell the flusher, the crash handler
+ * or init goes through the ops they register (cprof_ring_set_ops). */
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
@@ -12,8 +14,21 @@
 
 CPROF_HIDDEN __thread struct cprof_tls cprof_tls __attribute__((tls_model("initial-exec")));
 CPROF_HIDDEN _Atomic uint32_t cprof_generation = 1;
+CPROF_HIDDEN _Atomic int cprof_wake_pending; /* a wake-up is on its way: the record path need not ask again */
 
 static _Atomic(struct cprof_ring *) rings;
+static const struct cprof_ring_ops *ring_ops;
+
+void cprof_ring_set_ops(const struct cprof_ring_ops *ops)
+{
+	ring_ops = ops;
+}
+
+void cprof_ring_wake(void)
+{
+	if (ring_ops && ring_ops->wake)
+		ring_ops->wake();
+}
 static pthread_key_t ring_key;
 static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
 
@@ -33,14 +48,15 @@ static void ring_thread_exit(void *arg)
 	 * thread may own by then: it claims a new one */
 	if (cprof_tls.ring == r)
 		cprof_tls.ring = NULL;
-	cprof_crash_thread_end(r); /* the ring's signal stack may be the next thread's */
+	if (ring_ops && ring_ops->thread_end)
+		ring_ops->thread_end(r); /* the ring's signal stack may be the next thread's */
 	/* nothing left to send: free for the next thread now, so many short threads reuse few rings */
 	if (atomic_load_explicit(&r->head, memory_order_relaxed) == atomic_load_explicit(&r->tail, memory_order_acquire) &&
 	    atomic_compare_exchange_strong(&r->state, &live, CPROF_RING_FREE))
 		return;
 	/* the drainer sends what is left, then marks it FREE; soon, so that the ring is reused soon */
 	atomic_store_explicit(&r->state, CPROF_RING_DEAD, memory_order_release);
-	cprof_flusher_wake();
+	cprof_ring_wake();
 }
 
 static void ring_key_create(void)
@@ -83,7 +99,8 @@ struct cprof_ring *cprof_ring_for_thread(void)
 	if (r == NULL) {
 		r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r == MAP_FAILED) {
-			cprof_disable("cannot allocate an event buffer");
+			if (ring_ops && ring_ops->fail)
+				ring_ops->fail("cannot allocate an event buffer");
 			return NULL;
 		}
 		atomic_store(&r->state, CPROF_RING_LIVE);
@@ -92,7 +109,8 @@ struct cprof_ring *cprof_ring_for_thread(void)
 			;
 	}
 	r->tid = cprof_tls.tid;
-	cprof_crash_thread_start(r);
+	if (ring_ops && ring_ops->thread_start)
+		ring_ops->thread_start(r);
 	cprof_tls.ring = r;
 	cprof_tls.tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	pthread_once(&ring_key_once, ring_key_create);

@@ -15,6 +15,9 @@ enum cprof_exit {
 	CPROF_EXIT_GATE_FAILED = 1,
 	CPROF_EXIT_USAGE = 2,
 	CPROF_EXIT_INCOMPLETE = 3,
+	CPROF_EXIT_DENIED = 4,  /* cprof capture: the run is another user's (or its directory is not private) */
+	CPROF_EXIT_NO_RUN = 5,  /* cprof capture: no run with recording windows there (ended, or not --on-demand) */
+	CPROF_EXIT_BUSY = 6,    /* cprof capture: a capture is open already */
 };
 
 struct cprof_cmd {
@@ -24,12 +27,14 @@ struct cprof_cmd {
 };
 
 int cmd_report(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_html(int argc, char **argv);
+int cmd_stacks(int argc, char **argv);
 
 /* The longest absolute path of a database SQLite's unix VFS opens (MAX_PATHNAME 512 less "-journal"). */
 #define CPROF_SQLITE_PATH_MAX 504
@@ -60,14 +65,19 @@ void cprof_csv_str(FILE *f, const char *s);
 int cprof_grow(void *arr, size_t *cap, size_t n, size_t elem);
 
 /* Output files written to a temporary name next to the target and moved in place only when complete
- * (an interrupted or failed export leaves nothing); never over an existing file unless force. */
+ * (an interrupted or failed export leaves nothing); never over an existing file unless force. Target "-"
+ * is standard output. */
 int cprof_out_open(const char *target, FILE **f);
 int cprof_out_finish(FILE *f, const char *target, int force);
 void cprof_out_abort(FILE *f);
+/* One line on stderr saying what a command wrote: "cprof trace: wrote t.json (1234 events, 2 MB)"; nothing for "-". */
+void cprof_out_said(const char *cmd, const char *target, const char *what);
+/* Copies the file at path to an open stream (merge -o -): 0 or -errno. */
+int cprof_out_copy(const char *path, FILE *to);
 
 /* Shared SQL of the API summary (see profile.c), nsys's names for CUPTI copy kinds, and the length of
  * the valid UTF-8 sequence at s (0 when it is not one). */
-extern const char cprof_sql_api_hooked[], cprof_sql_api_cupti_only[], cprof_sql_api_driver_only[];
+extern const char cprof_sql_api_hooked[], cprof_sql_api_cupti_only[];
 const char *cprof_copy_kind_name(int k);
 int cprof_utf8_len(const unsigned char *s);
 

@@ -27,6 +27,11 @@ int cprof_out_open(const char *target, FILE **f)
 	mode_t mask;
 	int fd;
 
+	/* "-": standard output, as for every tool that writes a file */
+	if (!strcmp(target, "-")) {
+		*f = stdout;
+		return 0;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -58,6 +63,8 @@ int cprof_out_open(const char *target, FILE **f)
 
 void cprof_out_abort(FILE *f)
 {
+	if (f == stdout)
+		return;
 	fclose(f);
 	if (tmp_path[0])
 		unlink(tmp_path);
@@ -68,6 +75,8 @@ int cprof_out_finish(FILE *f, const char *target, int force)
 {
 	int ret = 0;
 
+	if (f == stdout)
+		return fflush(f) != 0 || ferror(f) ? -(errno ? errno : EIO) : 0;
 	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
 		ret = -(errno ? errno : EIO);
 	if (fclose(f) != 0 && ret == 0)
@@ -93,5 +102,44 @@ int cprof_out_finish(FILE *f, const char *target, int force)
 out:
 	unlink(tmp_path);
 	tmp_path[0] = '\0';
+	return ret;
+}
+
+void cprof_out_said(const char *cmd, const char *target, const char *what)
+{
+	struct stat st;
+	char size[32] = "";
+
+	/* standard output is the data itself: nothing may follow it there, and stderr would only be noise */
+	if (!strcmp(target, "-") || stat(target, &st) != 0)
+		return;
+	if (st.st_size >= 10 << 20)
+		snprintf(size, sizeof(size), "%lld MB", (long long)(st.st_size + 500000) / 1000000);
+	else if (st.st_size >= 10000)
+		snprintf(size, sizeof(size), "%lld kB", (long long)(st.st_size + 500) / 1000);
+	else
+		snprintf(size, sizeof(size), "%lld bytes", (long long)st.st_size);
+	fprintf(stderr, "%s: wrote %s (%s%s%s)\n", cmd, cprof_tx(target), what ? what : "", what ? ", " : "", size);
+}
+
+int cprof_out_copy(const char *path, FILE *to)
+{
+	char buf[1 << 16];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	int ret = 0;
+
+	if (f == NULL)
+		return -errno;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, to) != n) {
+			ret = -(errno ? errno : EIO);
+			break;
+		}
+	if (ret == 0 && ferror(f))
+		ret = -EIO;
+	fclose(f);
+	if (ret == 0 && fflush(to) != 0)
+		ret = -(errno ? errno : EIO);
 	return ret;
 }

@@ -666,14 +666,6 @@ const char cprof_sql_api_cupti_only[] =
 	" WHERE (?1 = 0 OR r.processId = ?1) AND NOT EXISTS (SELECT 1 FROM"
 	" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE e.processId = r.processId"
 	" AND e.correlationId = r.correlationId AND e.externalKind = 5) ORDER BY r.nameId, d";
-const char cprof_sql_api_driver_only[] =
-	"SELECT d.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), d.end - d.start AS dd"
-	" FROM CUPTI_ACTIVITY_KIND_DRIVER d JOIN StringIds s ON s.id = d.nameId"
-	" WHERE (?1 = 0 OR d.processId = ?1) AND NOT EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r"
-	" WHERE r.processId = d.processId AND r.correlationId = d.correlationId)"
-	" AND NOT EXISTS (SELECT 1 FROM CPROF_API a WHERE a.processId = d.processId AND a.tid = d.threadId"
-	" AND a.start <= d.start AND a.end >= d.end) ORDER BY d.nameId, dd";
-
 const char *cprof_copy_kind_name(int k)
 {
 	static const char *const names[] = { "[CUDA memcpy Unknown]", "[CUDA memcpy Host-to-Device]",

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "common/log.h"
 #include "common/textsafe.h"
 #include "common/version.h"
+#include "common/windows.h"
 #include "common/wire.h"
 
 /* Our own failures use the codes timeout(1) and env(1) use, so they differ from most targets'. */
@@ -46,7 +48,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: cprof-run [-o PROFILE.db] [-f] [--quiet] [--html PAGE.html] [--check 'OPTS'] [--inject-only] [--grace S]\n"
-		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] [--torch-ops] -- CMD [ARGS...]\n"
+		"                 [--stacks off|sampled|all] [--capture-range cudaProfilerApi|nvtx:NAME] [--torch-ops]\n"
+		"                 [--delay S] [--duration S] [--on-demand] [--max-size SIZE] -- CMD [ARGS...]\n"
 		"Runs CMD with cprof loaded and writes its profile. cprofd, cprof and ../lib/libcprof.so are found\n"
 		"beside this program (a bundle's ../lib/cprof/libunwind.so.8 too, for --stacks).\n"
 		"  -o, --output PATH  profile file (default cprof.db, or cprof-N.db with the first free N);\n"
@@ -63,6 +66,17 @@ static void usage(FILE *f)
 		"      --capture-range cudaProfilerApi|nvtx:NAME\n"
 		"                     record only between cudaProfilerStart and cudaProfilerStop, or inside the\n"
 		"                     NVTX range NAME (push/pop, ASCII): the rest of the run passes through unrecorded\n"
+		"      --delay S      record from S seconds (decimals allowed) after CMD starts; the time before passes\n"
+		"                     through unrecorded, as outside a --capture-range\n"
+		"      --duration S   record for S seconds (from the start, or from the end of --delay), then stop\n"
+		"      --on-demand    record nothing until 'cprof capture PID|RUN-DIR --duration S' asks (same user\n"
+		"                     only); each capture is a numbered window of the one profile\n"
+		"      --steps FIRST:LAST[:every=N]\n"
+		"                     record steps FIRST to LAST (counted from 1 as cprof report numbers them: NVTX\n"
+		"                     ranges named ProfilerStep#N, step, step N, ...), again every N steps\n"
+		"      --max-size SIZE  stop storing events when the profile would pass SIZE (bytes, or with K, M, G:\n"
+		"                     KiB, MiB, GiB) and count those not stored; default half the free space where the\n"
+		"                     profile goes, at least 64M; 0: no limit\n"
 		"      --grace S      after CMD exits, wait at most S seconds (default 10) for the events of processes\n"
 		"                     it left running (daemons, setsid'd children); then finish the profile without\n"
 		"                     them, marked incomplete\n"
@@ -172,7 +186,7 @@ static char *join_command(char **argv)
 
 /* The target's environment only: the collector and the summary must not load the library. */
 static int target_env(const char *lib, const char *unwind, const char *fifo, int inject_only, const char *stacks,
-		      const char *capture, const char *pydir)
+		      const char *capture, const char *pydir, const char *windows)
 {
 	const char *old = getenv("LD_PRELOAD"), *inj = getenv("CUDA_INJECTION64_PATH");
 	char *preload;
@@ -187,6 +201,8 @@ static int target_env(const char *lib, const char *unwind, const char *fifo, int
 	}
 	if (inj && *inj && strcmp(inj, lib) != 0)
 		pr_warn("CUDA_INJECTION64_PATH=%s replaced by cprof's (CUDA loads one injection library)", inj);
+	if (windows && setenv("CPROF_WINDOWS", windows, 1) < 0)
+		return -1;
 	if (preload == NULL || (!inject_only && setenv("LD_PRELOAD", preload, 1) < 0) ||
 	    setenv("CPROF_FIFO", fifo, 1) < 0 || setenv("CUDA_INJECTION64_PATH", lib, 1) < 0 ||
 	    (stacks && setenv("CPROF_STACKS", stacks, 1) < 0) || (capture && setenv("CPROF_CAPTURE", capture, 1) < 0) ||
@@ -217,7 +233,8 @@ static int target_env(const char *lib, const char *unwind, const char *fifo, int
 
 /* Starts cprofd and waits until it is ready. *drain_fd is the pipe on which it later says its intake is done
  * (or closes, when it exits). */
-static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command, int *drain_fd)
+static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command, int *drain_fd,
+			     unsigned long long max_size)
 {
 	int ready[2], devnull;
 	struct pollfd p;
@@ -230,7 +247,7 @@ static pid_t start_collector(const char *cprofd, const char *fifo, const char *d
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		char fdbuf[16];
+		char fdbuf[16], maxbuf[24];
 
 		/* its own process group: Ctrl-C is for the target; the collector drains until told */
 		setpgid(0, 0);
@@ -242,8 +259,9 @@ static pid_t start_collector(const char *cprofd, const char *fifo, const char *d
 		close(ready[0]);
 		fcntl(ready[1], F_SETFD, 0);
 		snprintf(fdbuf, sizeof(fdbuf), "%d", ready[1]);
+		snprintf(maxbuf, sizeof(maxbuf), "%llu", max_size);
 		execl(cprofd, "cprofd", "--fifo", fifo, "--db", db, "--ready-fd", fdbuf, "--command", command,
-		      (char *)NULL);
+		      "--max-size", maxbuf, (char *)NULL);
 		pr_err("cannot execute %s: %s", cprofd, strerror(errno));
 		_exit(RUN_EXIT_INTERNAL);
 	}
@@ -318,6 +336,64 @@ static int wait_collector(pid_t pid, int drain_fd, int grace_s)
 }
 
 /* Runs cprof check on the profile with the user's gate options; its lines go to stderr. Returns its status. */
+/* "1.5" seconds -> ns; -1 when not a number of seconds in 0..30 days */
+static int64_t parse_seconds(const char *v)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (*v == '\0' || *end || errno || !(d >= 0) || d > 30 * 86400.0)
+		return -1;
+	return (int64_t)(d * 1e9 + 0.5);
+}
+
+/* "100M" -> bytes (K, M, G, T: powers of 1024); -1 when not a size */
+static long long parse_size(const char *v)
+{
+	char *end;
+	unsigned long long n;
+	int shift = 0;
+
+	errno = 0;
+	if (*v < '0' || *v > '9')
+		return -1;
+	n = strtoull(v, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	default: return -1;
+	}
+	if (*end == 'i' && end[-1] != '\0' && shift)
+		end++;
+	if (*end == 'B' && shift)
+		end++;
+	if (*end || n > (1ull << (62 - shift)))
+		return -1;
+	return (long long)(n << shift);
+}
+
+/* --max-size's default: half the space free where the profile goes, never under 64 MiB (a profile that
+ * small is a few hundred thousand events: the limit is there for runs of hours, not to cut short ones) */
+static unsigned long long default_max_size(const char *db)
+{
+	char dir[PATH_MAX];
+	struct statvfs vf;
+	unsigned long long half;
+
+	snprintf(dir, sizeof(dir), "%s", db);
+	if (statvfs(dirname(dir), &vf) < 0)
+		return 0;
+	half = (unsigned long long)vf.f_bavail * vf.f_frsize / 2;
+	return half < (64ull << 20) ? 64ull << 20 : half;
+}
+
 static int gate(const char *self_dir, const char *db, const char *options)
 {
 	char cprof[PATH_MAX + 8], *copy = strdup(options), *tok, *save = NULL;
@@ -357,7 +433,7 @@ static int html_page(const char *self_dir, const char *db, const char *path, int
 	pid = fork();
 	if (pid == 0) {
 		dup2(STDERR_FILENO, STDOUT_FILENO);
-		execl(cprof, "cprof", "html", db, "-o", path, force ? "-f" : (char *)NULL, (char *)NULL);
+		execl(cprof, "cprof", "html", "-q", db, "-o", path, force ? "-f" : (char *)NULL, (char *)NULL); /* -q: we say it */
 		_exit(RUN_EXIT_INTERNAL);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
@@ -390,10 +466,13 @@ int main(int argc, char **argv)
 		{ "html", required_argument, NULL, 'H' },   { "inject-only", no_argument, NULL, 'I' },
 		{ "stacks", required_argument, NULL, 'S' }, { "grace", required_argument, NULL, 'G' },
 		{ "capture-range", required_argument, NULL, 'R' }, { "torch-ops", no_argument, NULL, 'T' },
+		{ "delay", required_argument, NULL, 'D' },  { "duration", required_argument, NULL, 'U' },
+		{ "on-demand", no_argument, NULL, 'O' },    { "max-size", required_argument, NULL, 'M' },
+		{ "steps", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char self[PATH_MAX], self_dir[PATH_MAX - 64], lib[PATH_MAX], cprofd[PATH_MAX], unwind[PATH_MAX];
-	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16], pydir[PATH_MAX];
+	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16], pydir[PATH_MAX], windows[PATH_MAX + 16];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
 	int opt, quiet = 0, force = 0, inject_only = 0, torch_ops = 0, status = 0, rc, errpipe[2], cstatus, sig = 0,
 	    grace_s = 10, drain_fd = -1;
@@ -403,6 +482,10 @@ int main(int argc, char **argv)
 	ssize_t n;
 	int child_errno = 0;
 	uint64_t t_end;
+	int64_t delay_ns = -1, duration_ns = -1;
+	long long max_size = -1;
+	int on_demand = 0, timed = 0;
+	char steps_capture[96] = "";
 
 	while ((opt = getopt_long(argc, argv, "+o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -426,6 +509,42 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'T': torch_ops = 1; break;
+		case 'D':
+		case 'U': {
+			int64_t ns = parse_seconds(optarg);
+
+			if (ns < 0 || (opt == 'U' && ns == 0)) {
+				pr_err("--%s %s: expected seconds (decimals allowed)%s", opt == 'D' ? "delay" : "duration",
+				       optarg, opt == 'U' ? ", more than 0" : "");
+				return RUN_EXIT_USAGE;
+			}
+			*(opt == 'D' ? &delay_ns : &duration_ns) = ns;
+			break;
+		}
+		case 'O': on_demand = 1; break;
+		case 'P': {
+			long a, b, every = 0;
+			int off = 0;
+
+			if (sscanf(optarg, "%ld:%ld%n", &a, &b, &off) != 2 || a < 1 || b < a ||
+			    (optarg[off] != '\0' && (sscanf(optarg + off, ":every=%ld%n", &every, &off) != 1 ||
+						     optarg[strlen(optarg) - 1] < '0' || optarg[strlen(optarg) - 1] > '9' ||
+						     every <= b - a)) ||
+			    strlen(optarg) > 60) {
+				pr_err("--steps %s: expected FIRST:LAST or FIRST:LAST:every=N (steps counted from 1, N > LAST-FIRST)",
+				       optarg);
+				return RUN_EXIT_USAGE;
+			}
+			snprintf(steps_capture, sizeof(steps_capture), "steps:%s", optarg);
+			break;
+		}
+		case 'M':
+			max_size = parse_size(optarg);
+			if (max_size < 0 || (max_size > 0 && max_size < (1 << 20))) {
+				pr_err("--max-size %s: expected a size of at least 1M (or 0: no limit), as 512M or 2G", optarg);
+				return RUN_EXIT_USAGE;
+			}
+			break;
 		case 'S':
 			if (strcmp(optarg, "off") && strcmp(optarg, "sampled") && strcmp(optarg, "all")) {
 				pr_err("--stacks %s: expected off, sampled or all", optarg);
@@ -442,6 +561,21 @@ int main(int argc, char **argv)
 			break;
 		default: usage(stderr); return RUN_EXIT_USAGE;
 		}
+	}
+	timed = on_demand || delay_ns >= 0 || duration_ns >= 0;
+	if (steps_capture[0] && (capture || timed)) {
+		pr_err("--steps and --capture-range/--delay/--duration/--on-demand choose the windows two ways: pick one");
+		return RUN_EXIT_USAGE;
+	}
+	if (steps_capture[0])
+		capture = steps_capture;
+	if (on_demand && (delay_ns >= 0 || duration_ns >= 0)) {
+		pr_err("--on-demand records only what cprof capture asks for: it takes no --delay or --duration");
+		return RUN_EXIT_USAGE;
+	}
+	if (timed && capture) {
+		pr_err("--capture-range and --delay/--duration/--on-demand choose the windows two ways: pick one");
+		return RUN_EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		pr_err("no command given (usage: cprof-run [options] -- CMD [ARGS...])");
@@ -533,11 +667,15 @@ int main(int argc, char **argv)
 		return RUN_EXIT_INTERNAL;
 	}
 
+	snprintf(windows, sizeof(windows), "%s/%s", rundir, CPROF_WINDOWS_FILE);
+	if (max_size < 0)
+		max_size = (long long)default_max_size(db);
+
 	command = join_command(argv + optind);
 	/* the target gets the SIGPIPE disposition we were given (a caller may ignore it), not ours */
 	sigaction(SIGPIPE, NULL, &pipe_orig);
 	signal(SIGPIPE, SIG_IGN);
-	collector = start_collector(cprofd, fifo, db, command ? command : "?", &drain_fd);
+	collector = start_collector(cprofd, fifo, db, command ? command : "?", &drain_fd, (unsigned long long)max_size);
 	free(command);
 	if (collector < 0) {
 		pr_err("the collector did not start; see its message above");
@@ -549,6 +687,27 @@ int main(int argc, char **argv)
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
 		pr_err("pipe: %s", strerror(errno));
 		return RUN_EXIT_INTERNAL;
+	}
+	if (timed) {
+		/* the clock starts now, just before CMD does */
+		uint64_t t0 = cprof_now_ns(), ws = 0, we = 0;
+		char why[96] = "";
+
+		if (!on_demand) {
+			ws = t0 + (uint64_t)(delay_ns > 0 ? delay_ns : 0);
+			we = duration_ns > 0 ? ws + (uint64_t)duration_ns : 0;
+			if (delay_ns >= 0 && duration_ns > 0)
+				snprintf(why, sizeof(why), "--delay %.3f --duration %.3f", delay_ns / 1e9, duration_ns / 1e9);
+			else if (delay_ns >= 0)
+				snprintf(why, sizeof(why), "--delay %.3f", delay_ns / 1e9);
+			else
+				snprintf(why, sizeof(why), "--duration %.3f", duration_ns / 1e9);
+		}
+		rc = cprof_windows_init(windows, ws, we, why);
+		if (rc < 0) {
+			pr_err("cannot write %s: %s", windows, strerror(-rc));
+			return RUN_EXIT_INTERNAL;
+		}
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
@@ -564,7 +723,8 @@ int main(int argc, char **argv)
 
 		sigaction(SIGPIPE, &pipe_orig, NULL);
 		close(errpipe[0]);
-		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture, torch_ops ? pydir : NULL) < 0) {
+		if (target_env(lib, unwind[0] ? unwind : NULL, fifo, inject_only, stacks, capture, torch_ops ? pydir : NULL,
+			       timed ? windows : NULL) < 0) {
 			pr_err("cannot set up the environment");
 			_exit(RUN_EXIT_INTERNAL);
 		}
@@ -584,6 +744,9 @@ int main(int argc, char **argv)
 	if (read(errpipe[0], &child_errno, sizeof(child_errno)) == sizeof(child_errno))
 		pr_err("cannot execute %s: %s", argv[optind], strerror(child_errno));
 	close(errpipe[0]);
+	if (on_demand && !quiet)
+		fprintf(stderr, "cprof: recording on demand: cprof capture %d --duration S (or cprof capture %s ...)\n",
+			(int)pid, rundir);
 
 	while (waitpid(pid, &cstatus, 0) < 0) {
 		if (errno != EINTR) {
@@ -612,6 +775,15 @@ int main(int argc, char **argv)
 	rc = wait_collector(collector, drain_fd, grace_s);
 	t_end = cprof_now_ns() - t_end;
 	unlink(fifo);
+	if (timed) {
+		char side[PATH_MAX + 32];
+
+		unlink(windows);
+		snprintf(side, sizeof(side), "%s.lock", windows);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s.new", windows);
+		unlink(side);
+	}
 	rmdir(rundir);
 	if (rc != 0)
 		pr_warn("collector exited with status %d; the profile may be incomplete", rc);

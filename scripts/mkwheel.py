@@ -69,7 +69,11 @@ def main():
                 rel = os.path.relpath(full, stage)
                 mode = 0o755 if os.access(full, os.X_OK) else 0o644
                 with open(full, "rb") as fh:
-                    add(zf, "cprof/bundle/" + rel, fh.read(), mode)
+                    data = fh.read()
+                add(zf, "cprof/bundle/" + rel, data, mode)
+                # man pages also as data files: pip puts them in the environment's share/man/man1
+                if rel.startswith("share/man/"):
+                    add(zf, "cprof-%s.data/data/%s" % (version, rel), data)
         add(zf, dist_info + "/METADATA", (
             "Metadata-Version: 2.1\nName: cprof\nVersion: %s\n"
             "Summary: CUDA profiler: cprof-run -- CMD profiles any CUDA program; cprof reports it\n"

@@ -1,21 +1,46 @@
 /* cprof check: the CI gate. Exit 0 when every condition holds, 1 when one fails, 3 when the profile is incomplete. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PR_FMT "cprof check"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/term.h"
+#include "report/model/gates.h"
 #include "report/model/summary.h"
+#include "report/render/check.h"
 
-/* kernels below this share of the baseline's GPU time are too small to gate on one by one */
-#define KERNEL_GATE_SHARE 0.01
+static const struct cprof_check_fmt *const formats[] = {
+	&cprof_check_text, &cprof_check_json, &cprof_check_junit, &cprof_check_markdown,
+};
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof check PROFILE.db [--expect overhead-bound|compute-bound|mixed] [--max-gpu-idle PCT]\n"
-		   "                   [--baseline OLD.db [--max-regression PCT]] [--require-complete]\n"
-		   "exit status: 0 passed, 1 a condition failed, 2 usage or unreadable input, 3 profile incomplete\n");
+	fprintf(f,
+		"usage: cprof check PROFILE.db [--expect overhead-bound|compute-bound|mixed] [--max-gpu-idle PCT]\n"
+		"                   [--baseline OLD.db [--max-regression PCT]] [--require-complete] [--include-startup]\n"
+		"                   [--format text|json|junit|markdown] [-o FILE|-] [-f] [--top N]\n"
+		"\n"
+		"  --expect VERDICT      fail unless the run's verdict is VERDICT\n"
+		"  --max-gpu-idle PCT    fail when the GPU idled more than PCT%% of the verdict's window\n"
+		"  --baseline OLD.db     compare with an earlier profile: total kernel time, kernel launches, the median\n"
+		"                        NVTX step and each kernel of at least 1%% of the baseline's GPU time\n"
+		"  --max-regression PCT  how much more each of those may take than in the baseline (default 10; needs\n"
+		"                        --baseline)\n"
+		"  --require-complete    exit 3 when events were lost or the run did not end cleanly\n"
+		"  --include-startup     count context creation and the first launches (left out of the verdict by default)\n"
+		"  --format FMT          text (default: one FAIL line per failed condition, or one PASS line), json\n"
+		"                        (cprof.check/1), junit (XML for Jenkins, GitLab, GitHub test reporters) or\n"
+		"                        markdown (for $GITHUB_STEP_SUMMARY or a PR comment: verdict, gates, top changes)\n"
+		"  -o, --output FILE     write the format to FILE (- is standard output); the text lines still go to\n"
+		"                        standard output, so a job's log shows the result\n"
+		"  -f, --force           overwrite FILE\n"
+		"  --top N               changes against the baseline that markdown and json show (default 10; 0: all)\n"
+		"\n"
+		"exit status: 0 passed, 1 a condition failed, 2 usage or unreadable input, 3 profile incomplete\n");
 }
 
 static int parse_pct(const char *opt, const char *arg, double *out)
@@ -31,22 +56,24 @@ static int parse_pct(const char *opt, const char *arg, double *out)
 	return 0;
 }
 
-static int regress(const char *what, double old, double now, double pct, const char *unit)
+/* the result into FILE (or standard output), moved in place only when complete */
+static int write_to(const char *out, int force, const struct cprof_check_fmt *fmt, const struct cprof_check_result *r)
 {
-	double limit = old * (1 + pct / 100);
+	FILE *f;
+	int err;
 
-	if (now <= limit || old <= 0)
-		return 0;
-	if (!strcmp(unit, "ns")) {
-		char a[32], b[32];
-
-		cprof_fmt_dur(a, sizeof(a), now);
-		cprof_fmt_dur(b, sizeof(b), old);
-		printf("FAIL %s: %s vs baseline %s (+%.1f%%, allowed +%.1f%%)\n", what, a, b, 100 * (now / old - 1), pct);
-	} else {
-		printf("FAIL %s: %.0f vs baseline %.0f (+%.1f%%, allowed +%.1f%%)\n", what, now, old, 100 * (now / old - 1), pct);
+	if (!force && strcmp(out, "-") && access(out, F_OK) == 0) {
+		pr_err("%s exists (-f overwrites it)", cprof_tx(out));
+		return -EEXIST;
 	}
-	return 1;
+	if ((err = cprof_out_open(out, &f)) < 0) {
+		pr_err("cannot write %s: %s", cprof_tx(out), strerror(-err));
+		return err;
+	}
+	fmt->write(f, r);
+	if ((err = cprof_out_finish(f, out, force)) < 0)
+		pr_err("cannot write %s: %s", cprof_tx(out), strerror(-err));
+	return err;
 }
 
 int cmd_check(int argc, char **argv)
@@ -55,41 +82,72 @@ int cmd_check(int argc, char **argv)
 		{ "expect", required_argument, NULL, 'e' },       { "max-gpu-idle", required_argument, NULL, 'i' },
 		{ "baseline", required_argument, NULL, 'b' },     { "max-regression", required_argument, NULL, 'r' },
 		{ "require-complete", no_argument, NULL, 'c' },   { "include-startup", no_argument, NULL, 's' },
+		{ "format", required_argument, NULL, 'F' },       { "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },              { "top", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },               { NULL, 0, NULL, 0 },
 	};
-	const char *expect = NULL, *baseline = NULL;
-	double max_idle = -1, max_reg = 10;
-	int opt, require_complete = 0, failed = 0, ret;
+	const struct cprof_check_fmt *fmt = &cprof_check_text;
+	const char *baseline = NULL, *out = NULL;
+	struct cprof_gate_opts go = { NULL, -1, 10 };
+	int opt, require_complete = 0, reg_set = 0, force = 0, ret = CPROF_EXIT_USAGE;
 	struct cprof_thresholds th;
 	struct cprof_summary now = { 0 }, old = { 0 };
+	struct cprof_gate *gates = NULL;
+	struct cprof_change *changes = NULL;
+	struct cprof_check_result r = { 0 };
+	char sim[16], *end;
 	size_t i;
 
+	r.top = 10;
 	cprof_thresholds_default(&th);
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ho:f", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			if (strcmp(optarg, "overhead-bound") && strcmp(optarg, "compute-bound") && strcmp(optarg, "mixed")) {
 				pr_err("--expect overhead-bound, compute-bound or mixed, not '%s'", optarg);
 				return CPROF_EXIT_USAGE;
 			}
-			expect = optarg;
+			go.expect = optarg;
 			break;
 		case 'i':
-			if (parse_pct("--max-gpu-idle", optarg, &max_idle) < 0)
+			if (parse_pct("--max-gpu-idle", optarg, &go.max_idle) < 0)
 				return CPROF_EXIT_USAGE;
 			break;
 		case 'b':
 			baseline = optarg;
 			break;
 		case 'r':
-			if (parse_pct("--max-regression", optarg, &max_reg) < 0)
+			if (parse_pct("--max-regression", optarg, &go.max_reg) < 0)
 				return CPROF_EXIT_USAGE;
+			reg_set = 1;
 			break;
 		case 'c':
 			require_complete = 1;
 			break;
 		case 's':
 			th.include_startup = 1;
+			break;
+		case 'F':
+			for (i = 0; i < sizeof(formats) / sizeof(formats[0]) && strcmp(optarg, formats[i]->name); i++)
+				;
+			if (i == sizeof(formats) / sizeof(formats[0])) {
+				pr_err("unknown --format '%s' (text, json, junit or markdown)", optarg);
+				return CPROF_EXIT_USAGE;
+			}
+			fmt = formats[i];
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 't':
+			r.top = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0') {
+				pr_err("--top wants a number, got '%s'", optarg);
+				return CPROF_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -103,50 +161,46 @@ int cmd_check(int argc, char **argv)
 		usage(stderr);
 		return CPROF_EXIT_USAGE;
 	}
+	/* a limit with nothing to compare against would pass silently: the gate a user meant never ran */
+	if (reg_set && !baseline) {
+		pr_err("--max-regression needs --baseline OLD.db (the profile to compare with)");
+		return CPROF_EXIT_USAGE;
+	}
+	if (fmt != &cprof_check_text && (out == NULL || !strcmp(out, "-")))
+		cprof_progress_off(); /* machine-readable output on the terminal */
+	cprof_progress_begin("cprof check: reading the profiles");
 	if (cprof_summary_load(argv[optind], &th, &now) < 0)
-		return CPROF_EXIT_USAGE;
-	if (baseline && cprof_summary_load(baseline, &th, &old) < 0) {
-		cprof_summary_free(&now);
-		return CPROF_EXIT_USAGE;
-	}
-	if (require_complete && !now.complete) {
-		/* an incomplete profile cannot vouch for anything: say so and stop */
-		printf("INCOMPLETE %s: %s\n", cprof_tx(argv[optind]), cprof_tx(now.reason));
-		ret = CPROF_EXIT_INCOMPLETE;
 		goto out;
-	}
-	if (expect && strcmp(expect, now.v.verdict)) {
-		printf("FAIL verdict: %s (GPU busy %.1f%%), expected %s\n", now.v.verdict, now.v.busy_pct, expect);
-		failed++;
-	}
-	if (max_idle >= 0 && 100 - now.v.busy_pct > max_idle) {
-		printf("FAIL GPU idle: %.1f%% of the window, allowed %.1f%%\n", 100 - now.v.busy_pct, max_idle);
-		failed++;
-	}
-	if (baseline) {
-		failed += regress("total GPU kernel time", old.kernel_ns, now.kernel_ns, max_reg, "ns");
-		failed += regress("kernel launches", (double)old.kernel_count, (double)now.kernel_count, max_reg, "count");
-		/* the program's own steps (NVTX), when both runs mark them: the time a user waits for */
-		if (old.steps && now.steps)
-			failed += regress("median step time", old.step_median_ns, now.step_median_ns, max_reg, "ns");
-		for (i = 0; i < old.n; i++) {
-			const struct cprof_kstat *o = &old.names[i], *n;
-			char what[300];
-
-			if (o->api || o->total_ns < KERNEL_GATE_SHARE * old.kernel_ns)
-				continue;
-			n = cprof_summary_find(&now, o->name, 0);
-			if (n == NULL)
-				continue;
-			snprintf(what, sizeof(what), "kernel %.200s time", cprof_tx(o->name));
-			failed += regress(what, o->total_ns, n->total_ns, max_reg, "ns");
+	if (baseline && cprof_summary_load(baseline, &th, &old) < 0)
+		goto out;
+	cprof_progress_end();
+	r.profile = argv[optind];
+	r.baseline = baseline;
+	r.now = &now;
+	r.old = baseline ? &old : NULL;
+	r.simulated = !strcmp(cprof_meta(now.db, "simulated_gpu", sim, sizeof(sim), "0"), "1");
+	r.incomplete = require_complete && !now.complete;
+	if (!r.incomplete) {
+		if ((r.failed = cprof_gates_build(&now, r.old, &go, &gates, &r.ngates)) < 0 ||
+		    (r.old && cprof_changes_build(&old, &now, &changes, &r.nchanges) < 0)) {
+			pr_err("out of memory");
+			goto out;
 		}
+		r.gates = gates;
+		r.changes = changes;
 	}
-	if (failed == 0)
-		printf("PASS %s: %s, GPU busy %.1f%%%s\n", cprof_tx(argv[optind]), now.v.verdict, now.v.busy_pct,
-		       baseline ? ", no regression against the baseline" : "");
-	ret = failed ? CPROF_EXIT_GATE_FAILED : CPROF_EXIT_OK;
+	r.exit_status = r.incomplete ? CPROF_EXIT_INCOMPLETE : r.failed ? CPROF_EXIT_GATE_FAILED : CPROF_EXIT_OK;
+	if (out && strcmp(out, "-")) {
+		if (write_to(out, force, fmt, &r) < 0)
+			goto out;
+		fmt = &cprof_check_text;
+	}
+	fmt->write(stdout, &r);
+	ret = r.exit_status;
 out:
+	cprof_progress_end();
+	free(gates);
+	free(changes);
 	cprof_summary_free(&now);
 	cprof_summary_free(&old);
 	return ret;

@@ -1,100 +1,154 @@
-/* cprof diff: what changed between two profiles, the kernels and calls whose time or count moved most first. */
-#include <math.h>
+/* cprof diff: what changed between two profiles, the verdict first, then the kernels and calls that moved most. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PR_FMT "cprof diff"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/term.h"
+#include "report/model/gates.h"
 #include "report/model/summary.h"
+#include "report/render/diff.h"
 
-struct change {
-	const char *name;
-	int api;
-	double old_ns, new_ns;
-	int64_t old_n, new_n;
-};
+static const struct cprof_diff_fmt *const formats[] = { &cprof_diff_text, &cprof_diff_json, &cprof_diff_markdown };
 
-static int by_delta(const void *a, const void *b)
+static void usage(FILE *f)
 {
-	const struct change *x = a, *y = b;
-	double dx = fabs(x->new_ns - x->old_ns), dy = fabs(y->new_ns - y->old_ns);
-
-	return dx < dy ? 1 : dx > dy ? -1 : strcmp(x->name, y->name);
-}
-
-static void pct(char *buf, size_t size, double old, double now)
-{
-	if (old <= 0)
-		snprintf(buf, size, "%s", now > 0 ? "new" : "-");
-	else if (now <= 0)
-		snprintf(buf, size, "gone");
-	else
-		snprintf(buf, size, "%+.1f%%", 100 * (now / old - 1));
+	fprintf(f,
+		"usage: cprof diff OLD.db NEW.db [--format text|json|markdown] [--top N] [--max-regression PCT]\n"
+		"                  [-o FILE|-] [-f] [--include-startup]\n"
+		"\n"
+		"  --format FMT          text (default), json (cprof.diff/1) or markdown (a PR comment, a job summary)\n"
+		"  --top N               rows shown (default 20; 0: all). Kernels come first, ranked by the change in\n"
+		"                        GPU time, then CUDA calls by the change in host time, synchronising calls last\n"
+		"  --max-regression PCT  exit 1 when NEW takes more than PCT%% longer than OLD: total kernel time, kernel\n"
+		"                        launches, the median NVTX step, a kernel of at least 1%% of OLD's GPU time\n"
+		"  -o, --output FILE     write to FILE instead of standard output (- is standard output)\n"
+		"  -f, --force           overwrite FILE\n"
+		"  --include-startup     count context creation and the first launches in the verdicts\n"
+		"\n"
+		"exit status: 0 compared (and within --max-regression), 1 --max-regression exceeded, 2 usage or\n"
+		"unreadable input\n");
 }
 
 int cmd_diff(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'F' },       { "top", required_argument, NULL, 't' },
+		{ "max-regression", required_argument, NULL, 'r' }, { "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },              { "include-startup", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },               { NULL, 0, NULL, 0 },
+	};
+	const struct cprof_diff_fmt *fmt = &cprof_diff_text;
 	struct cprof_thresholds th;
 	struct cprof_summary a = { 0 }, b = { 0 };
-	struct change *c = NULL;
-	size_t n = 0, i, j;
-	char x[32], y[32], p[32], name[96];
-	int ret = CPROF_EXIT_USAGE;
+	struct cprof_change *c = NULL;
+	struct cprof_gate *gates = NULL;
+	struct cprof_diff_result r = { 0 };
+	const char *out = "-";
+	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
+	char sa[16], sb[16], *end;
+	size_t i;
 
-	if (argc != 3 || argv[1][0] == '-') {
-		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof diff OLD.db NEW.db\n");
-		return argc == 2 && !strcmp(argv[1], "--help") ? CPROF_EXIT_OK : CPROF_EXIT_USAGE;
-	}
+	r.top = 20;
+	r.max_reg = -1;
 	cprof_thresholds_default(&th);
-	if (cprof_summary_load(argv[1], &th, &a) < 0 || cprof_summary_load(argv[2], &th, &b) < 0)
-		goto out;
-	c = calloc(a.n + b.n + 1, sizeof(*c));
-	if (c == NULL)
-		goto out;
-	for (i = 0; i < a.n; i++) {
-		const struct cprof_kstat *k = cprof_summary_find(&b, a.names[i].name, a.names[i].api);
-
-		c[n++] = (struct change){ a.names[i].name, a.names[i].api, a.names[i].total_ns, k ? k->total_ns : 0,
-					  a.names[i].count, k ? k->count : 0 };
-	}
-	for (j = 0; j < b.n; j++)
-		if (cprof_summary_find(&a, b.names[j].name, b.names[j].api) == NULL)
-			c[n++] = (struct change){ b.names[j].name, b.names[j].api, 0, b.names[j].total_ns, 0, b.names[j].count };
-	qsort(c, n, sizeof(*c), by_delta);
-
-	printf("cprof diff: %s -> %s\n", cprof_tx(argv[1]), cprof_tx(argv[2]));
-	printf("  verdict      %-16s -> %s\n", a.v.verdict, b.v.verdict);
-	printf("  GPU busy     %15.1f%% -> %.1f%%\n", a.v.busy_pct, b.v.busy_pct);
-	cprof_fmt_dur(x, sizeof(x), a.kernel_ns);
-	cprof_fmt_dur(y, sizeof(y), b.kernel_ns);
-	pct(p, sizeof(p), a.kernel_ns, b.kernel_ns);
-	printf("  kernel time  %16s -> %s (%s)\n", x, y, p);
-	pct(p, sizeof(p), (double)a.kernel_count, (double)b.kernel_count);
-	printf("  kernels      %16lld -> %lld (%s)\n", (long long)a.kernel_count, (long long)b.kernel_count, p);
-	if (a.steps && b.steps) {
-		cprof_fmt_dur(x, sizeof(x), a.step_median_ns);
-		cprof_fmt_dur(y, sizeof(y), b.step_median_ns);
-		pct(p, sizeof(p), a.step_median_ns, b.step_median_ns);
-		printf("  median step  %16s -> %s (%s; %d -> %d NVTX steps)\n", x, y, p, a.steps, b.steps);
-	}
-	printf("\n  %-6s  %12s  %12s  %8s  %9s  %9s  %s\n", "Kind", "Old time", "New time", "Change", "Old count",
-	       "New count", "Name");
-	for (i = 0; i < n && i < 20; i++) {
-		if (c[i].old_ns == c[i].new_ns && c[i].old_n == c[i].new_n)
+	while ((opt = getopt_long(argc, argv, "ho:f", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'F':
+			for (i = 0; i < sizeof(formats) / sizeof(formats[0]) && strcmp(optarg, formats[i]->name); i++)
+				;
+			if (i == sizeof(formats) / sizeof(formats[0])) {
+				pr_err("unknown --format '%s' (text, json or markdown)", optarg);
+				return CPROF_EXIT_USAGE;
+			}
+			fmt = formats[i];
 			break;
-		cprof_fmt_dur(x, sizeof(x), c[i].old_ns);
-		cprof_fmt_dur(y, sizeof(y), c[i].new_ns);
-		pct(p, sizeof(p), c[i].old_ns, c[i].new_ns);
-		cprof_shorten(c[i].name, name, sizeof(name));
-		printf("  %-6s  %12s  %12s  %8s  %9lld  %9lld  %s\n", c[i].api ? "api" : "kernel", x, y, p,
-		       (long long)c[i].old_n, (long long)c[i].new_n, cprof_tx(name));
+		case 't':
+			r.top = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || *optarg == '-') {
+				pr_err("--top wants a number, got '%s'", optarg);
+				return CPROF_EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			r.max_reg = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || !(r.max_reg >= 0 && r.max_reg <= 1e6)) {
+				pr_err("--max-regression wants a percentage, got '%s'", optarg);
+				return CPROF_EXIT_USAGE;
+			}
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 's':
+			th.include_startup = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return CPROF_EXIT_OK;
+		default:
+			usage(stderr);
+			return CPROF_EXIT_USAGE;
+		}
 	}
-	if (i == 0)
-		printf("  (no kernel or call changed)\n");
-	ret = CPROF_EXIT_OK;
+	if (optind != argc - 2) {
+		usage(stderr);
+		return CPROF_EXIT_USAGE;
+	}
+	if (strcmp(out, "-") && !force && access(out, F_OK) == 0) {
+		pr_err("%s exists (-f overwrites it)", cprof_tx(out));
+		return CPROF_EXIT_USAGE;
+	}
+	if (fmt != &cprof_diff_text)
+		cprof_progress_off();
+	cprof_progress_begin("cprof diff: reading the profiles");
+	if (cprof_summary_load(argv[optind], &th, &a) < 0 || cprof_summary_load(argv[optind + 1], &th, &b) < 0)
+		goto out;
+	cprof_progress_end();
+	if (cprof_changes_build(&a, &b, &c, &r.nchanges) < 0)
+		goto nomem;
+	r.old_path = argv[optind];
+	r.new_path = argv[optind + 1];
+	r.a = &a;
+	r.b = &b;
+	r.changes = c;
+	r.simulated = !strcmp(cprof_meta(a.db, "simulated_gpu", sa, sizeof(sa), "0"), "1") ||
+		      !strcmp(cprof_meta(b.db, "simulated_gpu", sb, sizeof(sb), "0"), "1");
+	if (r.max_reg >= 0) {
+		struct cprof_gate_opts go = { NULL, -1, r.max_reg };
+
+		if ((r.failed = cprof_gates_build(&b, &a, &go, &gates, &r.ngates)) < 0)
+			goto nomem;
+		r.gates = gates;
+	}
+	{
+		FILE *f;
+
+		if ((err = cprof_out_open(out, &f)) < 0) {
+			pr_err("cannot write %s: %s", cprof_tx(out), strerror(-err));
+			goto out;
+		}
+		fmt->write(f, &r);
+		if ((err = cprof_out_finish(f, out, force)) < 0) {
+			pr_err("cannot write %s: %s", cprof_tx(out), strerror(-err));
+			goto out;
+		}
+	}
+	ret = r.failed ? CPROF_EXIT_GATE_FAILED : CPROF_EXIT_OK;
+	goto out;
+nomem:
+	pr_err("out of memory");
 out:
+	cprof_progress_end();
 	free(c);
+	free(gates);
 	cprof_summary_free(&a);
 	cprof_summary_free(&b);
 	return ret;

@@ -14,15 +14,17 @@
 #include "common/version.h"
 #include "report/render/html.h"
 #include "report/model/report.h"
+#include "report/term.h"
 
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof html PROFILE.db -o REPORT.html [-f] [--include-startup]\n"
+	fprintf(f, "usage: cprof html PROFILE.db -o REPORT.html|- [-f] [-q] [--include-startup]\n"
 		   "  writes one self-contained HTML page: the verdict, findings, a zoomable timeline, charts and\n"
 		   "  sortable tables; no network access, no external script or font\n"
-		   "  -o PATH   the page (never overwritten unless -f)\n"
-		   "  -f        overwrite PATH if it exists\n"
+		   "  -o, --output PATH  the page (never overwritten unless -f); - writes to standard output\n"
+		   "  -f, --force        overwrite PATH if it exists\n"
+		   "  -q, --quiet        do not say on stderr what was written\n"
 		   "  --include-startup  count start-up and warm-up in the verdict, as cprof report does\n");
 }
 
@@ -318,6 +320,41 @@ static void write_verdict(struct html *h)
 	fputs("</div></section>\n", f);
 }
 
+/* The recording windows (issue 31): the page covers only these. */
+static void write_windows(struct html *h)
+{
+	const struct cprof_recording *r = &h->model.rec;
+	FILE *f = h->f;
+	char dur[32];
+	size_t i;
+
+	if (r->n) {
+		fprintf(f, "<p class=\"meta\"><b>Recorded windows:</b> %zu (the page covers only these; outside them calls"
+			   " passed through unrecorded)</p>\n<table class=\"windows\"><thead><tr><th>#</th><th>Process</th>"
+			   "<th>Start</th><th>Length</th><th>Opened by</th><th>Closed by</th></tr></thead><tbody>\n", r->n);
+		for (i = 0; i < r->n; i++) {
+			const struct cprof_window *w = &r->w[i];
+
+			cprof_fmt_dur(dur, sizeof(dur), (double)(w->end - w->start));
+			fprintf(f, "<tr><td>%d</td><td>", w->number);
+			if (w->pid)
+				fprintf(f, "%lld", (long long)w->pid);
+			else
+				fputs("all", f);
+			fprintf(f, "</td><td>+%.3f s</td><td>%s</td><td>", w->start >= r->base_ns ? (w->start - r->base_ns) / 1e9 : 0.0,
+				dur);
+			html_text(f, w->why);
+			fputs("</td><td>", f);
+			html_text(f, w->end_why);
+			fputs("</td></tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	if (r->max_size_cut_ns)
+		fprintf(f, "<p class=\"meta\"><b>Recording stopped at --max-size %.1f MiB:</b> %lld events and GPU records"
+			   " after it were not recorded</p>\n", r->max_size / 1048576.0, (long long)r->unrecorded);
+}
+
 static void write_header(struct html *h)
 {
 	FILE *f = h->f;
@@ -381,6 +418,7 @@ static void write_header(struct html *h)
 		html_text(f, note);
 		fputs("</p>\n", f);
 	}
+	write_windows(h);
 	fputs("</header>\n", f);
 }
 
@@ -605,18 +643,19 @@ int cmd_html(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "include-startup", no_argument, NULL, 'i' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct html h;
 	struct cprof_thresholds th;
 	const char *out = NULL;
-	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
+	int opt, force = 0, quiet = 0, err, ret = CPROF_EXIT_USAGE;
 
 	memset(&h, 0, sizeof(h));
 	cprof_thresholds_default(&th);
 	opterr = 0; /* one line of our own instead of getopt's */
-	while ((opt = getopt_long(argc, argv, ":o:fh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -626,6 +665,9 @@ int cmd_html(int argc, char **argv)
 			break;
 		case 'i':
 			th.include_startup = 1;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -644,11 +686,14 @@ int cmd_html(int argc, char **argv)
 								     "no output given: -o REPORT.html");
 		return CPROF_EXIT_USAGE;
 	}
-	if (!force && access(out, F_OK) == 0) {
+	if (!force && strcmp(out, "-") && access(out, F_OK) == 0) {
 		pr_err("%s exists; -f overwrites it", out);
 		return CPROF_EXIT_USAGE;
 	}
 	h.profile = argv[optind];
+	if (quiet || !strcmp(out, "-"))
+		cprof_progress_off();
+	cprof_progress_begin("cprof html: writing the page");
 	h.db = cprof_profile_open(h.profile);
 	if (h.db == NULL)
 		goto out;
@@ -669,8 +714,12 @@ int cmd_html(int argc, char **argv)
 		pr_err("%s: write failed: %s", out, strerror(-err));
 		goto out;
 	}
+	cprof_progress_end();
+	if (!quiet)
+		cprof_out_said("cprof html", out, NULL);
 	ret = CPROF_EXIT_OK;
 out:
+	cprof_progress_end();
 	html_free(&h);
 	return ret;
 }

@@ -18,7 +18,9 @@ int cmd_info(int argc, char **argv)
 	int complete, finalised;
 
 	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n");
+		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n"
+			"  what a profile holds, in a few lines: the command and its exit status, processes, calls,\n"
+			"  kernels, lost events and whether it is complete, and whether its GPU was simulated\n");
 		return argc == 2 && !strcmp(argv[1], "--help") ? CPROF_EXIT_OK : CPROF_EXIT_USAGE;
 	}
 	db = cprof_profile_open(argv[1]);
@@ -74,6 +76,17 @@ int cmd_info(int argc, char **argv)
 	       complete ? "" : ": ", complete ? "" : cprof_tx(reason));
 	if (!finalised)
 		printf("cprof: the collector did not finish this profile: the counts above are of what it stored\n");
+	/* recorded in windows, or cut by --max-size: the counts above are of those only */
+	if (cprof_has_table(db, "CPROF_WINDOWS")) {
+		int64_t nw = cprof_query_int(db, "SELECT count(*) FROM CPROF_WINDOWS", 0);
+
+		if (cprof_meta_int(db, "max_size_cut_ns", 0) > 0)
+			printf("cprof: recording stopped at --max-size (%lld bytes): %lld events and GPU records not recorded\n",
+			       (long long)cprof_meta_int(db, "max_size", 0), (long long)cprof_meta_int(db, "max_size_unrecorded", 0));
+		else if (nw > 0)
+			printf("cprof: recorded in %lld window(s) (a row per process and window; cprof report lists them)\n",
+			       (long long)nw);
+	}
 	printf("cprof: see it with: cprof report %s\n", cprof_tx(argv[1]));
 	sqlite3_close(db);
 	return CPROF_EXIT_OK;

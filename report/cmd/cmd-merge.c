@@ -19,7 +19,7 @@ static const char *const tables[] = {
 	"THREADS", "CPROF_API", "DIAGNOSTICS", "CPROF_STATUS", "CUPTI_ACTIVITY_KIND_KERNEL",
 	"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
 	"CUPTI_ACTIVITY_KIND_DRIVER", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_OVERHEAD",
-	"CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", "CPROF_CRASH", "CPROF_CRASH_CALLS", NULL,
+	"CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", "CPROF_CRASH", "CPROF_CRASH_CALLS", "CPROF_WINDOWS", NULL,
 };
 
 /* columns holding CLOCK_REALTIME instants, shifted by --clock-offset */
@@ -234,10 +234,14 @@ static int shift_host(sqlite3 *db, const char *spec)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof merge A.db B.db ... -o JOB.db [-f] [--clock-offset HOST=NS ...]\n"
+	fprintf(f, "usage: cprof merge A.db B.db ... -o JOB.db|- [-f] [--clock-offset HOST=NS ...]\n"
 		   "  one profile from several (one per node): processes and hosts kept apart, names unified,\n"
 		   "  totals added up. Timestamps are each host's CLOCK_REALTIME (NTP keeps hosts within about a\n"
-		   "  millisecond); --clock-offset adds NS to every timestamp of HOST's processes.\n");
+		   "  millisecond).\n"
+		   "  -o, --output JOB.db      the merged profile (never overwritten unless -f); - writes the SQLite\n"
+		   "                           file to standard output once it is complete\n"
+		   "  -f, --force              overwrite JOB.db\n"
+		   "  --clock-offset HOST=NS   add NS (may be negative) to every timestamp of HOST's processes\n");
 }
 
 int cmd_merge(int argc, char **argv)
@@ -249,7 +253,7 @@ int cmd_merge(int argc, char **argv)
 	};
 	const char *out = NULL, *offsets[64];
 	char tmp[4200], cmd[4200] = "merge of";
-	int opt, force = 0, noff = 0, i, err, ret = CPROF_EXIT_USAGE;
+	int opt, force = 0, noff = 0, i, err, to_stdout, ret = CPROF_EXIT_USAGE;
 	sqlite3 *db = NULL, *first = NULL;
 
 	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
@@ -271,7 +275,8 @@ int cmd_merge(int argc, char **argv)
 		pr_err("%s (cprof merge --help)", out ? "no profile to merge" : "no output given: -o JOB.db");
 		return CPROF_EXIT_USAGE;
 	}
-	if (!force && access(out, F_OK) == 0) {
+	to_stdout = !strcmp(out, "-");
+	if (!force && !to_stdout && access(out, F_OK) == 0) {
 		pr_err("%s exists; -f overwrites it", out);
 		return CPROF_EXIT_USAGE;
 	}
@@ -279,7 +284,12 @@ int cmd_merge(int argc, char **argv)
 	first = cprof_profile_open(argv[optind]);
 	if (first == NULL)
 		return CPROF_EXIT_USAGE;
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", out, (int)getpid());
+	/* -o -: SQLite needs a file to build in; the bytes go to standard output once it is complete */
+	if (to_stdout)
+		snprintf(tmp, sizeof(tmp), "%s/cprof-merge-%d.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			 (int)getpid());
+	else
+		snprintf(tmp, sizeof(tmp), "%s.tmp-%d", out, (int)getpid());
 	unlink(tmp);
 	{
 		char *q = sqlite3_mprintf("VACUUM INTO %Q", tmp);
@@ -326,7 +336,13 @@ int cmd_merge(int argc, char **argv)
 		goto out;
 	}
 	db = NULL;
-	if (rename(tmp, out) < 0) {
+	if (to_stdout) {
+		if ((err = cprof_out_copy(tmp, stdout)) < 0) {
+			pr_err("standard output: %s", strerror(-err));
+			goto out;
+		}
+		unlink(tmp);
+	} else if (rename(tmp, out) < 0) {
 		pr_err("%s: %s", out, strerror(errno));
 		goto out;
 	}

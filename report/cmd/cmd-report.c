@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "report/model/analysis.h"
 #include "report/cprof.h"
+#include "report/term.h"
 #include "report/model/model.h"
 #include "report/model/ops-nvtx.h"
 #include "report/model/ranges.h"
@@ -20,10 +21,27 @@ enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS, BY_OP, BY_CALLSITE, 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|range|stream|process]\n"
-		   "                    [--include-startup] [--compute-pct P] [--overhead-pct P] [--kernel-wait-us U]\n"
-		   "                    [--step-range REGEX]   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n"
-		   "                    [--range-tree]         NVTX ranges by path (step N/forward), not by name\n"
-		   "                    [--window run|verdict] the tables over the whole run (default) or the verdict's window\n");
+		   "                    [--sort KEY] [--timeunit ns|us|ms|s] [--include-startup] [--compute-pct P]\n"
+		   "                    [--overhead-pct P] [--kernel-wait-us U] [--step-range REGEX] [--range-tree]\n"
+		   "                    [--window run|verdict]\n"
+		   "  --format FMT         text (default), json (cprof.summary/1, every row unless --top) or csv (one table:\n"
+		   "                       the CUDA API unless --by names another)\n"
+		   "  --top N              rows per table (default 15; 0: all)\n"
+		   "  --by WHAT            one table only: kernel, api, op (ATen ops), callsite (file:line), range (NVTX),\n"
+		   "                       stream or process\n"
+		   "  --sort KEY           order of the kernel, memory and API tables, largest first: total (default),\n"
+		   "                       calls, avg, med, min, max, std; or name (A to Z) - torch.profiler's sort_by\n"
+		   "  --timeunit UNIT      one unit for those tables' times, as nsys stats --timeunit (default: the unit that\n"
+		   "                       suits the largest value shown)\n"
+		   "  --include-startup    count context creation and the first launches in the verdict (left out by default)\n"
+		   "  --compute-pct P      GPU busy share (percent) from which a GPU with full queues is compute-bound\n"
+		   "                       (default 80)\n"
+		   "  --overhead-pct P     ignored: the GPU's queues decide overhead-bound (kept for old scripts)\n"
+		   "  --kernel-wait-us U   a gap between kernels shorter than U microseconds counts as the GPU waiting for\n"
+		   "                       the next kernel, not for the host (default 30)\n"
+		   "  --step-range REGEX   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n"
+		   "  --range-tree         NVTX ranges by path (step N/forward), not by name\n"
+		   "  --window WHICH       the tables over the whole run (run, the default) or the verdict's window (verdict)\n");
 }
 
 static int parse_double(const char *opt, const char *arg, double lo, double hi, double *out)
@@ -48,12 +66,13 @@ int cmd_report(int argc, char **argv)
 		{ "kernel-wait-us", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
 		{ "step-range", required_argument, NULL, 's' },    { "range-tree", no_argument, NULL, 'r' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "sort", required_argument, NULL, 'S' },          { "timeunit", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt fmt = FMT_TEXT;
 	enum by by = BY_ALL;
 	size_t top = 15, nprocs = 0, i;
-	int top_set = 0, range_tree = 0, verdict_window = 0;
+	int top_set = 0, range_tree = 0, sort = REPORT_SORT_TOTAL, verdict_window = 0;
 	char win_note[160], title[256];
 	struct proc *procs = NULL;
 	struct table apis = { 0 }, kernels = { 0 }, memops = { 0 }, torch = { 0 };
@@ -124,6 +143,27 @@ int cmd_report(int argc, char **argv)
 		case 'i':
 			th.include_startup = 1;
 			break;
+		case 'S':
+			if ((sort = report_sort_key(optarg)) < 0) {
+				pr_err("--sort %s: total, calls, avg, med, min, max, std or name", optarg);
+				return CPROF_EXIT_USAGE;
+			}
+			break;
+		case 'U': {
+			static const char *const units[][3] = { { "ns", "nsec", "nanoseconds" }, { "us", "usec", "microseconds" },
+								 { "ms", "msec", "milliseconds" }, { "s", "sec", "seconds" } };
+			int u, k;
+
+			for (u = 0; u < 4; u++)
+				for (k = 0; k < 3; k++)
+					if (!strcmp(optarg, units[u][k]))
+						report_timeunit = u;
+			if (report_timeunit < 0) {
+				pr_err("--timeunit %s: ns, us, ms or s", optarg);
+				return CPROF_EXIT_USAGE;
+			}
+			break;
+		}
 		case 'r':
 			range_tree = 1;
 			break;
@@ -174,6 +214,9 @@ int cmd_report(int argc, char **argv)
 	}
 	if (fmt == FMT_JSON && !top_set)
 		top = 0; /* JSON carries everything unless asked otherwise */
+	if (fmt != FMT_TEXT)
+		cprof_progress_off();
+	cprof_progress_begin("cprof report: reading the profile");
 	db = cprof_profile_open(argv[optind]);
 	if (db == NULL)
 		return CPROF_EXIT_USAGE;
@@ -207,6 +250,7 @@ int cmd_report(int argc, char **argv)
 			pr_err("%s: cannot read the profile: %s", argv[optind], cprof_model_errmsg(db));
 			ret = CPROF_EXIT_USAGE;
 		} else {
+			report_table_sort(by == BY_KERNEL ? &kernels : &apis, sort);
 			report_print_csv(by == BY_KERNEL ? &kernels : &apis, top_set ? top : 0);
 		}
 		goto out;
@@ -218,6 +262,9 @@ int cmd_report(int argc, char **argv)
 		ret = CPROF_EXIT_USAGE;
 		goto out;
 	}
+	report_table_sort(&apis, sort);
+	report_table_sort(&kernels, sort);
+	report_table_sort(&memops, sort);
 	/* every call: the hooks' and those only CUPTI saw, as the API table lists them */
 	report_call_counts(&model, 0, &apis, &cc);
 	api_calls = cc.total;
@@ -241,6 +288,9 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 		report_model_window_free(&wm);
+		report_table_sort(&apis, sort);
+		report_table_sort(&kernels, sort);
+		report_table_sort(&memops, sort);
 	} else {
 		verdict_window = 0;
 	}
@@ -255,9 +305,7 @@ int cmd_report(int argc, char **argv)
 	for (i = 0; i < model.nprocs; i++)
 		if (model.procs[i].end && model.procs[i].end->killed)
 			lower_bound = 1;
-	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build(db, &stacks, CPROF_BY_OP, 0, &ops) < 0 ||
-	    cprof_attr_build(db, &stacks, CPROF_BY_CALLSITE, 0, &sites) < 0 ||
-	    cprof_attr_build(db, &stacks, CPROF_BY_CHAIN, 0, &chains) < 0) {
+	if (cprof_stacks_load(db, &stacks) < 0 || cprof_attr_build3(db, &stacks, 0, &ops, &sites, &chains) < 0) {
 		pr_err("%s: cannot read the call stacks: %s", argv[optind], sqlite3_errmsg(db));
 		ret = CPROF_EXIT_USAGE;
 		goto out;
@@ -285,6 +333,7 @@ int cmd_report(int argc, char **argv)
 				ret = CPROF_EXIT_USAGE;
 				goto out;
 			}
+			report_table_sort(&procs[i].apis, sort);
 			continue;
 		}
 		if (report_load_apis(&model, procs[i].id, &procs[i].apis) < 0 ||
@@ -292,9 +341,11 @@ int cmd_report(int argc, char **argv)
 			ret = CPROF_EXIT_USAGE;
 			goto out;
 		}
+		report_table_sort(&procs[i].apis, sort);
 		free(pp);
 	}
 
+	cprof_progress_end(); /* before the first line of output */
 	if (fmt == FMT_JSON) {
 		printf("{\"schema\":\"cprof.summary/1\",\"profile\":");
 		cprof_json_str(stdout, argv[optind]);
@@ -331,6 +382,7 @@ int cmd_report(int argc, char **argv)
 		cprof_json_str(stdout, complete ? "" : reason);
 		printf(",\"tables_window\":{\"name\":\"%s\",\"ns\":%llu}", verdict_window ? "verdict" : "run",
 		       (unsigned long long)(verdict_window ? v.end - v.start : v.run_end - v.run_start));
+		report_json_windows(&model.rec);
 		printf(",\"kernels\":");
 		report_json_table(&kernels, top, 1);
 		printf(",\"memops\":");
@@ -413,6 +465,7 @@ int cmd_report(int argc, char **argv)
 			if (procs[i].bye[0] && strncmp(procs[i].bye, "exit", 4) != 0 && strcmp(procs[i].bye, "_exit") != 0 &&
 			    strcmp(procs[i].bye, "exec") != 0)
 				printf("Ended: pid %lld: %s\n", (long long)procs[i].pid, cprof_tx(procs[i].bye));
+		report_print_windows(&model.rec);
 		report_print_verdict_text(&v, ph, nph, fd, nf, op_evidence);
 		if (ndv > 0) {
 			printf("\nPer device (the verdict above is their union)\n");
@@ -513,6 +566,7 @@ int cmd_report(int argc, char **argv)
 			printf("\nNo process made a CUDA call under cprof.\n");
 	}
 out:
+	cprof_progress_end();
 	for (i = 0; i < nprocs; i++) {
 		report_table_free(&procs[i].apis);
 	}

@@ -11,6 +11,7 @@
 #define PR_FMT "cprof trace"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/term.h"
 #include "report/model/model.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
@@ -18,12 +19,13 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: cprof trace PROFILE.db -o TRACE.json [-f]\n"
-		   "       cprof trace PROFILE.db --per-rank DIR [-f]\n"
+	fprintf(f, "usage: cprof trace PROFILE.db -o TRACE.json|- [-f] [-q]\n"
+		   "       cprof trace PROFILE.db --per-rank DIR [-f] [-q]\n"
 		   "  writes a Chrome trace in Kineto's layout (Perfetto, TensorBoard, Holistic Trace Analysis)\n"
-		   "  -o PATH          the trace file (never overwritten unless -f)\n"
-		   "  --per-rank DIR   one trace per rank, DIR/rank-N.json, as HTA's multi-rank analysis reads them\n"
-		   "  -f               overwrite existing files\n");
+		   "  -o, --output PATH  the trace file (never overwritten unless -f); - writes to standard output\n"
+		   "  --per-rank DIR     one trace per rank, DIR/rank-N.json, as HTA's multi-rank analysis reads them\n"
+		   "  -f, --force        overwrite existing files\n"
+		   "  -q, --quiet        do not say on stderr what was written\n");
 }
 
 /* The joins the export needs, indexed once in TEMP tables: CUPTI id -> our external id, our id -> the hooked
@@ -169,15 +171,18 @@ static void trace_free(struct trace *t)
 }
 
 /* One export, profile to file; rank >= 0 keeps that rank's processes only. Returns an exit code. */
-static int export_to(const char *profile, const char *out, int force, int64_t rank, int64_t world)
+static int export_to(const char *profile, const char *out, int force, int quiet, int64_t rank, int64_t world)
 {
 	struct trace t = { .first_event = 1, .rank = rank, .world = world };
 	int err, ret = CPROF_EXIT_USAGE;
 
-	if (!force && access(out, F_OK) == 0) {
+	if (!force && strcmp(out, "-") && access(out, F_OK) == 0) {
 		pr_err("%s exists; -f overwrites it", out);
 		return CPROF_EXIT_USAGE;
 	}
+	if (quiet || !strcmp(out, "-"))
+		cprof_progress_off();
+	cprof_progress_begin("cprof trace: writing the trace");
 	t.db = cprof_profile_open(profile);
 	if (t.db == NULL)
 		goto out;
@@ -198,15 +203,22 @@ static int export_to(const char *profile, const char *out, int force, int64_t ra
 		pr_err("%s: write failed: %s", out, strerror(-err));
 		goto out;
 	}
-	pr_dbg("%s: %llu events", out, (unsigned long long)t.events);
+	cprof_progress_end();
+	if (!quiet) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "%llu events", (unsigned long long)t.events);
+		cprof_out_said("cprof trace", out, what);
+	}
 	ret = CPROF_EXIT_OK;
 out:
+	cprof_progress_end();
 	trace_free(&t);
 	return ret;
 }
 
 /* --per-rank DIR: DIR/rank-N.json for every rank the profile's processes carry */
-static int export_ranks(const char *profile, const char *dir, int force)
+static int export_ranks(const char *profile, const char *dir, int force, int quiet)
 {
 	sqlite3 *db = cprof_profile_open(profile);
 	sqlite3_stmt *st = NULL;
@@ -256,9 +268,11 @@ static int export_ranks(const char *profile, const char *dir, int force)
 			pr_err("%s: path too long", dir);
 			goto out;
 		}
-		if ((ret = export_to(profile, path, force, ranks[i], world)) != CPROF_EXIT_OK)
+		if ((ret = export_to(profile, path, force, 1, ranks[i], world)) != CPROF_EXIT_OK)
 			goto out;
 	}
+	if (!quiet)
+		fprintf(stderr, "cprof trace: wrote %zu traces, %s/rank-N.json\n", n, cprof_tx(dir));
 	ret = CPROF_EXIT_OK;
 out:
 	free(ranks);
@@ -273,13 +287,14 @@ int cmd_trace(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "per-rank", required_argument, NULL, 'r' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *dir = NULL;
-	int opt, force = 0;
+	int opt, force = 0, quiet = 0;
 
-	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:fqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			out = optarg;
@@ -289,6 +304,9 @@ int cmd_trace(int argc, char **argv)
 			break;
 		case 'f':
 			force = 1;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -305,5 +323,5 @@ int cmd_trace(int argc, char **argv)
 								      "no output given: -o TRACE.json or --per-rank DIR");
 		return CPROF_EXIT_USAGE;
 	}
-	return dir ? export_ranks(argv[optind], dir, force) : export_to(argv[optind], out, force, -1, 1);
+	return dir ? export_ranks(argv[optind], dir, force, quiet) : export_to(argv[optind], out, force, quiet, -1, 1);
 }

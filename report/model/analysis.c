@@ -624,50 +624,84 @@ static int answers_without_driver(const char *api)
 	return !strcmp(api, "cudaDriverGetVersion") || !strcmp(api, "cudaRuntimeGetVersion");
 }
 
+/* the calls of one (name, return code): SQL's GROUP BY name, returnValue (a NULL code is 0's twin: both
+ * count as calls that worked) */
+struct api_code {
+	const char *api;
+	int32_t code;
+	uint64_t first, n;
+};
+
+static int cmp_api_code(const void *a, const void *b)
+{
+	const struct api_code *x = a, *y = b;
+	int c = strcmp(x->api, y->api);
+
+	if (c)
+		return c;
+	if (x->code != y->code)
+		return x->code < y->code ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* by first call, ties in (name, code) order, as ORDER BY min(start) after the GROUP BY */
+static int cmp_first_call(const void *a, const void *b)
+{
+	const struct api_code *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return cmp_api_code(a, b);
+}
+
 /* No GPU op in the window: say why. CUDA that never came up (every call failed) is cuda-unavailable, with
  * the calls and their codes; otherwise the reason GPU records are missing, or that there was no GPU work. */
-static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, struct cprof_verdict *v)
+static void explain_no_gpu(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, struct cprof_verdict *v)
 {
-	sqlite3_stmt *st;
-	char first[160] = "", list[sizeof(v->advice)] = "", note[200];
-	uint64_t ok = 0, failed = 0, calls = 0;
-	size_t used = 0;
+	char first[160] = "", list[sizeof(v->advice)] = "";
+	const char *note;
+	uint64_t ok = 0, failed = 0, calls = 0, hi = clamp_end(to);
+	struct api_code *g = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*g));
+	size_t used = 0, n = 0, u = 0, i;
 
-	/* a rare path (nothing reached the GPU): one query, not worth a place in the model */
-	if (sqlite3_prepare_v2(db,
-			       "SELECT s.value, a.returnValue, count(*), min(a.start) FROM CPROF_API a JOIN StringIds s"
-			       " ON s.id = a.nameId WHERE (?1 = 0 OR a.processId = ?1) AND a.start >= ?2 AND a.start < ?3"
-			       " AND a.class IS NOT 'nvtx' GROUP BY 1, 2 ORDER BY 4",
-			       -1, &st, NULL) != SQLITE_OK)
-		st = NULL;
-	if (st) {
-		sqlite3_bind_int64(st, 1, proc);
-		sqlite3_bind_int64(st, 2, (int64_t)from);
-		sqlite3_bind_int64(st, 3, (int64_t)clamp_end(to));
+	for (i = cprof_model_calls_from(m, from); g && i < m->ncalls && m->calls[i].start < hi; i++) {
+		const struct cprof_call *c = &m->calls[i];
+		const char *api = cprof_model_string(m, c->name);
+
+		if (!IN_PROC(*c) || c->cls == CPROF_CALL_NVTX || api == NULL)
+			continue;
+		g[n++] = (struct api_code){ api, c->ret, c->start, 1 };
 	}
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		const char *api = (const char *)sqlite3_column_text(st, 0);
-		int code = sqlite3_column_int(st, 1);
-		uint64_t n = sqlite3_column_int64(st, 2);
+	if (n) {
+		qsort(g, n, sizeof(*g), cmp_api_code);
+		for (i = 0; i < n; i++)
+			if (u > 0 && g[u - 1].code == g[i].code && !strcmp(g[u - 1].api, g[i].api))
+				g[u - 1].n++;
+			else
+				g[u++] = g[i];
+		qsort(g, u, sizeof(*g), cmp_first_call);
+	}
+	for (i = 0; i < u; i++) {
+		const char *api = g[i].api;
+		int code = g[i].code;
+		uint64_t cn = g[i].n;
 		char nc[96];
 
-		if (api == NULL)
-			continue;
-		calls += n;
+		calls += cn;
 		if (code == 0) {
 			if (!answers_without_driver(api))
-				ok += n;
+				ok += cn;
 			continue;
 		}
-		failed += n;
+		failed += cn;
 		cprof_name_code(nc, sizeof(nc), api, code);
 		if (first[0] == '\0')
 			snprintf(first, sizeof(first), "%s returned %s", api, nc);
 		if (used < sizeof(list) - 1)
 			used += snprintf(list + used, sizeof(list) - used, "%s%s %d x%llu", used ? ", " : "", api, code,
-					 (unsigned long long)n);
+					 (unsigned long long)cn);
 	}
-	sqlite3_finalize(st);
+	free(g);
 	if (used >= sizeof(list) - 1)
 		snprintf(list + sizeof(list) - 5, 5, "...");
 	if (ok == 0 && failed > 0) {
@@ -682,18 +716,16 @@ static void explain_no_gpu(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to
 		return;
 	}
 	/* a kill leaves no chance to send what was still in the rings: nothing recorded is not nothing queued */
-	if (cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
-				" OR ending LIKE '%no goodbye%'", 0) > 0) {
+	if (m->ended_killed) {
 		snprintf(v->advice, sizeof(v->advice), "no GPU work was recorded: a process was killed before it could send "
 			 "what it had (lost uncounted)");
 		return;
 	}
-	if (cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
-	    cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0) {
+	if (m->cupti_recording) {
 		snprintf(v->advice, sizeof(v->advice), "the program queued no GPU work (CUPTI was recording)");
 		return;
 	}
-	cprof_meta(db, "gpu_records_note", note, sizeof(note), "");
+	note = m->gpu_note ? m->gpu_note : "";
 	snprintf(v->advice, sizeof(v->advice), "no GPU records: %s", note[0] ? note : "CUPTI did not report any");
 }
 
@@ -931,8 +963,8 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 		goto out;
 	snprintf(v->cause, sizeof(v->cause), "%s", cprof_idle_cause_text[pick_cause(v)]);
 	decide(v, t);
-	if (!strcmp(v->verdict, "no-gpu-activity") && m->db)
-		explain_no_gpu(m->db, proc, from, to, v);
+	if (!strcmp(v->verdict, "no-gpu-activity"))
+		explain_no_gpu(m, proc, from, to, v);
 	ret = 0;
 out:
 	free(kd.d);
@@ -1126,25 +1158,68 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+struct drain {
+	const struct cprof_model *m;
+	uint64_t from, hi, end;
+	int any;
+};
+
+static int drain_op(void *ctx, const struct cprof_call *c, const struct cprof_op *o)
+{
+	struct drain *d = ctx;
+
+	/* API_GPU joined the call's name: a call without one launched nothing there */
+	if (c->start >= d->from && c->start < d->hi && cprof_model_string(d->m, c->name) && (!d->any || o->end > d->end)) {
+		d->end = o->end;
+		d->any = 1;
+	}
+	return 0;
+}
+
 /* the last step ends when the GPU work queued before its end is done, not with the teardown: the end
  * of the last GPU op launched by a call made in [from, to), plus 1 (0: none) */
 static uint64_t drain_end(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to)
 {
-	sqlite3_stmt *st;
-	uint64_t drain = 0;
+	struct drain d = { m, from, clamp_end(to), 0, 0 };
 
-	if (m->db == NULL)
+	/* the call index cprof_model_launched builds on first use is a cache: the model is not changed */
+	if (cprof_model_launched((struct cprof_model *)m, proc, drain_op, &d) < 0 || !d.any)
 		return 0;
-	if (sqlite3_prepare_v2(m->db, "SELECT max(end) FROM API_GPU WHERE (?1 = 0 OR processId = ?1) AND apiStart >= ?2"
-				      " AND apiStart < ?3", -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_int64(st, 1, proc);
-	sqlite3_bind_int64(st, 2, (int64_t)from);
-	sqlite3_bind_int64(st, 3, (int64_t)clamp_end(to));
-	if (sqlite3_step(st) == SQLITE_ROW)
-		drain = (uint64_t)sqlite3_column_int64(st, 0) + 1;
-	sqlite3_finalize(st);
-	return drain;
+	return d.end + 1;
+}
+
+/* The pieces cut to the recorded spans (cprof_model_recorded_spans): a piece across a gap becomes one per
+ * window it overlaps, a piece outside every window goes. */
+static int clip_to_windows(const struct cprof_model *m, int64_t proc, struct seg **fold, size_t *nfold)
+{
+	uint64_t(*sp)[2] = NULL;
+	struct seg *out = NULL;
+	size_t n = 0, cap = 0, i;
+	int nsp = cprof_model_recorded_spans(m, proc, &sp), k;
+
+	if (nsp <= 0)
+		return nsp;
+	for (i = 0; i < *nfold; i++)
+		for (k = 0; k < nsp; k++) {
+			uint64_t s = (*fold)[i].s > sp[k][0] ? (*fold)[i].s : sp[k][0];
+			uint64_t e = (*fold)[i].e < sp[k][1] ? (*fold)[i].e : sp[k][1];
+
+			if (e <= s)
+				continue;
+			if (cprof_grow(&out, &cap, n, sizeof(*out)) < 0) {
+				free(out);
+				free(sp);
+				return -ENOMEM;
+			}
+			out[n].s = s;
+			out[n].e = e;
+			out[n++].kernels = (*fold)[i].kernels;
+		}
+	free(sp);
+	free(*fold);
+	*fold = out;
+	*nfold = n;
+	return 0;
 }
 
 static int phases_of(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
@@ -1244,6 +1319,10 @@ static int phases_of(const struct cprof_model *m, int64_t proc, const struct cpr
 		nfold--;
 	}
 pieces:
+	/* recorded in windows: the time between them was not recorded, so it is in no piece (the GPU was not
+	 * idle there as far as anyone knows) */
+	if (m->rec.n && clip_to_windows(m, proc, &fold, &nfold) < 0)
+		goto out;
 	/* a run that syncs every step would give thousands of pieces: phases are its coarse shape, so
 	 * neighbouring pieces are grouped to at most PHASE_MAX_PIECES before any is analysed */
 	if (nfold > PHASE_MAX_PIECES) {

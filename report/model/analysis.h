@@ -50,7 +50,7 @@ struct cprof_cost {
 	uint64_t app_wait_ns;      /* the program's threads runnable and not running */
 	uint64_t wait_attributed_ns; /* of that, at most cprof's own threads' CPU */
 	uint64_t total_ns;         /* hook + stack + wait_attributed + cupti_overhead */
-	uint64_t lost_ring_full, lost_cupti, lost_pipe; /* over the whole run */
+	uint64_t lost_ring_full, lost_cupti, lost_pipe, lost_nested; /* over the whole run */
 };
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,
 		       struct cprof_cost *out);

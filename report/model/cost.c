@@ -43,20 +43,24 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 	}
 	if (!cprof_has_table(db, "CPROF_COST"))
 		return 0;
+	/* lostNested came a little after the table: a profile of that build has none (read as 0) */
 	if (sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
-				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe FROM CPROF_COST",
+				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, lostNested FROM CPROF_COST",
+			       -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
+				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, 0 FROM CPROF_COST",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct cprof_cost_row *c;
-		uint64_t v[13];
+		uint64_t v[14];
 
 		if (cprof_grow(&m->cost, &cap, m->ncost, sizeof(*m->cost)) < 0) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
 		}
 		/* totals a reader sums: a forged negative or huge value is read as 0, never wrapped */
-		for (int i = 1; i < 13; i++) {
+		for (int i = 1; i < 14; i++) {
 			int64_t x = sqlite3_column_int64(st, i);
 
 			v[i] = x > 0 && x < (1ll << 62) ? (uint64_t)x : 0;
@@ -75,6 +79,7 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		c->lost_ring_full = v[10];
 		c->lost_cupti = v[11];
 		c->lost_pipe = v[12];
+		c->lost_nested = v[13];
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -109,6 +114,7 @@ static void last_totals(const struct cprof_model *m, int64_t proc, struct cprof_
 		sum->lost_ring_full += c->lost_ring_full;
 		sum->lost_cupti += c->lost_cupti;
 		sum->lost_pipe += c->lost_pipe;
+		sum->lost_nested += c->lost_nested;
 	}
 }
 
@@ -201,6 +207,7 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		out->lost_ring_full = t.lost_ring_full;
 		out->lost_cupti = t.lost_cupti;
 		out->lost_pipe = t.lost_pipe;
+		out->lost_nested = t.lost_nested;
 	}
 	out->total_ns = out->hook_ns + out->stack_ns + out->wait_attributed_ns + out->cupti_overhead_ns;
 	out->window_ns = we > ws ? we - ws : 0;

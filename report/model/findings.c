@@ -63,28 +63,6 @@ static void ev_add(char *ev, size_t size, const char *fmt, ...)
 		snprintf(ev + n, size - n, "%s%s", n ? "; " : "", part);
 }
 
-static sqlite3_stmt *q(sqlite3 *db, const char *sql, int64_t proc)
-{
-	sqlite3_stmt *st;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		pr_err("finding query failed: %s", sqlite3_errmsg(db));
-		return NULL;
-	}
-	if (sqlite3_bind_parameter_count(st) >= 1)
-		sqlite3_bind_int64(st, 1, proc);
-	return st;
-}
-
-#define P(alias) " (?1 = 0 OR " alias "processId = ?1) "
-
-static const char *text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *t = sqlite3_column_text(st, i);
-
-	return t ? (const char *)t : "?";
-}
-
 static void short_kernel(const char *mangled, char *out, size_t size)
 {
 	char *d = cprof_demangle(mangled);
@@ -389,59 +367,175 @@ static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 	}
 }
 
-static void batched_gemm(sqlite3 *db, int64_t proc, struct flist *l)
-{
-	sqlite3_stmt *st = q(db,
-		"SELECT api, count(*), max(batch), m || 'x' || n || 'x' || k FROM GEMMS WHERE" P("")
-		" AND (batch > 1 OR api LIKE '%Batched%') GROUP BY api ORDER BY count(*) DESC LIMIT 1",
-		proc);
-	char ev[400];
+static int like_contains(const char *s, const char *needle);
 
-	if (st == NULL) {
-		not_evaluated(l, "batched-gemm", sqlite3_errmsg(db));
+static const struct cprof_model *stream_model; /* qsort has no context argument */
+
+static int cmp_gemm_api(const void *a, const void *b)
+{
+	const struct cprof_gemm *x = *(const struct cprof_gemm *const *)a, *y = *(const struct cprof_gemm *const *)b;
+	int c = strcmp(cprof_model_string(stream_model, x->name), cprof_model_string(stream_model, y->name));
+
+	if (c)
+		return c;
+	return x < y ? -1 : x > y; /* table order within a name */
+}
+
+/* GEMMs with a batch over 1 or a batched API, per API name: the most called one (a tie: the last name in
+ * byte order, as SQLite's ORDER BY count(*) DESC LIMIT 1 gave it), with its largest batch and the shape of
+ * the first call that had it (all batches NULL: the last call's) */
+static void batched_gemm(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	const struct cprof_gemm **g = malloc((m->ngemms ? m->ngemms : 1) * sizeof(*g)), *best_at = NULL;
+	long long best_n = 0, best_batch = 0;
+	const char *best_api = NULL;
+	size_t n = 0, i, j;
+	char ev[400], shape[80];
+
+	if (g == NULL) {
+		not_evaluated(l, "batched-gemm", "out of memory");
 		return;
 	}
+	for (i = 0; i < m->ngemms; i++) {
+		const struct cprof_gemm *x = &m->gemms[i];
+		const char *api = cprof_model_string(m, x->name);
 
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		snprintf(ev, sizeof(ev), "%lld calls of %s, batch %lld, m x n x k %s", (long long)sqlite3_column_int64(st, 1),
-			 text(st, 0), (long long)sqlite3_column_int64(st, 2), text(st, 3));
+		if ((proc && x->proc != proc) || api == NULL ||
+		    !((x->batch != CPROF_NO_ID && x->batch > 1) || like_contains(api, "Batched")))
+			continue;
+		g[n++] = x;
+	}
+	stream_model = m;
+	if (n)
+		qsort(g, n, sizeof(*g), cmp_gemm_api);
+	stream_model = NULL;
+	for (i = 0; i < n; i = j) {
+		const char *api = cprof_model_string(m, g[i]->name);
+		const struct cprof_gemm *at = NULL;
+		long long batch = 0;
+		int have = 0;
+
+		for (j = i; j < n && !strcmp(cprof_model_string(m, g[j]->name), api); j++) {
+			if (g[j]->batch == CPROF_NO_ID) {
+				if (!have)
+					at = g[j];
+			} else if (!have || g[j]->batch > batch) {
+				batch = g[j]->batch;
+				at = g[j];
+				have = 1;
+			}
+		}
+		if ((long long)(j - i) >= best_n) {
+			best_n = (long long)(j - i);
+			best_api = api;
+			best_batch = have ? batch : 0;
+			best_at = at;
+		}
+	}
+	if (best_api) {
+		if (best_at->m == CPROF_NO_ID || best_at->n == CPROF_NO_ID || best_at->k == CPROF_NO_ID)
+			snprintf(shape, sizeof(shape), "?");
+		else
+			snprintf(shape, sizeof(shape), "%lldx%lldx%lld", (long long)best_at->m, (long long)best_at->n,
+				 (long long)best_at->k);
+		snprintf(ev, sizeof(ev), "%lld calls of %s, batch %lld, m x n x k %s", best_n, best_api, best_batch, shape);
 		add(l, "batched-gemm", "info", ev,
 		    "batched GEMM (the aten::bmm case): one launch does many small matrix products; good for launch "
 		    "overhead, check its kernel's efficiency in the kernel table");
 	}
-	sqlite3_finalize(st);
+	free(g);
 }
 
-/* a device-to-device copy then a GEMM on the same stream: the compiled addmm bias epilogue */
-static void dtod_before_gemm(sqlite3 *db, int64_t proc, struct flist *l)
+/* SQL's LIKE '%needle%': ASCII letters match either case */
+static int like_contains(const char *s, const char *needle)
 {
-	sqlite3_stmt *st = q(db,
-		"SELECT count(*), coalesce(sum(m.bytes), 0) FROM CUPTI_ACTIVITY_KIND_MEMCPY m"
-		" JOIN CUPTI_ACTIVITY_KIND_KERNEL k ON k.processId = m.processId AND k.streamId = m.streamId"
-		"  AND k.start >= m.end AND NOT EXISTS (SELECT 1 FROM GPU_OPS o WHERE o.processId = m.processId"
-		"  AND o.streamId = m.streamId AND o.start >= m.end AND o.start < k.start)"
-		" JOIN StringIds n ON n.id = k.nameId"
-		" WHERE" P("m.") "AND m.copyKind = 8 AND (n.value LIKE '%gemm%' OR n.value LIKE '%xmma%'"
-		" OR n.value LIKE '%nvjet%' OR n.value LIKE '%cutlass%')"
-		/* a copy outside any graph before a GEMM replayed from one refills the graph's static input
-		 * (torch.cuda.make_graphed_callables, torch.cuda.graph): not the bias epilogue */
-		" AND NOT (coalesce(k.graphId, 0) != 0 AND coalesce(m.graphId, 0) = 0)",
-		proc);
+	size_t n = strlen(needle);
+
+	for (; *s; s++)
+		if (!strncasecmp(s, needle, n))
+			return 1;
+	return 0;
+}
+
+static int gemm_kernel_name(const char *s)
+{
+	return s && (like_contains(s, "gemm") || like_contains(s, "xmma") || like_contains(s, "nvjet") ||
+		     like_contains(s, "cutlass"));
+}
+
+/* GPU ops of one stream together, in time order */
+static int cmp_op_stream(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct cprof_op *x = &stream_model->ops[i], *y = &stream_model->ops[j];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* a device-to-device copy then a GEMM on the same stream: the compiled addmm bias epilogue. A kernel follows
+ * the copy when no op of the stream starts between the copy's end and it: it starts first at or after the
+ * copy's end (ties: each such kernel counts, with the copy's bytes). */
+static void dtod_before_gemm(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	uint32_t *ix = malloc((m->nops ? m->nops : 1) * sizeof(*ix));
+	long long n = 0, bytes = 0;
+	size_t i, k;
 	char ev[400];
 
-	if (st == NULL) {
-		not_evaluated(l, "dtod-before-gemm", sqlite3_errmsg(db));
+	if (ix == NULL) {
+		not_evaluated(l, "dtod-before-gemm", "out of memory");
 		return;
 	}
+	for (i = 0; i < m->nops; i++)
+		ix[i] = (uint32_t)i;
+	stream_model = m;
+	if (m->nops)
+		qsort(ix, m->nops, sizeof(*ix), cmp_op_stream);
+	stream_model = NULL;
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *c = &m->ops[ix[i]];
+		size_t lo = 0, hi = m->nops;
 
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		if (c->kind != CPROF_OP_MEMCPY || c->copy != 8 || (proc && c->proc != proc))
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			const struct cprof_op *x = &m->ops[ix[mid]];
+
+			if (x->proc < c->proc || (x->proc == c->proc && (x->stream < c->stream ||
+									 (x->stream == c->stream && x->start < c->end))))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (k = lo; k < m->nops; k++) {
+			const struct cprof_op *o = &m->ops[ix[k]];
+
+			if (o->proc != c->proc || o->stream != c->stream || o->start != m->ops[ix[lo]].start)
+				break;
+			/* a copy outside any graph before a GEMM replayed from one refills the graph's static input
+			 * (torch.cuda.make_graphed_callables, torch.cuda.graph): not the bias epilogue */
+			if (o->kind == CPROF_OP_KERNEL && o->name != CPROF_NO_ID && !(o->graph && !c->graph) &&
+			    gemm_kernel_name(cprof_model_string(m, o->name))) {
+				n++;
+				bytes += c->bytes;
+			}
+		}
+	}
+	free(ix);
+	if (n > 0) {
 		snprintf(ev, sizeof(ev), "%lld device-to-device copies (%lld bytes) each directly before a GEMM kernel on the same stream",
-			 (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
+			 n, bytes);
 		add(l, "dtod-before-gemm", "warn", ev,
 		    "a device-to-device copy feeds each GEMM (the compiled addmm bias epilogue): the bias is copied "
 		    "into the output first; fuse the bias into the GEMM epilogue (cuBLASLt) to save the copy");
 	}
-	sqlite3_finalize(st);
 }
 
 /* The run from its first GPU op on: host set-up before it (context creation, reading data, building
@@ -485,32 +579,29 @@ static void final_sync(const struct cprof_model *m, int64_t proc, const struct c
 	}
 }
 
-static void cupti_overhead(sqlite3 *db, int64_t proc, const struct cprof_verdict *v, struct flist *l)
+static void cupti_overhead(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct flist *l)
 {
-	sqlite3_stmt *st = q(db,
-		"SELECT count(*), coalesce(sum(end - start), 0) FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE" P("")
-		" AND overheadKind IN " CPROF_PROFILER_OVERHEAD_KINDS,
-		proc);
-	uint64_t win = active_window(v);
+	uint64_t win = active_window(v), tot = 0;
+	long long n = 0;
 	char ev[400], d[32];
+	size_t i;
 
-	if (st == NULL) {
-		not_evaluated(l, "cupti-overhead", sqlite3_errmsg(db));
+	if (m->no_ovh_table) {
+		not_evaluated(l, "cupti-overhead", "no such table: CUPTI_ACTIVITY_KIND_OVERHEAD");
 		return;
 	}
-
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		uint64_t tot = sqlite3_column_int64(st, 1);
-
-		if (win && tot * 100 >= 15 * win) { /* 15% of the run: real flush times vary with load */
-			cprof_fmt_dur(d, sizeof(d), (double)tot);
-			snprintf(ev, sizeof(ev), "%lld CUPTI overhead records (buffer requests/flushes), %s, %.1f%% of the run from its first GPU op",
-				 (long long)sqlite3_column_int64(st, 0), d, win ? 100.0 * tot / win : 0.0);
-			add(l, "cupti-overhead", "info", ev,
-			    "the profiler's own activity-buffer work left gaps; they are excluded from idle time");
+	for (i = 0; i < m->novh; i++)
+		if (!proc || m->ovh[i].proc == proc) {
+			tot += m->ovh[i].end - m->ovh[i].start;
+			n++;
 		}
+	if (win && tot * 100 >= 15 * win) { /* 15% of the run: real flush times vary with load */
+		cprof_fmt_dur(d, sizeof(d), (double)tot);
+		snprintf(ev, sizeof(ev), "%lld CUPTI overhead records (buffer requests/flushes), %s, %.1f%% of the run from its first GPU op",
+			 n, d, win ? 100.0 * tot / win : 0.0);
+		add(l, "cupti-overhead", "info", ev,
+		    "the profiler's own activity-buffer work left gaps; they are excluded from idle time");
 	}
-	sqlite3_finalize(st);
 }
 
 /* order of kernels by (name, launch shape), then time */
@@ -621,30 +712,86 @@ static void step_variance(const struct cprof_step *steps, int n, struct flist *l
 	}
 }
 
-/* kernels launched through the driver API, as Triton and torch.compile do: no hook sees them */
-static void driver_api(sqlite3 *db, int64_t proc, struct flist *l)
+static int cmp_op_row(const void *a, const void *b)
 {
-	sqlite3_stmt *st = q(db,
-		"SELECT count(*), group_concat(DISTINCT n.value) FROM CUPTI_ACTIVITY_KIND_KERNEL k"
-		" JOIN CUPTI_ACTIVITY_KIND_DRIVER d ON d.processId = k.processId AND d.correlationId = k.correlationId"
-		" LEFT JOIN StringIds n ON n.id = k.nameId WHERE" P("k.") "AND NOT EXISTS (SELECT 1 FROM"
-		" CUPTI_ACTIVITY_KIND_RUNTIME r WHERE r.processId = k.processId AND r.correlationId = k.correlationId)",
-		proc);
-	char ev[400];
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct cprof_op *x = &stream_model->ops[i], *y = &stream_model->ops[j];
 
-	if (st == NULL) {
-		not_evaluated(l, "driver-api-kernels", sqlite3_errmsg(db));
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static int cmp_name_first(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static int cmp_first(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* kernels launched through the driver API, as Triton and torch.compile do: no hook sees them. Each
+ * (kernel, driver record) pair counts, as the join did; the names are listed once each (StringIds values
+ * are unique: once per id), in the order the kernel table first has them. */
+static void driver_api(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	uint32_t *ix = malloc((m->nops ? m->nops : 1) * sizeof(*ix));
+	int64_t (*nm)[2] = malloc((m->nops ? m->nops : 1) * sizeof(*nm));
+	size_t i, n = 0, nn = 0, u = 0, len = 0;
+	char ev[400], names[400];
+	long long count = 0;
+
+	if (ix == NULL || nm == NULL) {
+		free(ix);
+		free(nm);
+		not_evaluated(l, "driver-api-kernels", "out of memory");
 		return;
 	}
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].kind == CPROF_OP_KERNEL && m->ops[i].via == 2 && (!proc || m->ops[i].proc == proc))
+			ix[n++] = (uint32_t)i;
+	stream_model = m;
+	if (n)
+		qsort(ix, n, sizeof(*ix), cmp_op_row);
+	stream_model = NULL;
+	for (i = 0; i < n; i++) {
+		const struct cprof_op *o = &m->ops[ix[i]];
 
-	if (st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
-		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel*: %.300s",
-			 (long long)sqlite3_column_int64(st, 0), text(st, 1));
+		count += o->ndrv;
+		if (o->name != CPROF_NO_ID && cprof_model_string(m, o->name)) {
+			nm[nn][0] = o->name;
+			nm[nn++][1] = (int64_t)i;
+		}
+	}
+	if (nn) {
+		qsort(nm, nn, sizeof(*nm), cmp_name_first);
+		for (i = 0; i < nn; i++)
+			if (u == 0 || nm[u - 1][0] != nm[i][0])
+				memcpy(nm[u++], nm[i], sizeof(nm[i]));
+		qsort(nm, u, sizeof(*nm), cmp_first);
+	}
+	names[0] = '\0';
+	for (i = 0; i < u && len < sizeof(names) - 1; i++) {
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", i ? "," : "", cprof_model_string(m, nm[i][0]));
+		if (len > sizeof(names) - 1)
+			len = sizeof(names) - 1;
+	}
+	free(ix);
+	free(nm);
+	if (count > 0) {
+		snprintf(ev, sizeof(ev), "%lld kernels launched with cuLaunchKernel*: %.300s", count, u ? names : "?");
 		add(l, "driver-api-kernels", "info", ev,
 		    "kernels launched through the driver API (Triton / torch.compile): cprof sees them through "
 		    "CUPTI only, so they have no host call site");
 	}
-	sqlite3_finalize(st);
 }
 
 struct tiny {
@@ -1285,7 +1432,6 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 {
 	struct flist l = { 0 };
 	const struct cprof_step *steps = NULL;
-	sqlite3 *db = m->db;
 	/* the steps the verdict found, read once per profile */
 	int nsteps = v->steps > 2 ? cprof_model_steps(m, proc, v->step_re, &steps) : 0;
 
@@ -1295,19 +1441,14 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	cuda_errors(m, proc, v, &l);
 	cold_start(m, proc, v, steps, nsteps, &l);
 	occupancy(m, proc, &l);
-	/* the rules still written in SQL need the profile (a model built in memory has none) */
-	if (db) {
-		batched_gemm(db, proc, &l);
-		dtod_before_gemm(db, proc, &l);
-	}
+	batched_gemm(m, proc, &l);
+	dtod_before_gemm(m, proc, &l);
 	final_sync(m, proc, v, &l);
 	copies(m, proc, &l);
-	if (db)
-		cupti_overhead(db, proc, v, &l);
+	cupti_overhead(m, proc, v, &l);
 	variance(m, proc, &l);
 	step_variance(steps, nsteps, &l);
-	if (db)
-		driver_api(db, proc, &l);
+	driver_api(m, proc, &l);
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
 	straggler(m, proc, &l);

@@ -78,6 +78,24 @@ static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, u
 	return 0;
 }
 
+/* how many records carry (proc, id) */
+static uint16_t corr_count(const struct corr *c, size_t n, int64_t proc, int64_t id)
+{
+	size_t lo = 0, hi = n, k = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].proc < proc || (c[mid].proc == proc && c[mid].id < id))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < n && c[lo].proc == proc && c[lo].id == id && k < UINT16_MAX)
+		lo++, k++;
+	return (uint16_t)k;
+}
+
 static int sort_by_start(void *arr, size_t n, size_t elem);
 
 int cprof_sort_by_start(void *arr, size_t n, size_t elem)
@@ -85,34 +103,22 @@ int cprof_sort_by_start(void *arr, size_t n, size_t elem)
 	return sort_by_start(arr, n, elem);
 }
 
-static int load_corr(sqlite3 *db, const char *table, struct corr **out, size_t *n)
+/* the driver records' correlation index, as load_ops reads it: a record without a start still counts as
+ * seen (coalesce(min(start), ...) in SQL gives 0 then) */
+static int driver_corr(const struct cprof_drv_rec *d, size_t nd, struct corr **out, size_t *n)
 {
-	char sql[160];
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int rc;
+	size_t i;
 
-	*out = NULL;
 	*n = 0;
-	/* a record without a start still counts as seen (coalesce(min(start), ...) in SQL gives 0 then) */
-	snprintf(sql, sizeof(sql), "SELECT processId, correlationId, coalesce(start, 0), coalesce(end, 0) FROM %s"
-		 " WHERE correlationId IS NOT NULL",
-		 table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0) {
-			sqlite3_finalize(st);
-			return -ENOMEM;
+	if ((*out = malloc((nd ? nd : 1) * sizeof(**out))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < nd; i++)
+		if (d[i].corr != CPROF_NO_ID) {
+			(*out)[*n].proc = d[i].proc;
+			(*out)[*n].id = d[i].corr;
+			(*out)[*n].start = d[i].start;
+			(*out)[(*n)++].end = d[i].end;
 		}
-		(*out)[*n].proc = sqlite3_column_int64(st, 0);
-		(*out)[*n].id = sqlite3_column_int64(st, 1);
-		(*out)[*n].start = (uint64_t)sqlite3_column_int64(st, 2);
-		(*out)[(*n)++].end = (uint64_t)sqlite3_column_int64(st, 3);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return -EIO;
 	if (*n)
 		qsort(*out, *n, sizeof(**out), cmp_corr);
 	return 0;
@@ -207,7 +213,7 @@ static int cmp_name(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
+static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const struct cprof_drv_rec *d, size_t nd)
 {
 	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
@@ -232,17 +238,18 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 		}
 	if (nrt)
 		qsort(rt, nrt, sizeof(*rt), cmp_corr);
-	if (attribute && (ret = load_corr(db, "CUPTI_ACTIVITY_KIND_DRIVER", &drv, &ndrv)) < 0)
+	if (attribute && (ret = driver_corr(d, nd, &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
 		char sql[256];
 		sqlite3_stmt *st;
+		uint32_t row = 0;
 		int rc;
 
 		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, deviceId, streamId, %s, %s FROM %s",
 			 t == 0 ? "nameId" : "NULL",
 			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "copyKind, bytes, srcKind, dstKind" : "0, bytes, 0, 0",
-			 t == 0 ? "gridX, gridY, gridZ, blockX, blockY, blockZ" : "0, 0, 0, 0, 0, 0", tables[t]);
+			 t == 0 ? "gridX, gridY, gridZ, blockX, blockY, blockZ, graphId" : "0, 0, 0, 0, 0, 0, graphId", tables[t]);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 			ret = -EIO;
 			goto out;
@@ -270,6 +277,9 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 			o->name = sqlite3_column_type(st, 4) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 4);
 			o->corr = CPROF_NO_ID;
 			o->via = 0;
+			o->hooked = 0; /* mark_hooked sets the hooked ones once all is loaded */
+			o->ndrv = 0;
+			o->row = row++;
 			o->dev = (int32_t)sqlite3_column_int64(st, 5);
 			o->stream = (uint32_t)sqlite3_column_int64(st, 6);
 			o->copy = sqlite3_column_int64(st, 7) >= 0 && sqlite3_column_int64(st, 7) <= 10
@@ -278,6 +288,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 			o->srckind = (uint8_t)sqlite3_column_int(st, 9);
 			o->dstkind = (uint8_t)sqlite3_column_int(st, 10);
 			o->shape = 0;
+			o->graph = sqlite3_column_type(st, 17) != SQLITE_NULL && sqlite3_column_int64(st, 17) != 0;
 			if (t == 0) {
 				uint64_t h = 1469598103934665603ULL; /* FNV-1a over the six dimensions */
 				int c;
@@ -293,8 +304,10 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute)
 				o->corr = id;
 				if (in_rt)
 					o->via = 1;
-				else if (corr_find(drv, ndrv, o->proc, id, &launch, &enq))
+				else if (corr_find(drv, ndrv, o->proc, id, &launch, &enq)) {
 					o->via = 2;
+					o->ndrv = corr_count(drv, ndrv, o->proc, id);
+				}
 			}
 			o->launch = launch;
 			o->enq = enq;
@@ -347,7 +360,7 @@ out:
 static int load_calls(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_call *k = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, gcap = 0;
 	int64_t memcpy_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaMemcpy'", INT64_MIN);
 	/* class 'sync' but the host does not wait: it orders two streams on the GPU */
 	int64_t wait_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaStreamWaitEvent'", INT64_MIN);
@@ -356,7 +369,7 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	int rc, ret = -EIO;
 
 	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId, tid, correlationId, a0,"
-				   " stream, coalesce(bytes, 0), coalesce(returnValue, 0) FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
+				    " stream, coalesce(bytes, 0), coalesce(returnValue, 0), a1, a2, a3 FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *cls = (const char *)sqlite3_column_text(st, 4);
@@ -392,6 +405,21 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->nested = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 0;
 		if (!c->nested && (ret = cprof_first_note(&first, c->name, c->cls)) < 0)
 			goto out;
+		if (c->gemm) {
+			struct cprof_gemm *g;
+
+			if (cprof_grow(&m->gemms, &gcap, m->ngemms, sizeof(*m->gemms)) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			g = &m->gemms[m->ngemms++];
+			g->proc = c->proc;
+			g->name = c->name;
+			g->m = c->a0;
+			g->n = sqlite3_column_type(st, 12) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 12);
+			g->k = sqlite3_column_type(st, 13) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 13);
+			g->batch = sqlite3_column_type(st, 14) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 14);
+		}
 		ret = -EIO;
 	}
 	if (rc != SQLITE_DONE)
@@ -415,8 +443,10 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 	size_t cap = 0;
 	int rc;
 
-	if (!cprof_has_table(db, "CUPTI_ACTIVITY_KIND_OVERHEAD"))
+	if (!cprof_has_table(db, "CUPTI_ACTIVITY_KIND_OVERHEAD")) {
+		m->no_ovh_table = 1;
 		return 0;
+	}
 	if (sqlite3_prepare_v2(db, "SELECT processId, start, end FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE overheadKind IN "
 				   CPROF_PROFILER_OVERHEAD_KINDS, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
@@ -1194,6 +1224,19 @@ int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, i
 	return 0;
 }
 
+/* the few facts the no-gpu-activity verdict rests on besides the calls; a table a profile lacks gives no fact */
+static int load_run_facts(sqlite3 *db, struct cprof_model *m)
+{
+	char note[200];
+
+	m->ended_killed = cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
+					  " OR ending LIKE '%no goodbye%'", 0) > 0;
+	m->cupti_recording = cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
+			     cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0;
+	cprof_meta(db, "gpu_records_note", note, sizeof(note), "");
+	return (m->gpu_note = strdup(note)) == NULL ? -ENOMEM : 0;
+}
+
 static int mark_hooked(void *ctx, const struct cprof_call *c, const struct cprof_op *o)
 {
 	struct cprof_model *m = ctx;
@@ -1208,6 +1251,8 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	/* a timeline with its host extras has every input of the thread map in memory: no join needed */
 	int host_threads = (parts & CPROF_MODEL_ALL) == CPROF_MODEL_ALL && (parts & CPROF_MODEL_HOST);
 	int ext_loaded = 0, ret;
+	struct cprof_drv_rec *drv = NULL;
+	size_t ndrv = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
@@ -1219,20 +1264,26 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->ext = NULL;
 		m->next = 0;
 	}
-	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 ||
+	/* the driver table is read once, for the launches' times, the API table and the timeline; a profile
+	 * without it has no API table (report_load_apis fails, as its query did) */
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 || (ret = cprof_model_load_windows(db, m)) < 0 ||
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
-	     ((ret = load_runtime(db, m)) < 0 || (ret = load_ops(db, m, 1)) < 0 || (ret = load_calls(db, m)) < 0 ||
+	     ((ret = load_runtime(db, m)) < 0 || (ret = cprof_model_read_driver(db, &drv, &ndrv)) < 0 ||
+	      (ret = load_ops(db, m, 1, drv, ndrv)) < 0 || (ret = load_calls(db, m)) < 0 ||
 	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
 	      (ret = load_strings(db, m)) < 0 ||
-	      (!ext_loaded && (ret = load_ext(db, m)) < 0) ||
-	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads)) < 0))) ||
+	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
+	      (ret = load_run_facts(db, m)) < 0 ||
+	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
-	     ((ret = load_ops(db, m, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
+	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
+		free(drv);
 		cprof_model_free(m);
 		m->db = db;
 		return ret;
 	}
+	free(drv);
 	/* which ops a hooked launch call launched, once, not in every analysis: the others (driver API, a
 	 * library's own launches inside a hooked cuBLAS call) are timed from CUPTI's records */
 	if ((parts & CPROF_MODEL_TIMELINE) && (ret = cprof_model_launched(m, 0, mark_hooked, m)) < 0) {
@@ -1267,10 +1318,13 @@ void cprof_model_free(struct cprof_model *m)
 	size_t i;
 
 	cprof_model_free_host(m);
+	cprof_model_free_windows(m);
 	free(m->ops);
 	free(m->calls);
 	free(m->ovh);
 	free(m->cost);
+	free(m->gemms);
+	free(m->gpu_note);
 	for (i = 0; i < m->nprocs; i++) {
 		free(m->procs[i].exe);
 		free(m->procs[i].argv);

@@ -22,6 +22,8 @@ struct cprof_op {
 	int64_t proc;
 	int64_t bytes;  /* copies and memsets: bytes moved (0 otherwise) */
 	uint8_t srckind, dstkind; /* copies: CUPTI's memory kinds of source and destination (0 otherwise) */
+	uint16_t ndrv; /* via 2: how many driver records carry its correlation id (at most 65535) */
+	uint32_t row;  /* its place in its table (rowid order), which the start order loses */
 	int64_t name;  /* kernels: StringIds id of the name (CPROF_NO_ID: none) */
 	int64_t corr;  /* CUPTI correlation id (CPROF_NO_ID: none) */
 	int32_t kname; /* kernels: dense index of the name (nameIds may be sparse); -1 otherwise */
@@ -31,6 +33,7 @@ struct cprof_op {
 	uint8_t via;   /* the launching record: 0 none seen, 1 runtime API, 2 driver API only */
 	uint8_t hooked; /* a hooked launch call launched it (its CUPTI record carries that call's external id) */
 	uint8_t copy;  /* copies: copyKind, 0 (unknown) when outside 0..10; 0 otherwise */
+	uint8_t graph;  /* ran as a node of a CUDA graph (CUPTI's graphId is not 0) */
 	uint32_t shape; /* kernels: a hash of grid and block (0: not known); two launches of one name with
 			 * different shapes are different work, not variance */
 };
@@ -64,6 +67,13 @@ struct cprof_call {
 	uint8_t nested; /* the nested column is non-zero (outer is 0 also when it is NULL) */
 };
 
+/* A hooked GEMM call (CPROF_API class 'gemm', GEMMS' m, n, k, batch), in table order. */
+struct cprof_gemm {
+	int64_t proc;
+	int64_t name;           /* StringIds id */
+	int64_t m, n, k, batch; /* CPROF_NO_ID: NULL */
+};
+
 /* A CUDA runtime API call as CUPTI recorded it (hooked or not). */
 struct cprof_rt {
 	uint64_t start, end;
@@ -71,6 +81,23 @@ struct cprof_rt {
 	int64_t name; /* StringIds id (CPROF_NO_ID: none) */
 	int64_t corr; /* CPROF_NO_ID: none */
 	int32_t ret;  /* the return code */
+};
+
+/* A driver API record as CUPTI wrote it, in table order, while the model loads (NULL start/end read 0). */
+struct cprof_drv_rec {
+	uint64_t start, end;
+	int64_t proc, tid;
+	int64_t name; /* StringIds id (CPROF_NO_ID: none) */
+	int64_t corr; /* CPROF_NO_ID: none */
+	uint8_t null_proc, null_tid, null_start, null_end;
+};
+
+/* A driver call the API table counts: no runtime record has its correlation id and no hooked call of its
+ * thread encloses it (PyTorch's cuDevicePrimaryCtxGetState and friends). d: end - start (0 when NULL). */
+struct cprof_drv_api {
+	int64_t proc; /* CPROF_NO_ID: NULL */
+	int64_t name; /* StringIds id (CPROF_NO_ID: none) */
+	int64_t d;
 };
 
 /* CUPTI's external correlation of kind 5 (ours): CUPTI id -> our call's correlation id */
@@ -150,6 +177,24 @@ struct cprof_thread {
 	int64_t proc, handle, tid;
 };
 
+/* A recording window (CPROF_WINDOWS): only inside these was anything recorded; none: the whole run was. */
+struct cprof_window {
+	int64_t proc, pid;          /* 0: every process (the run's own window, cut by --max-size) */
+	int number;                 /* as the run numbered them (cprof capture's first is 1) */
+	uint64_t start, end;
+	char *why, *end_why;        /* what opened and what closed it; never NULL */
+};
+
+/* What the profile says about its recording: the windows and --max-size (issue 31). */
+struct cprof_recording {
+	struct cprof_window *w;     /* by start */
+	size_t n;
+	uint64_t base_ns;           /* the first process's start: times are shown from it */
+	int64_t max_size;           /* bytes; 0: no limit */
+	uint64_t max_size_cut_ns;   /* 0: not reached */
+	int64_t unrecorded;         /* events and GPU records that came after the cut */
+};
+
 /* what to load: the processes always; the rest as the command needs */
 enum cprof_model_part {
 	CPROF_MODEL_TIMELINE = 1, /* GPU ops, calls, runtime records, overhead, strings, correlation */
@@ -163,7 +208,7 @@ enum cprof_model_part {
 struct cprof_cost_row {
 	int64_t proc;
 	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
-		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe;
+		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 };
 
 struct cprof_steps_cache {
@@ -187,6 +232,13 @@ struct cprof_model {
 	size_t ncalls;
 	struct cprof_ovh *ovh;       /* by start */
 	size_t novh;
+	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
+	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */
+	int ended_killed;            /* a process was killed or never said goodbye (PROCESSES.ending) */
+	int cupti_recording;         /* CUPTI started and met no other CUPTI user (CPROF_STATUS) */
+	char *gpu_note;              /* META gpu_records_note ("" when none; NULL in a model built in memory) */
+	struct cprof_gemm *gemms;    /* in table order */
+	size_t ngemms;
 	size_t nknames;              /* distinct kernel names */
 	struct cprof_string *strings; /* by id */
 	size_t nstrings;
@@ -196,6 +248,9 @@ struct cprof_model {
 	size_t next;
 	struct cprof_rt *drv;        /* driver API calls with neither a runtime record nor our external id, by start */
 	size_t ndrv;
+	struct cprof_drv_api *drv_api; /* in table order */
+	size_t ndrv_api;
+	int drv_api_loaded;          /* the driver table was read (the API table cannot be made without it) */
 	struct cprof_nvtx_range *nvtx; /* by start, as ORDER BY start gives them */
 	size_t nnvtx;
 	/* first appearance of each name in table order: hooked calls not nested, runtime calls only CUPTI saw
@@ -207,6 +262,7 @@ struct cprof_model {
 	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
 	size_t nsteps_cache;
+	struct cprof_recording rec;  /* always loaded (a handful of rows) */
 	struct cprof_cost_row *cost;  /* CPROF_COST, table order */
 	size_t ncost;
 	uint64_t collector_run_cpu_ns; /* cprofd's CPU while the program ran that competed with it (META) */
@@ -236,6 +292,14 @@ void cprof_model_free(struct cprof_model *m);
 void cprof_end_free(struct cprof_end *e);
 /* "kern_a(int*)" for "_Z6kern_aPi": the demangled name, shortened as the tables do, in buf. */
 const char *cprof_end_kernel_name(const char *mangled, char *buf, size_t size);
+
+/* windows.c: the recording windows and --max-size's outcome into m->rec (0 or -errno; an older profile has
+ * none); the windows of process proc (0: all) merged into disjoint [start, end) spans, each end stretched to
+ * the end of the GPU work started inside it (*out: caller frees; returns their number, 0: no windows, the
+ * whole run was recorded). */
+int cprof_model_load_windows(sqlite3 *db, struct cprof_model *m);
+void cprof_model_free_windows(struct cprof_model *m);
+int cprof_model_recorded_spans(const struct cprof_model *m, int64_t proc, uint64_t (**out)[2]);
 
 /* The steps of process proc (0 = all) for pattern re, read once per (proc, re) and owned by the model.
  * Returns their number (0: none) or a negative errno. */
@@ -269,6 +333,11 @@ int cprof_model_kernel_stats(const struct cprof_model *m, int64_t proc,
 int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
 				 int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
 				 void *ctx);
+/* Per-name statistics of the driver calls the API table counts (struct cprof_drv_api), labelled with the
+ * name less its version suffix; -EIO when the driver table was not read. */
+int cprof_model_driver_only_stats(const struct cprof_model *m, int64_t proc,
+				  int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
+				  void *ctx);
 /* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids, *ext set to it. */
 int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext);
 /* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids. */
@@ -305,8 +374,12 @@ void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out
 uint8_t cprof_call_class_of(const char *cls);
 /* Sorts an array of structs that begin with their uint64_t start, ties kept in the order given. */
 int cprof_sort_by_start(void *arr, size_t n, size_t elem);
-/* threads: the thread map is built from the arrays (instead of load_threads' join) */
-int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads);
+/* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */
+int cprof_model_read_driver(sqlite3 *db, struct cprof_drv_rec **out, size_t *n);
+/* m->drv_api from the driver records, the calls and the runtime records (in memory, O(n log n)). */
+int cprof_model_driver_api(struct cprof_model *m, const struct cprof_drv_rec *d, size_t nd);
+/* threads: the thread map is built from the arrays (instead of load_threads' join); d: the driver records */
+int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads, const struct cprof_drv_rec *d, size_t nd);
 void cprof_model_free_host(struct cprof_model *m);
 
 #endif

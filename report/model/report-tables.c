@@ -50,13 +50,6 @@ void report_table_free(struct table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int load(sqlite3 *db, const char *sql, int64_t proc, struct table *t, char tag, int demangle)
-{
-	struct ctx c = { t, tag, demangle };
-
-	return cprof_group_stats(db, sql, proc, add_row, &c);
-}
-
 /* API calls: what the hooks saw, plus what only CUPTI saw (calls made inside libraries, APIs without
  * a hook). A CUPTI record carrying our external id is a hooked call: counted once, as the hook's. */
 int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t)
@@ -66,7 +59,7 @@ int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t)
 	struct ctx cupti = { t, '*', 0 };
 
 	if (cprof_model_call_stats(m, proc, 0, add_row, &c) < 0 || cprof_model_cupti_only_stats(m, proc, add_row, &cupti) < 0 ||
-	    (!m->windowed && load(m->db, cprof_sql_api_driver_only, proc, t, '*', 0) < 0))
+	    (!m->windowed && cprof_model_driver_only_stats(m, proc, add_row, &cupti) < 0))
 		return -1;
 	table_sort(t);
 	return 0;

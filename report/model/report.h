@@ -62,6 +62,14 @@ int report_model_window(const struct cprof_model *m, const struct cprof_verdict 
 void report_model_window_free(struct cprof_model *w);
 /* what a table covers, for its title: "whole run, start-up and warm-up included" or the verdict's window */
 void report_window_note(const struct cprof_verdict *v, int verdict_window, char *buf, size_t size);
+/* --sort: the order of the kernel, memory and API tables (largest first; name: A to Z) */
+enum { REPORT_SORT_TOTAL, REPORT_SORT_CALLS, REPORT_SORT_AVG, REPORT_SORT_MED, REPORT_SORT_MIN, REPORT_SORT_MAX,
+       REPORT_SORT_STD, REPORT_SORT_NAME, REPORT_SORT__N };
+/* the key's number, -1 when there is none of that name */
+int report_sort_key(const char *name);
+void report_table_sort(struct table *t, int key);
+/* --timeunit: enum cprof_unit of the stats tables' times, -1: the unit that suits the largest value */
+extern int report_timeunit;
 
 extern const char report_rank_sql[];
 void report_table_free(struct table *t);
@@ -81,5 +89,7 @@ void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
 void report_json_table(const struct table *t, size_t top, int kernels);
 void report_json_verdict_fields(const struct cprof_verdict *v);
 void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
+void report_print_windows(const struct cprof_recording *r);
+void report_json_windows(const struct cprof_recording *r);
 
 #endif

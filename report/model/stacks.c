@@ -298,96 +298,126 @@ static const char attr_sql[] =
 	"  GROUP BY apiId) g ON g.apiId = a.id"
 	" WHERE a.stackId IS NOT NULL AND (?1 = 0 OR a.processId = ?1)";
 
-int cprof_attr_build(sqlite3 *db, const struct cprof_stacks *stacks, enum cprof_attr_by by, int64_t proc,
-		     struct cprof_attr_table *t)
+/* one call (with its stack s) into table t by by; 0 or a negative errno */
+static int attr_row(struct cprof_attr_table *t, size_t *cap, enum cprof_attr_by by, const struct cprof_stack *s, int nested,
+		    int inherited, double cpu, double gpu, uint64_t gops, const char *api, const char *kernel)
+{
+	char opbuf[1024], chainbuf[2048], kbuf[160];
+	int r;
+
+	t->calls_with_stack += !nested;
+	t->inherited += inherited && !nested;
+	if (by != CPROF_BY_OP) {
+		const char *label = s->callsite, *detail = NULL;
+
+		if (by == CPROF_BY_CHAIN) {
+			char *d;
+
+			if (gops == 0 || kernel == NULL || *kernel == '\0')
+				return 0;
+			d = cprof_demangle(kernel);
+			cprof_shorten(d ? d : kernel, kbuf, sizeof(kbuf));
+			free(d);
+			snprintf(chainbuf, sizeof(chainbuf), "%s%s%s", s->ops ? s->ops : "", s->ops ? ARROW : "", api);
+			label = kbuf;
+			detail = chainbuf;
+		}
+		if (label == NULL)
+			return 0;
+		r = row_add(t, cap, label, detail);
+		if (r < 0)
+			return r;
+		account(&t->rows[r], nested, cpu, gpu, gops);
+		return 0;
+	}
+	/* by op: the innermost op gets Self, every op of the chain gets Total (once, if it recurs) */
+	if (s->ops == NULL)
+		return 0;
+	{
+		char *ops[64], *p = opbuf, *arrow;
+		int nops = 0, i, k;
+
+		snprintf(opbuf, sizeof(opbuf), "%s", s->ops);
+		while (nops < 64) {
+			ops[nops++] = p;
+			arrow = strstr(p, ARROW);
+			if (arrow == NULL)
+				break;
+			*arrow = '\0';
+			p = arrow + strlen(ARROW);
+		}
+		for (i = nops - 1; i >= 0; i--) {
+			for (k = nops - 1; k > i; k--)
+				if (!strcmp(ops[k], ops[i]))
+					break;
+			if (k > i)
+				continue;
+			r = row_add(t, cap, ops[i], NULL);
+			if (r < 0)
+				return r;
+			if (i == nops - 1)
+				account(&t->rows[r], nested, cpu, gpu, gops);
+			t->rows[r].cpu_total_ns += cpu;
+			t->rows[r].gpu_total_ns += gpu;
+		}
+	}
+	return 0;
+}
+
+int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t proc, const enum cprof_attr_by *by,
+		       struct cprof_attr_table *t, int n)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0;
-	int ret = 0;
+	size_t cap[8] = { 0 };
+	int ret = 0, i;
 
-	memset(t, 0, sizeof(*t));
+	for (i = 0; i < n; i++)
+		memset(&t[i], 0, sizeof(t[i]));
 	if (stacks->n == 0)
 		return 0;
+	if (n > 8)
+		return -EINVAL;
 	if (sqlite3_prepare_v2(db, attr_sql, -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, proc);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (ret == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		const struct cprof_stack *s = cprof_stacks_find(stacks, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
 		int nested = sqlite3_column_int(st, 2);
 		double cpu = nested ? 0 : sqlite3_column_double(st, 3), gpu = sqlite3_column_double(st, 4);
 		uint64_t gops = (uint64_t)sqlite3_column_int64(st, 5);
 		const char *api = (const char *)sqlite3_column_text(st, 7);
 		const char *kernel = (const char *)sqlite3_column_text(st, 8);
-		char opbuf[1024], chainbuf[2048], kbuf[160];
-		int r;
+		int inherited = sqlite3_column_int(st, 6);
 
 		if (s == NULL)
 			continue;
-		t->calls_with_stack += !nested;
-		t->inherited += sqlite3_column_int(st, 6) && !nested;
-		if (by != CPROF_BY_OP) {
-			const char *label = s->callsite, *detail = NULL;
-
-			if (by == CPROF_BY_CHAIN) {
-				char *d;
-
-				if (gops == 0 || kernel == NULL || *kernel == '\0')
-					continue;
-				d = cprof_demangle(kernel);
-				cprof_shorten(d ? d : kernel, kbuf, sizeof(kbuf));
-				free(d);
-				snprintf(chainbuf, sizeof(chainbuf), "%s%s%s", s->ops ? s->ops : "", s->ops ? ARROW : "", api);
-				label = kbuf;
-				detail = chainbuf;
-			}
-			if (label == NULL)
-				continue;
-			r = row_add(t, &cap, label, detail);
-			if (r < 0) {
-				ret = r;
-				break;
-			}
-			account(&t->rows[r], nested, cpu, gpu, gops);
-			continue;
-		}
-		/* by op: the innermost op gets Self, every op of the chain gets Total (once, if it recurs) */
-		if (s->ops == NULL)
-			continue;
-		{
-			char *ops[64], *p = opbuf, *arrow;
-			int nops = 0, i, k;
-
-			snprintf(opbuf, sizeof(opbuf), "%s", s->ops);
-			while (nops < 64) {
-				ops[nops++] = p;
-				arrow = strstr(p, ARROW);
-				if (arrow == NULL)
-					break;
-				*arrow = '\0';
-				p = arrow + strlen(ARROW);
-			}
-			for (i = nops - 1; i >= 0; i--) {
-				for (k = nops - 1; k > i; k--)
-					if (!strcmp(ops[k], ops[i]))
-						break;
-				if (k > i)
-					continue;
-				r = row_add(t, &cap, ops[i], NULL);
-				if (r < 0) {
-					ret = r;
-					goto out;
-				}
-				if (i == nops - 1)
-					account(&t->rows[r], nested, cpu, gpu, gops);
-				t->rows[r].cpu_total_ns += cpu;
-				t->rows[r].gpu_total_ns += gpu;
-			}
-		}
+		for (i = 0; i < n && ret == 0; i++)
+			ret = attr_row(&t[i], &cap[i], by[i], s, nested, inherited, cpu, gpu, gops, api, kernel);
 	}
-out:
 	sqlite3_finalize(st);
-	if (t->n)
-		qsort(t->rows, t->n, sizeof(t->rows[0]), by_gpu_desc);
+	for (i = 0; i < n; i++)
+		if (t[i].n)
+			qsort(t[i].rows, t[i].n, sizeof(t[i].rows[0]), by_gpu_desc);
+	return ret;
+}
+
+int cprof_attr_build(sqlite3 *db, const struct cprof_stacks *stacks, enum cprof_attr_by by, int64_t proc,
+		     struct cprof_attr_table *t)
+{
+	return cprof_attr_build_n(db, stacks, proc, &by, t, 1);
+}
+
+int cprof_attr_build3(sqlite3 *db, const struct cprof_stacks *stacks, int64_t proc, struct cprof_attr_table *ops,
+		      struct cprof_attr_table *sites, struct cprof_attr_table *chains)
+{
+	static const enum cprof_attr_by by[3] = { CPROF_BY_OP, CPROF_BY_CALLSITE, CPROF_BY_CHAIN };
+	struct cprof_attr_table t[3];
+	int ret = cprof_attr_build_n(db, stacks, proc, by, t, 3);
+
+	/* the caller frees what was built, as with three calls */
+	*ops = t[0];
+	*sites = t[1];
+	*chains = t[2];
 	return ret;
 }
 

@@ -49,6 +49,12 @@ struct cprof_attr_table {
 /* proc 0 = every process. */
 int cprof_attr_build(sqlite3 *db, const struct cprof_stacks *stacks, enum cprof_attr_by by, int64_t proc,
 		     struct cprof_attr_table *t);
+/* The same for n tables at once (by[i] into t[i], n <= 8), from one pass over the calls. */
+int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t proc, const enum cprof_attr_by *by,
+		       struct cprof_attr_table *t, int n);
+/* By op, by call site and by chain at once; the caller frees the three tables, also on failure. */
+int cprof_attr_build3(sqlite3 *db, const struct cprof_stacks *stacks, int64_t proc, struct cprof_attr_table *ops,
+		      struct cprof_attr_table *sites, struct cprof_attr_table *chains);
 void cprof_attr_free(struct cprof_attr_table *t);
 /* Output on stdout; top 0 = every row. */
 void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top);

@@ -4,11 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/steps.h"
 #include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
 
-const char cprof_step_re_default[] = "^(ProfilerStep#[0-9]+|[Ss]tep([ _#:-]?[0-9]+)?)$";
+const char cprof_step_re_default[] = CPROF_STEP_RE_DEFAULT;
 
 int cprof_step_re_check(const char *re, char *err, size_t size)
 {

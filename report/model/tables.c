@@ -256,3 +256,30 @@ out:
 	free(libs);
 	return ret;
 }
+
+int cprof_model_driver_only_stats(const struct cprof_model *m, int64_t proc,
+				  int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
+				  void *ctx)
+{
+	struct cprof_keyed *kd;
+	struct trimmed t = { { m, fn, ctx }, "" };
+	size_t i, n = 0;
+	int ret;
+
+	if (!m->drv_api_loaded)
+		return -EIO;
+	if ((kd = malloc((m->ndrv_api ? m->ndrv_api : 1) * sizeof(*kd))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ndrv_api; i++) {
+		const struct cprof_drv_api *r = &m->drv_api[i];
+
+		/* the SQL joined StringIds: a call whose name is not there is not counted */
+		if ((proc && r->proc != proc) || cprof_model_string(m, r->name) == NULL)
+			continue;
+		kd[n].key = r->name;
+		kd[n++].d = r->d;
+	}
+	ret = cprof_model_group_stats(kd, n, trimmed_label, relay, &t.g); /* t.g is t's first member */
+	free(kd);
+	return ret;
+}

@@ -43,13 +43,6 @@ static int by_total_desc(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int load(struct html *h, const char *sql, struct html_table *t, int cupti, int demangle)
-{
-	struct load_ctx c = { t, cupti, demangle };
-
-	return cprof_group_stats(h->db, sql, 0, add_row, &c) < 0 ? -EIO : 0;
-}
-
 static void sort_table(struct html_table *t)
 {
 	if (t->n)
@@ -66,7 +59,7 @@ static int load_apis(struct html *h)
 
 	if ((ret = cprof_model_call_stats(&h->model, 0, 0, add_row, &c) < 0 ? -EIO : 0) < 0 ||
 	    (ret = cprof_model_cupti_only_stats(&h->model, 0, add_row, &cupti) < 0 ? -EIO : 0) < 0 ||
-	    (ret = load(h, cprof_sql_api_driver_only, &h->apis, 1, 0)) < 0)
+	    (ret = cprof_model_driver_only_stats(&h->model, 0, add_row, &cupti) < 0 ? -EIO : 0) < 0)
 		return ret;
 	sort_table(&h->apis);
 	return 0;
@@ -131,9 +124,7 @@ int html_tables_load(struct html *h)
 	if ((ret = load_memops(h)) < 0 || (ret = load_apis(h)) < 0 || (ret = load_torch(h)) < 0)
 		return ret;
 	if ((ret = cprof_stacks_load(h->db, &h->stacks)) < 0 ||
-	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_OP, 0, &h->ops)) < 0 ||
-	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CALLSITE, 0, &h->sites)) < 0 ||
-	    (ret = cprof_attr_build(h->db, &h->stacks, CPROF_BY_CHAIN, 0, &h->chains)) < 0)
+	    (ret = cprof_attr_build3(h->db, &h->stacks, 0, &h->ops, &h->sites, &h->chains)) < 0)
 		return ret;
 	if ((ret = cprof_ranges_build(h->db, 0, &h->ranges)) < 0)
 		return ret;

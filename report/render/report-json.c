@@ -76,7 +76,7 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	printf(",\"cprof_cost\":{\"measured\":%s,\"total_ns\":%llu,\"hook_ns\":%llu,\"calls\":%llu,"
 	       "\"sampled_calls\":%llu,\"stack_ns\":%llu,\"stacks\":%llu,\"cupti_overhead_ns\":%llu,"
 	       "\"flusher_cpu_ns\":%llu,\"collector_cpu_ns\":%llu,\"app_wait_ns\":%llu,\"wait_attributed_ns\":%llu,"
-	       "\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu}}",
+	       "\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu}}",
 	       v->cost.measured ? "true" : "false", (unsigned long long)v->cost.total_ns,
 	       (unsigned long long)v->cost.hook_ns, (unsigned long long)v->cost.calls,
 	       (unsigned long long)v->cost.sampled_calls, (unsigned long long)v->cost.stack_ns,
@@ -84,7 +84,7 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       (unsigned long long)v->cost.flusher_cpu_ns, (unsigned long long)v->cost.collector_cpu_ns,
 	       (unsigned long long)v->cost.app_wait_ns, (unsigned long long)v->cost.wait_attributed_ns,
 	       (unsigned long long)v->cost.lost_ring_full, (unsigned long long)v->cost.lost_cupti,
-	       (unsigned long long)v->cost.lost_pipe);
+	       (unsigned long long)v->cost.lost_pipe, (unsigned long long)v->cost.lost_nested);
 }
 
 
@@ -106,4 +106,30 @@ void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 		sqlite3_finalize(st);
 	}
 	printf("]");
+}
+
+/* ,"windows":[...] when the profile was recorded in windows, ,"max_size":{...} when a limit was set. */
+void report_json_windows(const struct cprof_recording *r)
+{
+	size_t i;
+
+	if (r->n) {
+		printf(",\"windows\":[");
+		for (i = 0; i < r->n; i++) {
+			const struct cprof_window *w = &r->w[i];
+
+			printf("%s{\"number\":%d,\"pid\":%lld,\"start_ns\":%llu,\"end_ns\":%llu,\"duration_ns\":%llu,\"why\":",
+			       i ? "," : "", w->number, (long long)w->pid, (unsigned long long)w->start,
+			       (unsigned long long)w->end, (unsigned long long)(w->end - w->start));
+			cprof_json_str(stdout, w->why);
+			printf(",\"end_why\":");
+			cprof_json_str(stdout, w->end_why);
+			printf("}");
+		}
+		printf("]");
+	}
+	if (r->max_size)
+		printf(",\"max_size\":{\"bytes\":%lld,\"reached\":%s,\"cut_ns\":%llu,\"unrecorded\":%lld}",
+		       (long long)r->max_size, r->max_size_cut_ns ? "true" : "false",
+		       (unsigned long long)r->max_size_cut_ns, (long long)r->unrecorded);
 }

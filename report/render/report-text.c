@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "report/model/report.h"
+#include "report/term.h"
 
 
 /* What cprof cost the program in the window, measured (issue 26). */
@@ -24,7 +25,8 @@ static void report_text_cost(const struct cprof_cost *c)
 		printf("  cprof's own cost: CUPTI %s; the rest was not measured (a profile from before CPROF_COST)\n", u);
 		return;
 	}
-	printf("  cprof's own cost: %s (%.1f%% of the window): hooks %s (%llu calls, 1 in %d timed), stacks %s (%llu),"
+	/* a lower bound: CUPTI's work inside each CUDA call and cache effects are not timed (docs/bench.md) */
+	printf("  cprof's own cost: at least %s (%.1f%% of the window): hooks %s (%llu calls, 1 in %d timed), stacks %s (%llu),"
 	       " CUPTI %s, waiting for a core while cprof's threads ran %s\n",
 	       t, c->window_ns ? 100.0 * c->total_ns / c->window_ns : 0.0, h, (unsigned long long)c->calls,
 	       CPROF_COST_SAMPLE, s, (unsigned long long)c->stacks, u, w);
@@ -42,7 +44,7 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 	enum cprof_unit u;
 	size_t i, n = report_shown(t, top);
 	char tot[32], avg[32], med[32], mn[32], mx[32], sd[32], name[96];
-	const char *un;
+	const char *un, *shown;
 	int tagged = 0;
 
 	if (t->n == 0)
@@ -51,7 +53,7 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 		if (t->rows[i].st.total > maxv)
 			maxv = t->rows[i].st.total;
 	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
-	u = cprof_unit_for(maxv);
+	u = report_timeunit >= 0 ? (enum cprof_unit)report_timeunit : cprof_unit_for(maxv);
 	un = cprof_unit_name(u);
 	printf("\n%s\n\n", cprof_tx(title));
 	printf(" Time (%%)  Total (%s)  Instances  Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)%s  Name\n", un,
@@ -67,13 +69,13 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 		cprof_fmt_in(mn, sizeof(mn), s->min, u);
 		cprof_fmt_in(mx, sizeof(mx), s->max, u);
 		cprof_fmt_in(sd, sizeof(sd), s->std, u);
-		cprof_shorten(t->rows[i].name, name, sizeof(name));
+		shown = cprof_term_name(t->rows[i].name, with_bytes ? 115 : 93, name, sizeof(name));
 		printf(" %8.1f  %10s  %9llu  %9s  %9s  %9s  %9s  %11s", t->total > 0 ? 100.0 * s->total / t->total : 0.0,
 		       tot, (unsigned long long)s->n, avg, med, mn, mx, sd);
 		if (with_bytes)
 			printf("  %13.3f  %5.1f", t->rows[i].bytes / 1e6,
 			       s->total > 0 ? t->rows[i].bytes / s->total : 0.0);
-		printf("  %s%s\n", cprof_tx(name), t->rows[i].tag ? "*" : "");
+		printf("  %s%s\n", cprof_tx(shown), t->rows[i].tag ? "*" : "");
 		tagged |= t->rows[i].tag != 0;
 	}
 	if (n < t->n)
@@ -123,7 +125,9 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	int i;
 
 	cprof_verdict_line(v, line, sizeof(line));
-	printf("\nVerdict: %s\n", cprof_tx(line));
+	/* the verdict word in its colour on a terminal; the same bytes as ever elsewhere */
+	printf("\nVerdict: %s%.*s%s%s\n", cprof_hue_verdict(v->verdict), (int)strcspn(line, ":"), line,
+	       cprof_hue(CPROF_HUE_RESET), cprof_tx(line + strcspn(line, ":")));
 	if (!cprof_verdict_no_gpu(v)) {
 		cprof_fmt_dur(a, sizeof(a), (double)(v->end - v->start));
 		cprof_fmt_dur(b, sizeof(b), (double)v->busy_ns);
@@ -164,8 +168,9 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	if (nf > 0) {
 		printf("\nFindings\n");
 		for (i = 0; i < nf; i++)
-			printf("  [%s] %s: %s\n         evidence: %s\n", f[i].severity, f[i].id, cprof_tx(f[i].message),
-			       cprof_tx(f[i].evidence));
+			printf("  [%s%s%s] %s: %s\n         evidence: %s\n",
+			       cprof_hue(!strcmp(f[i].severity, "warn") ? CPROF_HUE_WARN : CPROF_HUE_INFO), f[i].severity,
+			       cprof_hue(CPROF_HUE_RESET), f[i].id, cprof_tx(f[i].message), cprof_tx(f[i].evidence));
 	}
 }
 
@@ -225,4 +230,36 @@ void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
 		       report_rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
 	}
 	sqlite3_finalize(st);
+}
+
+/* The recording windows (issue 31): what was recorded, when, and why it started and stopped. */
+void report_print_windows(const struct cprof_recording *r)
+{
+	char dur[32], bytes[32];
+	size_t i;
+
+	if (r->n) {
+		printf("Recorded windows: %zu (everything below covers only these; outside them calls passed through"
+		       " unrecorded)\n", r->n);
+		for (i = 0; i < r->n && i < 50; i++) {
+			const struct cprof_window *w = &r->w[i];
+			char pid[32] = "all";
+
+			if (w->pid)
+				snprintf(pid, sizeof(pid), "pid %lld", (long long)w->pid);
+			cprof_fmt_dur(dur, sizeof(dur), (double)(w->end - w->start));
+			printf("  #%d  %s  +%.3f s .. +%.3f s (%s)  %s; %s\n", w->number, pid,
+			       w->start >= r->base_ns ? (w->start - r->base_ns) / 1e9 : 0.0,
+			       w->end >= r->base_ns ? (w->end - r->base_ns) / 1e9 : 0.0, dur, cprof_tx(w->why),
+			       cprof_tx(w->end_why));
+		}
+		if (r->n > 50)
+			printf("  ... %zu more (cprof report --format json lists them all)\n", r->n - 50);
+	}
+	if (r->max_size_cut_ns) {
+		snprintf(bytes, sizeof(bytes), "%.1f MiB", r->max_size / 1048576.0);
+		printf("Recording stopped at --max-size %s (+%.3f s): %lld events and GPU records after it were not recorded\n",
+		       bytes, r->max_size_cut_ns >= r->base_ns ? (r->max_size_cut_ns - r->base_ns) / 1e9 : 0.0,
+		       (long long)r->unrecorded);
+	}
 }

@@ -34,6 +34,32 @@ void trace_write_header(struct trace *t)
 	trace_put(t, t->simulated ? "true" : "false");
 	trace_put(t, ", \"command\": ");
 	trace_put_str(t, cprof_meta(t->db, "command", command, sizeof(command), ""));
+	if (t->model.rec.n) {
+		/* recorded in windows: only these spans hold events (issue 31) */
+		trace_put(t, ", \"windows\": [");
+		for (size_t i = 0; i < t->model.rec.n; i++) {
+			const struct cprof_window *w = &t->model.rec.w[i];
+
+			trace_put(t, i ? ", {\"number\": " : "{\"number\": ");
+			trace_put_i(t, w->number);
+			trace_put(t, ", \"pid\": ");
+			trace_put_i(t, w->pid);
+			trace_put(t, ", \"start_ns\": ");
+			trace_put_i(t, (int64_t)w->start);
+			trace_put(t, ", \"end_ns\": ");
+			trace_put_i(t, (int64_t)w->end);
+			trace_put(t, ", \"why\": ");
+			trace_put_str(t, w->why);
+			trace_put(t, ", \"end_why\": ");
+			trace_put_str(t, w->end_why);
+			trace_put(t, "}");
+		}
+		trace_put(t, "]");
+	}
+	if (t->model.rec.max_size_cut_ns) {
+		trace_put(t, ", \"max_size_unrecorded\": ");
+		trace_put_i(t, t->model.rec.unrecorded);
+	}
 	trace_put(t, "},\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
 	snprintf(buf, sizeof(buf), "%lld", (long long)t->base_ns);
 	trace_put(t, buf);
@@ -83,6 +109,31 @@ static void thread_meta(struct trace *t, int64_t pid, int64_t tid)
 	/* a name given with nvtxNameOsThread replaces the number */
 	trace_put_meta(t, "thread_name", pid, tid, "name", given ? given : name, 0);
 	trace_put_meta(t, "thread_sort_index", pid, tid, "sort_index", NULL, tid);
+}
+
+/* Each recording window as a span on its process's lane 0 ("cprof recording"), so a viewer shows what
+ * was recorded; the whole run's window (cut by --max-size) on the first process. */
+static void write_windows(struct trace *t)
+{
+	char name[240];
+
+	for (size_t i = 0; i < t->model.rec.n; i++) {
+		const struct cprof_window *w = &t->model.rec.w[i];
+		int64_t pid = w->pid ? w->pid : (t->nprocs ? t->procs[0].pid : 0);
+		size_t k;
+
+		for (k = 0; k < i && (t->model.rec.w[k].pid ? t->model.rec.w[k].pid : pid) != pid; k++)
+			;
+		if (k == i) /* the lane's name, once a process */
+			trace_put_meta(t, "thread_name", pid, 0, "name", "cprof recording", 0);
+		snprintf(name, sizeof(name), "recorded window %d: %.200s", w->number, w->why);
+		trace_span_begin(t, "cprof_window", name, pid, 0, (int64_t)w->start, (int64_t)w->end);
+		trace_put(t, ", \"args\": {");
+		trace_put(t, "\"number\": ");
+		trace_put_i(t, w->number);
+		trace_arg_s(t, "end_why", w->end_why);
+		trace_put(t, "}}");
+	}
 }
 
 int trace_write_metadata(struct trace *t)
@@ -172,6 +223,7 @@ int trace_write_metadata(struct trace *t)
 		trace_put_meta(t, "process_name", -1, 0, "name", "CUPTI Overhead", 0);
 		trace_put_meta(t, "process_sort_index", -1, 0, "sort_index", NULL, KINETO_OVERHEAD_SORT);
 	}
+	write_windows(t);
 out:
 	sqlite3_finalize(st);
 	return ret;

@@ -97,4 +97,20 @@ assert_eq "$("$T/prefix/bin/cprof" --version)" "cprof $VERSION" "installed cprof
 LD_LIBRARY_PATH=$T/prefix/lib/cprof/simgpu/lib "$T/prefix/bin/cprof-run" -q -o "$T/inst.db" -- "$T/prefix/libexec/cprof/workloads/driver_launch" \
 	|| fail "installed cprof-run"
 assert_ge "$(q "$T/inst.db" "SELECT count(*) FROM KERNELS")" 1 "kernels profiled by the installed cprof-run"
+
+# man pages (help2man, from the programs' --help) in the tarball, the wheel's environment and make install's prefix
+man_ok() { # DIR WHERE: cprof.1 documents every command and the options of check; cprof-run.1 its options
+	[ -f "$1/man1/cprof.1" ] && [ -f "$1/man1/cprof-run.1" ] || fail "$2: no man pages in $1/man1"
+	for c in $("$B/bin/cprof" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'); do
+		grep -q "^\.SS \"cprof $c\"" "$1/man1/cprof.1" || fail "$2: cprof.1 has no section for cprof $c"
+	done
+	grep -q 'junit' "$1/man1/cprof.1" || fail "$2: cprof.1 does not carry check's --help"
+	grep -q 'capture\\-range' "$1/man1/cprof-run.1" || fail "$2: cprof-run.1 does not carry cprof-run's --help"
+	if command -v man > /dev/null; then
+		MANPATH=$1 MANWIDTH=120 man cprof 2> /dev/null | grep -q "cprof stacks" || fail "$2: man cprof"
+	fi
+}
+man_ok "$B/share/man" "tarball"
+man_ok "$T/venv/share/man" "wheel"
+man_ok "$T/prefix/share/man" "make install"
 echo ok

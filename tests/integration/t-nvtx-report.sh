@@ -11,7 +11,7 @@ sim "$BIN/cprof-run" -q -o prof.db -- "$WL/nvtx_demo" steps $N > out.txt 2>err.t
 "$BIN/cprof" report prof.db --by range --range-tree --format csv > r.csv 2>err.txt || fail "report csv: $(cat err.txt)"
 "$BIN/cprof" report prof.db --by range --range-tree > r.txt 2>err.txt || fail "report text: $(cat err.txt)"
 "$BIN/cprof" report prof.db --top 2 > all.txt 2>err.txt || fail "report: $(cat err.txt)"
-"$BIN/cprof" trace prof.db -o trace.json 2>err.txt || fail "trace: $(cat err.txt)"
+"$BIN/cprof" trace -q prof.db -o trace.json 2>err.txt || fail "trace: $(cat err.txt)"
 [ -s err.txt ] && fail "trace printed: $(cat err.txt)"
 
 cat > check.py <<'EOF'

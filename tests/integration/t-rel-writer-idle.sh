@@ -32,7 +32,7 @@ for prio in idle normal; do
 	[ -n "$(q prof.db "SELECT value FROM META WHERE key = 'catchup_ns'")" ] || fail "no catchup_ns ($prio)"
 	# the last COST row has the totals: every call counted, a sample of them timed, nothing lost
 	read -r rows hooked sampled hook_ns lost < <(q prof.db "SELECT count(*), max(hookCalls), max(sampledCalls), max(hookNs),
-		max(lostRingFull + lostCupti + lostPipe) FROM CPROF_COST" | tr '|' ' ')
+		max(lostRingFull + lostCupti + lostPipe + lostNested) FROM CPROF_COST" | tr '|' ' ')
 	echo "$prio: COST rows $rows, hooked $hooked, sampled $sampled, hook ns $hook_ns, lost $lost"
 	assert_ge "$rows" 2 "COST rows (about ten a second, and one before BYE)"
 	assert_eq "$hooked" "$calls" "hooked calls in the last COST row"
@@ -58,5 +58,5 @@ unset CPROF_WRITER_PRIORITY
 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o gpu.db -- "$WL/matmul_sweep" --sizes 64 --steps 50 > /dev/null 2>&1 ||
 	fail "matmul_sweep under cprof-run"
 "$BIN/cprof" report gpu.db > gpu.txt || fail "report"
-grep -Eq "^  cprof's own cost: .* hooks .* calls, 1 in 64 timed" gpu.txt || fail "no cost line in the text report: $(cat gpu.txt)"
+grep -Eq "^  cprof's own cost: at least .* hooks .* calls, 1 in 64 timed" gpu.txt || fail "no cost line in the text report: $(cat gpu.txt)"
 echo PASS

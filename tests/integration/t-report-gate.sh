@@ -12,11 +12,11 @@ grep -q "^PASS" out.txt || fail "no PASS line"
 # 1: wrong expectation, too much idle, regression against a baseline: one line each, both numbers
 "$BIN/cprof" check small.db --expect compute-bound --max-gpu-idle 10 > out.txt; assert_eq $? 1 "failed gate"
 assert_eq "$(grep -c '^FAIL' out.txt)" 2 "one line per failed condition"
-grep -q "^FAIL verdict: overhead-bound .* expected compute-bound" out.txt || fail "verdict line: $(cat out.txt)"
-grep -Eq "^FAIL GPU idle: [0-9.]+% of the window, allowed 10.0%" out.txt || fail "idle line: $(cat out.txt)"
+grep -q "^FAIL small.db: verdict: overhead-bound .* expected compute-bound" out.txt || fail "verdict line: $(cat out.txt)"
+grep -Eq "^FAIL small.db: GPU idle: [0-9.]+% of the window, allowed 10.0%" out.txt || fail "idle line: $(cat out.txt)"
 "$BIN/cprof" check more.db --baseline small.db --max-regression 10 > out.txt; assert_eq $? 1 "regression"
-grep -Eq "^FAIL kernel launches: 90 vs baseline 50" out.txt || fail "launch count line: $(cat out.txt)"
-grep -q "^FAIL total GPU kernel time" out.txt || fail "GPU time line: $(cat out.txt)"
+grep -Eq "^FAIL more.db: kernel launches: 90 vs baseline 50" out.txt || fail "launch count line: $(cat out.txt)"
+grep -q "^FAIL more.db: total GPU kernel time" out.txt || fail "GPU time line: $(cat out.txt)"
 "$BIN/cprof" check small.db --baseline small.db --max-regression 0 > out.txt; assert_eq $? 0 "no regression against itself"
 # 2: usage or unreadable input
 "$BIN/cprof" check small.db --expect fast 2> err.txt; assert_eq $? 2 "bad --expect"
@@ -39,5 +39,5 @@ sim "$BIN/cprof-run" -q -o g1.db --check '--expect overhead-bound' -- "$WL/matmu
 assert_eq $? 0 "cprof-run --check passing"
 sim "$BIN/cprof-run" -q -o g2.db --check '--expect compute-bound' -- "$WL/matmul_sweep" --sizes 64 --steps 20 > /dev/null 2> err.txt
 assert_eq $? 1 "cprof-run --check failing"
-grep -q "FAIL verdict" err.txt || fail "gate output not on stderr"
+grep -q "FAIL .*g2.db: verdict" err.txt || fail "gate output not on stderr"
 echo ok

@@ -6,7 +6,8 @@ need_sim
 sim "$BIN/cprof-run" -q -o prof.db -- "$WL/matmul_sweep" --sizes 64,256 --steps 10 --warmup 2 --variant both > out.txt \
 	|| fail "matmul_sweep failed: $(cat out.txt)"
 "$BIN/cprof" trace prof.db -o trace.json 2>err.txt || fail "export failed: $(cat err.txt)"
-[ -s err.txt ] && fail "export printed: $(cat err.txt)"
+grep -qvE '^cprof trace: wrote [^ ]+ \([0-9]+ events, [0-9]+ (bytes|kB|MB)\)$' err.txt && fail "export printed: $(cat err.txt)"
+grep -qE '^cprof trace: wrote [^ ]+ \([0-9]+ events' err.txt || fail "export did not say what it wrote: $(cat err.txt)"
 assert_ge "$(q prof.db "SELECT count(*) FROM API_GPU WHERE gpuKind='kernel'")" 96 "hooked calls joined to kernels"
 
 cat > check.py <<'EOF'

@@ -6,7 +6,8 @@
 G=$ROOT/tests/golden
 sqlite3 tiny.db < "$G/tiny.sql" || fail "tiny.sql does not load"
 "$BIN/cprof" trace tiny.db -o tiny.trace.json 2>err.txt || fail "export failed: $(cat err.txt)"
-[ -s err.txt ] && fail "export printed: $(cat err.txt)"
+grep -qvE '^cprof trace: wrote [^ ]+ \([0-9]+ events, [0-9]+ (bytes|kB|MB)\)$' err.txt && fail "export printed: $(cat err.txt)"
+grep -qE '^cprof trace: wrote [^ ]+ \([0-9]+ events' err.txt || fail "export did not say what it wrote: $(cat err.txt)"
 if ! cmp -s tiny.trace.json "$G/tiny.trace.json"; then
 	diff -u "$G/tiny.trace.json" tiny.trace.json | head -30 >&2
 	fail "trace differs from the golden file"

@@ -18,6 +18,9 @@ int main(void)
 	srunner_add_suite(sr, model_host_suite());
 	srunner_add_suite(sr, findings_suite());
 	srunner_add_suite(sr, cost_suite());
+	srunner_add_suite(sr, ring_suite());
+	srunner_add_suite(sr, findings_rules_suite());
+	srunner_add_suite(sr, gates_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

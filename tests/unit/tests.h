@@ -15,5 +15,8 @@ Suite *verdict_suite(void);
 Suite *model_host_suite(void);
 Suite *findings_suite(void);
 Suite *cost_suite(void);
+Suite *ring_suite(void);
+Suite *findings_rules_suite(void);
+Suite *gates_suite(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 __global__ void kern_a(int *p) { if (p) p[threadIdx.x] = 1; }
@@ -201,6 +202,36 @@ int main(int argc, char **argv)
 		launch_a(n);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		fprintf(stderr, "ns_per_launch %.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
+		return 0;
+	}
+	if (!strcmp(mode, "torch-shaped")) {
+		// N steps as PyTorch makes them: before each launch the caching allocator and the stream guard ask
+		// the driver (found through cudaGetDriverEntryPoint, as torch does) whether the primary context is
+		// up; those driver calls are in no hooked call, and there are as many as launches
+		int n = argc > 2 ? atoi(argv[2]) : 100;
+		CUresult (*get_state)(CUdevice, unsigned int *, int *) = nullptr;
+		enum cudaDriverEntryPointQueryResult q;
+		unsigned int flags;
+		int active, *buf, *dst;
+		cudaMalloc(&buf, 4096);
+		cudaMalloc(&dst, 4096);
+		if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", (void **)&get_state, CUDART_VERSION,
+						      cudaEnableDefault, &q) !=
+			    cudaSuccess || get_state == nullptr) {
+			fprintf(stderr, "scenarios: no cuDevicePrimaryCtxGetState\n");
+			return 1;
+		}
+		for (int i = 0; i < n; i++) {
+			for (int j = 0; j < 10; j++) {
+				get_state(0, &flags, &active);
+				kern_a<<<1, 32>>>(buf);
+				get_state(0, &flags, &active);
+				kern_b<<<2, 64>>>(buf);
+			}
+			cudaMemcpyAsync(dst, buf, 4096, cudaMemcpyDeviceToDevice, 0);
+			cudaStreamSynchronize(0);
+		}
+		printf("torch-shaped %d\n", n);
 		return 0;
 	}
 	if (!strcmp(mode, "dtod-gemm") || !strcmp(mode, "gemm-only")) {
@@ -656,6 +687,6 @@ int main(int argc, char **argv)
 		return 9;
 	}
 	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
-			" dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]]\n");
+			" torch-shaped N | dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]]\n");
 	return 2;
 }

@@ -1,0 +1,33 @@
+/* Terminal-aware text: the width names may take, colour for verdicts and severities, progress on stderr. */
+#ifndef CPROF_REPORT_TERM_H
+#define CPROF_REPORT_TERM_H
+
+#include <stddef.h>
+
+enum cprof_color_when { CPROF_COLOR_AUTO, CPROF_COLOR_ALWAYS, CPROF_COLOR_NEVER };
+
+/* Takes --wide and --color[=WHEN] out of argv (they are accepted by every command, anywhere), then decides,
+ * for standard output: a terminal's width (COLUMNS, else TIOCGWINSZ) unless --wide; colour on a terminal
+ * unless NO_COLOR (non-empty), TERM=dumb or --color=never. Returns argc, or -1 on a bad --color. */
+int cprof_term_setup(int argc, char **argv);
+
+/* A table's name column starting at column col: the name as it fits. Not on a terminal: as cprof_shorten
+ * always made it (outputs that scripts compare stay as they were); --wide: whole; on a terminal: shortened,
+ * then cut in the middle ("head...tail") to what is left of the width. The result is in buf or is full. */
+const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size);
+
+/* SGR sequences for stdout, "" when colour is off. */
+enum cprof_hue { CPROF_HUE_RESET, CPROF_HUE_BAD, CPROF_HUE_GOOD, CPROF_HUE_WARN, CPROF_HUE_INFO, CPROF_HUE_BOLD };
+const char *cprof_hue(enum cprof_hue h);
+/* the colour of a verdict word (overhead-bound, compute-bound, mixed...) */
+const char *cprof_hue_verdict(const char *verdict);
+
+/* Progress on stderr for work that takes more than 2 s, only when stderr is a terminal and not quiet: the
+ * stage and the time so far, redrawn on one line and erased by cprof_progress_end. CPROF_PROGRESS_DELAY_MS
+ * changes the 2 s (0: at once; for tests). */
+void cprof_progress_begin(const char *what);
+void cprof_progress_end(void);
+/* no progress (--quiet, machine-readable output on a terminal) */
+void cprof_progress_off(void);
+
+#endif

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Compares a windowed profile with the launches window_loop logged itself (index, t0, t1, step).
+
+A launch is inside a window when its call lies wholly in it, outside when wholly outside every window;
+a call across a window's edge may be either. Checks that every recorded launch is one the program made
+inside or across a window, that every launch made inside one is recorded, and that every recorded launch
+has its kernel. Prints one line per window; exits 1 with the reason on the first mismatch."""
+import bisect
+import sqlite3
+import sys
+
+
+def main(db_path, log_path, want_windows):
+    log = []
+    with open(log_path) as f:
+        for line in f:
+            i, t0, t1, step = line.split()
+            log.append((int(t0), int(t1), int(i), int(step)))
+    log.sort()
+    db = sqlite3.connect(db_path)
+    wins = db.execute("SELECT number, start, end, why, endWhy FROM CPROF_WINDOWS ORDER BY start").fetchall()
+    if len(wins) != want_windows:
+        sys.exit(f"FAIL: {len(wins)} windows in the profile, want {want_windows}: {wins}")
+    calls = [r[0] for r in db.execute("SELECT start FROM CPROF_API WHERE class = 'launch' ORDER BY start")]
+    kernels = db.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    starts = [l[0] for l in log]
+    matched = set()
+    for c in calls:
+        k = bisect.bisect_right(starts, c) - 1
+        if k < 0 or not (log[k][0] <= c <= log[k][1]):
+            sys.exit(f"FAIL: recorded launch at {c} is none the program logged")
+        t0, t1, idx, _ = log[k]
+        if not any(t1 >= s and t0 <= e for _, s, e, _, _ in wins):
+            sys.exit(f"FAIL: launch {idx} ({t0}..{t1}) was recorded but lies outside every window {wins}")
+        if idx in matched:
+            sys.exit(f"FAIL: launch {idx} recorded twice")
+        matched.add(idx)
+    edge_total = 0
+    for n, s, e, why, end_why in wins:
+        inside = [l for l in log if l[0] >= s and l[1] <= e]
+        edge = [l for l in log if not (l[0] >= s and l[1] <= e) and l[1] >= s and l[0] <= e]
+        missing = [l[2] for l in inside if l[2] not in matched]
+        if missing:
+            sys.exit(f"FAIL: window {n}: {len(missing)} launches made inside it were not recorded (first {missing[:5]})")
+        kept = sum(1 for l in inside + edge if l[2] in matched)
+        edge_total += len(edge)
+        print(f"window {n} ({why}; {end_why}): {(e - s) / 1e9:.3f} s, {len(inside)} launches made inside it, "
+              f"{kept} recorded, {len(edge)} across its edges")
+        if not inside:
+            sys.exit(f"FAIL: window {n}: no launch inside it: the test proves nothing")
+    if kernels != len(calls):
+        sys.exit(f"FAIL: {kernels} kernels for {len(calls)} recorded launches")
+    print(f"recorded {len(calls)} of {len(log)} launches; {kernels} kernels; {edge_total} across window edges")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))

@@ -1,0 +1,239 @@
+/* Unit tests of the CI gate and diff (issue 30): conditions, ranked changes, changes that fit, XML and Markdown
+ * escaping, --sort, and names off a terminal. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/cprof.h"
+#include "report/model/gates.h"
+#include "report/model/report.h"
+#include "report/render/check.h"
+#include "report/term.h"
+#include "tests/unit/tests.h"
+
+static char *written(void (*fn)(FILE *, const char *), const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	fn(f, s);
+	fclose(f);
+	return buf;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct cprof_kstat *)a)->name, ((const struct cprof_kstat *)b)->name);
+}
+
+/* a summary of kernels and calls: {name, api, count, ns}, sorted by name as cprof_summary_load leaves it */
+static void fake(struct cprof_summary *s, const struct cprof_kstat *k, size_t n, const char *verdict, double busy)
+{
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->names = calloc(n, sizeof(*k));
+	ck_assert_ptr_nonnull(s->names);
+	for (i = 0; i < n; i++) {
+		s->names[i] = k[i];
+		s->names[i].name = strdup(k[i].name);
+		if (!k[i].api) {
+			s->kernel_count += k[i].count;
+			s->kernel_ns += k[i].total_ns;
+		}
+	}
+	s->n = n;
+	qsort(s->names, n, sizeof(*k), by_name);
+	snprintf(s->v.verdict, sizeof(s->v.verdict), "%s", verdict);
+	s->v.busy_pct = busy;
+}
+
+static void unfake(struct cprof_summary *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->names[i].name);
+	free(s->names);
+}
+
+START_TEST(test_gates_change_fits)
+{
+	char b[32];
+
+	cprof_fmt_change(b, sizeof(b), 100, 180);
+	ck_assert_str_eq(b, "+80.0%");
+	cprof_fmt_change(b, sizeof(b), 100, 90);
+	ck_assert_str_eq(b, "-10.0%");
+	cprof_fmt_change(b, sizeof(b), 100, 1100);
+	ck_assert_str_eq(b, "+1000.0%");
+	cprof_fmt_change(b, sizeof(b), 100, 1230);
+	ck_assert_str_eq(b, "x12.3");
+	/* the case of the issue: +3906202.7% */
+	cprof_fmt_change(b, sizeof(b), 10, 390630.27);
+	ck_assert_str_eq(b, "x39063");
+	ck_assert_int_le(strlen(b), 8);
+	cprof_fmt_change(b, sizeof(b), 0, 5);
+	ck_assert_str_eq(b, "new");
+	cprof_fmt_change(b, sizeof(b), 5, 0);
+	ck_assert_str_eq(b, "gone");
+	ck_assert(isnan(cprof_change_pct(0, 5)));
+	ck_assert(fabs(cprof_change_pct(50, 90) - 80) < 1e-9);
+}
+END_TEST
+
+START_TEST(test_gates_conditions)
+{
+	static const struct cprof_kstat old_k[] = {
+		{ "gemm", 0, 50, 1000 }, { "tiny", 0, 5, 5 }, { "cudaLaunchKernel", 1, 55, 400 },
+	};
+	static const struct cprof_kstat new_k[] = {
+		{ "gemm", 0, 90, 1800 }, { "tiny", 0, 500, 500 }, { "cudaLaunchKernel", 1, 590, 4000 },
+	};
+	struct cprof_summary old, now;
+	struct cprof_gate_opts o = { "compute-bound", 50, 10 };
+	struct cprof_gate *g = NULL;
+	size_t n, i;
+	int failed;
+
+	fake(&old, old_k, 3, "overhead-bound", 30);
+	fake(&now, new_k, 3, "overhead-bound", 40);
+	failed = cprof_gates_build(&now, &old, &o, &g, &n);
+	/* verdict, idle (60% > 50%), kernel time, launches, gemm; "tiny" is under 1% of the baseline: no gate */
+	ck_assert_int_eq(n, 5);
+	ck_assert_int_eq(failed, 5);
+	ck_assert_str_eq(g[0].id, "verdict");
+	ck_assert_str_eq(g[0].value_text, "overhead-bound");
+	ck_assert_str_eq(g[1].id, "gpu_idle");
+	ck_assert(fabs(g[1].value - 60) < 1e-9 && g[1].limit == 50);
+	ck_assert_str_eq(g[3].id, "kernel_launches");
+	ck_assert(g[3].value == 590 && g[3].baseline == 55 && fabs(g[3].limit - 60.5) < 1e-9);
+	ck_assert_str_eq(g[3].detail, "590 vs baseline 55 (+972.7%, allowed +10.0%)");
+	ck_assert_str_eq(g[4].id, "kernel");
+	ck_assert_str_eq(g[4].name, "gemm");
+	for (i = 0; i < n; i++)
+		ck_assert(g[i].failed);
+	free(g);
+	/* within the limits: nothing fails; against itself at 0%: nothing fails */
+	o.expect = "overhead-bound";
+	o.max_idle = 70;
+	o.max_reg = 10000;
+	ck_assert_int_eq(cprof_gates_build(&now, &old, &o, &g, &n), 0);
+	free(g);
+	o.max_reg = 0;
+	ck_assert_int_eq(cprof_gates_build(&now, &now, &o, &g, &n), 0);
+	free(g);
+	/* no baseline: only the conditions asked for */
+	ck_assert_int_eq(cprof_gates_build(&now, NULL, &(struct cprof_gate_opts){ NULL, -1, 10 }, &g, &n), 0);
+	ck_assert_int_eq(n, 0);
+	free(g);
+	unfake(&old);
+	unfake(&now);
+}
+END_TEST
+
+START_TEST(test_gates_changes_ranked)
+{
+	static const struct cprof_kstat old_k[] = {
+		{ "cudaDeviceSynchronize", 1, 1, 1000 }, { "cudaMemcpy", 1, 4, 100 }, { "k1", 0, 10, 100 },
+		{ "k2", 0, 10, 100 }, { "same", 0, 3, 30 },
+	};
+	static const struct cprof_kstat new_k[] = {
+		{ "cudaDeviceSynchronize", 1, 1, 90000 }, { "cudaMemcpy", 1, 4, 5000 }, { "k1", 0, 10, 150 },
+		{ "k2", 0, 10, 900 }, { "k3", 0, 1, 10 }, { "same", 0, 3, 30 },
+	};
+	struct cprof_summary old, now;
+	struct cprof_change *c = NULL;
+	size_t n;
+
+	fake(&old, old_k, 5, "mixed", 50);
+	fake(&now, new_k, 6, "mixed", 50);
+	ck_assert_int_eq(cprof_changes_build(&old, &now, &c, &n), 0);
+	/* unchanged rows are left out; kernels by |change in GPU time|, calls by host time, the sync wait last */
+	ck_assert_int_eq(n, 5);
+	ck_assert_str_eq(c[0].name, "k2");
+	ck_assert_str_eq(c[1].name, "k1");
+	ck_assert_str_eq(c[2].name, "k3");
+	ck_assert(c[2].old_ns == 0 && c[2].new_n == 1);
+	ck_assert_str_eq(c[3].name, "cudaMemcpy");
+	ck_assert_str_eq(c[4].name, "cudaDeviceSynchronize");
+	free(c);
+	unfake(&old);
+	unfake(&now);
+}
+END_TEST
+
+START_TEST(test_check_xml_escape)
+{
+	char *s = written(cprof_xml_fput, "a<b>&\"'\x1b[31m\x01\xff\t\nz\xc2\x85\xc3\xa9");
+
+	ck_assert_str_eq(s, "a&lt;b&gt;&amp;&quot;&apos;\\x1B[31m\\x01\\xFF&#9;&#10;z\\u0085\xc3\xa9");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_check_md_escape)
+{
+	char *s = written(cprof_md_fput, "a|b*c_d`e[f](g)<h>&~\\\x1b");
+
+	ck_assert_str_eq(s, "a\\|b\\*c\\_d\\`e\\[f\\](g)&lt;h&gt;&amp;\\~\\\\\\\\x1b");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_term_name_off_tty)
+{
+	static const char name[] = "void gemm<float, 128, 64, cutlass::arch::Sm90, cutlass::layout::RowMajor>(Params const&, float*)";
+	char a[96], b[96];
+	const char *got;
+
+	/* off a terminal (the unit runner's stdout is a pipe or a file): exactly as cprof_shorten made it */
+	got = cprof_term_name(name, 93, a, sizeof(a));
+	cprof_shorten(name, b, sizeof(b));
+	ck_assert_str_eq(got, b);
+}
+END_TEST
+
+START_TEST(test_report_sort_rows)
+{
+	struct row rows[3] = {
+		{ .name = "b", .st = { .n = 5, .total = 100, .avg = 20, .max = 30 } },
+		{ .name = "a", .st = { .n = 50, .total = 50, .avg = 1, .max = 90 } },
+		{ .name = "c", .st = { .n = 1, .total = 10, .avg = 10, .max = 10 } },
+	};
+	struct table t = { rows, 3, 3, 160 };
+
+	ck_assert_int_eq(report_sort_key("calls"), REPORT_SORT_CALLS);
+	ck_assert_int_eq(report_sort_key("instances"), REPORT_SORT_CALLS);
+	ck_assert_int_eq(report_sort_key("fast"), -1);
+	report_table_sort(&t, REPORT_SORT_CALLS);
+	ck_assert_str_eq(rows[0].name, "a");
+	ck_assert_str_eq(rows[2].name, "c");
+	report_table_sort(&t, REPORT_SORT_AVG);
+	ck_assert_str_eq(rows[0].name, "b");
+	ck_assert_str_eq(rows[1].name, "c");
+	report_table_sort(&t, REPORT_SORT_NAME);
+	ck_assert_str_eq(rows[0].name, "a");
+	ck_assert_str_eq(rows[1].name, "b");
+}
+END_TEST
+
+Suite *gates_suite(void)
+{
+	Suite *s = suite_create("gates");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_gates_change_fits);
+	tcase_add_test(tc, test_gates_conditions);
+	tcase_add_test(tc, test_gates_changes_ranked);
+	tcase_add_test(tc, test_check_xml_escape);
+	tcase_add_test(tc, test_check_md_escape);
+	tcase_add_test(tc, test_term_name_off_tty);
+	tcase_add_test(tc, test_report_sort_rows);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,179 @@
+/* Unit tests of the preload's per-thread event rings (preload/ring.c and the record path in preload/cprof.h). */
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "preload/cprof.h"
+#include "tests/unit/tests.h"
+
+static int wakes, starts, ends, fails;
+
+static void on_wake(void)
+{
+	wakes++;
+}
+static void on_start(struct cprof_ring *r)
+{
+	(void)r;
+	starts++;
+}
+static void on_end(struct cprof_ring *r)
+{
+	(void)r;
+	ends++;
+}
+static void on_fail(const char *why)
+{
+	(void)why;
+	fails++;
+}
+static const struct cprof_ring_ops ops = { .wake = on_wake, .thread_start = on_start, .thread_end = on_end,
+					   .fail = on_fail };
+
+static void setup(void)
+{
+	wakes = starts = ends = fails = 0;
+	cprof_ring_set_ops(&ops);
+}
+
+static void record(uint64_t i)
+{
+	struct cprof_wire_api ev = { .start_ns = i, .end_ns = i + 1, .api = 1 };
+
+	cprof_record(&ev);
+}
+
+/* events land in order, stamped with the thread's id; the thread's first event claimed one ring */
+START_TEST(test_ring_record_in_order)
+{
+	struct cprof_ring *r;
+
+	for (uint64_t i = 0; i < 100; i++)
+		record(i);
+	r = cprof_tls.ring;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_eq(cprof_rings_head(), r);
+	ck_assert_ptr_null(r->next);
+	ck_assert_uint_eq(atomic_load(&r->head), 100);
+	for (uint64_t i = 0; i < 100; i++) {
+		ck_assert_uint_eq(r->ev[i].start_ns, i);
+		ck_assert_uint_eq(r->ev[i].tid, cprof_tls.tid);
+	}
+	ck_assert_int_eq(starts, 1);
+	ck_assert_uint_eq(atomic_load(&r->lost), 0);
+}
+END_TEST
+
+/* a full ring never overwrites: the excess is counted lost (as ring-full, not nested) and the flusher woken */
+START_TEST(test_ring_full_counts_lost_and_wakes)
+{
+	struct cprof_ring *r;
+
+	for (uint64_t i = 0; i < CPROF_RING_EVENTS + 5; i++)
+		record(i);
+	r = cprof_tls.ring;
+	ck_assert_uint_eq(atomic_load(&r->head), CPROF_RING_EVENTS);
+	ck_assert_uint_eq(atomic_load(&r->lost), 5);
+	ck_assert_uint_eq(atomic_load(&r->lost_nested), 0);
+	ck_assert_uint_eq(r->ev[CPROF_RING_EVENTS - 1].start_ns, CPROF_RING_EVENTS - 1);
+	ck_assert_uint_eq(r->ev[0].start_ns, 0);
+	ck_assert_int_ge(wakes, 1);
+	/* the drainer takes half: recording goes on into the freed slots */
+	atomic_store(&r->tail, CPROF_RING_EVENTS / 2);
+	record(777);
+	ck_assert_uint_eq(atomic_load(&r->head), CPROF_RING_EVENTS + 1);
+	ck_assert_uint_eq(r->ev[0].start_ns, 777);
+	ck_assert_uint_eq(atomic_load(&r->lost), 5);
+}
+END_TEST
+
+/* a record that interrupts a record on the same thread (a signal handler's hooked call) writes nothing and is
+ * counted as a nested loss */
+START_TEST(test_ring_nested_record_counted)
+{
+	struct cprof_ring *r;
+
+	record(1);
+	r = cprof_tls.ring;
+	cprof_tls.recording = 1; /* as if a handler ran inside cprof_record */
+	record(2);
+	cprof_tls.recording = 0;
+	ck_assert_uint_eq(atomic_load(&r->head), 1);
+	ck_assert_uint_eq(atomic_load(&r->lost), 1);
+	ck_assert_uint_eq(atomic_load(&r->lost_nested), 1);
+	record(3);
+	ck_assert_uint_eq(atomic_load(&r->head), 2);
+	ck_assert_uint_eq(r->ev[1].start_ns, 3);
+}
+END_TEST
+
+static void *records(void *arg)
+{
+	uint64_t n = (uintptr_t)arg;
+
+	for (uint64_t i = 0; i < n; i++)
+		record(i);
+	return cprof_tls.ring;
+}
+
+/* a thread that exits with events unsent leaves its ring to the drainer (DEAD, and a wake-up); one that exits
+ * with nothing left frees its ring, and the next thread reuses it */
+START_TEST(test_ring_thread_exit_and_reuse)
+{
+	pthread_t t;
+	struct cprof_ring *a, *b, *c;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, records, (void *)(uintptr_t)3), 0);
+	ck_assert_int_eq(pthread_join(t, (void **)&a), 0);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(atomic_load(&a->state), CPROF_RING_DEAD);
+	ck_assert_int_eq(ends, 1);
+	ck_assert_int_ge(wakes, 1);
+	/* the drainer sent them and marked it free */
+	atomic_store(&a->tail, atomic_load(&a->head));
+	atomic_store(&a->state, CPROF_RING_FREE);
+	ck_assert_int_eq(pthread_create(&t, NULL, records, (void *)(uintptr_t)2), 0);
+	ck_assert_int_eq(pthread_join(t, (void **)&b), 0);
+	ck_assert_ptr_eq(b, a);
+	atomic_store(&b->tail, atomic_load(&b->head));
+	/* a thread whose ring is empty at exit frees it itself */
+	ck_assert_int_eq(pthread_create(&t, NULL, records, (void *)(uintptr_t)0), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	record(1);
+	c = cprof_tls.ring;
+	ck_assert_int_eq(atomic_load(&c->state), CPROF_RING_LIVE);
+}
+END_TEST
+
+/* a fork child drops the parent's rings: its first event claims a new one */
+START_TEST(test_ring_reset_after_fork)
+{
+	uint32_t gen = atomic_load(&cprof_generation);
+
+	record(1);
+	ck_assert_ptr_nonnull(cprof_rings_head());
+	cprof_rings_reset_after_fork();
+	ck_assert_ptr_null(cprof_rings_head());
+	ck_assert_uint_eq(atomic_load(&cprof_generation), gen + 1);
+	record(2);
+	ck_assert_ptr_nonnull(cprof_tls.ring);
+	ck_assert_uint_eq(atomic_load(&cprof_tls.ring->head), 1);
+	ck_assert_uint_eq(cprof_tls.ring->ev[0].start_ns, 2);
+}
+END_TEST
+
+Suite *ring_suite(void)
+{
+	Suite *s = suite_create("ring");
+	TCase *tc = tcase_create("ring");
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_add_test(tc, test_ring_record_in_order);
+	tcase_add_test(tc, test_ring_full_counts_lost_and_wakes);
+	tcase_add_test(tc, test_ring_nested_record_counted);
+	tcase_add_test(tc, test_ring_thread_exit_and_reuse);
+	tcase_add_test(tc, test_ring_reset_after_fork);
+	suite_add_tcase(s, tc);
+	return s;
+}
