@@ -45,7 +45,7 @@ struct cprof_spool {
 	 * thread stopped (see writer_main) */
 	struct {
 		uint8_t *buf;
-		int counting, first_rows, hold, idle;
+		int counting, first_rows, hold, idle, lowered;
 		uint64_t catchup_from;
 		uint64_t cpu_ns;         /* CPU of the writer thread before the hand-over */
 		uint64_t from, len, off; /* the batch being stored: spool offset, bytes of frames, bytes done */
@@ -275,12 +275,17 @@ static void store_slice(struct cprof_spool *sp, const uint8_t *buf, size_t len)
 		sp->in->store_failed = 1;
 		sp->w.counting = 1;
 	}
-	/* the run's first rows are committed at once: a collector killed early still leaves some */
+	/* the run's first rows are committed at once, at normal priority: a collector killed early still leaves
+	 * some; only then does the writer step back (an idle writer on a busy machine would commit nothing) */
 	if (!sp->w.first_rows && cprof_store_rows(store) > 0) {
 		sp->w.first_rows = 1;
 		if (cprof_store_commit(store, 1) < 0 && !atomic_exchange(&sp->failed, 1)) {
 			sp->in->store_failed = 1;
 			sp->w.counting = 1;
+		}
+		if (sp->w.idle && !sp->w.lowered) {
+			sp->st.writer_priority = writer_lower_priority();
+			sp->w.lowered = 1;
 		}
 	}
 }
@@ -397,8 +402,11 @@ static void *writer_main(void *arg)
 {
 	struct cprof_spool *sp = arg;
 
-	sp->st.writer_priority = writer_lower_priority();
-	sp->w.idle = strcmp(sp->st.writer_priority, "normal") != 0;
+	const char *want = getenv("CPROF_WRITER_PRIORITY");
+
+	/* lowered after the first commit (store_slice); "normal" until then */
+	sp->st.writer_priority = "normal";
+	sp->w.idle = !(want && strcmp(want, "normal") == 0);
 	writer_loop(sp, sp->w.idle);
 	sp->w.cpu_ns = thread_cpu_ns();
 	return NULL;

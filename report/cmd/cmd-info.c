@@ -4,12 +4,17 @@
 #define PR_FMT "cprof info"
 #include "common/log.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
+#include "report/model/report.h"
 
 int cmd_info(int argc, char **argv)
 {
 	char command[1024], reason[256], sim[8];
 	sqlite3 *db;
 	int64_t status, nvtx, procs, calls, unaccounted;
+	char counts[160];
+	struct cprof_model model;
+	struct table apis = { 0 };
 	int complete, finalised;
 
 	if (argc != 2 || argv[1][0] == '-') {
@@ -42,7 +47,25 @@ int cmd_info(int argc, char **argv)
 		calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
 		nvtx = cprof_has_table(db, "NVTX_EVENTS") ? cprof_query_int(db, "SELECT count(*) FROM NVTX_EVENTS", 0) : 0;
 	}
-	printf("\ncprof: %lld process(es), %lld CUDA API calls, ", (long long)procs, (long long)calls);
+	/* the calls as cprof report counts them (issue 29 item 2): its API table, named by what they count */
+	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) == 0) {
+		struct call_counts cc;
+		int n;
+
+		if (report_load_apis(&model, 0, &apis) == 0) {
+			report_call_counts(&model, 0, &apis, &cc);
+			n = snprintf(counts, sizeof(counts), "%lld CUDA API calls (", (long long)cc.total);
+			report_call_counts_text(&cc, counts + n, sizeof(counts) - (size_t)n);
+			strncat(counts, ")", sizeof(counts) - strlen(counts) - 1);
+		} else {
+			snprintf(counts, sizeof(counts), "%lld hooked CUDA API calls", (long long)calls);
+		}
+		report_table_free(&apis);
+		cprof_model_free(&model);
+	} else {
+		snprintf(counts, sizeof(counts), "%lld hooked CUDA API calls", (long long)calls);
+	}
+	printf("\ncprof: %lld process(es), %s, ", (long long)procs, counts);
 	if (nvtx)
 		printf("%lld NVTX annotations, ", (long long)nvtx);
 	/* a process killed from outside could not count what it had not sent */

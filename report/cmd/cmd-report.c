@@ -23,6 +23,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|range|stream|process]\n"
 		   "                    [--sort KEY] [--timeunit ns|us|ms|s] [--include-startup] [--compute-pct P]\n"
 		   "                    [--overhead-pct P] [--kernel-wait-us U] [--step-range REGEX] [--range-tree]\n"
+		   "                    [--window run|verdict]\n"
 		   "  --format FMT         text (default), json (cprof.summary/1, every row unless --top) or csv (one table:\n"
 		   "                       the CUDA API unless --by names another)\n"
 		   "  --top N              rows per table (default 15; 0: all)\n"
@@ -39,7 +40,8 @@ static void usage(FILE *f)
 		   "  --kernel-wait-us U   a gap between kernels shorter than U microseconds counts as the GPU waiting for\n"
 		   "                       the next kernel, not for the host (default 30)\n"
 		   "  --step-range REGEX   NVTX ranges that mark steps (default: ProfilerStep#N, step)\n"
-		   "  --range-tree         NVTX ranges by path (step N/forward), not by name\n");
+		   "  --range-tree         NVTX ranges by path (step N/forward), not by name\n"
+		   "  --window WHICH       the tables over the whole run (run, the default) or the verdict's window (verdict)\n");
 }
 
 static int parse_double(const char *opt, const char *arg, double lo, double hi, double *out)
@@ -63,13 +65,15 @@ int cmd_report(int argc, char **argv)
 		{ "compute-pct", required_argument, NULL, 'c' }, { "overhead-pct", required_argument, NULL, 'o' },
 		{ "kernel-wait-us", required_argument, NULL, 'k' }, { "help", no_argument, NULL, 'h' },
 		{ "step-range", required_argument, NULL, 's' },    { "range-tree", no_argument, NULL, 'r' },
+		{ "window", required_argument, NULL, 'w' },
 		{ "sort", required_argument, NULL, 'S' },          { "timeunit", required_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt fmt = FMT_TEXT;
 	enum by by = BY_ALL;
 	size_t top = 15, nprocs = 0, i;
-	int top_set = 0, range_tree = 0, sort = REPORT_SORT_TOTAL;
+	int top_set = 0, range_tree = 0, sort = REPORT_SORT_TOTAL, verdict_window = 0;
+	char win_note[160], title[256];
 	struct proc *procs = NULL;
 	struct table apis = { 0 }, kernels = { 0 }, memops = { 0 }, torch = { 0 };
 	struct cprof_thresholds th;
@@ -87,6 +91,8 @@ int cmd_report(int argc, char **argv)
 	sqlite3 *db;
 	int opt, ret = CPROF_EXIT_OK, complete, lower_bound = 0;
 	int64_t lost, api_calls;
+	struct call_counts cc;
+	char calls_text[160];
 	char reason[256], command[1024], simulated[16], gpu_note[256];
 	char *end;
 	double d;
@@ -160,6 +166,14 @@ int cmd_report(int argc, char **argv)
 		}
 		case 'r':
 			range_tree = 1;
+			break;
+		case 'w':
+			if (!strcmp(optarg, "verdict"))
+				verdict_window = 1;
+			else if (strcmp(optarg, "run")) {
+				pr_err("--window %s: expected run or verdict", optarg);
+				return CPROF_EXIT_USAGE;
+			}
 			break;
 		case 's': {
 			char err[128];
@@ -241,7 +255,7 @@ int cmd_report(int argc, char **argv)
 		}
 		goto out;
 	}
-	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) < 0 || report_load_procs(&model, &procs, &nprocs) < 0 || report_load_apis(&model, 0, &apis) < 0 ||
+	if (cprof_model_load(db, CPROF_MODEL_TIMELINE | CPROF_MODEL_HOST, &model) < 0 || report_load_procs(&model, &procs, &nprocs) < 0 || report_load_apis(&model, 0, &apis) < 0 ||
 	    report_load_kernels(&model, 0, &kernels) < 0 || report_load_memops(&model, 0, &memops) < 0 || report_load_torch(&model, 0, &torch) < 0 ||
 	    (nph = cprof_headline(&model, 0, &th, &v, &ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", argv[optind], cprof_model_errmsg(db));
@@ -252,10 +266,35 @@ int cmd_report(int argc, char **argv)
 	report_table_sort(&kernels, sort);
 	report_table_sort(&memops, sort);
 	/* every call: the hooks' and those only CUPTI saw, as the API table lists them */
-	api_calls = 0;
-	for (i = 0; i < apis.n; i++)
-		api_calls += (int64_t)apis.rows[i].st.n;
+	report_call_counts(&model, 0, &apis, &cc);
+	api_calls = cc.total;
+	report_call_counts_text(&cc, calls_text, sizeof(calls_text));
 	nf = cprof_findings(&model, 0, &v, &fd);
+	/* --window verdict: the tables over the verdict's window, as torch.profiler's table covers its block;
+	 * the headline's counts stay the run's */
+	if (verdict_window && !cprof_verdict_no_gpu(&v)) {
+		struct cprof_model wm;
+
+		report_table_free(&apis);
+		report_table_free(&kernels);
+		report_table_free(&memops);
+		report_table_free(&torch);
+		if (report_model_window(&model, &v, ph, nph, &wm) < 0 || report_load_apis(&wm, 0, &apis) < 0 ||
+		    report_load_kernels(&wm, 0, &kernels) < 0 || report_load_memops(&wm, 0, &memops) < 0 ||
+		    report_load_torch(&wm, 0, &torch) < 0) {
+			report_model_window_free(&wm);
+			pr_err("%s: cannot build the verdict window's tables", argv[optind]);
+			ret = CPROF_EXIT_USAGE;
+			goto out;
+		}
+		report_model_window_free(&wm);
+		report_table_sort(&apis, sort);
+		report_table_sort(&kernels, sort);
+		report_table_sort(&memops, sort);
+	} else {
+		verdict_window = 0;
+	}
+	report_window_note(&v, verdict_window, win_note, sizeof(win_note));
 	/* several GPUs: each its own utilisation and verdict, besides the union above */
 	if ((ndv = cprof_device_verdicts(&model, 0, &th, &dv)) < 0) {
 		pr_err("%s: cannot read the profile", argv[optind]);
@@ -335,9 +374,14 @@ int cmd_report(int argc, char **argv)
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0),
 		       (long long)cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0),
 		       (long long)(api_calls - cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0)));
+		/* the same total, named for what each part counts (cprof info and the HTML print these) */
+		printf(",\"calls\":{\"total\":%lld,\"by_program\":%lld,\"inside_libraries\":%lld,\"seen_only_by_cupti\":%lld}",
+		       (long long)cc.total, (long long)cc.program, (long long)cc.in_libs, (long long)cc.cupti_only);
 		printf(",\"lost_events\":%lld,\"lost_events_lower_bound\":%s,\"complete\":%s,\"incomplete_reason\":",
 		       (long long)lost, lower_bound ? "true" : "false", complete ? "true" : "false");
 		cprof_json_str(stdout, complete ? "" : reason);
+		printf(",\"tables_window\":{\"name\":\"%s\",\"ns\":%llu}", verdict_window ? "verdict" : "run",
+		       (unsigned long long)(verdict_window ? v.end - v.start : v.run_end - v.run_start));
 		report_json_windows(&model.rec);
 		printf(",\"kernels\":");
 		report_json_table(&kernels, top, 1);
@@ -412,8 +456,8 @@ int cmd_report(int argc, char **argv)
 		if (gpu_note[0])
 			printf("GPU records: %s\n", cprof_tx(gpu_note));
 		cprof_fmt_dur(dur, sizeof(dur), (double)(v.run_end - v.run_start));
-		printf("Processes: %zu   API calls: %lld   run: %s   lost events: %s%lld%s   %s%s%s\n", nprocs,
-		       (long long)api_calls, dur, lower_bound ? "at least " : "", (long long)lost,
+		printf("Processes: %zu   CUDA API calls: %lld (%s)   run: %s   lost events: %s%lld%s   %s%s%s\n", nprocs,
+		       (long long)api_calls, calls_text, dur, lower_bound ? "at least " : "", (long long)lost,
 		       lower_bound ? " (a process was killed: what it had not sent is lost uncounted)" : "",
 		       complete ? "complete" : "INCOMPLETE",
 		       complete ? "" : " - ", complete ? "" : cprof_tx(reason));
@@ -439,18 +483,26 @@ int cmd_report(int argc, char **argv)
 			for (i = 0; i < nprocs; i++) {
 				char line[1024];
 
+				char rank[32] = "";
+
 				cprof_verdict_line(&procs[i].v, line, sizeof(line));
-				printf("  %lld%s: %.200s\n", (long long)procs[i].pid, procs[i].rank >= 0 ? " (rank)" : "", cprof_tx(line));
+				if (procs[i].rank >= 0)
+					snprintf(rank, sizeof(rank), " (rank %lld)", (long long)procs[i].rank);
+				/* the whole line: a cut one ended mid-number ("median launch call 42") */
+				printf("  %lld%s: %s\n", (long long)procs[i].pid, rank, cprof_tx(line));
 			}
 		}
 		report_print_ranks(db, procs, nprocs);
+		/* each table says which window it covers (issue 29 item 6) */
+		snprintf(title, sizeof(title), "GPU kernels (%s)", win_note);
 		if (by == BY_ALL || by == BY_KERNEL)
-			report_print_stats_table("GPU kernels", &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
+			report_print_stats_table(title, &kernels, by == BY_KERNEL && !top_set ? 0 : top, 0);
+		snprintf(title, sizeof(title), "GPU memory operations (%s)", win_note);
 		if (by == BY_ALL)
-			report_print_stats_table("GPU memory operations", &memops, top, 1);
+			report_print_stats_table(title, &memops, top, 1);
+		snprintf(title, sizeof(title), "%s (%s)", nprocs > 1 ? "CUDA API, all processes" : "CUDA API", win_note);
 		if (by == BY_ALL || by == BY_API)
-			report_print_stats_table(nprocs > 1 ? "CUDA API, all processes" : "CUDA API", &apis,
-					  by == BY_API && !top_set ? 0 : top, 0);
+			report_print_stats_table(title, &apis, by == BY_API && !top_set ? 0 : top, 0);
 		if (by == BY_API && nprocs > 1)
 			for (i = 0; i < nprocs; i++) {
 				char title[200];
@@ -459,6 +511,8 @@ int cmd_report(int argc, char **argv)
 					 procs[i].argv[0] ? procs[i].argv : procs[i].exe);
 				report_print_stats_table(title, &procs[i].apis, top_set ? top : 0, 0);
 			}
+		if (by == BY_ALL && (torch.n || kernels.n))
+			printf("\nThe table below covers the %s\n", win_note);
 		if (by == BY_ALL)
 			report_print_torch(&torch, &kernels, top);
 		if ((by == BY_ALL && ranges.n) || by == BY_RANGE)

@@ -100,6 +100,39 @@ static uint64_t api_time_in(const struct cprof_model *m, int64_t proc, const str
 	return sum;
 }
 
+/* The part of [s, e) the intervals g (sorted, disjoint) cover; *i: a cursor for calls taken in start order. */
+static uint64_t covered(const struct gap *g, size_t n, size_t *i, uint64_t s, uint64_t e)
+{
+	uint64_t sum = 0;
+	size_t j;
+
+	while (*i < n && g[*i].e <= s)
+		(*i)++;
+	for (j = *i; j < n && g[j].s < e; j++) {
+		uint64_t a = s > g[j].s ? s : g[j].s, b = e < g[j].e ? e : g[j].e;
+
+		if (b > a)
+			sum += b - a;
+	}
+	return sum;
+}
+
+/* Appends [s, e) to a union of intervals built in start order. */
+static int union_add(struct gap **g, size_t *n, size_t *cap, uint64_t s, uint64_t e)
+{
+	if (e <= s)
+		return 0;
+	if (*n && s <= (*g)[*n - 1].e) {
+		if (e > (*g)[*n - 1].e)
+			(*g)[*n - 1].e = e;
+		return 0;
+	}
+	if (cprof_grow(g, cap, *n, sizeof(**g)) < 0)
+		return -ENOMEM;
+	(*g)[(*n)++] = (struct gap){ s, e };
+	return 0;
+}
+
 static int cmp_u64q(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -237,6 +270,173 @@ out:
 	return ret;
 }
 
+const char *const cprof_idle_cause_key[CPROF_IDLE__N] = {
+	"copy_calls", "cuda_calls", "collectives", "dataloader", "aten_ops", "dynamo", "other_host",
+};
+const char *const cprof_idle_cause_text[CPROF_IDLE__N] = {
+	"copies between host and device", "launch cost inside the CUDA API", "waiting on other processes (collectives)",
+	"waiting for input data (DataLoader)", "host time in ATen ops", "Python and Dynamo (torch.compile)",
+	"host work between launches",
+};
+
+/* which cause a range's time is (PyTorch's op ranges, as --torch-ops records them, or the program's own
+ * NVTX ranges of those names); -1: none */
+static int range_cause(const char *s)
+{
+	if (s == NULL)
+		return -1;
+	if (strstr(s, "gloo:") || strstr(s, "nccl:") || strstr(s, "c10d::") || strstr(s, "record_param_comms") ||
+	    strstr(s, "all_reduce") || strstr(s, "allreduce") || strstr(s, "all_gather") || strstr(s, "reduce_scatter") ||
+	    strstr(s, "barrier"))
+		return CPROF_IDLE_COLL;
+	if (strstr(s, "DataLoader"))
+		return CPROF_IDLE_DATA;
+	if (!strncmp(s, "aten::", 6) || !strncmp(s, "prims::", 7))
+		return CPROF_IDLE_ATEN;
+	if (strstr(s, "Torch-Compiled Region") || strstr(s, "TorchDynamo") || strstr(s, "CompiledFunction") ||
+	    strstr(s, "PythonDispatchMode") || strstr(s, "CompiledFxGraph"))
+		return CPROF_IDLE_DYNAMO;
+	return -1;
+}
+
+struct iev {
+	uint64_t t;
+	int8_t d;  /* +1 opens, -1 closes */
+	int8_t k;  /* a cause, IEV_OVH or IEV_STARVED */
+};
+#define IEV_OVH (CPROF_IDLE__N)
+#define IEV_STARVED (CPROF_IDLE__N + 1)
+
+static int cmp_iev(const void *a, const void *b)
+{
+	const struct iev *x = a, *y = b;
+
+	return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static int iev_add(struct iev **e, size_t *n, size_t *cap, uint64_t s, uint64_t t, uint64_t ws, uint64_t we, int k)
+{
+	if (s < ws)
+		s = ws;
+	if (t > we)
+		t = we;
+	if (t <= s)
+		return 0;
+	if (*n + 2 > *cap && cprof_grow(e, cap, *n + 1, sizeof(**e)) < 0)
+		return -ENOMEM;
+	(*e)[(*n)++] = (struct iev){ s, 1, (int8_t)k };
+	(*e)[(*n)++] = (struct iev){ t, -1, (int8_t)k };
+	return 0;
+}
+
+/* The starved time by what the host was doing: one sweep over the starved intervals, the outermost CUDA
+ * calls, the op ranges of the process and CUPTI's overhead; each moment goes to the first cause (in enum
+ * order) that covers it, CUPTI's overhead to none. */
+static int idle_causes(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, const struct gap *g,
+		       size_t ng, struct cprof_verdict *v)
+{
+	struct iev *e = NULL;
+	size_t n = 0, cap = 0, i;
+	int64_t cnt[CPROF_IDLE__N + 2] = { 0 };
+	uint64_t hi = clamp_end(we);
+	int ret = -ENOMEM;
+
+	memset(v->idle_by, 0, sizeof(v->idle_by));
+	if (ng == 0)
+		return 0;
+	for (i = 0; i < ng; i++)
+		if (iev_add(&e, &n, &cap, g[i].s, g[i].e, ws, we, IEV_STARVED) < 0)
+			goto out;
+	i = cprof_model_calls_from(m, ws);
+	i = i > 4096 ? i - 4096 : 0; /* a call that began before the window counts for its part inside it */
+	for (; i < m->ncalls && m->calls[i].start < hi; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (!c->outer || !IN_PROC(*c))
+			continue;
+		if (iev_add(&e, &n, &cap, c->start, c->end, ws, we, c->copy || c->memcpy ? CPROF_IDLE_COPY : CPROF_IDLE_API) < 0)
+			goto out;
+	}
+	/* calls no hook saw are CUDA calls too: CUPTI's runtime records, and the driver records of launches
+	 * (Triton, cuda-python) */
+	{
+		size_t lo = 0, up = m->nrt;
+
+		while (lo < up) { /* the first record starting at ws or later; a few before it may reach in */
+			size_t mid = lo + (up - lo) / 2;
+
+			if (m->rt[mid].start < ws)
+				lo = mid + 1;
+			else
+				up = mid;
+		}
+		i = lo > 4096 ? lo - 4096 : 0;
+	}
+	for (; i < m->nrt && m->rt[i].start < hi; i++)
+		if (IN_PROC(m->rt[i]) && m->rt[i].end > ws &&
+		    iev_add(&e, &n, &cap, m->rt[i].start, m->rt[i].end, ws, we, CPROF_IDLE_API) < 0)
+			goto out;
+	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
+		const struct cprof_op *o = &m->ops[i];
+
+		if (IN_PROC(*o) && o->via == 2 && !o->hooked && o->enq > o->launch &&
+		    iev_add(&e, &n, &cap, o->launch, o->enq, ws, we, CPROF_IDLE_API) < 0)
+			goto out;
+	}
+	for (i = 0; i < m->nnvtx && m->nvtx[i].start < hi; i++) {
+		const struct cprof_nvtx_range *r = &m->nvtx[i];
+		int k;
+
+		const char *name;
+		uint64_t end;
+
+		if (!IN_PROC(*r) || r->open || (k = range_cause(name = cprof_model_string(m, r->text))) < 0)
+			continue;
+		end = r->end;
+		/* Dynamo's frame evaluation runs from its cache lookup to the end of the compiled region it
+		 * dispatches to: the guards between them are Dynamo's too */
+		if (!strcmp(name, "TorchDynamo Cache Lookup")) {
+			size_t j;
+
+			for (j = i + 1; j < m->nnvtx && j < i + 64 && m->nvtx[j].start < r->end + 1000000; j++) {
+				const char *o = cprof_model_string(m, m->nvtx[j].text);
+
+				if (m->nvtx[j].proc != r->proc || m->nvtx[j].tid != r->tid || o == NULL)
+					continue;
+				if (!strcmp(o, "TorchDynamo Cache Lookup"))
+					break;
+				if (!strncmp(o, "Torch-Compiled Region", 21) && !m->nvtx[j].open) {
+					end = m->nvtx[j].end > end ? m->nvtx[j].end : end;
+					break;
+				}
+			}
+		}
+		if (end <= ws)
+			continue;
+		if (iev_add(&e, &n, &cap, r->start, end, ws, we, k) < 0)
+			goto out;
+	}
+	for (i = 0; i < m->novh && m->ovh[i].start < hi; i++)
+		if (IN_PROC(m->ovh[i]) && iev_add(&e, &n, &cap, m->ovh[i].start, m->ovh[i].end, ws, we, IEV_OVH) < 0)
+			goto out;
+	qsort(e, n, sizeof(*e), cmp_iev);
+	for (i = 0; i < n; i++) {
+		uint64_t len;
+		int k;
+
+		cnt[e[i].k] += e[i].d;
+		if (i + 1 == n || cnt[IEV_STARVED] <= 0 || cnt[IEV_OVH] > 0 || (len = e[i + 1].t - e[i].t) == 0)
+			continue;
+		for (k = 0; k < CPROF_IDLE_HOST && cnt[k] <= 0; k++)
+			;
+		v->idle_by[k] += len;
+	}
+	ret = 0;
+out:
+	free(e);
+	return ret;
+}
+
 /* copies between host and device (CUPTI kinds HtoD, DtoH, HtoA, AtoH, HtoH): what pinned memory and
  * asynchronous copies can speed up */
 static int host_copy(const struct cprof_op *o)
@@ -245,25 +445,27 @@ static int host_copy(const struct cprof_op *o)
 					      o->copy == 4 || o->copy == 9);
 }
 
-/* copies are the cause when they take most of the host's time in CUDA calls, or most of the GPU's busy time */
-static int copy_cause(const struct cprof_verdict *v)
+/* The cause is the largest measured share of the GPU's starved time (docs/verdict.md); a GPU whose own
+ * time is mostly host<->device copies is limited by them whatever the host did. */
+static int pick_cause(const struct cprof_verdict *v)
 {
-	return (v->copy_call_ns && v->copy_call_ns * 2 >= v->self_cpu_ns && v->copy_call_ns > v->launch_call_ns) ||
-	       (v->copy_ns && v->copy_ns * 2 >= v->busy_ns);
-}
+	uint64_t share[CPROF_IDLE__N];
+	int k, best = CPROF_IDLE_HOST;
 
-/* the launches are the cause when a launch call takes longer than the kernel it launches (the GPU cannot
- * be kept busy however little the host does between them), when the host spent at least half the GPU's
- * starved time inside CUDA calls, or when its launch calls (hooked, or timed from CUPTI's records) add up
- * to half of it */
-static int launch_cause(const struct cprof_verdict *v)
-{
-	return (v->med_launch_ns > 0 && v->med_launch_ns >= v->med_kernel_ns) || v->api_in_host_wait_ns * 2 >= v->starved_ns ||
-	       v->launch_call_ns * 2 >= v->starved_ns;
+	if (v->copy_ns && v->copy_ns * 2 >= v->busy_ns)
+		return CPROF_IDLE_COPY;
+	memcpy(share, v->idle_by, sizeof(share));
+	/* a program running torch.compile'd code: the host time outside any op between its compiled calls is
+	 * the Python that calls them (the loop, torch.compile's wrapper, guards outside the lookup's range) */
+	if (share[CPROF_IDLE_DYNAMO]) {
+		share[CPROF_IDLE_DYNAMO] += share[CPROF_IDLE_HOST];
+		share[CPROF_IDLE_HOST] = 0;
+	}
+	for (k = 0; k < CPROF_IDLE__N; k++)
+		if (share[k] > share[best] || (share[k] == share[best] && k < best))
+			best = k;
+	return best;
 }
-
-static const char copy_advice[] = "copies dominate: use pinned host memory (cudaMallocHost, cudaHostRegister), "
-				  "asynchronous copies (cudaMemcpyAsync) on their own streams, and overlap them with compute";
 
 /* launch-bound, yet it already replays CUDA graphs: the advice is what is left around them */
 static void graph_advice(struct cprof_verdict *v)
@@ -271,8 +473,64 @@ static void graph_advice(struct cprof_verdict *v)
 	snprintf(v->advice, sizeof(v->advice),
 		 "it already replays CUDA graphs (%llu replays): what is left is the work around them, the launches "
 		 "outside the graphs and the host's time per replay; capture more of each step, or give each replay "
-		 "more work", (unsigned long long)v->graph_replays);
+		 "more work", (unsigned long long)(v->graph_replays ? v->graph_replays : v->graph_launches));
 }
+
+/* The advice for a cause, less what the program already does (its copies already pinned, asynchronous or
+ * on their own streams; CUDA graphs already replayed). */
+static void advise(struct cprof_verdict *v, int cause)
+{
+	char *a = v->advice;
+	size_t z = sizeof(v->advice), o = 0;
+
+	switch (cause) {
+	case CPROF_IDLE_COPY: {
+		const char *parts[3];
+		int np = 0, i;
+
+		if (v->copies_pageable)
+			parts[np++] = "pinned host memory (cudaMallocHost, cudaHostRegister)";
+		if (v->copies_sync_calls)
+			parts[np++] = "asynchronous copies (cudaMemcpyAsync)";
+		if (v->copies_on_kernel_streams || v->copies_sync_calls)
+			parts[np++] = "copies on their own streams, overlapped with compute";
+		if (np == 0) {
+			snprintf(a, z, "copies dominate, and they are already pinned, asynchronous and on their own streams: "
+				 "move fewer bytes (keep data on the GPU, batch small copies, lower precision)");
+			break;
+		}
+		o = (size_t)snprintf(a, z, "copies dominate: use");
+		for (i = 0; i < np && o < z; i++)
+			o += (size_t)snprintf(a + o, z - o, "%s%s", i == 0 ? " " : i == np - 1 ? " and " : ", ", parts[i]);
+		break;
+	}
+	case CPROF_IDLE_API:
+		if (v->graph_replays || v->graph_launches)
+			graph_advice(v);
+		else
+			snprintf(a, z, "batch more work per launch, fuse ops, or capture a CUDA graph");
+		break;
+	case CPROF_IDLE_COLL:
+		snprintf(a, z, "the host waits in collectives for the other processes: overlap communication with compute "
+			 "(asynchronous collectives, DDP's buckets, NCCL on the GPU), and look at the slowest rank");
+		break;
+	case CPROF_IDLE_DATA:
+		snprintf(a, z, "the loop waits for its next batch: load data in parallel (DataLoader num_workers, "
+			 "persistent_workers, prefetch_factor) and pin it (pin_memory) so that copies overlap");
+		break;
+	case CPROF_IDLE_ATEN:
+		snprintf(a, z, "host time in ATen ops (dispatch, small ops): fewer and larger ops, torch.compile, or "
+			 "CUDA graphs");
+		break;
+	case CPROF_IDLE_DYNAMO:
+		snprintf(a, z, "host time in torch.compile's Python wrappers and guards: avoid recompiles "
+			 "(torch._dynamo.explain, mark_dynamic), or mode=\"reduce-overhead\" to replay CUDA graphs");
+		break;
+	default:
+		snprintf(a, z, "the host is busy outside CUDA between launches: move that work off the launching thread or overlap it");
+	}
+}
+
 
 /* The rule of docs/verdict.md: who waits for whom. */
 static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
@@ -288,8 +546,10 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 	    (v->blocked_ns > v->starved_ns && v->blocked_ns * 100 >= (uint64_t)((100 - t->compute_pct) * win))) {
 		/* the GPU is saturated, or the host spends more time waiting for it than it waits for the host */
 		snprintf(v->verdict, sizeof(v->verdict), "compute-bound");
-		if (copy_cause(v))
-			snprintf(v->advice, sizeof(v->advice), "%s", copy_advice);
+		/* copy advice only when the GPU's own time is mostly copies: the host's time in copy calls is
+		 * not what limits a saturated GPU */
+		if (v->copy_ns && v->copy_ns * 2 >= v->busy_ns)
+			advise(v, CPROF_IDLE_COPY);
 		else
 			snprintf(v->advice, sizeof(v->advice),
 				 "the GPU is the bottleneck: speed up the top kernels (precision, tensor cores, fusion), not the launches");
@@ -297,16 +557,7 @@ static void decide(struct cprof_verdict *v, const struct cprof_thresholds *t)
 		/* the GPU's queue runs dry: the host cannot issue work as fast as the GPU does it, whatever the
 		 * utilisation and whichever HTA bucket the short gaps fall into */
 		snprintf(v->verdict, sizeof(v->verdict), "overhead-bound");
-		if (copy_cause(v))
-			snprintf(v->advice, sizeof(v->advice), "%s", copy_advice);
-		else if (launch_cause(v) && v->graph_replays)
-			graph_advice(v);
-		else if (launch_cause(v))
-			snprintf(v->advice, sizeof(v->advice),
-				 "batch more work per launch, fuse ops, or capture a CUDA graph");
-		else
-			snprintf(v->advice, sizeof(v->advice),
-				 "the host is busy outside CUDA between launches: move that work off the launching thread or overlap it");
+		advise(v, pick_cause(v));
 	} else {
 		snprintf(v->verdict, sizeof(v->verdict), "mixed");
 		snprintf(v->advice, sizeof(v->advice),
@@ -491,8 +742,8 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 		  struct cprof_verdict *v)
 {
 	struct dvec kd = { 0 }, ld = { 0 };
-	struct gap *gaps = NULL;
-	size_t ngaps = 0, i;
+	struct gap *gaps = NULL, *run = NULL;
+	size_t ngaps = 0, nrun = 0, caprun = 0, runi = 0, i;
 	uint64_t cur_s = 0, cur_e = 0, ws, we, hi = clamp_end(to);
 	int explicit_window = from != 0, have = 0, ret = -1, any = 0;
 
@@ -621,6 +872,9 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			e = we;
 		if (o->kind == CPROF_OP_KERNEL && dvec_push(&kd, (double)(e - s)) < 0)
 			goto out;
+		/* when the GPU runs other work than copies: a copy call waiting through it waits like a sync */
+		if (o->kind != CPROF_OP_MEMCPY && union_add(&run, &nrun, &caprun, s, e) < 0)
+			goto out;
 		if (!have) {
 			cur_s = ws;
 			cur_e = ws;
@@ -671,13 +925,45 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 
 			v->self_cpu_ns += d;
 			v->api_calls++;
+			/* a synchronous copy that waits for queued kernels is a sync for that part, not copy time */
 			if (m->calls[i].copy || m->calls[i].memcpy)
-				v->copy_call_ns += d;
+				v->copy_call_ns += d - covered(run, nrun, &runi, m->calls[i].start, m->calls[i].end);
 			if (m->calls[i].launch)
 				v->launch_call_ns += d;
 			if (m->calls[i].graph == CPROF_GRAPH_REPLAY)
 				v->graph_replays++;
+			v->copies_sync_calls += m->calls[i].memcpy;
+			if (cprof_model_string(m, m->calls[i].name) &&
+			    !strncmp(cprof_model_string(m, m->calls[i].name), "cudaGraphLaunch", 15))
+				v->graph_launches++;
 		}
+	/* what the window's host<->device copies already do: pinned memory, streams of their own */
+	{
+		uint32_t ks[16];
+		size_t nks = 0, j;
+
+		for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
+			const struct cprof_op *o = &m->ops[i];
+
+			if (!IN_PROC(*o) || o->kind != CPROF_OP_KERNEL)
+				continue;
+			for (j = 0; j < nks && ks[j] != o->stream; j++)
+				;
+			if (j == nks && nks < 16)
+				ks[nks++] = o->stream;
+		}
+		for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
+			const struct cprof_op *o = &m->ops[i];
+
+			if (!IN_PROC(*o) || !host_copy(o))
+				continue;
+			v->host_copies++;
+			v->copies_pageable += (o->copy == 1 ? o->srckind : o->dstkind) == 1;
+			for (j = 0; j < nks && ks[j] != o->stream; j++)
+				;
+			v->copies_on_kernel_streams += j < nks;
+		}
+	}
 	/* launch calls of the whole window: when the GPU is behind, they all happen before the warm-up ends */
 	for (i = cprof_model_calls_from(m, v->warmup_ns ? ws - v->warmup_ns : ws); i < m->ncalls && m->calls[i].start < hi;
 	     i++)
@@ -711,10 +997,9 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	v->busy_pct = we > ws ? 100.0 * v->busy_ns / (double)(we - ws) : 0;
 	v->start = ws;
 	v->end = we;
-	snprintf(v->cause, sizeof(v->cause), "%s",
-		 copy_cause(v) ? "copies between host and device"
-		 : launch_cause(v) ? "launch cost inside the CUDA API"
-							       : "host work between launches");
+	if (idle_causes(m, proc, ws, we, gaps, ngaps, v) < 0)
+		goto out;
+	snprintf(v->cause, sizeof(v->cause), "%s", cprof_idle_cause_text[pick_cause(v)]);
 	decide(v, t);
 	if (!strcmp(v->verdict, "no-gpu-activity"))
 		explain_no_gpu(m, proc, from, to, v);
@@ -723,6 +1008,7 @@ out:
 	free(kd.d);
 	free(ld.d);
 	free(gaps);
+	free(run);
 	return ret;
 }
 
@@ -761,8 +1047,8 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 			 win_ns ? 100.0 * v->starved_ns / win_ns : 0.0, mk, ml, v->advice);
 	else
 		snprintf(buf, size,
-			 "mixed: GPU busy %.0f%% of %s; idle with work queued %.0f%%, with no work waiting %.0f%%; idle: host "
-			 "wait %.0f%%, kernel wait %.0f%%, other %.0f%% -> %s",
+			 "mixed: GPU busy %.0f%% of %s; idle with work queued %.0f%%, with no work waiting %.0f%%; of the "
+			 "idle time, HTA host wait %.0f%%, kernel wait %.0f%%, other %.0f%% -> %s",
 			 v->busy_pct, win, win_ns ? 100.0 * v->stalled_ns / win_ns : 0.0,
 			 win_ns ? 100.0 * v->starved_ns / win_ns : 0.0, idle ? 100.0 * v->host_wait_ns / idle : 0.0,
 			 idle ? 100.0 * v->kernel_wait_ns / idle : 0.0, idle ? 100.0 * v->other_ns / idle : 0.0, v->advice);
@@ -820,7 +1106,20 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 		v->launch_calls_cupti += p->launch_calls_cupti;
 		v->graph_replays += p->graph_replays;
 		v->graph_setup_ns += p->graph_setup_ns;
+		for (int k = 0; k < CPROF_IDLE__N; k++)
+			v->idle_by[k] += p->idle_by[k];
+		v->copies_pageable += p->copies_pageable;
+		v->copies_sync_calls += p->copies_sync_calls;
+		v->copies_on_kernel_streams += p->copies_on_kernel_streams;
+		v->host_copies += p->host_copies;
+		v->graph_launches += p->graph_launches;
 		v->end += p->end - p->start; /* the window's length is the phases' lengths added up */
+	}
+	/* the cause of the phases together: the largest share of their starved time added up */
+	if (n > 1) {
+		snprintf(v->cause, sizeof(v->cause), "%s", cprof_idle_cause_text[pick_cause(v)]);
+		if (!strcmp(v->verdict, "overhead-bound"))
+			advise(v, pick_cause(v));
 	}
 	v->busy_pct = v->end > v->start ? 100.0 * v->busy_ns / (double)(v->end - v->start) : 0;
 	v->run_start = whole.run_start;

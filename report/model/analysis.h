@@ -23,6 +23,21 @@ struct cprof_thresholds {
 };
 void cprof_thresholds_default(struct cprof_thresholds *t);
 
+/* What the host was doing while the GPU starved (docs/verdict.md, "The cause"), in the order a moment is
+ * given to the first that covers it; the cause is the largest. */
+enum cprof_idle_cause {
+	CPROF_IDLE_COPY,    /* inside a copy call */
+	CPROF_IDLE_API,     /* inside another CUDA call (launch cost) */
+	CPROF_IDLE_COLL,    /* inside a collective (gloo, NCCL, c10d op ranges): waiting on other processes */
+	CPROF_IDLE_DATA,    /* inside the DataLoader's next batch */
+	CPROF_IDLE_ATEN,    /* inside an ATen op (aten::, prims::) outside CUDA calls: dispatch */
+	CPROF_IDLE_DYNAMO,  /* inside torch.compile's regions (Dynamo's guards and wrappers, Python dispatch) */
+	CPROF_IDLE_HOST,    /* none of these: the program's own host work (Python and other) */
+	CPROF_IDLE__N
+};
+extern const char *const cprof_idle_cause_key[CPROF_IDLE__N]; /* JSON keys */
+extern const char *const cprof_idle_cause_text[CPROF_IDLE__N]; /* the cause, in words */
+
 /* What profiling cost the program in a window (cost.c): measured totals, spread over the window's calls. */
 struct cprof_cost {
 	int measured;              /* the profile has CPROF_COST rows (else only the CUPTI part is known) */
@@ -71,6 +86,9 @@ struct cprof_verdict {
 	uint64_t launch_calls_cupti; /* launches timed from CUPTI's records (the hooks did not see them) */
 	uint64_t graph_replays;    /* cudaGraphLaunch calls (outermost) in the window */
 	uint64_t graph_setup_ns;   /* a graph's warm-up, capture and instantiation at the window's start: excluded */
+	uint64_t idle_by[CPROF_IDLE__N]; /* the starved time by what the host was doing (profiler overhead out) */
+	uint64_t copies_pageable, copies_sync_calls, copies_on_kernel_streams, host_copies; /* what the copies already do */
+	uint64_t graph_launches;   /* cudaGraphLaunch calls: the program replays CUDA graphs already */
 	char cause[160];           /* what the host was doing while the GPU waited; cuda-unavailable: the first failure */
 	const char *step_re;       /* the step pattern used (thresholds') */
 	int steps;                 /* steps marked with NVTX ranges: they cut the phases (0: inferred) */

@@ -519,7 +519,10 @@ static void dtod_before_gemm(const struct cprof_model *m, int64_t proc, struct f
 
 			if (o->proc != c->proc || o->stream != c->stream || o->start != m->ops[ix[lo]].start)
 				break;
-			if (o->kind == CPROF_OP_KERNEL && o->name != CPROF_NO_ID && gemm_kernel_name(cprof_model_string(m, o->name))) {
+			/* a copy outside any graph before a GEMM replayed from one refills the graph's static input
+			 * (torch.cuda.make_graphed_callables, torch.cuda.graph): not the bias epilogue */
+			if (o->kind == CPROF_OP_KERNEL && o->name != CPROF_NO_ID && !(o->graph && !c->graph) &&
+			    gemm_kernel_name(cprof_model_string(m, o->name))) {
 				n++;
 				bytes += c->bytes;
 			}
@@ -601,67 +604,78 @@ static void cupti_overhead(const struct cprof_model *m, int64_t proc, const stru
 	}
 }
 
-/* the same kernel with very different run times: shapes change, or contention */
+/* order of kernels by (name, launch shape), then time */
+static const struct cprof_op *shape_ops;
+
+static int cmp_shape(const void *a, const void *b)
+{
+	const struct cprof_op *x = &shape_ops[*(const uint32_t *)a], *y = &shape_ops[*(const uint32_t *)b];
+
+	if (x->kname != y->kname)
+		return x->kname < y->kname ? -1 : 1;
+	if (x->shape != y->shape)
+		return x->shape < y->shape ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : *(const uint32_t *)a > *(const uint32_t *)b;
+}
+
+/* The same kernel with very different run times between repetitions of the same work: contention, or
+ * inputs that change what it does. Launches of one name with different grids or blocks (a sweep over
+ * sizes, by design) are different work: repetitions are grouped by name and launch shape. */
 static void variance(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
-	struct kv {
-		uint64_t n;
-		__int128 sum, sq;
-		int64_t min, max;
-	} *k = calloc(m->nknames ? m->nknames : 1, sizeof(*k));
-	int64_t *name = calloc(m->nknames ? m->nknames : 1, sizeof(*name));
+	uint32_t *idx = malloc((m->nops ? m->nops : 1) * sizeof(*idx));
 	char ev[400] = "", kn[100], a[32], b[32];
-	size_t i;
+	size_t i, n = 0, g;
 	int hits = 0;
 
-	if (k == NULL || name == NULL) {
-		free(k);
-		free(name);
+	if (idx == NULL) {
 		not_evaluated(l, "kernel-variance", "out of memory");
 		return;
 	}
-	for (i = 0; i < m->nops; i++) {
-		const struct cprof_op *o = &m->ops[i];
-		struct kv *g;
-		int64_t d;
-
-		if (o->kind != CPROF_OP_KERNEL || o->kname < 0 || (proc && o->proc != proc))
-			continue;
-		g = &k[o->kname];
-		d = (int64_t)(o->end - o->start);
-		name[o->kname] = o->name;
-		if (g->n == 0 || d < g->min)
-			g->min = d;
-		if (g->n == 0 || d > g->max)
-			g->max = d;
-		g->n++;
-		g->sum += d;
-		g->sq += (__int128)d * d;
-	}
-	/* dense indices follow nameId order, as SQL's GROUP BY did */
-	for (i = 0; i < m->nknames; i++) {
-		const char *s = name[i] == CPROF_NO_ID ? NULL : cprof_model_string(m, name[i]);
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].kind == CPROF_OP_KERNEL && m->ops[i].kname >= 0 && !(proc && m->ops[i].proc != proc))
+			idx[n++] = (uint32_t)i;
+	shape_ops = m->ops;
+	qsort(idx, n, sizeof(*idx), cmp_shape);
+	/* dense name indices follow nameId order, as SQL's GROUP BY did */
+	for (g = 0; g < n;) {
+		const struct cprof_op *f = &m->ops[idx[g]];
+		const char *s = f->name == CPROF_NO_ID ? NULL : cprof_model_string(m, f->name);
+		__int128 sum = 0, sq = 0;
+		int64_t min = 0, max = 0;
+		size_t j, k;
 		double mean, var, sd;
 
-		if (k[i].n < 5 || s == NULL)
+		for (j = g; j < n && m->ops[idx[j]].kname == f->kname && m->ops[idx[j]].shape == f->shape; j++) {
+			int64_t d = (int64_t)(m->ops[idx[j]].end - m->ops[idx[j]].start);
+
+			if (j == g || d < min)
+				min = d;
+			if (j == g || d > max)
+				max = d;
+			sum += d;
+			sq += (__int128)d * d;
+		}
+		k = j - g;
+		g = j;
+		if (k < 5 || s == NULL)
 			continue;
-		mean = (double)k[i].sum / (double)k[i].n;
-		var = (double)k[i].sq / (double)k[i].n - mean * mean;
+		mean = (double)sum / (double)k;
+		var = (double)sq / (double)k - mean * mean;
 		sd = sqrt(var > 0 ? var : 0);
 		if (mean > 0 && sd / mean > 0.5) {
 			short_kernel(s, kn, sizeof(kn));
-			cprof_fmt_dur(a, sizeof(a), (double)k[i].min);
-			cprof_fmt_dur(b, sizeof(b), (double)k[i].max);
-			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", kn, sd / mean, (long long)k[i].n, a, b);
+			cprof_fmt_dur(a, sizeof(a), (double)min);
+			cprof_fmt_dur(b, sizeof(b), (double)max);
+			ev_add(ev, sizeof(ev), "%s: CV %.2f over %lld runs (%s .. %s)", kn, sd / mean, (long long)k, a, b);
 			hits++;
 		}
 	}
-	free(k);
-	free(name);
+	free(idx);
 	if (hits)
 		add(l, "kernel-variance", "warn", ev,
-		    "kernel run times vary a lot between repetitions (coefficient of variation > 0.5): input shapes "
-		    "change, or something competes for the GPU");
+		    "kernel run times vary a lot between repetitions of the same launch shape (coefficient of "
+		    "variation > 0.5): inputs change what the kernel does, or something competes for the GPU");
 }
 
 /* step times that wander: the program's pace is not steady (data loading, allocator, Python GC, contention) */
@@ -1163,11 +1177,19 @@ static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
 		hits++;
 	}
 	free(ts.t);
-	if (hits)
+	if (hits) {
+		size_t i;
+		int graphs = 0;
+
+		/* the advice leaves out what the program does already */
+		for (i = 0; i < m->ncalls && !graphs; i++)
+			graphs = (!proc || m->calls[i].proc == proc) && cprof_model_string(m, m->calls[i].name) &&
+				 !strncmp(cprof_model_string(m, m->calls[i].name), "cudaGraphLaunch", 15);
 		add(l, "tiny-kernels", "warn", ev,
 		    "many kernels are shorter than their own launch call: the GPU idles between them; fuse them, "
-		    "batch the work, or %s", graph_replays(m, proc) ? "capture them into the CUDA graphs the program "
-		    "already replays" : "capture a CUDA graph");
+		    "%s", graphs || graph_replays(m, proc) ? "or batch the work (it replays CUDA graphs already: capture more of each step in them)"
+				 : "batch the work, or capture a CUDA graph");
+	}
 }
 
 /* calls of one thread together, in time order */
@@ -1200,9 +1222,10 @@ static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist
 
 		if (c->launch || c->gemm)
 			la[nla++] = i;
-		/* a synchronising call, or a blocking copy to the host (device-to-host, array-to-host) */
+		/* a synchronising call, or a blocking copy to the host (device-to-host, array-to-host);
+		 * cudaStreamWaitEvent orders two streams on the GPU and returns at once: the host does not wait */
 		if (c->outer && (!proc || c->proc == proc) && (c->sync || (c->memcpy && (c->a0 == 2 || c->a0 == 4))) &&
-		    cprof_model_string(m, c->name))
+		    cprof_model_string(m, c->name) && strncmp(cprof_model_string(m, c->name), "cudaStreamWaitEvent", 19))
 			sy[nsy++] = i;
 	}
 	thread_model = m;
@@ -1261,109 +1284,121 @@ oom:
 	not_evaluated(l, "sync-in-loop", "out of memory");
 }
 
-struct rank_run {
-	int64_t rank;
-	uint64_t first, last;
-	double run;
-};
-
-static int cmp_rank(const void *a, const void *b)
+/* a process that failed: a CUDA error, a signal, no goodbye, or a non-zero exit status */
+static int proc_failed(const struct cprof_proc *p)
 {
-	const struct rank_run *x = a, *y = b;
+	const char *st = strstr(p->bye, ", status ");
 
-	return x->rank < y->rank ? -1 : x->rank > y->rank;
+	return p->end != NULL || (st && atoi(st + 9) != 0);
 }
 
-/* by run, ties in rank order (SQLite's ORDER BY after its GROUP BY) */
-static int cmp_run(const void *a, const void *b)
-{
-	const struct rank_run *x = a, *y = b;
-
-	if (x->run != y->run)
-		return x->run < y->run ? -1 : 1;
-	return cmp_rank(a, b);
-}
-
-static const struct cprof_proc *proc_of(const struct cprof_model *m, int64_t id)
-{
-	size_t lo = 0, hi = m->nprocs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->procs[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nprocs && m->procs[lo].id == id ? &m->procs[lo] : NULL;
-}
-
-/* one rank much slower than the others: in a data-parallel job everyone waits for it. A rank's run is its
- * processes' first to last CUDA call. */
+/* Each rank's pace is its steady state, as the verdict's window: from its first GPU op after warm-up to
+ * its last CUDA activity. The first to last CUDA call would count the rendezvous a rank that started
+ * early waited through. A failed run (a rank failed, or the command did) has no pace to compare. */
 static void straggler(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
-	struct rank_run *g = calloc(m->nprocs ? m->nprocs : 1, sizeof(*g)), key;
-	int64_t rank[1024], last_rank = -1;
+	struct cprof_thresholds t;
+	int64_t rank[1024], last_rank;
 	double run[1024], med;
-	size_t ng = 0, i, u = 0;
-	int n = 0;
+	int n = 0, i, j;
+	size_t k;
 	char ev[400], a[32], b[32];
 
-	if (g == NULL) {
-		not_evaluated(l, "straggler", "out of memory");
+	if (proc || m->exit_status > 0)
 		return;
-	}
-	/* the ranks, each once, sorted */
-	for (i = 0; i < m->nprocs; i++)
-		if (m->procs[i].rank != -1)
-			g[ng++] = (struct rank_run){ .rank = m->procs[i].rank, .first = UINT64_MAX, .last = 0 };
-	if (ng)
-		qsort(g, ng, sizeof(*g), cmp_rank);
-	for (i = 0; i < ng; i++)
-		if (u == 0 || g[u - 1].rank != g[i].rank)
-			g[u++] = g[i];
-	ng = u;
-	for (i = 0; i < m->ncalls && ng; i++) {
-		const struct cprof_call *c = &m->calls[i];
-		const struct cprof_proc *p;
-		struct rank_run *r;
+	cprof_thresholds_default(&t);
+	for (k = 0; k < m->nprocs; k++) {
+		const struct cprof_proc *p = &m->procs[k];
+		struct cprof_verdict v;
+		double w;
 
-		if ((proc && c->proc != proc) || (p = proc_of(m, c->proc)) == NULL || p->rank == -1)
+		if (p->rank < 0)
 			continue;
-		key.rank = p->rank;
-		r = bsearch(&key, g, ng, sizeof(*g), cmp_rank);
-		if (r->first > c->start)
-			r->first = c->start;
-		if (r->last < c->end)
-			r->last = c->end;
-	}
-	/* a rank none of whose processes made a call is no group */
-	for (i = 0, u = 0; i < ng; i++)
-		if (g[i].first != UINT64_MAX) {
-			g[u] = g[i];
-			g[u++].run = (double)(int64_t)(g[i].last - g[i].first);
+		if (proc_failed(p))
+			return;
+		if (cprof_analyse(m, p->id, 0, UINT64_MAX, &t, &v) < 0 || cprof_verdict_no_gpu(&v))
+			continue;
+		w = (double)(v.end - v.start);
+		/* a rank's processes together: the longest of them */
+		for (i = 0; i < n && rank[i] != p->rank; i++)
+			;
+		if (i < n) {
+			if (w > run[i])
+				run[i] = w;
+		} else if (n < 1024) {
+			rank[n] = p->rank;
+			run[n++] = w;
 		}
-	if (u)
-		qsort(g, u, sizeof(*g), cmp_run);
-	for (i = 0; i < u && n < 1024; i++) {
-		rank[n] = g[i].rank;
-		run[n++] = g[i].run;
 	}
-	free(g);
 	if (n < 2)
 		return;
+	/* by time, then rank, as ORDER BY run did */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && (run[j] < run[j - 1] || (run[j] == run[j - 1] && rank[j] < rank[j - 1])); j--) {
+			double d = run[j];
+			int64_t r = rank[j];
+
+			run[j] = run[j - 1];
+			rank[j] = rank[j - 1];
+			run[j - 1] = d;
+			rank[j - 1] = r;
+		}
 	last_rank = rank[n - 1];
 	med = n % 2 ? run[n / 2] : (run[n / 2 - 1] + run[n / 2]) / 2;
 	if (run[n - 1] >= 1.25 * med && run[n - 1] - med >= 1e6) {
 		cprof_fmt_dur(a, sizeof(a), run[n - 1]);
 		cprof_fmt_dur(b, sizeof(b), med);
-		snprintf(ev, sizeof(ev), "rank %lld ran %s (first to last CUDA call) vs a median of %s over %d ranks (+%.0f%%)",
+		snprintf(ev, sizeof(ev), "rank %lld ran %s (its steady state: first GPU op after warm-up to last CUDA "
+			 "activity) vs a median of %s over %d ranks (+%.0f%%)",
 			 (long long)last_rank, a, b, n, 100 * (run[n - 1] / med - 1));
 		add(l, "straggler", "warn", ev,
 		    "one rank is much slower than the others: in a data-parallel job every rank waits for it at each "
 		    "collective; look at that rank's host (data loading, CPU contention) and its kernels");
 	}
+}
+
+/* The run failed (the command's exit status, or a process's, is not 0) and no crash finding says so: its
+ * verdict covers only what ran before the failure, which NCCL, Triton or the driver reported to the
+ * program, not through a CUDA call's return code. */
+static void run_failed(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	const struct cprof_call *lastfail = NULL;
+	char ev[400] = "", code[96];
+	size_t i;
+	int failed = 0;
+
+	for (i = 0; i < m->nprocs; i++) {
+		const struct cprof_proc *p = &m->procs[i];
+
+		if (proc && p->id != proc)
+			continue;
+		if (p->end)
+			return; /* the crash finding names it */
+		if (proc_failed(p)) {
+			ev_add(ev, sizeof(ev), "pid %lld ended: %.100s", (long long)p->pid, p->bye);
+			failed = 1;
+		}
+	}
+	if (!proc && m->exit_status > 0 && !failed) {
+		ev_add(ev, sizeof(ev), "the command exited with status %lld", (long long)m->exit_status);
+		failed = 1;
+	}
+	if (!failed)
+		return;
+	for (i = 0; i < m->ncalls; i++)
+		if (m->calls[i].ret != 0 && m->calls[i].ret != 600 && (!proc || m->calls[i].proc == proc) &&
+		    cprof_model_string(m, m->calls[i].name))
+			lastfail = &m->calls[i];
+	if (lastfail) {
+		cprof_name_code(code, sizeof(code), cprof_model_string(m, lastfail->name), lastfail->ret);
+		ev_add(ev, sizeof(ev), "the last failed CUDA call: %s returned %s", cprof_model_string(m, lastfail->name),
+		       code);
+	} else {
+		ev_add(ev, sizeof(ev), "no CUDA call failed");
+	}
+	add(l, "run-failed", "warn", ev,
+	    "the run failed: the verdict and the tables cover only what ran before the failure; the program's own "
+	    "error output says why (NCCL, Triton and driver errors reach it without a failing CUDA call)");
 }
 
 /* CUPTI's memory kinds: 1 pageable, 2 pinned */
@@ -1715,6 +1750,7 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	tiny_kernels(m, proc, &l);
 	sync_in_loop(m, proc, &l);
 	straggler(m, proc, &l);
+	run_failed(m, proc, &l);
 	*out = l.f;
 	return (int)l.n;
 }

@@ -241,14 +241,15 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 	if (attribute && (ret = driver_corr(d, nd, &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
-		char sql[200];
+		char sql[256];
 		sqlite3_stmt *st;
 		uint32_t row = 0;
 		int rc;
 
-		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, deviceId, streamId, %s FROM %s",
+		snprintf(sql, sizeof(sql), "SELECT processId, start, end, correlationId, %s, deviceId, streamId, %s, %s FROM %s",
 			 t == 0 ? "nameId" : "NULL",
-			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "copyKind, bytes, srcKind, dstKind" : "0, bytes, 0, 0", tables[t]);
+			 t == 0 ? "0, 0, 0, 0" : t == 1 ? "copyKind, bytes, srcKind, dstKind" : "0, bytes, 0, 0",
+			 t == 0 ? "gridX, gridY, gridZ, blockX, blockY, blockZ, graphId" : "0, 0, 0, 0, 0, 0, graphId", tables[t]);
 		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 			ret = -EIO;
 			goto out;
@@ -286,6 +287,16 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 			o->bytes = sqlite3_column_int64(st, 8);
 			o->srckind = (uint8_t)sqlite3_column_int(st, 9);
 			o->dstkind = (uint8_t)sqlite3_column_int(st, 10);
+			o->shape = 0;
+			o->graph = sqlite3_column_type(st, 17) != SQLITE_NULL && sqlite3_column_int64(st, 17) != 0;
+			if (t == 0) {
+				uint64_t h = 1469598103934665603ULL; /* FNV-1a over the six dimensions */
+				int c;
+
+				for (c = 11; c <= 16; c++)
+					h = (h ^ (uint64_t)sqlite3_column_int64(st, c)) * 1099511628211ULL;
+				o->shape = (uint32_t)(h ^ (h >> 32)) | 1; /* never 0: known */
+			}
 			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 				int64_t id = sqlite3_column_int64(st, 3);
 				int in_rt = corr_find(rt, nrt, o->proc, id, &launch, &enq);
@@ -396,6 +407,8 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphInstantiate'", INT64_MIN),
 		cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaGraphInstantiateWithFlags'", INT64_MIN)
 	};
+	/* class 'sync' but the host does not wait: it orders two streams on the GPU */
+	int64_t wait_id = cprof_query_int(db, "SELECT id FROM StringIds WHERE value = 'cudaStreamWaitEvent'", INT64_MIN);
 	struct cprof_first_set first = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
@@ -421,9 +434,9 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->end = (uint64_t)sqlite3_column_int64(st, 2);
 		c->outer = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 1;
 		c->launch = cls && !strcmp(cls, "launch");
-		c->sync = cls && !strcmp(cls, "sync");
 		c->gemm = cls && !strcmp(cls, "gemm");
 		c->name = sqlite3_column_int64(st, 5);
+		c->sync = cls && !strcmp(cls, "sync") && c->name != wait_id;
 		c->memcpy = c->name == memcpy_id;
 		c->graph = c->name == replay_ids[0] || c->name == replay_ids[1] ? CPROF_GRAPH_REPLAY
 			   : c->name == made_ids[0]                               ? CPROF_GRAPH_CAPTURED
@@ -1298,6 +1311,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 
 	memset(m, 0, sizeof(*m));
 	m->db = db;
+	m->exit_status = cprof_meta_int(db, "exit_status", -1);
 	/* the external ids first, so that the runtime loader can tell the calls only CUPTI saw; a profile that
 	 * lacks them fails below, at the table it failed at before */
 	if ((parts & CPROF_MODEL_TIMELINE) && !(ext_loaded = load_ext(db, m) == 0)) {

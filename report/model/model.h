@@ -33,6 +33,9 @@ struct cprof_op {
 	uint8_t via;   /* the launching record: 0 none seen, 1 runtime API, 2 driver API only */
 	uint8_t hooked; /* a hooked launch call launched it (its CUPTI record carries that call's external id) */
 	uint8_t copy;  /* copies: copyKind, 0 (unknown) when outside 0..10; 0 otherwise */
+	uint8_t graph;  /* ran as a node of a CUDA graph (CUPTI's graphId is not 0) */
+	uint32_t shape; /* kernels: a hash of grid and block (0: not known); two launches of one name with
+			 * different shapes are different work, not variance */
 };
 
 /* A hooked call's class (CPROF_API.class), as the HTML timeline colours it; OTHER: none or another. */
@@ -57,7 +60,7 @@ struct cprof_call {
 	uint8_t outer;  /* nested = 0: not made inside another hooked call */
 	uint8_t launch; /* class 'launch' */
 	uint8_t cut;    /* synchronises with the GPU: class 'sync', or cudaMemcpy */
-	uint8_t sync;   /* class 'sync' */
+	uint8_t sync;   /* class 'sync', less cudaStreamWaitEvent (the host does not wait) */
 	uint8_t gemm;   /* class 'gemm' */
 	uint8_t memcpy; /* cudaMemcpy */
 	uint8_t cls;    /* enum cprof_call_class */
@@ -229,6 +232,8 @@ struct cprof_steps_cache {
 
 struct cprof_model {
 	sqlite3 *db;                 /* not owned */
+	int64_t exit_status;         /* the command's exit status, as cprof-run saw it (-1: not known) */
+	int windowed;                /* a window's copy (cprof report --window verdict): tables from the arrays only */
 	struct cprof_proc *procs;    /* by id */
 	size_t nprocs;
 	struct cprof_thread *threads; /* by (proc, handle) */

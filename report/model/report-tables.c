@@ -59,10 +59,138 @@ int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t)
 	struct ctx cupti = { t, '*', 0 };
 
 	if (cprof_model_call_stats(m, proc, 0, add_row, &c) < 0 || cprof_model_cupti_only_stats(m, proc, add_row, &cupti) < 0 ||
-	    cprof_model_driver_only_stats(m, proc, add_row, &cupti) < 0)
+	    (!m->windowed && cprof_model_driver_only_stats(m, proc, add_row, &cupti) < 0))
 		return -1;
 	table_sort(t);
 	return 0;
+}
+
+void report_call_counts_row(struct call_counts *c, const char *name, int cupti_only, int64_t n)
+{
+	c->total += n;
+	if (!cupti_only)
+		c->program += n; /* the hooked calls, until report_call_counts_split takes the nested ones out */
+	else if (strstr(name, " (inside "))
+		c->in_libs += n;
+	else
+		c->cupti_only += n;
+}
+
+void report_call_counts_split(const struct cprof_model *m, int64_t proc, struct call_counts *c)
+{
+	int64_t nested = 0;
+	size_t i;
+
+	/* as the table: calls whose name is in the profile */
+	for (i = 0; i < m->ncalls; i++)
+		if (m->calls[i].nested && (!proc || m->calls[i].proc == proc) && cprof_model_string(m, m->calls[i].name))
+			nested++;
+	if (nested > c->program)
+		nested = c->program;
+	c->in_libs += nested;
+	c->program -= nested;
+}
+
+void report_call_counts(const struct cprof_model *m, int64_t proc, const struct table *apis, struct call_counts *c)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	for (i = 0; i < apis->n; i++)
+		report_call_counts_row(c, apis->rows[i].name, apis->rows[i].tag == '*', (int64_t)apis->rows[i].st.n);
+	report_call_counts_split(m, proc, c);
+}
+
+void report_call_counts_text(const struct call_counts *c, char *buf, size_t size)
+{
+	snprintf(buf, size, "%lld by the program, %lld inside libraries, %lld seen only by CUPTI", (long long)c->program,
+		 (long long)c->in_libs, (long long)c->cupti_only);
+}
+
+struct win {
+	const struct cprof_verdict *v;
+	const struct cprof_phase *ph;
+	int nph;
+};
+
+static int in_window(const struct win *w, uint64_t t)
+{
+	int i;
+
+	if (w->nph <= 1)
+		return t >= w->v->start && t < w->v->end;
+	for (i = 0; i < w->nph; i++)
+		if (t >= w->ph[i].v.start && t < w->ph[i].v.end)
+			return 1;
+	return 0;
+}
+
+/* the elements of a start-sorted array that start in the window, copied */
+static int filter(const void *arr, size_t n, size_t elem, const struct win *w, void **out, size_t *nout)
+{
+	const char *a = arr;
+	char *o = malloc((n ? n : 1) * elem);
+	size_t i, k = 0;
+
+	if (o == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if (in_window(w, *(const uint64_t *)(a + i * elem))) /* start is the first field of each */
+			memcpy(o + k++ * elem, a + i * elem, elem);
+	*out = o;
+	*nout = k;
+	return 0;
+}
+
+int report_model_window(const struct cprof_model *m, const struct cprof_verdict *v, const struct cprof_phase *ph,
+			int nph, struct cprof_model *w)
+{
+	struct win win = { v, ph, nph };
+	void *ops = NULL, *calls = NULL, *rt = NULL;
+
+	*w = *m;
+	w->calls_by_corr = NULL;
+	w->kernels_by_corr = NULL;
+	w->nkernels_by_corr = 0;
+	w->steps = NULL;
+	w->nsteps_cache = 0;
+	w->ops = NULL;
+	w->calls = NULL;
+	w->rt = NULL;
+	if (filter(m->ops, m->nops, sizeof(*m->ops), &win, &ops, &w->nops) < 0 ||
+	    filter(m->calls, m->ncalls, sizeof(*m->calls), &win, &calls, &w->ncalls) < 0 ||
+	    filter(m->rt, m->nrt, sizeof(*m->rt), &win, &rt, &w->nrt) < 0) {
+		free(ops);
+		free(calls);
+		free(rt);
+		return -ENOMEM;
+	}
+	w->ops = ops;
+	w->calls = calls;
+	w->rt = rt;
+	w->windowed = 1;
+	return 0;
+}
+
+void report_model_window_free(struct cprof_model *w)
+{
+	free(w->ops);
+	free(w->calls);
+	free(w->rt);
+	free(w->calls_by_corr);
+	free(w->kernels_by_corr);
+	memset(w, 0, sizeof(*w));
+}
+
+void report_window_note(const struct cprof_verdict *v, int verdict_window, char *buf, size_t size)
+{
+	char d[32];
+
+	cprof_fmt_dur(d, sizeof(d), (double)(v->end - v->start));
+	if (verdict_window)
+		snprintf(buf, size, "the verdict's window, %s: start-up and warm-up excluded", d);
+	else
+		snprintf(buf, size, "whole run, start-up and warm-up included; --window verdict: the verdict's %s", d);
 }
 
 int report_load_kernels(struct cprof_model *m, int64_t proc, struct table *t)
@@ -86,11 +214,54 @@ static int add_memop(void *arg, const char *name, const struct cprof_stats *st, 
 }
 
 /* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
+/* a window's memory operations, from its GPU ops (the whole run's come from the profile's tables) */
+struct memop_win {
+	struct ctx *c;
+	double bytes[12]; /* by key: copyKind 0..10, 11 = memset */
+};
+
+static const char *memop_label(void *arg, int64_t key)
+{
+	(void)arg;
+	return key == 11 ? "[CUDA memset]" : cprof_copy_kind_name((int)key);
+}
+
+static int memop_row(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
+{
+	struct memop_win *w = arg;
+
+	return add_memop(w->c, label, st, w->bytes[key]);
+}
+
+static int memops_of_window(const struct cprof_model *m, int64_t proc, struct ctx *c)
+{
+	struct cprof_keyed *kd = malloc((m->nops ? m->nops : 1) * sizeof(*kd));
+	struct memop_win w = { c, { 0 } };
+	size_t i, n = 0;
+	int ret;
+
+	if (kd == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		int64_t k = o->kind == CPROF_OP_MEMSET ? 11 : o->copy;
+
+		if (o->kind == CPROF_OP_KERNEL || (proc && o->proc != proc))
+			continue;
+		kd[n].key = k;
+		kd[n++].d = (int64_t)(o->end - o->start);
+		w.bytes[k] += (double)(o->bytes > 0 ? o->bytes : 0);
+	}
+	ret = cprof_model_group_stats(kd, n, memop_label, memop_row, &w);
+	free(kd);
+	return ret;
+}
+
 int report_load_memops(struct cprof_model *m, int64_t proc, struct table *t)
 {
 	struct ctx c = { t, 0, 0 };
 
-	if (cprof_model_memop_stats(m, proc, add_memop, &c) < 0)
+	if ((m->windowed ? memops_of_window(m, proc, &c) : cprof_model_memop_stats(m, proc, add_memop, &c)) < 0)
 		return -1;
 	table_sort(t);
 	return 0;

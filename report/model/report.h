@@ -40,6 +40,28 @@ struct ctx {
 	int demangle;
 };
 
+/* The CUDA API table's calls, named for what they count (issue 29 item 2): every output prints these. */
+struct call_counts {
+	int64_t total;      /* the table's rows added up */
+	int64_t program;    /* hooked calls the program made (not inside another hooked call) */
+	int64_t in_libs;    /* calls made inside a hooked library call: hooked ones, and those CUPTI saw */
+	int64_t cupti_only; /* calls only CUPTI saw, outside any hooked call (no hook for them, driver API) */
+};
+void report_call_counts(const struct cprof_model *m, int64_t proc, const struct table *apis, struct call_counts *c);
+/* the same over another table's rows: each row added, then the hooked calls split */
+void report_call_counts_row(struct call_counts *c, const char *name, int cupti_only, int64_t n);
+void report_call_counts_split(const struct cprof_model *m, int64_t proc, struct call_counts *c);
+/* "129 by the program, 111 inside libraries, 55 seen only by CUPTI" (c->total calls in all) */
+void report_call_counts_text(const struct call_counts *c, char *buf, size_t size);
+
+/* A copy of the model whose GPU ops, hooked calls and CUPTI runtime records are those that start in the
+ * verdict's window (the phases' windows when it has several): the tables of --window verdict. The other
+ * arrays are the model's (not owned); free with report_model_window_free. */
+int report_model_window(const struct cprof_model *m, const struct cprof_verdict *v, const struct cprof_phase *ph,
+			int nph, struct cprof_model *w);
+void report_model_window_free(struct cprof_model *w);
+/* what a table covers, for its title: "whole run, start-up and warm-up included" or the verdict's window */
+void report_window_note(const struct cprof_verdict *v, int verdict_window, char *buf, size_t size);
 /* --sort: the order of the kernel, memory and API tables (largest first; name: A to Z) */
 enum { REPORT_SORT_TOTAL, REPORT_SORT_CALLS, REPORT_SORT_AVG, REPORT_SORT_MED, REPORT_SORT_MIN, REPORT_SORT_MAX,
        REPORT_SORT_STD, REPORT_SORT_NAME, REPORT_SORT__N };

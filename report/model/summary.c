@@ -55,7 +55,7 @@ int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struc
 	s->db = cprof_profile_open(path);
 	if (s->db == NULL)
 		return -1;
-	if (cprof_model_load(s->db, CPROF_MODEL_TIMELINE, &s->model) < 0 || cprof_headline(&s->model, 0, t, &s->v, &ph) < 0 ||
+	if (cprof_model_load(s->db, CPROF_MODEL_TIMELINE | CPROF_MODEL_HOST, &s->model) < 0 || cprof_headline(&s->model, 0, t, &s->v, &ph) < 0 ||
 	    load_names(s->db, s) < 0) {
 		/* check and diff stop here: say why (a time out of range, a damaged page) */
 		pr_err("%s: cannot read the profile: %s", cprof_tx(path), cprof_model_errmsg(s->db));

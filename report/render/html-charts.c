@@ -129,28 +129,37 @@ static void self_cpu_gpu(struct html *h)
 		       "A ratio near or above 1 with a low GPU utilisation means the launches cost as much as the work.");
 }
 
+/* One definition of "the GPU waited for the host" on the page (issue 29 item 3): the verdict's starved time
+ * (idle with nothing queued but the op being submitted), as the verdict card gives it; HTA's idle buckets
+ * are named as HTA's and as shares of the idle time. */
 static void idle_breakdown(struct html *h)
 {
 	static const char *const cls[] = { "c-busy", "c-host", "c-kern", "c-other" };
-	static const char *const what[] = { "GPU busy", "host wait", "kernel wait", "other" };
+	static const char *const what[] = { "GPU busy", "waited for the host", "idle with work queued", "profiler overhead" };
+	static const char title[] = "Where the GPU's time went: busy, waited for the host (nothing queued), idle with work queued";
 	FILE *f = h->f;
 	struct window_row r[9];
 	int n = window_rows(h, r, 9), i, j, y;
+	uint64_t idle = h->v.host_wait_ns + h->v.kernel_wait_ns + h->v.other_ns;
+	char cap[600];
 
 	if (cprof_verdict_no_gpu(&h->v)) {
-		chart_open(f, "Where the GPU's time went: busy and idle (host wait / kernel wait / other)", 40);
+		chart_open(f, title, 40);
 		fputs("<text x=\"10\" y=\"24\" class=\"muted\">no GPU work recorded</text>", f);
 		chart_close(f, NULL);
 		return;
 	}
-	chart_open(f, "Where the GPU's time went: busy and idle (host wait / kernel wait / other)", 34 + 40 * n);
+	chart_open(f, title, 34 + 40 * n);
 	for (i = 0, y = 6; i < n; i++, y += 40) {
 		const struct cprof_verdict *v = r[i].v;
-		double part[4] = { (double)v->busy_ns, (double)v->host_wait_ns, (double)v->kernel_wait_ns, (double)v->other_ns };
-		double tot = part[0] + part[1] + part[2] + part[3], x = 0;
+		double tot = (double)(v->end - v->start), x = 0;
+		double part[4] = { (double)v->busy_ns, (double)v->starved_ns, (double)v->stalled_ns, 0 };
 		char win[32];
 
-		cprof_fmt_dur(win, sizeof(win), (double)(v->end - v->start));
+		part[3] = tot - part[0] - part[1] - part[2];
+		if (part[3] < 0)
+			part[3] = 0;
+		cprof_fmt_dur(win, sizeof(win), tot);
 		fprintf(f, "<text x=\"0\" y=\"%d\" class=\"b\">%s</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
 			   "class=\"muted\">window %s, GPU busy %.1f%%</text>",
 			y + 12, r[i].label, W - 4, y + 12, win, v->busy_pct);
@@ -162,9 +171,9 @@ static void idle_breakdown(struct html *h)
 				continue;
 			cprof_fmt_dur(d, sizeof(d), part[j]);
 			fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" class=\"%s\">"
-				   "<title>%s: %s (%.1f%%)</title></rect>",
+				   "<title>%s: %s (%.0f%% of the window)</title></rect>",
 				x, y + 18, w, cls[j], what[j], d, 100 * part[j] / tot);
-			if (w > 70)
+			if (w > 120)
 				fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"inbar\">%s %.0f%%</text>", x + 4, y + 30, what[j],
 					100 * part[j] / tot);
 			x += w;
@@ -173,9 +182,15 @@ static void idle_breakdown(struct html *h)
 	/* legend */
 	for (j = 0; j < 4; j++)
 		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" class=\"%s\"/><text x=\"%d\" y=\"%d\">%s</text>",
-			j * 120, 16 + 40 * n, cls[j], j * 120 + 14, 25 + 40 * n, what[j]);
-	chart_close(f, "Host wait: the GPU idled until the host launched the next op. Kernel wait: a short gap between "
-		       "queued ops. Other: a longer gap with work already queued. CUPTI's own overhead is not counted as idle.");
+			j * 160, 16 + 40 * n, cls[j], j * 160 + 14, 25 + 40 * n, what[j]);
+	snprintf(cap, sizeof(cap),
+		 "Shares of the window. Waited for the host: the GPU idle with nothing queued but the op being submitted "
+		 "(the verdict's definition, docs/verdict.md, as in the card above). Idle with work queued: dependencies "
+		 "between streams, events. HTA's idle buckets, as shares of the idle time, not of the window: HTA host "
+		 "wait %.0f%%, HTA kernel wait %.0f%%, HTA other %.0f%%.",
+		 idle ? 100.0 * h->v.host_wait_ns / idle : 0.0, idle ? 100.0 * h->v.kernel_wait_ns / idle : 0.0,
+		 idle ? 100.0 * h->v.other_ns / idle : 0.0);
+	chart_close(f, cap);
 }
 
 static void label_dur(char *buf, size_t size, double ns)

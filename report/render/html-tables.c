@@ -361,8 +361,13 @@ static void steps_table(struct html *h)
 
 void html_tables_write(struct html *h)
 {
-	fputs("<section id=\"tables\"><h2>Tables</h2>\n<p class=\"note\">As <code>cprof report</code> prints them; "
-	      "click a column heading to sort.</p>\n", h->f);
+	char d[32];
+
+	/* each table's window (issue 29 item 6): the whole run, as cprof report's default */
+	cprof_fmt_dur(d, sizeof(d), (double)(h->v.end - h->v.start));
+	fprintf(h->f, "<section id=\"tables\"><h2>Tables</h2>\n<p class=\"note\">As <code>cprof report</code> prints them, "
+		"over the <b>whole run</b> (start-up and warm-up included; the verdict's window is %s: "
+		"<code>cprof report --window verdict</code> gives its tables); click a column heading to sort.</p>\n", d);
 	stats_table(h, "t-kernels", "GPU kernels", &h->kernels, 0);
 	stats_table(h, "t-memops", "GPU memory operations", &h->memops, 1);
 	stats_table(h, "t-apis", "CUDA API", &h->apis, 0);

@@ -806,6 +806,7 @@ int html_timeline(struct html *h)
 	FILE *f = h->f;
 	size_t i;
 	int k, ret;
+	double vw0, vw1;
 
 	memset(&t, 0, sizeof(t));
 	t.h = h;
@@ -838,14 +839,26 @@ int html_timeline(struct html *h)
 	if (t.nlanes)
 		qsort(t.lanes, t.nlanes, sizeof(*t.lanes), lane_cmp);
 
-	fputs("<p class=\"note\">Wheel or the buttons to zoom, drag to pan, double-click to see the whole run; hover a bar "
-	      "for what it is. Time 0 is the first CUDA activity.</p>\n<div class=\"tlbar\"><button id=\"zin\">+</button>"
-	      "<button id=\"zout\">&minus;</button><button id=\"zall\">whole run</button><span id=\"zinfo\"></span></div>\n",
+	/* it opens on the verdict's window (issue 29 item 4): start-up, often nearly all of a short run, is one
+	 * click away ("whole run") */
+	{
+		uint64_t a = h->nph > 1 ? h->ph[0].v.start : h->v.start, b = h->nph > 1 ? h->ph[h->nph - 1].v.end : h->v.end;
+		double span = t.t1 > t.t0 ? (double)(t.t1 - t.t0) : 1;
+
+		a = a < t.t0 ? t.t0 : a > t.t1 ? t.t1 : a;
+		b = b < a ? a : b > t.t1 ? t.t1 : b;
+		vw0 = SVG_WIDTH * (double)(a - t.t0) / span;
+		vw1 = SVG_WIDTH * (double)(b - t.t0) / span;
+	}
+	fputs("<p class=\"note\">It opens on the verdict's window. Wheel or the buttons to zoom, drag to pan, double-click "
+	      "to see the whole run; hover a bar for what it is. Time 0 is the first CUDA activity.</p>\n<div class=\"tlbar\">"
+	      "<button id=\"zin\">+</button><button id=\"zout\">&minus;</button><button id=\"zall\">whole run</button>"
+	      "<button id=\"zverdict\">verdict window</button><span id=\"zinfo\"></span></div>\n",
 	      f);
 	write_names(&t);
-	fprintf(f, "<div id=\"tl\" data-dur=\"%.3f\" data-w=\"%d\">\n"
+	fprintf(f, "<div id=\"tl\" data-dur=\"%.3f\" data-w=\"%d\" data-v0=\"%.3f\" data-v1=\"%.3f\">\n"
 		   "<div class=\"lane axis\"><div class=\"ll\"></div><div id=\"axis\"></div></div>\n",
-		(double)(t.t1 - t.t0) / 1000.0, SVG_WIDTH);
+		(double)(t.t1 - t.t0) / 1000.0, SVG_WIDTH, vw0, vw1);
 	write_phases(&t);
 	for (i = 0; i < t.ndev; i++)
 		write_util(&t, &t.dev[i]);

@@ -60,6 +60,11 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       (unsigned long long)v->host_wait_ns, (unsigned long long)v->kernel_wait_ns,
 	       (unsigned long long)v->other_ns, (unsigned long long)v->overhead_ns);
 	cprof_json_str(stdout, v->cause);
+	/* the GPU's starved time by what the host was doing: the cause is the largest */
+	printf(",\"starved_by\":{");
+	for (int k = 0; k < CPROF_IDLE__N; k++)
+		printf("%s\"%s_ns\":%llu", k ? "," : "", cprof_idle_cause_key[k], (unsigned long long)v->idle_by[k]);
+	printf("}");
 	printf(",\"median_launch_ns\":%.0f,\"median_kernel_ns\":%.0f", v->med_launch_ns, v->med_kernel_ns);
 	printf(",\"queue\":{\"starved_ns\":%llu,\"stalled_ns\":%llu,\"backlog_ns\":%llu,\"host_blocked_ns\":%llu},"
 	       "\"copy_ns\":%llu,\"copy_call_ns\":%llu,\"launch_call_ns\":%llu,\"launches_timed_by_cupti\":%llu",

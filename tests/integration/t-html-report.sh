@@ -1,4 +1,4 @@
-# Issue 9 / must show: cprof html of a simulated matmul_sweep run renders in headless Chromium with no console
+# Issue 9 / must show (and issue 29 items 3, 4): cprof html of a simulated matmul_sweep run renders in headless Chromium with no console
 # error and a screenshot that is not blank; the page holds the verdict banner and reaches for nothing outside.
 # CPROF_DOCS_SCREENSHOT=1 also writes docs/report-screenshot.png (the README's picture) from this run.
 . "$(dirname "$0")/lib.sh"
@@ -22,9 +22,24 @@ assert html.unescape(re.sub(r"<[^>]+>", "", m.group(3))).count("Verdict: " + sys
 assert page.index('id="verdict"') < page.index("<h2>Findings</h2>") < page.index('id="timeline"'), "order"
 assert "<title>cprof: mixed - sweep.db (simulated GPU)</title>" in page
 for part in ('id="tl"', 'class="lane host"', 'class="lane gpu"', "GPU 0 utilisation", "2 compute-bound",
-             "Top kernels by GPU time", "Self CPU vs Self GPU", "host wait", "Launch call vs kernel duration",
+             "Top kernels by GPU time", "Self CPU vs Self GPU", "waited for the host", "Launch call vs kernel duration",
              'id="t-kernels"', 'id="t-apis"', "cold-start"):
     assert part in page, part
+EOF
+# issue 29 item 3: one host-wait definition on the page: the card's share of the window the GPU waited for
+# the host is the idle chart's; HTA's host wait appears only as HTA's, a share of the idle time
+python3 << 'EOF' || fail "host wait"
+import html, re
+page = open("report.html", encoding="utf-8").read()
+text = html.unescape(re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style).*?</\1>", "", page, flags=re.S)))
+text = " ".join(text.split())
+card = re.search(r"of the window the GPU waited for the host (\d+)%", text)
+bar = re.search(r"phases together window .*?waited for the host: [^(]*\((\d+)% of the window\)", text)
+assert card and bar, (card, bar)
+assert card.group(1) == bar.group(1), (card.group(1), bar.group(1))
+for m in re.finditer(r"(\S+ )?host wait\b", text):
+    assert m.group(1) == "HTA ", text[max(0, m.start() - 80):m.end() + 40]
+assert "HTA's idle buckets, as shares of the idle time" in text
 EOF
 # self-contained: no URL at all, and every src/href is inline data
 ! grep -Eq 'https?://' report.html || fail "the page names an external URL: $(grep -Eo 'https?://[^"]*' report.html | head -1)"
@@ -40,6 +55,23 @@ chrome --dump-dom "file://$T/report.html" > dom.html 2> /dev/null || fail "chrom
 grep -q '<html lang="en" data-js="ok"' dom.html || fail "the page's script did not run to its end"
 ! grep -q '<html[^>]*data-js-errors=' dom.html || fail "the page's script raised an error"
 grep -q '<div id="axis"><span' dom.html || fail "the script drew no time axis"
+# issue 29 item 4: the timeline opens on the verdict's window (its phases, first to last), not the whole run
+"$BIN/cprof" report sweep.db --format json > sweep.json
+python3 - << 'EOF' || fail "the timeline's first view"
+import json, re
+d = json.load(open("sweep.json"))
+dom = open("dom.html", encoding="utf-8").read()
+m = re.search(r'<span id="zinfo">showing ([0-9.]+) (s|ms|us|ns) to ([0-9.]+) (s|ms|us|ns) of ([0-9.]+) (s|ms|us|ns)<', dom)
+assert m, re.search(r'<span id="zinfo">[^<]*', dom).group(0)
+u = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1}
+a, b, whole = (float(m.group(i)) * u[m.group(i + 1)] for i in (1, 3, 5))
+ph = d["phases"]
+want = ph[-1]["end_ns"] - ph[0]["start_ns"] if ph else d["window_ns"]
+# it starts where the start-up ends (time 0 is the first CUDA activity) and spans the phases
+skip = d["startup_ns"] + (ph[0]["warmup_ns"] if ph else d["warmup_ns"])  # start-up, then the first phase's warm-up
+assert abs(a - skip) <= 0.02 * whole and skip > 0.05 * whole, (a, skip, whole)
+assert 0.9 * want <= b - a <= 1.1 * want and b - a < whole, (b - a, want, whole)
+EOF
 python3 - "$T/shot.png" << 'EOF' || fail "screenshot"
 import collections, itertools, struct, sys, zlib
 

@@ -60,4 +60,19 @@ assert_eq "$(q job.db "SELECT count(*) FROM API_GPU WHERE gpuKind='kernel'")" $(
 "$BIN/cprof" merge fork.db nodeb.db -o shifted.db --clock-offset $hb=1000000000 || fail "merge with offset"
 d=$(( $(q shifted.db "SELECT min(start) FROM KERNELS k JOIN PROCESSES p ON p.id = k.processId WHERE p.host = '$hb'") - $(q job.db "SELECT min(start) FROM KERNELS k JOIN PROCESSES p ON p.id = k.processId WHERE p.host = '$hb'") ))
 assert_eq "$d" 1000000000 "clock offset applied to $hb's events"
+# issue 29 item 8: two equal ranks, rank 0 waiting 300 ms at the rendezvous after its first CUDA call: no
+# straggler (the first-to-last-call span said rank 0); each per-process verdict line whole, with its rank
+ids() { "$BIN/cprof" report $1.db --format json | python3 -c 'import json,sys; print(" ".join(f["id"] for f in json.load(sys.stdin)["findings"]))'; }
+sim "$BIN/cprof-run" -q -o eq.db -- python3 "$ROOT/tests/workloads/launcher.py" fork "$WL/scenarios" 40,40 1000,1000 300,0 > /dev/null \
+	|| fail "equal ranks"
+case " $(ids eq) " in *" straggler "*) fail "equal ranks: straggler: $("$BIN/cprof" report eq.db | grep -A1 straggler)";; esac
+"$BIN/cprof" report eq.db | sed -n '/^Per process/,/^$/p' > eq.txt
+assert_eq "$(grep -cE '^  [0-9]+ \(rank [01]\): .* -> [a-z].*[a-z]$' eq.txt)" 2 "per-process lines whole: $(cat eq.txt)"
+# a run that failed (rank 1 exits 1, the launcher with it): no straggler although rank 0 is slower; the
+# failure is a finding
+sim "$BIN/cprof-run" -q -o failed.db -- python3 "$ROOT/tests/workloads/launcher.py" fork "$WL/scenarios" 40,40 3000,200 0,0 0,1 \
+	> /dev/null 2>&1 && fail "the failed run's status"
+f=" $(ids failed) "
+case $f in *" straggler "*) fail "failed run: straggler";; esac
+case $f in *" run-failed "*) ;; *) fail "failed run: no run-failed finding: $f";; esac
 echo ok

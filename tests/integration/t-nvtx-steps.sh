@@ -5,7 +5,7 @@
 need_sim
 sim "$BIN/cprof-run" -o cold.db -- "$WL/nvtx_demo" steps 10 > /dev/null 2> run.txt || fail "nvtx_demo (cold)"
 # cprof-run's summary counts CUDA calls and annotations apart
-grep -q "$(q cold.db "SELECT count(*) FROM CPROF_API") CUDA API calls, $(q cold.db "SELECT value FROM META WHERE key = 'nvtx_events'") NVTX annotations" run.txt \
+grep -q "$("$BIN/cprof" report cold.db --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["counts"]["api_calls"])') CUDA API calls ([^)]*), $(q cold.db "SELECT value FROM META WHERE key = 'nvtx_events'") NVTX annotations" run.txt \
 	|| fail "summary line: $(grep 'process(es)' run.txt)"
 # warm: kernels launched once before the steps; stacks off, because the default sampling unwinds the first
 # calls of every call site, which lengthens a 30 us first step by as much as the steps themselves take

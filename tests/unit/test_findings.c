@@ -11,7 +11,7 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
-enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY };
+enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY, S_WAIT, S_GRAPH };
 
 static struct cprof_string strings[] = {
 	{ S_LAUNCH, "cudaLaunchKernel" },
@@ -19,6 +19,8 @@ static struct cprof_string strings[] = {
 	{ S_KERNEL, "_Z4kernPf" },
 	{ S_MEMCPY, "cudaMemcpy" },
 	{ S_OCCUPANCY, "cudaOccupancyMaxActiveBlocksPerMultiprocessor" },
+	{ S_WAIT, "cudaStreamWaitEvent" },
+	{ S_GRAPH, "cudaGraphLaunch" },
 };
 
 struct fix {
@@ -29,6 +31,7 @@ struct fix {
 	size_t nops, ncalls, nrt, next;
 	struct cprof_proc procs[2];
 	size_t nprocs;
+	int64_t exit_status; /* the command's */
 	struct cprof_model m;
 	struct cprof_verdict v;
 	struct cprof_finding *f;
@@ -79,6 +82,11 @@ static int fires(const char *id)
 {
 	int i;
 
+	/* a test may ask twice: what the last call built goes first */
+	free(f.f);
+	f.f = NULL;
+	free(f.m.calls_by_corr);
+	free(f.m.kernels_by_corr);
 	ck_assert_int_eq(cprof_model_from_arrays(&f.m, f.ops, f.nops, f.calls, f.ncalls, NULL, 0, 1), 0);
 	f.m.strings = strings;
 	f.m.nstrings = sizeof(strings) / sizeof(strings[0]);
@@ -88,6 +96,7 @@ static int fires(const char *id)
 	f.m.nrt = f.nrt;
 	f.m.procs = f.procs;
 	f.m.nprocs = f.nprocs;
+	f.m.exit_status = f.exit_status;
 	f.v.run_start = f.ncalls ? f.m.calls[0].start : 0;
 	f.v.run_end = f.nops ? f.m.ops[f.nops - 1].end : 0;
 	f.v.gpu_span_start = f.nops ? f.m.ops[0].start : 0;
@@ -107,6 +116,22 @@ START_TEST(test_findings_tiny_kernels_fire)
 	for (i = 0; i < 12; i++)
 		launch(1 * MS + (uint64_t)i * 100 * US, 10 * US, 2 * US);
 	ck_assert(fires("tiny-kernels"));
+}
+END_TEST
+
+/* issue 29 item 7: a program that replays CUDA graphs is not told to capture one */
+START_TEST(test_findings_tiny_kernels_advice_with_graphs)
+{
+	int i;
+
+	for (i = 0; i < 12; i++)
+		launch(1 * MS + (uint64_t)i * 100 * US, 10 * US, 2 * US);
+	call(S_GRAPH, 5 * MS, 5 * MS + 10 * US, 0, 0, CPROF_NO_ID);
+	ck_assert(fires("tiny-kernels"));
+	for (i = 0; i < f.nf && strcmp(f.f[i].id, "tiny-kernels"); i++)
+		;
+	ck_assert_ptr_null(strstr(f.f[i].message, "capture a CUDA graph"));
+	ck_assert_ptr_nonnull(strstr(f.f[i].message, "replays CUDA graphs already"));
 }
 END_TEST
 
@@ -132,6 +157,22 @@ START_TEST(test_findings_sync_in_loop_fires)
 		call(S_SYNC, t + 10 * US, t + 40 * US, 0, 1, CPROF_NO_ID);
 	}
 	ck_assert(fires("sync-in-loop"));
+}
+END_TEST
+
+/* issue 29 item 8: cudaStreamWaitEvent after each launch orders two streams and returns at once: not a
+ * sync in the loop (class 'sync' in the profile) */
+START_TEST(test_findings_sync_in_loop_not_stream_wait_event)
+{
+	int i;
+
+	for (i = 0; i < 12; i++) {
+		uint64_t t = 1 * MS + (uint64_t)i * 100 * US;
+
+		launch(t, 5 * US, 20 * US);
+		call(S_WAIT, t + 10 * US, t + 12 * US, 0, 1, CPROF_NO_ID);
+	}
+	ck_assert(!fires("sync-in-loop"));
 }
 END_TEST
 
@@ -166,6 +207,82 @@ START_TEST(test_findings_kernel_variance_silent)
 	for (i = 0; i < 10; i++)
 		launch(1 * MS + (uint64_t)i * 200 * US, 5 * US, 50 * US);
 	ck_assert(!fires("kernel-variance"));
+}
+END_TEST
+
+/* issue 29 item 5: a sweep launches one kernel name at two grid sizes, each steady: different work, not
+ * variance; the same shape with one run 20 times slower still is */
+START_TEST(test_findings_kernel_variance_by_shape)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		launch(1 * MS + (uint64_t)i * 200 * US, 5 * US, i < 10 ? 2 * US : 100 * US);
+		f.ops[f.nops - 1].shape = i < 10 ? 11 : 22;
+	}
+	ck_assert(!fires("kernel-variance"));
+	teardown();
+	setup();
+	for (i = 0; i < 20; i++) {
+		launch(1 * MS + (uint64_t)i * 200 * US, 5 * US, i == 7 ? 100 * US : 5 * US);
+		f.ops[f.nops - 1].shape = 11;
+	}
+	ck_assert(fires("kernel-variance"));
+}
+END_TEST
+
+/* two ranks (processes 1 and 2): a first CUDA call at t0, then 12 launches from 200 ms, pace apart */
+static void ranks(uint64_t t0_a, uint64_t pace_a, uint64_t t0_b, uint64_t pace_b)
+{
+	int r, i;
+
+	for (r = 0; r < 2; r++) {
+		size_t c0 = f.ncalls, o0 = f.nops;
+
+		call(S_SYNC, r ? t0_b : t0_a, (r ? t0_b : t0_a) + 10 * US, 0, 0, CPROF_NO_ID);
+		for (i = 0; i < 12; i++)
+			launch(200 * MS + (uint64_t)i * (r ? pace_b : pace_a), 5 * US, 20 * US);
+		for (; c0 < f.ncalls; c0++)
+			f.calls[c0].proc = r + 1;
+		for (; o0 < f.nops; o0++)
+			f.ops[o0].proc = r + 1;
+		f.procs[r] = (struct cprof_proc){ .id = r + 1, .pid = 100 + r, .ppid = 1, .rank = r, .exe = (char *)"w",
+						  .argv = (char *)"w", .host = (char *)"h", .bye = (char *)"exit" };
+	}
+	f.nprocs = 2;
+	for (i = 0; i < (int)f.next; i++) /* sorted by (proc, corr): the ids grow with the ops */
+		f.ext[i].proc = f.ops[f.ext[i].corr - 100].proc;
+}
+
+/* issue 29 item 8: two ranks with equal steady phases, one that started 150 ms early and waited at the
+ * rendezvous: no straggler; one 4 times slower per step: a straggler */
+START_TEST(test_findings_straggler_steady_state)
+{
+	ranks(0, 1 * MS, 150 * MS, 1 * MS);
+	ck_assert(!fires("straggler"));
+	teardown();
+	setup();
+	ranks(150 * MS, 1 * MS, 150 * MS, 4 * MS);
+	ck_assert(fires("straggler"));
+	ck_assert_ptr_nonnull(strstr(f.f[0].evidence, "rank 1 ran"));
+	ck_assert(!fires("run-failed"));
+}
+END_TEST
+
+/* issue 29 item 8: a failed run (a rank's or the command's status not 0) has no straggler, and says it failed */
+START_TEST(test_findings_failed_run)
+{
+	ranks(150 * MS, 1 * MS, 150 * MS, 4 * MS);
+	f.procs[0].bye = (char *)"exit, status 1";
+	ck_assert(!fires("straggler"));
+	ck_assert(fires("run-failed"));
+	teardown();
+	setup();
+	ranks(150 * MS, 1 * MS, 150 * MS, 4 * MS);
+	f.exit_status = 3;
+	ck_assert(!fires("straggler"));
+	ck_assert(fires("run-failed"));
+	ck_assert_ptr_nonnull(strstr(f.f[f.nf - 1].evidence, "the command exited with status 3"));
 }
 END_TEST
 
@@ -354,10 +471,15 @@ Suite *findings_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_findings_tiny_kernels_fire);
 	tcase_add_test(tc, test_findings_tiny_kernels_silent);
+	tcase_add_test(tc, test_findings_tiny_kernels_advice_with_graphs);
 	tcase_add_test(tc, test_findings_sync_in_loop_fires);
 	tcase_add_test(tc, test_findings_sync_in_loop_silent);
+	tcase_add_test(tc, test_findings_sync_in_loop_not_stream_wait_event);
 	tcase_add_test(tc, test_findings_kernel_variance_fires);
 	tcase_add_test(tc, test_findings_kernel_variance_silent);
+	tcase_add_test(tc, test_findings_kernel_variance_by_shape);
+	tcase_add_test(tc, test_findings_straggler_steady_state);
+	tcase_add_test(tc, test_findings_failed_run);
 	tcase_add_test(tc, test_findings_cold_start_fires);
 	tcase_add_test(tc, test_findings_cold_start_silent);
 	tcase_add_test(tc, test_findings_long_final_sync_fires);

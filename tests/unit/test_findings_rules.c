@@ -271,14 +271,20 @@ START_TEST(test_findings_rules_straggler_fires)
 	proc_rank(2, 1);
 	proc_rank(3, 2);
 	proc_rank(4, -1); /* no rank: not counted */
+	/* each rank's steady state (issue 29 item 8): its first GPU op to its last CUDA activity */
 	call(1, 0, 100 * MS);
+	op(CPROF_OP_KERNEL, 1, 7, 0, 1 * MS, CPROF_NO_ID);
 	call(2, 1 * MS, 102 * MS);
+	op(CPROF_OP_KERNEL, 2, 7, 1 * MS, 2 * MS, CPROF_NO_ID);
 	call(3, 0, 10 * MS);
+	op(CPROF_OP_KERNEL, 3, 7, 0, 1 * MS, CPROF_NO_ID);
 	call(3, 290 * MS, 300 * MS);
 	call(4, 0, 900 * MS);
+	op(CPROF_OP_KERNEL, 4, 7, 0, 1 * MS, CPROF_NO_ID);
 	f = finding("straggler");
 	ck_assert_ptr_nonnull(f);
-	ck_assert_str_eq(f->evidence, "rank 2 ran 300.000 ms (first to last CUDA call) vs a median of 101.000 ms over 3 ranks (+197%)");
+	ck_assert_str_eq(f->evidence, "rank 2 ran 300.000 ms (its steady state: first GPU op after warm-up to last CUDA "
+				      "activity) vs a median of 101.000 ms over 3 ranks (+197%)");
 }
 END_TEST
 
@@ -288,8 +294,11 @@ START_TEST(test_findings_rules_straggler_silent)
 	proc_rank(2, 1);
 	proc_rank(3, 2);
 	call(1, 0, 100 * MS);
+	op(CPROF_OP_KERNEL, 1, 7, 0, 1 * MS, CPROF_NO_ID);
 	call(2, 0, 101 * MS);
+	op(CPROF_OP_KERNEL, 2, 7, 0, 1 * MS, CPROF_NO_ID);
 	call(3, 0, 110 * MS);
+	op(CPROF_OP_KERNEL, 3, 7, 0, 1 * MS, CPROF_NO_ID);
 	ck_assert_ptr_null(finding("straggler"));
 }
 END_TEST

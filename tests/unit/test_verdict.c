@@ -15,7 +15,8 @@ struct vfix {
 	struct cprof_call calls[512];
 	struct cprof_rt rt[64];
 	struct cprof_string strings[16];
-	size_t nops, ncalls, nrt, nstrings;
+	struct cprof_nvtx_range nvtx[512];
+	size_t nops, ncalls, nrt, nstrings, nnvtx;
 	struct cprof_model m;
 };
 
@@ -34,6 +35,14 @@ static struct cprof_call *vcall(struct vfix *f, uint64_t s, uint64_t e)
 	f->calls[f->ncalls] = (struct cprof_call){ .start = s, .end = e, .proc = 1, .outer = 1, .corr = CPROF_NO_ID,
 						  .stream = CPROF_NO_ID };
 	return &f->calls[f->ncalls++];
+}
+
+static int64_t str(struct vfix *f, const char *value)
+{
+	ck_assert_uint_lt(f->nstrings, 16);
+	f->strings[f->nstrings].id = (int64_t)f->nstrings + 1;
+	f->strings[f->nstrings].value = (char *)value;
+	return f->strings[f->nstrings++].id;
 }
 
 /* matrixMul's shape: a launch call of call_ns every call_ns + host_ns; the kernel (kernel_ns) starts
@@ -62,6 +71,8 @@ static void vbuild(struct vfix *f)
 	f->m.nrt = f->nrt;
 	f->m.strings = f->nstrings ? f->strings : NULL;
 	f->m.nstrings = f->nstrings;
+	f->m.nvtx = f->nnvtx ? f->nvtx : NULL;
+	f->m.nnvtx = f->nnvtx;
 }
 
 static void vverdict(struct vfix *f, struct cprof_verdict *v)
@@ -205,6 +216,143 @@ START_TEST(test_verdict_copies_are_the_cause)
 }
 END_TEST
 
+/* issue 29 item 1: the 4096 sweep's shape: 50 GEMMs queued ahead, then one blocking cudaMemcpy that waits
+ * for them and copies the result: compute-bound, and the copy call's wait is a sync, not copy time */
+START_TEST(test_verdict_sync_copy_waiting_for_kernels_is_no_copy_cost)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	struct cprof_call *c;
+	struct cprof_op *o;
+	uint64_t t0 = 1000 * US, k = t0 + 20 * US;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 50; i++) {
+		uint64_t t = t0 + (uint64_t)i * 5 * US;
+
+		vcall(&f, t, t + 4 * US)->launch = 1;
+		op(&f, CPROF_OP_KERNEL, k, k + 2750 * US, t, t + 4 * US);
+		k += 2750 * US;
+	}
+	c = vcall(&f, t0 + 260 * US, k + 2700 * US);
+	c->copy = c->memcpy = c->cut = 1;
+	o = op(&f, CPROF_OP_MEMCPY, k, k + 2690 * US, t0 + 260 * US, t0 + 270 * US);
+	o->copy = 2;
+	o->dstkind = 1;
+	o->bytes = 64 << 20;
+	vverdict(&f, &v);
+	ck_assert_str_eq(v.verdict, "compute-bound");
+	/* only the part after the last kernel is copy time */
+	ck_assert_uint_le(v.copy_call_ns, 2700 * US);
+	ck_assert_uint_ge(v.copy_call_ns, 2690 * US);
+	ck_assert_ptr_null(strstr(v.advice, "cop"));
+	vfree(&f);
+}
+END_TEST
+
+/* issue 29 item 7: launch calls slower than their kernels, but 100 us of host work between them: the
+ * largest share of the GPU's idle time is the host's own work, not launch cost (was: launch cost, from the
+ * median launch call alone) */
+START_TEST(test_verdict_cause_is_largest_idle_share)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+
+	memset(&f, 0, sizeof(f));
+	launch_loop(&f, 1000 * US, 100, 4300, 100000, 2400, 3000);
+	vverdict(&f, &v);
+	ck_assert_str_eq(v.verdict, "overhead-bound");
+	ck_assert_uint_gt(v.idle_by[CPROF_IDLE_HOST], 10 * v.idle_by[CPROF_IDLE_API]);
+	ck_assert_str_eq(v.cause, "host work between launches");
+	ck_assert_ptr_null(strstr(v.advice, "graph"));
+	vfree(&f);
+}
+END_TEST
+
+/* the same loop with the host's gaps inside op ranges: a collective, the DataLoader, torch.compile's
+ * regions (a cache lookup, then the compiled region, the guards between them) each name their own cause */
+START_TEST(test_verdict_cause_from_op_ranges)
+{
+	static struct vfix f;
+	static const struct {
+		const char *a, *b, *cause, *advice;
+	} c[] = {
+		{ "gloo:all_reduce", NULL, "waiting on other processes (collectives)", "collectives" },
+		{ "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", NULL, "waiting for input data (DataLoader)",
+		  "num_workers" },
+		{ "TorchDynamo Cache Lookup", "Torch-Compiled Region: 0/0", "Python and Dynamo (torch.compile)", "recompiles" },
+		{ "aten::add", NULL, "host time in ATen ops", "larger ops" },
+	};
+	struct cprof_verdict v;
+	size_t k;
+	int i;
+
+	for (k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		int64_t a, b;
+
+		memset(&f, 0, sizeof(f));
+		a = str(&f, c[k].a);
+		b = c[k].b ? str(&f, c[k].b) : 0;
+		launch_loop(&f, 1000 * US, 100, 4300, 100000, 2400, 3000);
+		for (i = 0; i < 100; i++) {
+			uint64_t h = 1000 * US + (uint64_t)i * (4300 + 100000) + 4300;
+
+			if (b) { /* the lookup's range is short; the guards after it, then the region */
+				f.nvtx[f.nnvtx++] = (struct cprof_nvtx_range){ .start = h, .end = h + 2 * US, .proc = 1, .text = a };
+				f.nvtx[f.nnvtx++] = (struct cprof_nvtx_range){ .start = h + 60 * US, .end = h + 95 * US, .proc = 1,
+									      .text = b };
+			} else {
+				f.nvtx[f.nnvtx++] = (struct cprof_nvtx_range){ .start = h, .end = h + 95 * US, .proc = 1, .text = a };
+			}
+		}
+		vverdict(&f, &v);
+		ck_assert_str_eq(v.verdict, "overhead-bound");
+		ck_assert_str_eq(v.cause, c[k].cause);
+		ck_assert_ptr_nonnull(strstr(v.advice, c[k].advice));
+		vfree(&f);
+	}
+}
+END_TEST
+
+/* issue 29 item 7: the advice leaves out what the program does already: copies from pinned memory, on a
+ * stream of their own, asynchronous -> not "use pinned memory"; CUDA graphs replayed -> not "capture one" */
+START_TEST(test_verdict_advice_not_what_it_does)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 20; i++) {
+		uint64_t t = 1000 * US + (uint64_t)i * 500 * US;
+		struct cprof_call *c = vcall(&f, t, t + 300 * US);
+		struct cprof_op *o;
+
+		c->copy = 1; /* cudaMemcpyAsync: class memcpy, not the blocking cudaMemcpy */
+		o = op(&f, CPROF_OP_MEMCPY, t + 20 * US, t + 290 * US, t, t + 10 * US);
+		o->copy = 1;
+		o->srckind = 2; /* pinned */
+		o->stream = 9;  /* the kernels run on stream 7 */
+		vcall(&f, t + 310 * US, t + 314 * US)->launch = 1;
+		op(&f, CPROF_OP_KERNEL, t + 320 * US, t + 330 * US, t + 310 * US, t + 314 * US);
+	}
+	vverdict(&f, &v);
+	ck_assert_str_eq(v.cause, "copies between host and device");
+	ck_assert_ptr_null(strstr(v.advice, "pinned host memory ("));
+	ck_assert_ptr_nonnull(strstr(v.advice, "already"));
+	vfree(&f);
+
+	memset(&f, 0, sizeof(f));
+	launch_loop(&f, 1000 * US, 300, 4300, 600, 2400, 3000);
+	vcall(&f, 900 * US, 905 * US)->name = str(&f, "cudaGraphLaunch");
+	vverdict(&f, &v);
+	ck_assert_str_eq(v.cause, "launch cost inside the CUDA API");
+	ck_assert_ptr_null(strstr(v.advice, "capture a CUDA graph"));
+	vfree(&f);
+}
+END_TEST
+
 /* issue 18 item 3: kernels launched through the driver API (no hook saw them): the launch time comes from
  * CUPTI's records, not "0 ns" */
 START_TEST(test_verdict_launch_time_from_cupti_records)
@@ -246,14 +394,6 @@ START_TEST(test_verdict_run_spans_cupti_only_calls)
 	vfree(&f);
 }
 END_TEST
-
-static int64_t str(struct vfix *f, const char *value)
-{
-	ck_assert_uint_lt(f->nstrings, 16);
-	f->strings[f->nstrings].id = (int64_t)f->nstrings + 1;
-	f->strings[f->nstrings].value = (char *)value;
-	return f->strings[f->nstrings++].id;
-}
 
 static const struct cprof_finding *find(const struct cprof_finding *fd, int n, const char *id)
 {
@@ -457,6 +597,10 @@ Suite *verdict_suite(void)
 	tcase_add_test(tc, test_verdict_host_blocked_in_syncs_is_compute_bound);
 	tcase_add_test(tc, test_verdict_stalled_with_backlog_is_mixed);
 	tcase_add_test(tc, test_verdict_copies_are_the_cause);
+	tcase_add_test(tc, test_verdict_sync_copy_waiting_for_kernels_is_no_copy_cost);
+	tcase_add_test(tc, test_verdict_cause_is_largest_idle_share);
+	tcase_add_test(tc, test_verdict_cause_from_op_ranges);
+	tcase_add_test(tc, test_verdict_advice_not_what_it_does);
 	tcase_add_test(tc, test_verdict_launch_time_from_cupti_records);
 	tcase_add_test(tc, test_verdict_run_spans_cupti_only_calls);
 	tcase_add_test(tc, test_verdict_cuda_errors_named_with_faulting_kernel);

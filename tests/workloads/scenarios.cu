@@ -254,6 +254,57 @@ int main(int argc, char **argv)
 		printf("%s %d\n", mode, n);
 		return 0;
 	}
+	if (!strcmp(mode, "graphed-gemm")) {
+		// make_graphed_callables' shape: a GEMM captured in a graph, each replay after a device-to-device
+		// copy of the new input into the graph's static input buffer
+		int n = argc > 2 ? atoi(argv[2]) : 20, dim = 256;
+		float *a, *b, *c, *src, one = 1.0f;
+		cublasHandle_t h;
+		cudaStream_t s;
+		cudaGraph_t g;
+		cudaGraphExec_t ge;
+		cudaMalloc(&a, dim * dim * sizeof(float));
+		cudaMalloc(&b, dim * dim * sizeof(float));
+		cudaMalloc(&c, dim * dim * sizeof(float));
+		cudaMalloc(&src, dim * dim * sizeof(float));
+		cudaStreamCreate(&s);
+		cublasCreate(&h);
+		cublasSetStream(h, s);
+		cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &one, a, dim, b, dim, &one, c, dim); // warm-up
+		cudaStreamSynchronize(s);
+		cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+		cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, dim, dim, dim, &one, a, dim, b, dim, &one, c, dim);
+		cudaStreamEndCapture(s, &g);
+		cudaGraphInstantiate(&ge, g, 0);
+		for (int i = 0; i < n; i++) {
+			cudaMemcpyAsync(a, src, dim * dim * sizeof(float), cudaMemcpyDeviceToDevice, s);
+			cudaGraphLaunch(ge, s);
+		}
+		cudaStreamSynchronize(s);
+		cudaGraphExecDestroy(ge);
+		cudaGraphDestroy(g);
+		cublasDestroy(h);
+		printf("%s %d\n", mode, n);
+		return 0;
+	}
+	if (!strcmp(mode, "waitloop")) {
+		// two streams ordered by an event after each launch: cudaStreamWaitEvent does not block the host
+		int n = argc > 2 ? atoi(argv[2]) : 30;
+		cudaStream_t s1, s2;
+		cudaEvent_t e;
+		cudaStreamCreate(&s1);
+		cudaStreamCreate(&s2);
+		cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+		for (int i = 0; i < n; i++) {
+			kern_a<<<64, 128, 0, s1>>>(nullptr);
+			cudaEventRecord(e, s1);
+			cudaStreamWaitEvent(s2, e, 0);
+			kern_a<<<64, 128, 0, s2>>>(nullptr);
+		}
+		cudaDeviceSynchronize();
+		printf("%s %d\n", mode, n);
+		return 0;
+	}
 	if (!strcmp(mode, "variance") || !strcmp(mode, "steady")) {
 		// the same kernel with run times that vary (grid size changes) or do not
 		int n = argc > 2 ? atoi(argv[2]) : 40;
@@ -266,8 +317,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "paced")) {
-		// N launches with US microseconds of host work between them: a rank that is slower than the others
+		// N launches with US microseconds of host work between them: a rank that is slower than the others;
+		// WAIT_MS: a rank that made its first CUDA call, then waited at the rendezvous before its steps;
+		// STATUS: the exit status (a rank that failed after its steps)
 		int n = argc > 2 ? atoi(argv[2]) : 100, us = argc > 3 ? atoi(argv[3]) : 0;
+		int wait_ms = argc > 4 ? atoi(argv[4]) : 0, status = argc > 5 ? atoi(argv[5]) : 0;
+		if (wait_ms > 0) {
+			cudaFree(nullptr);
+			usleep(wait_ms * 1000);
+		}
 		for (int i = 0; i < n; i++) {
 			kern_a<<<8, 128>>>(nullptr);
 			if (us > 0)
@@ -275,7 +333,7 @@ int main(int argc, char **argv)
 		}
 		cudaDeviceSynchronize();
 		printf("paced %d\n", n);
-		return 0;
+		return status;
 	}
 	if (!strcmp(mode, "syncloop") || !strcmp(mode, "nosyncloop")) {
 		// a sync in every iteration (.item() in a training loop), or one after the loop
@@ -629,6 +687,6 @@ int main(int argc, char **argv)
 		return 9;
 	}
 	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
-			" torch-shaped N | dtod-gemm N | gemm-only N | variance N | steady N | syncloop N | nosyncloop N | paced N US\n");
+			" torch-shaped N | dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]]\n");
 	return 2;
 }
