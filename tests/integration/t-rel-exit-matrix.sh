@@ -37,7 +37,8 @@ if pid == 0:
     os.execvp(sys.argv[1], sys.argv[1:])
 out, sent, t0 = b"", False, time.monotonic()
 while time.monotonic() - t0 < 20:
-    if not sent and b"ready" in out:
+    # the whole line first: a Ctrl-C flushes the terminal's output queue (ISIG), which could eat its end
+    if not sent and b"ready" in out and b"\n" in out.split(b"ready", 1)[1]:
         os.write(fd, b"\x03")
         sent = True
     if select.select([fd], [], [], 0.1)[0]:
