@@ -234,9 +234,13 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 			poll(&p, 1, (int)(deadline_ms - now > 10 ? 10 : deadline_ms - now));
 			continue;
 		}
-		if (errno == EPIPE)
-			consume_sigpipe();
-		mark_dead(strerror(errno));
+		{
+			int err = errno; /* consume_sigpipe's last sigtimedwait leaves EAGAIN in errno */
+
+			if (err == EPIPE)
+				consume_sigpipe();
+			mark_dead(strerror(err));
+		}
 		return -EPIPE;
 	}
 }
