@@ -59,13 +59,13 @@ static int parse_pct(const char *opt, const char *arg, double *out)
 /* the result into FILE (or standard output), moved in place only when complete */
 static int write_to(const char *out, int force, const struct cprof_check_fmt *fmt, const struct cprof_check_result *r)
 {
+	/* the shared check: an existing file needs -f, and neither the profile nor its baseline may be the output */
+	char *const inputs[] = { (char *)r->profile, (char *)r->baseline };
 	FILE *f;
 	int err;
 
-	if (!force && strcmp(out, "-") && access(out, F_OK) == 0) {
-		pr_err("%s exists (-f overwrites it)", cprof_tx(out));
-		return -EEXIST;
-	}
+	if (strcmp(out, "-") && (err = cprof_out_check(PR_FMT, out, inputs, r->baseline ? 2 : 1, force, 0)) < 0)
+		return err;
 	if ((err = cprof_out_open(out, &f)) < 0) {
 		pr_err("cannot write %s: %s", cprof_tx(out), strerror(-err));
 		return err;

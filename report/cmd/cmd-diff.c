@@ -102,10 +102,9 @@ int cmd_diff(int argc, char **argv)
 		usage(stderr);
 		return CPROF_EXIT_USAGE;
 	}
-	if (strcmp(out, "-") && !force && access(out, F_OK) == 0) {
-		pr_err("%s exists (-f overwrites it)", cprof_tx(out));
+	/* the shared check: an existing file needs -f, and neither profile may be the output */
+	if (strcmp(out, "-") && cprof_out_check(PR_FMT, out, argv + optind, 2, force, 0) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	if (fmt != &cprof_diff_text)
 		cprof_progress_off();
 	cprof_progress_begin("cprof diff: reading the profiles");

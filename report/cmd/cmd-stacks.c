@@ -89,10 +89,8 @@ int cmd_stacks(int argc, char **argv)
 		usage(stderr);
 		return CPROF_EXIT_USAGE;
 	}
-	if (strcmp(out, "-") && !force && access(out, F_OK) == 0) {
-		pr_err("%s exists (-f overwrites it)", cprof_tx(out));
+	if (strcmp(out, "-") && cprof_out_check(PR_FMT, out, argv + optind, 1, force, 0) < 0)
 		return CPROF_EXIT_USAGE;
-	}
 	cprof_progress_off(); /* its output is for a program */
 	if ((db = cprof_profile_open(argv[optind])) == NULL)
 		return CPROF_EXIT_USAGE;
