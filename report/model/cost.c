@@ -10,6 +10,36 @@
 #include "report/model/model.h"
 #include "report/cprof.h"
 
+static int cost_cmp(const void *pa, const void *pb)
+{
+	const struct cprof_cost_row *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The rows of proc: [*lo, *hi) in the (proc, time, table order) order cprof_model_load_cost sorts them in. */
+static void proc_rows(const struct cprof_model *m, int64_t proc, size_t *lo, size_t *hi)
+{
+	size_t l = 0, h = m->ncost;
+
+	while (l < h) {
+		size_t mid = l + (h - l) / 2;
+
+		if (m->cost[mid].proc < proc)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	*lo = l;
+	for (h = l; h < m->ncost && m->cost[h].proc == proc; h++)
+		;
+	*hi = h;
+}
+
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
@@ -65,7 +95,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 
 			v[i] = x > 0 && x < (1ll << 62) ? (uint64_t)x : 0;
 		}
-		c = &m->cost[m->ncost++];
+		c = &m->cost[m->ncost];
+		c->seq = m->ncost++;
 		c->proc = sqlite3_column_int64(st, 0);
 		c->time = v[1];
 		c->hook_calls = v[2];
@@ -82,7 +113,11 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		c->lost_nested = v[13];
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	/* each process's rows together, in time: the readers below look them up, never scan them all per use */
+	qsort(m->cost, m->ncost, sizeof(*m->cost), cost_cmp);
+	return 0;
 }
 
 /* The last totals of each process (the rows are running totals; the newest is the largest). */
@@ -92,15 +127,9 @@ static void last_totals(const struct cprof_model *m, int64_t proc, struct cprof_
 	*nprocs = 0;
 	for (size_t i = 0; i < m->ncost; i++) {
 		const struct cprof_cost_row *c = &m->cost[i];
-		int newest = 1;
 
-		if (proc != 0 && c->proc != proc)
-			continue;
-		for (size_t j = 0; j < m->ncost && newest; j++)
-			if (j != i && m->cost[j].proc == c->proc &&
-			    (m->cost[j].time > c->time || (m->cost[j].time == c->time && j > i)))
-				newest = 0;
-		if (!newest)
+		/* sorted: a process's newest row is the last of its run */
+		if ((proc != 0 && c->proc != proc) || (i + 1 < m->ncost && m->cost[i + 1].proc == c->proc))
 			continue;
 		(*nprocs)++;
 		sum->hook_calls += c->hook_calls;
@@ -131,17 +160,24 @@ static uint64_t share(uint64_t total, uint64_t part, uint64_t whole)
 static double at_time(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
 {
 	const struct cprof_cost_row *lo = NULL, *hi = NULL;
+	size_t first, end, l, h;
 	double a, b;
 
-	for (size_t i = 0; i < m->ncost; i++) {
-		const struct cprof_cost_row *c = &m->cost[i];
+	proc_rows(m, proc, &first, &end);
+	/* hi: the first row after x; lo: the first of the rows at the latest time not after x */
+	for (l = first, h = end; l < h;) {
+		size_t mid = l + (h - l) / 2;
 
-		if (c->proc != proc)
-			continue;
-		if (c->time <= x && (lo == NULL || c->time > lo->time))
-			lo = c;
-		if (c->time > x && (hi == NULL || c->time < hi->time))
-			hi = c;
+		if (m->cost[mid].time <= x)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	if (l < end)
+		hi = &m->cost[l];
+	if (l > first) {
+		for (lo = &m->cost[l - 1]; lo > &m->cost[first] && (lo - 1)->time == lo->time; lo--)
+			;
 	}
 	a = lo ? (double)*(const uint64_t *)((const char *)lo + field) : 0.0;
 	if (hi == NULL)

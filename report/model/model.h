@@ -219,6 +219,7 @@ enum cprof_model_part {
 /* One CPROF_COST row: a process's running totals of what profiling cost it (see common/wire.h). */
 struct cprof_cost_row {
 	int64_t proc;
+	size_t seq; /* table order: the tie-break between rows of one time */
 	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
 		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 };
