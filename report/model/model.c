@@ -603,6 +603,15 @@ static int cmp_ext(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+/* rows of one (proc, corr) kept in table order: a search finds the first */
+static int cmp_ext_seq(const void *a, const void *b)
+{
+	const struct cprof_ext *x = a, *y = b;
+	int c = cmp_ext(a, b);
+
+	return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static int load_ext(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
@@ -620,13 +629,14 @@ static int load_ext(sqlite3 *db, struct cprof_model *m)
 		}
 		m->ext[m->next].proc = sqlite3_column_int64(st, 0);
 		m->ext[m->next].corr = sqlite3_column_int64(st, 1);
+		m->ext[m->next].seq = (uint32_t)m->next;
 		m->ext[m->next++].ext = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	if (m->next)
-		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext);
+		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext_seq);
 	return 0;
 }
 
@@ -675,7 +685,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 	}
 	for (i = 0; i < m->nops; i++) {
 		const struct cprof_op *o = &m->ops[i];
-		struct cprof_ext key = { o->proc, o->corr, 0 };
+		struct cprof_ext key = { o->proc, o->corr, 0, 0 };
 		size_t lo = 0, hi = m->next, e;
 
 		if (o->corr == CPROF_NO_ID || (proc != 0 && o->proc != proc))
@@ -719,7 +729,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 
 int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
 {
-	struct cprof_ext key = { proc, corr, 0 };
+	struct cprof_ext key = { proc, corr, 0, 0 };
 	size_t lo = 0, hi = m->next;
 
 	while (lo < hi) {
@@ -739,7 +749,7 @@ int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, 
 
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
 {
-	struct cprof_ext key = { proc, corr, 0 };
+	struct cprof_ext key = { proc, corr, 0, 0 };
 	size_t lo = 0, hi = m->next;
 
 	while (lo < hi) {
@@ -1332,7 +1342,10 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_run_facts(db, m)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
-	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
+	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
+	    ((parts & CPROF_MODEL_TRACE) && !(parts & (CPROF_MODEL_TIMELINE | CPROF_MODEL_GPU)) &&
+	     ((cprof_has_table(db, "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION") && (ret = load_ext(db, m)) < 0) ||
+	      (ret = load_strings(db, m)) < 0))) {
 		free(drv);
 		cprof_model_free(m);
 		m->db = db;

@@ -115,6 +115,7 @@ struct cprof_drv_api {
 /* CUPTI's external correlation of kind 5 (ours): CUPTI id -> our call's correlation id */
 struct cprof_ext {
 	int64_t proc, corr, ext;
+	uint32_t seq; /* table order: of rows with one (proc, corr), the first is the one joined */
 };
 
 struct cprof_string {
@@ -214,6 +215,7 @@ enum cprof_model_part {
 	CPROF_MODEL_ALL = 3,
 	CPROF_MODEL_GPU = 4,      /* GPU ops and strings only, launches not attributed (a kernel table) */
 	CPROF_MODEL_HOST = 8,     /* with TIMELINE: driver calls no runtime record covers, NVTX ranges (a timeline) */
+	CPROF_MODEL_TRACE = 16,   /* the external ids and strings (report/model/trace-src.c loads the trace's rest) */
 };
 
 /* One CPROF_COST row: a process's running totals of what profiling cost it (see common/wire.h). */
