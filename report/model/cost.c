@@ -205,6 +205,26 @@ static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, ui
 	return (uint64_t)sum;
 }
 
+/* whether every call is process proc's (the model's one process): checked once per model */
+static int every_call_of(const struct cprof_model *m, int64_t proc)
+{
+	static const struct cprof_call *checked;
+	static size_t checked_n;
+	static int64_t checked_proc;
+	static int result;
+	size_t i;
+
+	if (checked == m->calls && checked_n == m->ncalls && checked_proc == proc)
+		return result;
+	result = 1;
+	for (i = 0; i < m->ncalls && result; i++)
+		result = m->calls[i].proc == proc;
+	checked = m->calls;
+	checked_n = m->ncalls;
+	checked_proc = proc;
+	return result;
+}
+
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,
 		       struct cprof_cost *out)
 {
@@ -216,11 +236,20 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	out->cupti_overhead_ns = cupti_ns;
 	last_totals(m, proc, &t, &nprocs);
 	out->measured = nprocs > 0;
-	for (size_t i = 0; i < m->ncalls; i++) {
-		if (proc != 0 && m->calls[i].proc != proc)
-			continue;
-		all++;
-		calls += m->calls[i].start >= ws && m->calls[i].start < we;
+	if (proc == 0 || (m->nprocs == 1 && m->procs[0].id == proc && every_call_of(m, proc))) {
+		/* every call counts: the calls are by start, the window's are found by two searches (a walk per
+		 * phase was O(calls x phases)) */
+		all = m->ncalls;
+		calls = cprof_model_calls_from(m, we) - cprof_model_calls_from(m, ws);
+		if (we < ws)
+			calls = 0;
+	} else {
+		for (size_t i = 0; i < m->ncalls; i++) {
+			if (m->calls[i].proc != proc)
+				continue;
+			all++;
+			calls += m->calls[i].start >= ws && m->calls[i].start < we;
+		}
 	}
 	out->calls = calls;
 	if (out->measured) {

@@ -391,6 +391,8 @@ void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out
 uint8_t cprof_call_class_of(const char *cls);
 /* Sorts an array of structs that begin with their uint64_t start, ties kept in the order given. */
 int cprof_sort_by_start(void *arr, size_t n, size_t elem);
+/* radix.c: the same sort, by radix (elements of at most 256 bytes); 0 or -ENOMEM. */
+int cprof_radix_sort(void *arr, size_t n, size_t elem);
 /* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */
 int cprof_model_read_driver(sqlite3 *db, struct cprof_drv_rec **out, size_t *n);
 /* m->drv_api from the driver records, the calls and the runtime records (in memory, O(n log n)). */
