@@ -46,7 +46,8 @@ static double median(double *d, size_t n)
 {
 	if (n == 0)
 		return 0;
-	qsort(d, n, sizeof(*d), cmp_double);
+	if (cprof_radix_sort_doubles(d, n) < 0)
+		qsort(d, n, sizeof(*d), cmp_double);
 	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 }
 

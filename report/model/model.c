@@ -765,15 +765,6 @@ int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
 	return 0;
 }
 
-static int cmp_keyed(const void *a, const void *b)
-{
-	const struct cprof_keyed *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->d < y->d ? -1 : x->d > y->d;
-}
-
 int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
 			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx)
 {
@@ -786,7 +777,10 @@ int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*labe
 	d = malloc(n * sizeof(*d));
 	if (d == NULL)
 		return -ENOMEM;
-	qsort(kd, n, sizeof(*kd), cmp_keyed);
+	if (cprof_radix_sort_keyed(kd, n) < 0) {
+		free(d);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i = j) {
 		struct cprof_stats st;
 		const char *l;

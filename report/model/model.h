@@ -335,6 +335,9 @@ struct cprof_keyed {
 	int64_t key;
 	int64_t d;
 };
+/* radix.c: by (key, d), as cmp_keyed orders them; doubles ascending (qsort for negatives or NaN) */
+int cprof_radix_sort_keyed(struct cprof_keyed *kd, size_t n);
+int cprof_radix_sort_doubles(double *d, size_t n);
 int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
 			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
 

@@ -1,5 +1,6 @@
 /* A stable radix sort of arrays whose elements begin with a uint64_t key: the model's arrays by start, sweeps' events by time. */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #define DIGIT 11
 #define BUCKETS (1u << DIGIT)
 
-static uint64_t key_at(const char *a, size_t elem, size_t i)
+static inline uint64_t key_at(const char *a, size_t elem, size_t i)
 {
 	uint64_t k;
 
@@ -48,10 +49,25 @@ static int radix_direct(char *a, size_t n, size_t elem, uint64_t min, uint64_t s
 		}
 		if (i < BUCKETS)
 			continue;
-		for (i = 0; i < n; i++) {
-			size_t d = ((key_at(src, elem, i) - min) >> shift) & (BUCKETS - 1);
+		/* constant sizes let the compiler move the common elements without a call each */
+		if (elem == 16) {
+			for (i = 0; i < n; i++) {
+				size_t d = ((key_at(src, 16, i) - min) >> shift) & (BUCKETS - 1);
 
-			memcpy(dst + count[d]++ * elem, src + i * elem, elem);
+				memcpy(dst + count[d]++ * 16, src + i * 16, 16);
+			}
+		} else if (elem == 8) {
+			for (i = 0; i < n; i++) {
+				size_t d = ((key_at(src, 8, i) - min) >> shift) & (BUCKETS - 1);
+
+				memcpy(dst + count[d]++ * 8, src + i * 8, 8);
+			}
+		} else {
+			for (i = 0; i < n; i++) {
+				size_t d = ((key_at(src, elem, i) - min) >> shift) & (BUCKETS - 1);
+
+				memcpy(dst + count[d]++ * elem, src + i * elem, elem);
+			}
 		}
 		{
 			char *t = src;
@@ -120,4 +136,59 @@ int cprof_radix_sort(void *arr, size_t n, size_t elem)
 	}
 	free(kv);
 	return 0;
+}
+
+/* signed to unsigned, order kept */
+static uint64_t biased(int64_t v)
+{
+	return (uint64_t)v ^ ((uint64_t)1 << 63);
+}
+
+int cprof_radix_sort_keyed(struct cprof_keyed *kd, size_t n)
+{
+	struct kv *t;
+	size_t i;
+	int ret;
+
+	if (n < 2)
+		return 0;
+	if ((t = malloc(n * sizeof(*t))) == NULL)
+		return -ENOMEM;
+	/* by duration, then (stable) by key: (key, duration) order */
+	for (i = 0; i < n; i++)
+		t[i] = (struct kv){ biased(kd[i].d), biased(kd[i].key) };
+	if ((ret = cprof_radix_sort(t, n, sizeof(*t))) == 0) {
+		for (i = 0; i < n; i++)
+			t[i] = (struct kv){ t[i].idx, t[i].key };
+		ret = cprof_radix_sort(t, n, sizeof(*t));
+	}
+	if (ret == 0)
+		for (i = 0; i < n; i++)
+			kd[i] = (struct cprof_keyed){ (int64_t)(t[i].key ^ ((uint64_t)1 << 63)),
+						      (int64_t)(t[i].idx ^ ((uint64_t)1 << 63)) };
+	free(t);
+	return ret;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int cprof_radix_sort_doubles(double *d, size_t n)
+{
+	size_t i;
+
+	/* a non-negative double's bits sort as the number does (durations); anything else by comparison */
+	for (i = 0; i < n; i++)
+		if (!(d[i] >= 0) || signbit(d[i]))
+			break;
+	if (i < n) {
+		qsort(d, n, sizeof(*d), cmp_double);
+		return 0;
+	}
+	_Static_assert(sizeof(double) == sizeof(uint64_t), "a double is 64 bits");
+	return cprof_radix_sort(d, n, sizeof(*d));
 }
