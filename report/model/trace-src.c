@@ -728,10 +728,18 @@ static int scan_api_keys(struct cprof_trace_src *s, struct pairmap *threads, str
 	uint32_t seq = 0;
 	int t, rc, ret, added;
 
+	size_t nrt = 0;
+
 	for (t = 0; t < 2; t++) {
 		sqlite3_stmt *st;
 		char sql[160];
 
+		if (t == 1) {
+			/* the runtime records by id: a driver record with a runtime record's id is not kept (the
+			 * runtime one is joined), which saves most of the driver table's rows */
+			qsort(s->api, s->napi, sizeof(*s->api), cmp_api);
+			nrt = s->napi;
+		}
 		if (!cprof_has_table(s->db, tables[t]))
 			continue;
 		snprintf(sql, sizeof(sql), "SELECT processId, correlationId, nameId, cbid, threadId, start FROM %s ORDER BY rowid",
@@ -763,6 +771,12 @@ static int scan_api_keys(struct cprof_trace_src *s, struct pairmap *threads, str
 			}
 			if (NUL(st, 0))
 				continue;
+			if (t == 1) {
+				size_t r = lower_pair(s->api, nrt, sizeof(*s->api), proc, corr);
+
+				if (r < nrt && s->api[r].proc == proc && s->api[r].corr == corr)
+					continue;
+			}
 			if (cprof_grow(&s->api, &cap, s->napi, sizeof(*s->api)) < 0)
 				goto nomem;
 			s->api[s->napi++] = (struct cprof_tsrc_api){ .proc = proc, .corr = corr,
