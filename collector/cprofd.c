@@ -296,8 +296,6 @@ int main(int argc, char **argv)
 		cprof_store_meta_int(store, "writer_run_cpu_ns", (int64_t)st.writer_run_cpu_ns);
 		cprof_store_meta(store, "writer_priority", st.writer_priority ? st.writer_priority : "normal");
 		cprof_store_meta_int(store, "catchup_ns", (int64_t)st.catchup_ns);
-		cprof_store_meta_int(store, "catchup_records", (int64_t)st.catchup_records);
-		cprof_store_meta_int(store, "indexes_deferred", st.indexes_deferred);
 		cprof_store_meta_int(store, "collector_max_rss_kb", ru.ru_maxrss);
 	}
 	if (!in.store_failed)

@@ -669,11 +669,6 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		failed = 1;
 		cprof_store_abort(s);
 	}
-	/* indexes dropped for a long catch-up, built once now: the endings' query below walks api_start */
-	if (!failed && cprof_store_build_indexes(s) < 0) {
-		failed = 1;
-		cprof_store_abort(s);
-	}
 	/* after the threads step, whose api_start index lets the ending's CUDA-error query walk back from the
 	 * end instead of scanning every call */
 	if (!failed && cprof_store_endings(s, in->run_ended ? in->run_end_pid : 0, in->run_ended ? &in->run_end : NULL) < 0)

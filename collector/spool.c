@@ -290,38 +290,12 @@ static void store_slice(struct cprof_spool *sp, const uint8_t *buf, size_t len)
 	}
 }
 
-/* The catch-up after the exit is all the user waits for. Each row costs about twice as much with the
- * profile's ~1.5 index entries a row kept up as without them, and building an index once costs about half
- * of keeping it up; so when more than half of the profile is still in the spool (an idle-priority writer
- * starved during the run), the indexes are dropped, the rest goes in without them, and the finish builds
- * them (cprof_store_build_indexes). Measured: docs/bench.md, "scale". */
-#define DEFER_MIN_RECORDS 262144
-
-static void catchup_plan(struct cprof_spool *sp)
-{
-	uint64_t stored = sp->in->events + sp->in->gpu_records, spooled;
-
-	pthread_mutex_lock(&sp->lock);
-	spooled = sp->st.records;
-	pthread_mutex_unlock(&sp->lock);
-	sp->st.catchup_records = spooled > stored ? spooled - stored : 0;
-	if (getenv("CPROF_KEEP_INDEXES") || sp->w.counting || sp->st.catchup_records < DEFER_MIN_RECORDS ||
-	    sp->st.catchup_records <= stored)
-		return;
-	if (cprof_store_defer_indexes(sp->in->store) < 0 && !atomic_exchange(&sp->failed, 1)) {
-		sp->in->store_failed = 1;
-		sp->w.counting = 1;
-	}
-	sp->st.indexes_deferred = 1;
-}
-
 /* Stores the spool until it is empty and the intake is done (returns 0), or, for the idle-priority thread,
  * until the intake is done (returns 1: the caller hands over). */
 static int writer_loop(struct cprof_spool *sp, int idle)
 {
 	struct cprof_store *store = sp->in->store;
 	struct batch_hdr bh;
-	int catchup = 0;
 
 	for (;;) {
 		uint64_t from, take, punch_to = 0, punch_from = 0;
@@ -354,10 +328,8 @@ static int writer_loop(struct cprof_spool *sp, int idle)
 				pthread_mutex_unlock(&sp->lock);
 				return 1;
 			}
-			if (sp->intake_done && sp->w.catchup_from == 0) {
+			if (sp->intake_done && sp->w.catchup_from == 0)
 				sp->w.catchup_from = cprof_now_ns();
-				catchup = 1;
-			}
 			if (sp->rd == sp->end)
 				done = 1;
 			from = sp->rd;
@@ -365,9 +337,6 @@ static int writer_loop(struct cprof_spool *sp, int idle)
 			if (sp->deadline_ns && !sp->w.counting && cprof_now_ns() > sp->deadline_ns)
 				sp->w.counting = 1;
 			pthread_mutex_unlock(&sp->lock);
-			if (catchup && !done)
-				catchup_plan(sp);
-			catchup = 0;
 			if (done)
 				return 0;
 

@@ -22,8 +22,6 @@ struct cprof_spool_stats {
 	uint64_t intake_cpu_ns;    /* CPU of the intake thread (reads, framing, spool writes) */
 	uint64_t writer_cpu_ns;    /* CPU of the writer thread (validation, SQLite) */
 	uint64_t catchup_ns;       /* from the end of the intake to the writer's last stored record */
-	uint64_t catchup_records;  /* records still spooled when the intake ended (what the finish stored) */
-	int indexes_deferred;      /* the catch-up went in without indexes, built at the finish */
 	uint64_t writer_run_cpu_ns; /* the part of writer_cpu_ns spent before the intake ended (while the program ran) */
 	const char *writer_priority; /* during the run: "idle" (SCHED_IDLE), "nice 19" or "normal" */
 	uint64_t suspect_hellos;   /* HELLOs whose pid is another user's or not of the run (see cprof_hello_evidence) */

@@ -120,8 +120,6 @@ struct cprof_store {
 	uint64_t rows;
 	int simulated;
 	int threads_done;
-	int indexes_deferred; /* dropped for the catch-up after the exit; built by cprof_store_build_indexes */
-	uint64_t index_build_ns;
 };
 
 static int db_err(struct cprof_store *s, const char *what)
@@ -140,41 +138,6 @@ static int exec(struct cprof_store *s, const char *sql)
 		return -EIO;
 	}
 	return 0;
-}
-
-/* The time windows the report cuts the run into; with the schema's correlation indexes, every index of the
- * profile. Kept up as rows go in while the writer keeps up with the run (starts come nearly in order, so each
- * insert lands at the right edge, and a killed collector's profile has them); a writer far behind at the exit
- * drops them and builds them once at the end (cprof_store_defer_indexes). */
-static const char start_index_sql[] = "CREATE INDEX api_start ON CPROF_API(start);"
-				      "CREATE INDEX k_start ON CUPTI_ACTIVITY_KIND_KERNEL(start);"
-				      "CREATE INDEX mc_start ON CUPTI_ACTIVITY_KIND_MEMCPY(start);"
-				      "CREATE INDEX ms_start ON CUPTI_ACTIVITY_KIND_MEMSET(start);";
-
-/* Calls fn with each "CREATE INDEX name ON ..." statement of the schema and of start_index_sql (text without
- * its ';', so that a rebuilt index reads in sqlite_master exactly as the original) and its name. */
-static int each_index(struct cprof_store *s, int (*fn)(struct cprof_store *, const char *sql, const char *name))
-{
-	const char *const lists[] = { cprof_schema_sql, start_index_sql };
-	static const char head[] = "CREATE INDEX ";
-	int ret = 0;
-
-	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]) && ret == 0; l++) {
-		for (const char *p = lists[l], *end; ret == 0 && (end = strchr(p, ';')) != NULL; p = end + 1) {
-			char sql[512], name[64];
-			size_t n = (size_t)(end - p), k;
-
-			if (strncmp(p, head, sizeof(head) - 1) != 0 || n >= sizeof(sql))
-				continue;
-			memcpy(sql, p, n);
-			sql[n] = '\0';
-			for (k = 0; k + 1 < sizeof(name) && sql[sizeof(head) - 1 + k] != ' '; k++)
-				name[k] = sql[sizeof(head) - 1 + k];
-			name[k] = '\0';
-			ret = fn(s, sql, name);
-		}
-	}
-	return ret;
 }
 
 /* "INSERT ... VALUES(?,...)" of one row made into BATCH_ROWS rows. */
@@ -508,7 +471,11 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	/* the report cuts the run into phases and asks for each window. Kept up as rows go in (starts come
 	 * nearly in order, so each insert lands at the right edge): built after the run instead, they cost
 	 * 0.4 s per million calls after the target's exit, and a killed collector's profile had none */
-	if (exec(s, cprof_schema_sql) < 0 || exec(s, start_index_sql) < 0)
+	if (exec(s, cprof_schema_sql) < 0 ||
+	    exec(s, "CREATE INDEX api_start ON CPROF_API(start);"
+		    "CREATE INDEX k_start ON CUPTI_ACTIVITY_KIND_KERNEL(start);"
+		    "CREATE INDEX mc_start ON CUPTI_ACTIVITY_KIND_MEMCPY(start);"
+		    "CREATE INDEX ms_start ON CUPTI_ACTIVITY_KIND_MEMSET(start);") < 0)
 		goto out_close;
 	for (i = 0; i < ST__N; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
@@ -718,57 +685,6 @@ int cprof_store_threads(struct cprof_store *s)
 	return ret;
 }
 
-static int drop_index(struct cprof_store *s, const char *sql, const char *name)
-{
-	char drop[96];
-
-	(void)sql;
-	snprintf(drop, sizeof(drop), "DROP INDEX IF EXISTS %s", name);
-	return exec(s, drop);
-}
-
-static int build_index(struct cprof_store *s, const char *sql, const char *name)
-{
-	(void)name;
-	/* one index a transaction: the WAL holds one index's pages at a time, not all of them */
-	if (begin(s) < 0 || exec(s, sql) < 0)
-		return -EIO;
-	return cprof_store_commit(s, 1);
-}
-
-int cprof_store_defer_indexes(struct cprof_store *s)
-{
-	if (s->indexes_deferred)
-		return 0;
-	/* what came before is committed with its indexes; the drop is a transaction of its own */
-	if (cprof_store_commit(s, 1) < 0 || begin(s) < 0 || each_index(s, drop_index) < 0 ||
-	    cprof_store_commit(s, 1) < 0)
-		return -EIO;
-	s->indexes_deferred = 1;
-	return 0;
-}
-
-int cprof_store_build_indexes(struct cprof_store *s)
-{
-	uint64_t t0 = cprof_now_ns();
-	int ret;
-
-	if (!s->indexes_deferred)
-		return 0;
-	if (cprof_store_commit(s, 1) < 0)
-		return -EIO;
-	/* SQLite sorts each index's keys and writes it left to right: a bigger sorter memory (the page cache
-	 * bounds it) keeps the sort off temporary files, worker threads sort on the cores the program left */
-	exec(s, "PRAGMA cache_size=-32768; PRAGMA threads=4");
-	ret = each_index(s, build_index);
-	exec(s, "PRAGMA cache_size=-2000; PRAGMA threads=0");
-	if (ret < 0)
-		return ret;
-	s->indexes_deferred = 0;
-	s->index_build_ns = cprof_now_ns() - t0;
-	return cprof_store_meta_int(s, "index_build_ns", (int64_t)s->index_build_ns);
-}
-
 #define CHECKPOINT_WAIT_MS 10000
 /* Merges the WAL into the profile and truncates it, so the .db alone is the whole profile (copied, mailed).
  * A reader of the profile (cprof during the run) pins the WAL: the checkpoint does not fail then, it reports
@@ -800,8 +716,6 @@ int cprof_store_close(struct cprof_store *s)
 	if (s == NULL)
 		return 0;
 	ret = cprof_store_threads(s);
-	if (ret == 0 && cprof_store_build_indexes(s) < 0)
-		ret = -EIO;
 	if (cprof_store_commit(s, 1) < 0)
 		ret = -EIO;
 	for (i = 0; i < ST__N; i++)

@@ -51,12 +51,6 @@ int64_t cprof_store_bytes(struct cprof_store *s);
 /* CPROF_WINDOWS from the capture-start/stop statuses, after every process ended; cut_ns: when --max-size
  * stopped the storing (0: never), which ends the windows open then (or the whole run's, when it had none). */
 int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns);
-/* For a catch-up far behind the run: drops the profile's indexes (committing what came before with them), so
- * that the rows after go in without them; cprof_store_build_indexes builds each once (store_close does it if
- * not done). A collector killed between the two leaves a profile without indexes: slower to query, complete
- * in its rows. */
-int cprof_store_defer_indexes(struct cprof_store *s);
-int cprof_store_build_indexes(struct cprof_store *s);
 /* Drops the open transaction (after a failed write, e.g. a full disk). */
 void cprof_store_abort(struct cprof_store *s);
 

@@ -307,8 +307,7 @@ static int build_frames(struct packer *p, enum shape shape, uint64_t n)
 	return ret ? ret : pack_end(p, done, g.t);
 }
 
-/* deferred: the rows go in as a catch-up far behind the run does (the indexes dropped first, built at the finish) */
-static int mode_ingest(enum shape shape, uint64_t n, const char *db, int deferred)
+static int mode_ingest(enum shape shape, uint64_t n, const char *db)
 {
 	struct packer p = { 0 };
 	struct cprof_store *store = NULL;
@@ -319,8 +318,6 @@ static int mode_ingest(enum shape shape, uint64_t n, const char *db, int deferre
 	memset(&in, 0, sizeof(in)); /* cprof_ingest_free of a zeroed intake frees nothing */
 	if ((ret = build_frames(&p, shape, n)) < 0 || (ret = cprof_store_open(&store, db)) < 0 ||
 	    (ret = cprof_ingest_init(&in, store)) < 0)
-		goto out;
-	if (deferred && (ret = cprof_store_defer_indexes(store)) < 0)
 		goto out;
 	t0 = mono();
 	c0 = cpu();
@@ -597,9 +594,7 @@ int main(int argc, char **argv)
 	int ret = -EINVAL;
 
 	if (argc == 5 && !strcmp(argv[1], "ingest"))
-		ret = mode_ingest(shape, strtoull(argv[3], NULL, 10), argv[4], 0);
-	else if (argc == 5 && !strcmp(argv[1], "catchup"))
-		ret = mode_ingest(shape, strtoull(argv[3], NULL, 10), argv[4], 1);
+		ret = mode_ingest(shape, strtoull(argv[3], NULL, 10), argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "sqlite"))
 		ret = mode_sqlite(shape, strtoull(argv[3], NULL, 10), argv[4]);
 	else if (argc == 5 && !strcmp(argv[1], "frames"))
@@ -609,7 +604,7 @@ int main(int argc, char **argv)
 	else if (argc == 5 && !strcmp(argv[1], "gen"))
 		ret = mode_gen(strtoull(argv[2], NULL, 10), strtoull(argv[3], NULL, 10), argv[4]);
 	else {
-		fprintf(stderr, "usage: store-bench ingest|catchup|sqlite api|launch N DB | frames api|launch N FIFO | gen N SYNC_EVERY DB\n");
+		fprintf(stderr, "usage: store-bench ingest|sqlite api|launch N DB | frames api|launch N FIFO | gen N SYNC_EVERY DB\n");
 		return 2;
 	}
 	if (ret < 0)

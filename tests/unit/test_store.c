@@ -49,7 +49,7 @@ static int64_t q_int(const char *sql)
 
 static char *q_text(const char *sql)
 {
-	static char buf[8192];
+	static char buf[1024];
 	sqlite3 *db;
 	sqlite3_stmt *st;
 
@@ -222,54 +222,6 @@ START_TEST(test_store_threads_skip_rolled_back)
 }
 END_TEST
 
-/* A catch-up far behind the run drops the indexes and builds them at the close: the finished profile has
- * the same indexes, with the same text in sqlite_master, as one whose indexes were kept up, and every row
- * (those before the drop and those after) is in them. */
-START_TEST(test_store_deferred_indexes_rebuilt)
-{
-	struct cprof_store *s;
-	struct cprof_wire_api ev = { .tid = 5, .api = CPROF_API_cudaLaunchKernel };
-	char want[8192];
-	int64_t proc;
-	int i;
-
-	tmp_db();
-	ck_assert_int_eq(cprof_store_open(&s, path), 0);
-	ck_assert_int_eq(cprof_store_close(s), 0);
-	snprintf(want, sizeof(want), "%s",
-		 q_text("SELECT group_concat(name || ':' || tbl_name || ':' || sql, '|') FROM"
-			" (SELECT * FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name)"));
-	ck_assert_msg(strstr(want, "api_start:CPROF_API:CREATE INDEX api_start ON CPROF_API(start)") != NULL, "%s", want);
-	ck_assert_msg(strstr(want, "ext_ext:") != NULL, "%s", want);
-	rm_db();
-
-	tmp_db();
-	ck_assert_int_eq(cprof_store_open(&s, path), 0);
-	ck_assert_int_eq(cprof_store_process(s, hello(13), &proc), 0);
-	for (i = 0; i < 100; i++) {
-		if (i == 40) {
-			ck_assert_int_eq(cprof_store_defer_indexes(s), 0);
-			ck_assert_int_eq(q_int("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"), 0);
-			ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 40); /* committed before the drop */
-		}
-		ev.start_ns = 5000 - 10 * i; /* out of order: the index must sort them */
-		ev.end_ns = ev.start_ns + 3;
-		ev.corr = i;
-		ck_assert_int_eq(cprof_store_api(s, proc, 13, &ev, 0), 0);
-	}
-	ck_assert_int_eq(cprof_store_close(s), 0);
-	ck_assert_str_eq(q_text("SELECT group_concat(name || ':' || tbl_name || ':' || sql, '|') FROM"
-				" (SELECT * FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name)"),
-			 want);
-	ck_assert_str_eq(q_text("PRAGMA integrity_check"), "ok");
-	/* the rows through the index, in its order */
-	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API INDEXED BY api_start WHERE start >= 0"), 100);
-	ck_assert_int_eq(q_int("SELECT correlationId FROM CPROF_API INDEXED BY api_start WHERE start >= 0 ORDER BY start LIMIT 1"), 99);
-	ck_assert_int_eq(q_int("SELECT count(*) FROM META WHERE key = 'index_build_ns' AND CAST(value AS INTEGER) > 0"), 1);
-	rm_db();
-}
-END_TEST
-
 Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -280,7 +232,6 @@ Suite *store_suite(void)
 	tcase_add_test(tc, test_store_file_is_private);
 	tcase_add_test(tc, test_store_batches_rows_in_order);
 	tcase_add_test(tc, test_store_threads_skip_rolled_back);
-	tcase_add_test(tc, test_store_deferred_indexes_rebuilt);
 	suite_add_tcase(s, tc);
 	return s;
 }
