@@ -116,7 +116,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	/* each process's rows together, in time: the readers below look them up, never scan them all per use */
-	qsort(m->cost, m->ncost, sizeof(*m->cost), cost_cmp);
+	if (m->ncost > 1) /* an empty array may have no buffer: qsort(NULL) is undefined */
+		qsort(m->cost, m->ncost, sizeof(*m->cost), cost_cmp);
 	return 0;
 }
 

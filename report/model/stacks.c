@@ -539,7 +539,8 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 	for (i = 0; i < w->ncalls; i++)
 		if (w->calls[i].has_corr)
 			need[nneed++] = (struct attr_key){ w->calls[i].proc, w->calls[i].corr, 0 };
-	qsort(need, nneed, sizeof(*need), cmp_attr_key);
+	if (nneed > 1)
+		qsort(need, nneed, sizeof(*need), cmp_attr_key);
 	cap = 0;
 	if (sqlite3_prepare_v2(db, "SELECT processId, externalId, correlationId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION"
 				   " WHERE externalKind = 5 ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
@@ -563,7 +564,8 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 	st = NULL;
 	if (rc != SQLITE_DONE)
 		goto out;
-	qsort(w->links, w->nlinks, sizeof(*w->links), cmp_attr_key);
+	if (w->nlinks > 1)
+		qsort(w->links, w->nlinks, sizeof(*w->links), cmp_attr_key);
 	/* one aggregate per CUPTI id the calls reach */
 	w->gpu_of = malloc((w->nlinks ? w->nlinks : 1) * sizeof(*w->gpu_of));
 	w->agg = malloc((w->nlinks ? w->nlinks : 1) * sizeof(*w->agg));
@@ -573,7 +575,8 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 	}
 	for (i = 0; i < w->nlinks; i++)
 		w->gpu_of[i] = (struct attr_key){ w->links[i].proc, w->links[i].val, 0 };
-	qsort(w->gpu_of, w->nlinks, sizeof(*w->gpu_of), cmp_attr_key);
+	if (w->nlinks > 1)
+		qsort(w->gpu_of, w->nlinks, sizeof(*w->gpu_of), cmp_attr_key);
 	for (i = 0; i < w->nlinks; i++)
 		if (w->ngpu_of == 0 || w->gpu_of[w->ngpu_of - 1].proc != w->gpu_of[i].proc ||
 		    w->gpu_of[w->ngpu_of - 1].key != w->gpu_of[i].key) {

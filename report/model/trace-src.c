@@ -13,6 +13,13 @@
 #define NUL(st, i) (sqlite3_column_type(st, i) == SQLITE_NULL)
 #define I64(st, i) sqlite3_column_int64(st, i)
 
+/* qsort, but an empty array may have no buffer at all */
+static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 /* ---- a set of int64 pairs (open addressing), with a value each ---- */
 struct pairmap {
 	struct cprof_tsrc_pair *k;
@@ -103,7 +110,7 @@ static int pairmap_sorted(struct pairmap *p, struct cprof_tsrc_pair **out, size_
 		if (p->used[i])
 			(*out)[k++] = p->k[i];
 	*n = k;
-	qsort(*out, k, sizeof(**out), cmp_pair);
+	sort_n(*out, k, sizeof(**out), cmp_pair);
 	pairmap_free(p);
 	return 0;
 }
@@ -310,7 +317,7 @@ static int oprng_build(const struct cprof_trace_src *s)
 		if (e->torch_op && !e->open)
 			g_op[g_nop++] = (struct oprng){ e->proc, e->tid, e->start, e->end, e->id, SIZE_MAX };
 	}
-	qsort(g_op, g_nop, sizeof(*g_op), cmp_oprng);
+	sort_n(g_op, g_nop, sizeof(*g_op), cmp_oprng);
 	for (i = 0; i < g_nop; i++) {
 		if (i == 0 || g_op[i].proc != g_op[i - 1].proc || g_op[i].tid != g_op[i - 1].tid)
 			top = 0;
@@ -599,7 +606,7 @@ static int load_names(struct cprof_trace_src *s, struct names_work *w)
 	sqlite3_finalize(st);
 	if ((ret = step_done(s->db, rc)) < 0)
 		return ret;
-	qsort(w->rows, w->nrows, sizeof(*w->rows), cmp_name_row);
+	sort_n(w->rows, w->nrows, sizeof(*w->rows), cmp_name_row);
 	w->keys = malloc((w->nrows ? w->nrows : 1) * sizeof(*w->keys));
 	if (w->keys == NULL)
 		return -ENOMEM;
@@ -692,7 +699,7 @@ static int scan_call_keys(struct cprof_trace_src *s, int64_t *api_end, struct lc
 	if ((ret = step_done(s->db, rc)) < 0)
 		return ret;
 	/* the first row of each id stands for it; the thread map's join sees every row's tid */
-	qsort(s->hooks, s->nhooks, sizeof(*s->hooks), cmp_hook);
+	sort_n(s->hooks, s->nhooks, sizeof(*s->hooks), cmp_hook);
 	for (i = 0, k = 0; i < s->nhooks; i++) {
 		if (k && s->hooks[k - 1].proc == s->hooks[i].proc && s->hooks[k - 1].ext == s->hooks[i].ext) {
 			if (s->hooks[i].tid < s->hooks[k - 1].mintid)
@@ -737,7 +744,7 @@ static int scan_api_keys(struct cprof_trace_src *s, struct pairmap *threads, str
 		if (t == 1) {
 			/* the runtime records by id: a driver record with a runtime record's id is not kept (the
 			 * runtime one is joined), which saves most of the driver table's rows */
-			qsort(s->api, s->napi, sizeof(*s->api), cmp_api);
+			sort_n(s->api, s->napi, sizeof(*s->api), cmp_api);
 			nrt = s->napi;
 		}
 		if (!cprof_has_table(s->db, tables[t]))
@@ -791,7 +798,7 @@ nomem:
 		if ((ret = step_done(s->db, rc)) < 0)
 			return ret;
 	}
-	qsort(s->api, s->napi, sizeof(*s->api), cmp_api);
+	sort_n(s->api, s->napi, sizeof(*s->api), cmp_api);
 	for (i = 0, k = 0; i < s->napi; i++)
 		if (!k || s->api[k - 1].proc != s->api[i].proc || s->api[k - 1].corr != s->api[i].corr)
 			s->api[k++] = s->api[i];
@@ -864,7 +871,7 @@ nomem:
 			return ret;
 	}
 	if (s->ngops)
-		qsort(s->gops, s->ngops, sizeof(*s->gops), cmp_gop);
+		sort_n(s->gops, s->ngops, sizeof(*s->gops), cmp_gop);
 	return 0;
 }
 
@@ -894,7 +901,7 @@ static int index_ext(struct cprof_trace_src *s)
 		if (i == 0 || s->m.ext[i].proc != s->m.ext[i - 1].proc || s->m.ext[i].corr != s->m.ext[i - 1].corr)
 			s->ext_by_ext[s->next_by_ext++] = (uint32_t)i;
 	g_sort_m = &s->m;
-	qsort(s->ext_by_ext, s->next_by_ext, sizeof(*s->ext_by_ext), cmp_by_ext);
+	sort_n(s->ext_by_ext, s->next_by_ext, sizeof(*s->ext_by_ext), cmp_by_ext);
 	g_sort_m = NULL;
 	return 0;
 }
@@ -931,7 +938,7 @@ int cprof_tsrc_project(struct cprof_trace_src *s, struct cprof_tsrc_lcall *calls
 {
 	size_t r, cap = 0;
 
-	qsort(calls, ncalls, sizeof(*calls), cmp_lcall);
+	sort_n(calls, ncalls, sizeof(*calls), cmp_lcall);
 	for (r = 0; r < s->nev; r++) {
 		const struct cprof_tsrc_nvtx *e = &s->ev[r];
 		struct cprof_tsrc_lcall key = { e->proc, e->tid, e->start, 0 };
@@ -979,7 +986,7 @@ int cprof_tsrc_project(struct cprof_trace_src *s, struct cprof_tsrc_lcall *calls
 			}
 		}
 	}
-	qsort(s->proj, s->nproj, sizeof(*s->proj), cmp_proj);
+	sort_n(s->proj, s->nproj, sizeof(*s->proj), cmp_proj);
 	return 0;
 }
 
@@ -996,7 +1003,7 @@ static int cmp_ev(const void *x, const void *y)
 
 int cprof_tsrc_index_finish(struct cprof_trace_src *s)
 {
-	qsort(s->ev, s->nev, sizeof(*s->ev), cmp_ev);
+	sort_n(s->ev, s->nev, sizeof(*s->ev), cmp_ev);
 	return 0;
 }
 
@@ -1056,7 +1063,7 @@ static int resolve_names(struct cprof_trace_src *s, struct names_work *w)
 		else if (w->keys[r->skey].lane != CPROF_NO_ID)
 			sn[nsn++] = (struct stream_name){ r->proc, w->keys[r->skey].lane, r->seq, r->name };
 	}
-	qsort(sn, nsn, sizeof(*sn), cmp_stream_name);
+	sort_n(sn, nsn, sizeof(*sn), cmp_stream_name);
 	/* as SQL splits device * 2^32 + stream */
 	for (i = 0; i < nsn; i++)
 		s->names[k++] = (struct cprof_tsrc_name){ 1, sn[i].lane >> 32, sn[i].lane & 4294967295, sn[i].name };
@@ -1199,7 +1206,7 @@ int cprof_trace_src_load(sqlite3 *db, int64_t rank, struct cprof_trace_src *s)
 	for (i = 0; i < tmap.cap; i++)
 		if (tmap.used[i])
 			s->m.threads[s->m.nthreads++] = (struct cprof_thread){ tmap.k[i].a, tmap.k[i].b, tmap.v[i] };
-	qsort(s->m.threads, s->m.nthreads, sizeof(*s->m.threads), cmp_thread);
+	sort_n(s->m.threads, s->m.nthreads, sizeof(*s->m.threads), cmp_thread);
 	ret = 0;
 out:
 	pairmap_free(&cpu);
