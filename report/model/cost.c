@@ -206,26 +206,6 @@ static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, ui
 	return (uint64_t)sum;
 }
 
-/* whether every call is process proc's (the model's one process): checked once per model */
-static int every_call_of(const struct cprof_model *m, int64_t proc)
-{
-	static const struct cprof_call *checked;
-	static size_t checked_n;
-	static int64_t checked_proc;
-	static int result;
-	size_t i;
-
-	if (checked == m->calls && checked_n == m->ncalls && checked_proc == proc)
-		return result;
-	result = 1;
-	for (i = 0; i < m->ncalls && result; i++)
-		result = m->calls[i].proc == proc;
-	checked = m->calls;
-	checked_n = m->ncalls;
-	checked_proc = proc;
-	return result;
-}
-
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,
 		       struct cprof_cost *out)
 {
@@ -237,7 +217,7 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	out->cupti_overhead_ns = cupti_ns;
 	last_totals(m, proc, &t, &nprocs);
 	out->measured = nprocs > 0;
-	if (proc == 0 || (m->nprocs == 1 && m->procs[0].id == proc && every_call_of(m, proc))) {
+	if (proc == 0 || (m->calls_proc != 0 && m->calls_proc == proc)) {
 		/* every call counts: the calls are by start, the window's are found by two searches (a walk per
 		 * phase was O(calls x phases)) */
 		all = m->ncalls;

@@ -425,6 +425,11 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		goto out;
 	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
+	/* one process's calls: a window's calls are counted by two searches (cost.c) */
+	m->calls_proc = n ? k[0].proc : 0;
+	for (size_t i = 1; i < n && m->calls_proc; i++)
+		if (k[i].proc != m->calls_proc)
+			m->calls_proc = 0;
 	m->calls = k;
 	k = NULL;
 	m->ncalls = n;

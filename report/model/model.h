@@ -245,6 +245,7 @@ struct cprof_model {
 	size_t nops;
 	struct cprof_call *calls;    /* by start */
 	size_t ncalls;
+	int64_t calls_proc;          /* the process of every call when they share one (load_calls), else 0 */
 	struct cprof_ovh *ovh;       /* by start */
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
