@@ -570,9 +570,12 @@ static int cmp_ext_seq(const void *a, const void *b)
 static int load_ext(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0;
+	/* sized at once: doubling copies the array and keeps a spare half */
+	size_t cap = (size_t)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", 0);
 	int rc;
 
+	if (cap && (m->ext = malloc(cap * sizeof(*m->ext))) == NULL)
+		return -ENOMEM;
 	if (sqlite3_prepare_v2(db, "SELECT processId, correlationId, externalId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION"
 				   " WHERE externalKind = 5 AND correlationId IS NOT NULL AND externalId IS NOT NULL",
 			       -1, &st, NULL) != SQLITE_OK)

@@ -655,6 +655,10 @@ static int scan_call_keys(struct cprof_trace_src *s, int64_t *api_end, struct lc
 	uint32_t seq = 0;
 	int rc, ret;
 
+	/* the array at its size at once: growing it by doubling copies it and keeps a spare half */
+	cap = (size_t)cprof_query_int(s->db, "SELECT count(*) FROM CPROF_API", 0);
+	if (cap && (s->hooks = malloc(cap * sizeof(*s->hooks))) == NULL)
+		return -ENOMEM;
 	if ((ret = prep(s->db, "SELECT processId, tid, start, end, correlationId, nameId, stream FROM CPROF_API ORDER BY rowid",
 			&st)) < 0)
 		return ret;
@@ -737,6 +741,12 @@ static int scan_api_keys(struct cprof_trace_src *s, struct pairmap *threads, str
 
 	size_t nrt = 0;
 
+	/* sized for the runtime records at once (most driver records are not kept) */
+	if (cprof_has_table(s->db, tables[0])) {
+		cap = (size_t)cprof_query_int(s->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME", 0);
+		if (cap && (s->api = malloc(cap * sizeof(*s->api))) == NULL)
+			return -ENOMEM;
+	}
 	for (t = 0; t < 2; t++) {
 		sqlite3_stmt *st;
 		char sql[160];
