@@ -1,5 +1,4 @@
 /* The one thread that talks to cprofd: drains the per-thread rings into PIPE_BUF frames, never on an application thread. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -21,6 +20,7 @@
 #include "common/log.h"
 #include "common/procfs.h"
 #include "preload/cprof.h"
+#include "preload/fifo.h"
 #include "preload/flusher.h"
 
 #ifndef SYS_close_range
@@ -40,12 +40,7 @@ struct pending_string {
 };
 
 static struct {
-	int fifo_fd;           /* in the flusher's own descriptor table when private_fds */
-	char fifo_path[PATH_MAX];
-	dev_t fifo_dev;
-	ino_t fifo_ino;
-	int want_private;
-	int private_fds;       /* the flusher thread unshared its descriptor table */
+	struct cprof_fifo fifo; /* the transport (fifo.c); its table is the flusher thread's own when private */
 	int flush_ms;
 	int exit_timeout_ms;
 	pid_t pid;             /* the process that started the flusher */
@@ -86,7 +81,7 @@ static struct {
 	size_t ngpu, gpu_sent, gpu_cap;
 	uint64_t last_cupti_flush_ms;
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
-} fl = { .fifo_fd = -1, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
+} fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* The crash path (crash.c's handler asks, the flusher answers; see cprof_flusher_crash). */
 static struct {
@@ -112,10 +107,7 @@ void cprof_warn_flush(void)
 
 static uint64_t mono_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return cprof_fifo_mono_ms();
 }
 
 static void futex_wait(_Atomic uint32_t *w, uint32_t seen, int timeout_ms)
@@ -130,19 +122,6 @@ static void futex_wake(_Atomic uint32_t *w)
 	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
-/* SIGPIPE from a write to a FIFO without a reader is thread-directed: with it blocked in the writing
- * thread it stays pending there, and is consumed here so it never reaches the target. */
-static void consume_sigpipe(void)
-{
-	sigset_t set;
-	struct timespec zero = { 0, 0 };
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGPIPE);
-	while (sigtimedwait(&set, NULL, &zero) == SIGPIPE)
-		;
-}
-
 static void mark_dead(const char *why)
 {
 	if (!atomic_exchange(&fl.dead, 1)) {
@@ -152,97 +131,36 @@ static void mark_dead(const char *why)
 	atomic_store(&cprof_state, CPROF_ST_OFF);
 }
 
-static int is_our_fifo(int fd)
-{
-	struct stat st;
-
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_dev == fl.fifo_dev &&
-	       st.st_ino == fl.fifo_ino;
-}
-
-/* Opens the FIFO init.c checked, by path, and accepts it only if it is still that FIFO. */
-static int open_fifo(void)
-{
-	int fd = open(fl.fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0)
-		return -errno;
-	if (!is_our_fifo(fd)) {
-		close(fd);
-		return -ESTALE;
-	}
-	if (fd < 3) {
-		/* never on 0-2: a stray log line from this thread must not land in the FIFO */
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-
-		close(fd);
-		if (hi < 0)
-			return -errno;
-		fd = hi;
-	}
-	return fd;
-}
-
-/* With a shared descriptor table the target may have closed our FIFO and reused its number
- * (close_range, dup2): write only to a descriptor that is still our FIFO, reopen it by path otherwise. */
-static int fifo_still_ours(void)
-{
-	int fd;
-
-	if (fl.private_fds || is_our_fifo(fl.fifo_fd))
-		return 1;
-	/* the number is not ours any more: forget it, never close it (it is the target's now) */
-	fl.fifo_fd = -1;
-	fd = open_fifo();
-	if (fd < 0) {
-		mark_dead("its FIFO was closed by the program and cannot be reopened");
-		return 0;
-	}
-	fl.fifo_fd = fd;
-	return 1;
-}
-
 /* One frame, one write: 0, -EAGAIN (pipe still full at the deadline) or -EPIPE. */
 static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 {
 	for (;;) {
-		ssize_t n;
+		int ret;
 
-		if (atomic_load(&fl.dead) || !fifo_still_ours())
+		if (atomic_load(&fl.dead))
 			return -EPIPE;
-		/* a crashing thread took the pipe over: what is not written stays where it is (-EAGAIN) */
+		if (!cprof_fifo_usable(&fl.fifo)) {
+			mark_dead("its FIFO was closed by the program and cannot be reopened");
+			return -EPIPE;
+		}
+		/* a crashing thread took the pipe over: what is not written stays where it is (-EAGAIN); one
+		 * attempt at a time, so that it never waits on us for longer than a write */
 		atomic_fetch_add(&cr.writing, 1);
 		if (atomic_load(&cr.takeover)) {
 			atomic_fetch_sub(&cr.writing, 1);
 			return -EAGAIN;
 		}
-		n = write(fl.fifo_fd, buf, len);
+		ret = cprof_fifo_write(fl.fifo.fd, buf, len, 0);
 		atomic_fetch_sub(&cr.writing, 1);
-		if (n == (ssize_t)len)
+		if (ret == 0)
 			return 0;
-		if (n >= 0) {
-			/* cannot happen for writes <= PIPE_BUF; treat the stream as broken */
-			mark_dead("short write");
-			return -EPIPE;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN) {
-			uint64_t now = mono_ms();
-			struct pollfd p = { .fd = fl.fifo_fd, .events = POLLOUT };
-
-			if (now >= deadline_ms)
+		if (ret == -EAGAIN) {
+			if (cprof_fifo_wait(fl.fifo.fd, deadline_ms) < 0)
 				return -EAGAIN;
-			poll(&p, 1, (int)(deadline_ms - now > 10 ? 10 : deadline_ms - now));
 			continue;
 		}
-		{
-			int err = errno; /* consume_sigpipe's last sigtimedwait leaves EAGAIN in errno */
-
-			if (err == EPIPE)
-				consume_sigpipe();
-			mark_dead(strerror(err));
-		}
+		/* cannot happen for writes <= PIPE_BUF; the stream is broken */
+		mark_dead(ret == -EIO ? "short write" : strerror(-ret));
 		return -EPIPE;
 	}
 }
@@ -268,7 +186,7 @@ static void bye_to_file(size_t len)
 	char path[PATH_MAX + 64], *slash;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s", fl.fifo_path);
+	snprintf(path, sizeof(path), "%s", fl.fifo.path);
 	slash = strrchr(path, '/');
 	if (slash == NULL)
 		return;
@@ -785,43 +703,6 @@ static int drain_round(uint64_t deadline)
 	return empty;
 }
 
-/* Closes every descriptor of this thread's (private) table; debug mode keeps 0-2 for its log lines. */
-static void close_all(void)
-{
-	int first = cprof_log_level >= CPROF_LOG_DBG ? 3 : 0;
-	DIR *d;
-	struct dirent *e;
-
-	if (syscall(SYS_close_range, first, ~0U, 0) == 0)
-		return;
-	/* kernels before 5.9: walk this thread's table (/proc/self/fd is the main thread's) */
-	d = opendir("/proc/thread-self/fd");
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		int fd = atoi(e->d_name);
-
-		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd != dirfd(d) && fd >= first)
-			close(fd);
-	}
-	closedir(d);
-}
-
-/* A descriptor table of our own: the target's close_range/closefrom/dup2 cannot touch the FIFO, and
- * nothing of the target's stays open in it (a pipe the target closes sees EOF). */
-static void isolate_fds(void)
-{
-	if (!fl.want_private)
-		return;
-	if (unshare(CLONE_FILES) != 0) {
-		/* seccomp may forbid unshare (containers): the shared table is checked before every write */
-		pr_dbg("unshare(CLONE_FILES): %s; sharing the program's descriptor table", strerror(errno));
-		return;
-	}
-	close_all();
-	fl.private_fds = 1;
-}
-
 static int request_pending(void)
 {
 	return atomic_load(&fl.req_seq) != atomic_load(&fl.done_seq);
@@ -953,10 +834,10 @@ static void *flusher_main(void *arg)
 	(void)arg;
 	/* named so that top, perf and the report's schedstat reading tell cprof's thread from the program's */
 	prctl(PR_SET_NAME, "cprof-flusher", 0, 0, 0);
-	isolate_fds();
-	fl.fifo_fd = open_fifo();
-	if (fl.fifo_fd < 0)
-		mark_dead(fl.fifo_fd == -ESTALE ? "its FIFO was replaced" : strerror(-fl.fifo_fd));
+	cprof_fifo_isolate(&fl.fifo);
+	fl.fifo.fd = cprof_fifo_open(&fl.fifo);
+	if (fl.fifo.fd < 0)
+		mark_dead(fl.fifo.fd == -ESTALE ? "its FIFO was replaced" : strerror(-fl.fifo.fd));
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
 		uint32_t seen = atomic_load(&fl.wake_word);
 
@@ -988,8 +869,8 @@ static void *flusher_main(void *arg)
 	atomic_store(&fl.done_seq, atomic_load(&fl.req_seq));
 	futex_wake(&fl.done_seq);
 	futex_wake(&cr.done); /* nor a crashing thread: it sees alive = 0 and writes itself */
-	if (fl.private_fds && fl.fifo_fd >= 0)
-		close(fl.fifo_fd); /* our table only; the thread's table goes with it anyway */
+	if (fl.fifo.private_fds && fl.fifo.fd >= 0)
+		close(fl.fifo.fd); /* our table only; the thread's table goes with it anyway */
 	return NULL;
 }
 
@@ -1016,10 +897,10 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	sigset_t all, old;
 	int ret;
 
-	snprintf(fl.fifo_path, sizeof(fl.fifo_path), "%s", cfg->fifo_path);
-	fl.fifo_dev = cfg->fifo_dev;
-	fl.fifo_ino = cfg->fifo_ino;
-	fl.want_private = cfg->private_fds;
+	snprintf(fl.fifo.path, sizeof(fl.fifo.path), "%s", cfg->fifo_path);
+	fl.fifo.dev = cfg->fifo_dev;
+	fl.fifo.ino = cfg->fifo_ino;
+	fl.fifo.want_private = cfg->private_fds;
 	fl.flush_ms = cfg->flush_ms;
 	fl.exit_timeout_ms = cfg->exit_timeout_ms;
 	fl.hello = cfg->hello;
@@ -1140,10 +1021,10 @@ void cprof_flusher_reset_after_fork(void)
 	fl.ngpu = fl.gpu_sent = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */
-	if (!fl.private_fds && is_our_fifo(fl.fifo_fd))
-		close(fl.fifo_fd);
-	fl.fifo_fd = -1;
-	fl.private_fds = 0;
+	if (!fl.fifo.private_fds && cprof_fifo_is_ours(&fl.fifo, fl.fifo.fd))
+		close(fl.fifo.fd);
+	fl.fifo.fd = -1;
+	fl.fifo.private_fds = 0;
 	fl.running = 0;
 	fl.hello_sent = 0;
 	fl.seq = 0;
@@ -1187,31 +1068,6 @@ static void crash_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* One frame to fd, polling a full pipe until the deadline. */
-static int crash_write(int fd, const void *buf, size_t len, uint64_t deadline_ms)
-{
-	for (;;) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n == (ssize_t)len)
-			return 0;
-		if (n >= 0)
-			return -EPIPE;
-		if (errno == EINTR)
-			continue;
-		if (errno == EAGAIN) {
-			struct pollfd p = { .fd = fd, .events = POLLOUT };
-			uint64_t now = mono_ms();
-
-			if (now >= deadline_ms)
-				return -EAGAIN;
-			poll(&p, 1, (int)(deadline_ms - now > 10 ? 10 : deadline_ms - now));
-			continue;
-		}
-		return -errno;
-	}
-}
-
 /* The flusher did not answer: this thread writes its own ring, then CRASH, on a descriptor of its own. */
 static void crash_by_handler(uint64_t deadline)
 {
@@ -1227,16 +1083,12 @@ static void crash_by_handler(uint64_t deadline)
 	 * that does not end in 50 ms is stuck (the flusher was descheduled for good): we go on regardless */
 	for (i = 0; i < 50 && atomic_load(&cr.writing); i++)
 		crash_sleep_ms(1);
-	if (!fl.private_fds && is_our_fifo(fl.fifo_fd))
-		fd = fl.fifo_fd;
+	if (!fl.fifo.private_fds && cprof_fifo_is_ours(&fl.fifo, fl.fifo.fd))
+		fd = fl.fifo.fd;
 	else {
-		fd = open(fl.fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+		fd = cprof_fifo_open(&fl.fifo);
 		if (fd < 0)
 			return;
-		if (!is_our_fifo(fd)) {
-			close(fd);
-			return;
-		}
 		opened = 1;
 	}
 	/* no SIGPIPE for the program if the collector is gone: blocked here, consumed below */
@@ -1247,7 +1099,7 @@ static void crash_by_handler(uint64_t deadline)
 		size_t len = cprof_wire_build_hello(cr.frame, 0, &fl.hello.fixed, fl.hello.exe, fl.hello.host,
 						    (const char *const *)fl.hello.argv, fl.hello.argc);
 
-		if (crash_write(fd, cr.frame, len, deadline) < 0)
+		if (cprof_fifo_write(fd, cr.frame, len, deadline) < 0)
 			goto out;
 		fl.seq = 1;
 		fl.hello_sent = 1;
@@ -1271,7 +1123,7 @@ static void crash_by_handler(uint64_t deadline)
 			}
 			cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
 					    sizeof(*hdr) + n * sizeof(*out));
-			if (crash_write(fd, cr.frame, hdr->len, deadline) < 0)
+			if (cprof_fifo_write(fd, cr.frame, hdr->len, deadline) < 0)
 				goto out;
 			fl.seq++;
 			sent += n;
@@ -1281,10 +1133,10 @@ static void crash_by_handler(uint64_t deadline)
 	}
 	cr.info.flags |= CPROF_CRASH_F_BY_HANDLER;
 	cr.info.drained = sent;
-	if (crash_write(fd, cr.frame, crash_build(cr.frame, fl.seq), deadline) == 0)
+	if (cprof_fifo_write(fd, cr.frame, crash_build(cr.frame, fl.seq), deadline) == 0)
 		fl.seq++;
 out:
-	consume_sigpipe();
+	cprof_fifo_consume_sigpipe();
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (opened)
 		close(fd);
