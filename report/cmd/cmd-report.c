@@ -14,6 +14,7 @@
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
 #include "report/model/report.h"
+#include "report/render/report-fmt.h"
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_CSV };
 enum by { BY_ALL, BY_KERNEL, BY_API, BY_STREAM, BY_PROCESS, BY_OP, BY_CALLSITE, BY_RANGE };
@@ -87,6 +88,7 @@ int cmd_report(int argc, char **argv)
 	struct cprof_finding *fd = NULL;
 	struct cprof_device_verdict *dv = NULL;
 	struct cprof_model model = { 0 };
+	struct cprof_steps_view sv = { 0 };
 	int nph = 0, nf = 0, ndv = 0;
 	sqlite3 *db;
 	int opt, ret = CPROF_EXIT_OK, complete, lower_bound = 0;
@@ -404,7 +406,8 @@ int cmd_report(int argc, char **argv)
 		       (unsigned long long)ranges.marks);
 		cprof_ranges_json(&ranges, top);
 		report_json_ranks(db, procs, nprocs);
-		cprof_steps_print(&model, 0, &th, 1, top);
+		if (cprof_steps_view(&model, 0, &th, 1, top, &sv) >= 0)
+			report_steps_json(&sv);
 		printf(",\"phases\":[");
 		for (i = 0; i < (size_t)nph; i++) {
 			printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)ph[i].start,
@@ -476,8 +479,8 @@ int cmd_report(int argc, char **argv)
 				printf("  GPU %d: %s\n", (int)dv[i].device, line);
 			}
 		}
-		if (by == BY_ALL)
-			cprof_steps_print(&model, 0, &th, 0, top_set ? top : 0);
+		if (by == BY_ALL && cprof_steps_view(&model, 0, &th, 0, top_set ? top : 0, &sv) >= 0)
+			report_steps_text(&sv);
 		if (nprocs > 1) {
 			printf("\nPer process\n");
 			for (i = 0; i < nprocs; i++) {
@@ -584,6 +587,7 @@ out:
 	cprof_ranges_free(&ranges);
 	cprof_ops_free(&tops);
 	cprof_stacks_free(&stacks);
+	cprof_steps_view_free(&sv);
 	cprof_model_free(&model);
 	sqlite3_close(db);
 	return ret;

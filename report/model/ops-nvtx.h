@@ -27,9 +27,5 @@ int cprof_ops_build(sqlite3 *db, int64_t proc, struct cprof_op_table *t);
 void cprof_ops_free(struct cprof_op_table *t);
 /* The verdict's evidence: the ops with the most Self CPU among those that began in [from, to]; "" when none. */
 int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, char *out, size_t size);
-/* Output on stdout; top 0 = every row. */
-void cprof_ops_print(const struct cprof_op_table *t, size_t top);
-void cprof_ops_json(const struct cprof_op_table *t, size_t top);
-void cprof_ops_csv(const struct cprof_op_table *t, size_t top);
 
 #endif

@@ -78,18 +78,5 @@ int report_load_kernels(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_memops(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_torch(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_procs(const struct cprof_model *m, struct proc **out, size_t *n);
-size_t report_shown(const struct table *t, size_t top);
-void report_print_stats_table(const char *title, const struct table *t, size_t top, int with_bytes);
-void report_print_torch(const struct table *calls, const struct table *kernels, size_t top);
-void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof_phase *ph, int nph,
-			       const struct cprof_finding *f, int nf, const char *op_evidence);
-void report_print_csv(const struct table *t, size_t top);
-const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t rank);
-void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
-void report_json_table(const struct table *t, size_t top, int kernels);
-void report_json_verdict_fields(const struct cprof_verdict *v);
-void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
-void report_print_windows(const struct cprof_recording *r);
-void report_json_windows(const struct cprof_recording *r);
 
 #endif

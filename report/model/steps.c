@@ -176,66 +176,54 @@ int cprof_steps_cold(const struct cprof_step *s, int n)
 	return med > 0 && s[0].end - s[0].start > med * 3 / 2;
 }
 
-/* The steps section of cprof report: each step's time and, for the first ones shown, its own verdict. */
-int cprof_steps_print(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, int json, size_t top)
+/* Which steps the steps section shows and their verdicts: JSON the first top (all with top 0); text the first
+ * ones, then (many steps) only those far from the median, at most top. */
+int cprof_steps_view(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, int json, size_t top,
+		     struct cprof_steps_view *out)
 {
 	const struct cprof_step *s = NULL;
-	int n = cprof_model_steps(m, proc, t->step_re, &s), i, cold, shown = 0;
-	uint64_t med;
-	char a[32], b[32], c[32];
+	int n = cprof_model_steps(m, proc, t->step_re, &s), i;
 
+	memset(out, 0, sizeof(*out));
 	if (n < 0)
 		return n;
-	cold = cprof_steps_cold(s, n);
-	med = cprof_steps_median(s, n, cold ? 1 : 0);
-	if (json) {
-		printf(",\"step_pattern\":");
-		cprof_json_str(stdout, t->step_re ? t->step_re : cprof_step_re_default);
-		printf(",\"steps\":[");
-		for (i = 0; i < n; i++) {
-			struct cprof_verdict v;
-
-			printf("%s{\"name\":", i ? "," : "");
-			cprof_json_str(stdout, s[i].name);
-			printf(",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":%llu,\"tid\":%lld,\"cold\":%s",
-			       (unsigned long long)s[i].start, (unsigned long long)s[i].end,
-			       (unsigned long long)(s[i].end - s[i].start), (long long)s[i].tid,
-			       i == 0 && cold ? "true" : "false");
-			/* the verdict of each step, up to top (all with top 0) */
-			if ((top == 0 || (size_t)i < top) &&
-			    cprof_analyse(m, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &v) == 0)
-				printf(",\"verdict\":\"%s\",\"gpu_busy_pct\":%.2f", v.verdict, v.busy_pct);
-			putchar('}');
-		}
-		printf("]");
-		goto out;
-	}
+	out->s = s;
+	out->n = n;
+	out->re = t->step_re ? t->step_re : cprof_step_re_default;
+	out->cold = cprof_steps_cold(s, n);
+	out->med = cprof_steps_median(s, n, out->cold ? 1 : 0);
 	if (n == 0)
-		goto out;
-	cprof_fmt_dur(a, sizeof(a), (double)med);
-	printf("\nSteps: %d NVTX ranges matching /%s/ (thread %lld); median %s%s\n\n", n,
-	       cprof_tx(t->step_re ? t->step_re : cprof_step_re_default), (long long)s[0].tid, a,
-	       cold ? "; the first is a cold start, excluded from the verdict" : "");
-	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "Step", "Range", "Time", "GPU busy", "Verdict");
-	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "----", "-----", "----", "--------", "-------");
-	for (i = 0; i < n; i++) {
-		struct cprof_verdict v;
-
-		/* many steps: the first ones, then only those far from the median */
-		if (top && shown >= (int)top)
-			break;
-		if (n > 20 && i >= 10 && (double)(s[i].end - s[i].start) < 1.5 * (double)med)
-			continue;
-		cprof_fmt_dur(b, sizeof(b), (double)(s[i].end - s[i].start));
-		if (cprof_analyse(m, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &v) < 0)
-			snprintf(v.verdict, sizeof(v.verdict), "?");
-		snprintf(c, sizeof(c), "%.0f%%", v.busy_pct);
-		printf(" %5d  %-24.24s  %12s  %8s  %-16s%s\n", i + 1, cprof_tx(s[i].name), b, c, v.verdict,
-		       i == 0 && cold ? "  cold start" : (double)(s[i].end - s[i].start) >= 1.5 * (double)med ? "  slow" : "");
-		shown++;
+		return 0;
+	out->shown = calloc((size_t)n, 1);
+	out->has_v = calloc((size_t)n, 1);
+	out->v = calloc((size_t)n, sizeof(*out->v));
+	if (out->shown == NULL || out->has_v == NULL || out->v == NULL) {
+		cprof_steps_view_free(out);
+		return -ENOMEM;
 	}
-	if (shown < n)
-		printf(" (%d steps not shown: within 1.5x of the median; --top N and --format json give them)\n", n - shown);
-out:
+	for (i = 0; i < n; i++) {
+		uint64_t d = s[i].end - s[i].start;
+
+		if (json) {
+			if (top != 0 && (size_t)i >= top)
+				continue;
+		} else {
+			if (top && out->nshown >= (int)top)
+				break;
+			if (n > 20 && i >= 10 && (double)d < 1.5 * (double)out->med)
+				continue;
+		}
+		out->shown[i] = 1;
+		out->nshown++;
+		out->has_v[i] = cprof_analyse(m, proc, s[i].start, i + 1 < n ? s[i + 1].start : s[i].end, t, &out->v[i]) == 0;
+	}
 	return n;
+}
+
+void cprof_steps_view_free(struct cprof_steps_view *v)
+{
+	free(v->shown);
+	free(v->has_v);
+	free(v->v);
+	memset(v, 0, sizeof(*v));
 }

@@ -7,6 +7,7 @@
 #define PR_FMT "cprof report"
 #include "common/log.h"
 #include "report/model/report.h"
+#include "report/render/report-fmt.h"
 
 /* ---- JSON ---- */
 
@@ -132,4 +133,85 @@ void report_json_windows(const struct cprof_recording *r)
 		printf(",\"max_size\":{\"bytes\":%lld,\"reached\":%s,\"cut_ns\":%llu,\"unrecorded\":%lld}",
 		       (long long)r->max_size, r->max_size_cut_ns ? "true" : "false",
 		       (unsigned long long)r->max_size_cut_ns, (long long)r->unrecorded);
+}
+
+void cprof_ranges_json(const struct cprof_range_table *t, size_t top)
+{
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		const struct cprof_range_row *r = &t->rows[i];
+
+		printf("%s{\"path\":", i ? "," : "");
+		cprof_json_str(stdout, r->path);
+		printf(",\"type\":\"%s\",\"count\":%llu,\"cpu_ns\":%.0f,\"self_cpu_ns\":%.0f,\"avg_ns\":%.0f,\"min_ns\":%.0f,"
+		       "\"max_ns\":%.0f,\"calls\":%llu,\"api_ns\":%.0f,\"gpu_ns\":%.0f,\"gpu_ops\":%llu}",
+		       r->startend ? "startend" : "range", (unsigned long long)r->count, r->cpu_ns, r->self_cpu_ns,
+		       r->count ? r->cpu_ns / (double)r->count : 0.0, r->min_ns, r->max_ns, (unsigned long long)r->calls,
+		       r->api_ns, r->gpu_ns, (unsigned long long)r->gpu_ops);
+	}
+	putchar(']');
+}
+
+void cprof_attr_json(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
+{
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		const struct cprof_attr_row *r = &t->rows[i];
+
+		printf("%s{\"%s\":", i ? "," : "", by == CPROF_BY_CHAIN ? "kernel" : by == CPROF_BY_OP ? "name" : "callsite");
+		cprof_json_str(stdout, r->label);
+		if (by == CPROF_BY_CHAIN) {
+			printf(",\"chain\":");
+			cprof_json_str(stdout, r->detail ? r->detail : "");
+		}
+		printf(",\"calls\":%llu,\"gpu_ops\":%llu,\"self_cpu_ns\":%.0f,\"self_cuda_ns\":%.0f",
+		       (unsigned long long)r->calls, (unsigned long long)r->gpu_ops, r->cpu_ns, r->gpu_ns);
+		if (by == CPROF_BY_OP)
+			printf(",\"cpu_total_ns\":%.0f,\"cuda_total_ns\":%.0f", r->cpu_total_ns, r->gpu_total_ns);
+		putchar('}');
+	}
+	putchar(']');
+}
+
+void cprof_ops_json(const struct cprof_op_table *t, size_t top)
+{
+	putchar('[');
+	for (size_t i = 0; i < REPORT_SHOWN(t, top); i++) {
+		const struct cprof_op_row *r = &t->rows[i];
+
+		printf("%s{\"name\":", i ? "," : "");
+		cprof_json_str(stdout, r->name);
+		printf(",\"calls\":%llu,\"self_cpu_ns\":%.0f,\"cpu_total_ns\":%.0f,\"self_cuda_ns\":%.0f,"
+		       "\"cuda_total_ns\":%.0f,\"gpu_ops\":%llu}",
+		       (unsigned long long)r->calls, r->self_cpu_ns, r->cpu_total_ns, r->self_cuda_ns, r->cuda_total_ns,
+		       (unsigned long long)r->gpu_ops);
+	}
+	putchar(']');
+}
+
+/* The keys "step_pattern" and "steps", with a leading comma. */
+void report_steps_json(const struct cprof_steps_view *sv)
+{
+	const struct cprof_step *s = sv->s;
+	int i;
+
+	printf(",\"step_pattern\":");
+	cprof_json_str(stdout, sv->re);
+	printf(",\"steps\":[");
+	for (i = 0; i < sv->n; i++) {
+		printf("%s{\"name\":", i ? "," : "");
+		cprof_json_str(stdout, s[i].name);
+		printf(",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":%llu,\"tid\":%lld,\"cold\":%s",
+		       (unsigned long long)s[i].start, (unsigned long long)s[i].end,
+		       (unsigned long long)(s[i].end - s[i].start), (long long)s[i].tid, i == 0 && sv->cold ? "true" : "false");
+		/* the verdict of each step, up to top (all with top 0) */
+		if (sv->shown[i] && sv->has_v[i])
+			printf(",\"verdict\":\"%s\",\"gpu_busy_pct\":%.2f", sv->v[i].verdict, sv->v[i].busy_pct);
+		putchar('}');
+	}
+	printf("]");
 }

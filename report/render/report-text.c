@@ -8,7 +8,10 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "report/model/report.h"
+#include "report/render/report-fmt.h"
 #include "report/term.h"
+
+#define ARROW " \xe2\x86\x92 " /* " → " */
 
 
 /* What cprof cost the program in the window, measured (issue 26). */
@@ -174,21 +177,6 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	}
 }
 
-void report_print_csv(const struct table *t, size_t top)
-{
-	size_t i;
-
-	printf("time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
-	for (i = 0; i < report_shown(t, top); i++) {
-		const struct cprof_stats *s = &t->rows[i].st;
-
-		printf("%.2f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f,%.1f,", t->total > 0 ? 100.0 * s->total / t->total : 0.0, s->total,
-		       (unsigned long long)s->n, s->avg, s->med, s->min, s->max, s->std);
-		cprof_csv_str(stdout, t->rows[i].name);
-		putchar('\n');
-	}
-}
-
 /* ---- ranks: the job's view, slowest rank and spread ---- */
 
 const char report_rank_sql[] =
@@ -262,4 +250,220 @@ void report_print_windows(const struct cprof_recording *r)
 		       bytes, r->max_size_cut_ns >= r->base_ns ? (r->max_size_cut_ns - r->base_ns) / 1e9 : 0.0,
 		       (long long)r->unrecorded);
 	}
+}
+
+/* A left-aligned column w characters wide: names are UTF-8, so characters are counted, not bytes. */
+static void put_cell(const char *s, int w)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int used = 0;
+
+	while (*p && used < w) {
+		int n = cprof_utf8_len(p);
+
+		if (n <= 0)
+			n = 1;
+		fwrite(p, 1, (size_t)n, stdout);
+		p += n;
+		used++;
+	}
+	for (; used < w; used++)
+		putchar(' ');
+}
+
+static int cell_width(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+void cprof_ranges_print(const struct cprof_range_table *t, size_t top)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+	size_t i, n = REPORT_SHOWN(t, top);
+	int w = 5;
+
+	printf("\nNVTX ranges %s(CPU = time inside the ranges, Self = minus their child ranges; Calls = hooked CUDA calls\n"
+	       "that started inside them on their thread, GPU = the work those calls launched; step numbers shown as N)\n\n",
+	       t->by_name ? "by name, as nsys's nvtx_sum; --range-tree nests them " : "by path ");
+	if (t->n == 0) {
+		printf(" (no NVTX range in this profile%s)\n", t->marks ? "; marks only" : "");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (cell_width(t->rows[i].path) + 1 > w)
+			w = cell_width(t->rows[i].path) + 1;
+	w = w > 60 ? 60 : w;
+	printf(" %-*s  %7s  %11s  %11s  %11s  %11s  %11s  %8s  %11s  %11s  %8s\n", w, "Range", "Count", "CPU total",
+	       "Self CPU", "Avg", "Min", "Max", "Calls", "API time", "GPU time", "GPU ops");
+	printf(" %-*s  %7s  %11s  %11s  %11s  %11s  %11s  %8s  %11s  %11s  %8s\n", w, "-----", "-----", "---------",
+	       "--------", "---", "---", "---", "-----", "--------", "--------", "-------");
+	for (i = 0; i < n; i++) {
+		const struct cprof_range_row *r = &t->rows[i];
+		char label[512];
+
+		cprof_fmt_dur(a, sizeof(a), r->cpu_ns);
+		cprof_fmt_dur(b, sizeof(b), r->self_cpu_ns);
+		cprof_fmt_dur(c, sizeof(c), r->count ? r->cpu_ns / (double)r->count : 0.0);
+		cprof_fmt_dur(d, sizeof(d), r->min_ns);
+		cprof_fmt_dur(e, sizeof(e), r->max_ns);
+		cprof_fmt_dur(f, sizeof(f), r->api_ns);
+		cprof_fmt_dur(g, sizeof(g), r->gpu_ns);
+		/* '~' marks a start/end range: it has no place in the push/pop tree */
+		cprof_text_safe(label, sizeof(label) - 1, r->path);
+		strcat(label, r->startend ? "~" : "");
+		putchar(' ');
+		put_cell(label, w);
+		printf("  %7llu  %11s  %11s  %11s  %11s  %11s  %8llu  %11s  %11s  %8llu\n", (unsigned long long)r->count, a, b, c, d, e, (unsigned long long)r->calls, f, g,
+		       (unsigned long long)r->gpu_ops);
+	}
+	if (n < t->n)
+		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
+	printf(" %llu ranges, %llu mark%s", (unsigned long long)t->ranges, (unsigned long long)t->marks,
+	       t->marks == 1 ? "" : "s");
+	for (i = 0; i < t->n; i++)
+		if (t->rows[i].startend)
+			break;
+	if (i < t->n)
+		printf("; ~ start/end range (nvtxRangeStart/End: not nested)");
+	if (t->open_ranges)
+		printf("; %llu never ended, counted up to the end of their process", (unsigned long long)t->open_ranges);
+	printf("\n");
+}
+
+
+void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
+{
+	char a[32], b[32], c[32], d[32], label[96];
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	if (by == CPROF_BY_CHAIN) {
+		printf("\nWhere the kernels were launched from (the dispatch chain on the launching call's stack)\n\n");
+		printf(" %-44s  %12s  %8s  %s\n", "Kernel", "GPU time", "Launches", "Chain (outermost first)");
+		printf(" %-44s  %12s  %8s  %s\n", "------", "--------", "--------", "-----------------------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].gpu_ns);
+			cprof_text_safe(label, sizeof(label), t->rows[i].label);
+			printf(" %-44.44s  %12s  %8llu  %s%s\n", label, a, (unsigned long long)t->rows[i].gpu_ops,
+			       cprof_tx(t->rows[i].detail ? t->rows[i].detail : ""), ARROW "<kernel>");
+		}
+	} else if (by == CPROF_BY_OP) {
+		printf("\nBy operator (ATen ops found on the stacks of the CUDA calls; Self = calls made with the op\n"
+		       "innermost, Total = with the op anywhere on the chain; CPU = time inside those CUDA calls)\n\n");
+		printf(" %-36s  %12s  %12s  %12s  %12s  %9s\n", "Name", "Self CPU", "CPU total", "Self CUDA", "CUDA total",
+		       "# Calls");
+		printf(" %-36s  %12s  %12s  %12s  %12s  %9s\n", "----", "--------", "---------", "---------", "----------",
+		       "-------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].cpu_ns);
+			cprof_fmt_dur(b, sizeof(b), t->rows[i].cpu_total_ns);
+			cprof_fmt_dur(c, sizeof(c), t->rows[i].gpu_ns);
+			cprof_fmt_dur(d, sizeof(d), t->rows[i].gpu_total_ns);
+			printf(" %-36.36s  %12s  %12s  %12s  %12s  %9llu\n", cprof_tx(t->rows[i].label), a, b, c, d,
+			       (unsigned long long)t->rows[i].calls);
+		}
+		if (t->n == 0)
+			printf(" (no ATen op on any captured stack: at::_ops::<op>::call frames name them)\n");
+	} else {
+		int w = 9;
+
+		for (i = 0; i < n; i++)
+			if ((int)strlen(t->rows[i].label) > w)
+				w = (int)strlen(t->rows[i].label);
+		w = w > 100 ? 100 : w;
+		printf("\nBy call site (innermost frame outside libraries: the Python line, or the native caller on a thread\n"
+		       "without Python frames, such as PyTorch's autograd thread)\n\n");
+		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "Call site", "# Calls", "Self CPU", "Self CUDA", "GPU ops");
+		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "---------", "-------", "--------", "---------", "-------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].cpu_ns);
+			cprof_fmt_dur(b, sizeof(b), t->rows[i].gpu_ns);
+			printf(" %-*.*s  %9llu  %12s  %12s  %8llu\n", w, w, cprof_tx(t->rows[i].label), (unsigned long long)t->rows[i].calls,
+			       a, b, (unsigned long long)t->rows[i].gpu_ops);
+		}
+	}
+	if (t->inherited)
+		printf(" (sampled stacks: %llu of %llu calls reuse the last stack taken at the same call site;"
+		       " --stacks all takes every one)\n",
+		       (unsigned long long)t->inherited, (unsigned long long)t->calls_with_stack);
+}
+
+
+/* an op name is the program's text: control characters never reach the terminal */
+static void put_name(const char *s, int w)
+{
+	int used = 0;
+
+	for (; *s && used < w; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		putchar(c < 0x20 || c == 0x7f ? '?' : c);
+		used += (c & 0xc0) != 0x80;
+	}
+	for (; used < w; used++)
+		putchar(' ');
+}
+
+void cprof_ops_print(const struct cprof_op_table *t, size_t top)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	printf("\nATen ops (PyTorch's op ranges, recorded with cprof-run --torch-ops; Self = less the child ops;\n"
+	       "CUDA = GPU time of the kernels, copies and memsets launched inside the op)\n\n");
+	printf(" %-40s  %11s  %11s  %11s  %11s  %11s  %10s  %8s\n", "Name", "Self CPU", "CPU total", "CPU avg",
+	       "Self CUDA", "CUDA total", "# of Calls", "GPU ops");
+	printf(" %-40s  %11s  %11s  %11s  %11s  %11s  %10s  %8s\n", "----", "--------", "---------", "-------",
+	       "---------", "----------", "----------", "-------");
+	for (i = 0; i < n; i++) {
+		const struct cprof_op_row *r = &t->rows[i];
+
+		cprof_fmt_dur(a, sizeof(a), r->self_cpu_ns);
+		cprof_fmt_dur(b, sizeof(b), r->cpu_total_ns);
+		cprof_fmt_dur(c, sizeof(c), r->calls ? r->cpu_total_ns / (double)r->calls : 0.0);
+		cprof_fmt_dur(d, sizeof(d), r->self_cuda_ns);
+		cprof_fmt_dur(e, sizeof(e), r->cuda_total_ns);
+		putchar(' ');
+		put_name(r->name, 40);
+		printf("  %11s  %11s  %11s  %11s  %11s  %10llu  %8llu\n", a, b, c, d, e, (unsigned long long)r->calls,
+		       (unsigned long long)r->gpu_ops);
+	}
+	if (n < t->n)
+		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
+	cprof_fmt_dur(a, sizeof(a), t->self_cpu_ns);
+	cprof_fmt_dur(b, sizeof(b), t->self_cuda_ns);
+	printf("Self CPU time total: %s\nSelf CUDA time total: %s\n", a, b);
+}
+
+
+/* The steps section: each step's time and, for the first ones shown, its own verdict. */
+void report_steps_text(const struct cprof_steps_view *sv)
+{
+	const struct cprof_step *s = sv->s;
+	char a[32], b[32], c[32];
+	int i, n = sv->n;
+
+	if (n == 0)
+		return;
+	cprof_fmt_dur(a, sizeof(a), (double)sv->med);
+	printf("\nSteps: %d NVTX ranges matching /%s/ (thread %lld); median %s%s\n\n", n, cprof_tx(sv->re),
+	       (long long)s[0].tid, a, sv->cold ? "; the first is a cold start, excluded from the verdict" : "");
+	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "Step", "Range", "Time", "GPU busy", "Verdict");
+	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "----", "-----", "----", "--------", "-------");
+	for (i = 0; i < n; i++) {
+		double d = (double)(s[i].end - s[i].start);
+
+		if (!sv->shown[i])
+			continue;
+		cprof_fmt_dur(b, sizeof(b), d);
+		snprintf(c, sizeof(c), "%.0f%%", sv->v[i].busy_pct);
+		printf(" %5d  %-24.24s  %12s  %8s  %-16s%s\n", i + 1, cprof_tx(s[i].name), b, c,
+		       sv->has_v[i] ? sv->v[i].verdict : "?",
+		       i == 0 && sv->cold ? "  cold start" : d >= 1.5 * (double)sv->med ? "  slow" : "");
+	}
+	if (sv->nshown < n)
+		printf(" (%d steps not shown: within 1.5x of the median; --top N and --format json give them)\n", n - sv->nshown);
 }
