@@ -282,6 +282,7 @@ struct cprof_model {
 	size_t ncost;
 	uint64_t collector_run_cpu_ns; /* cprofd's CPU while the program ran that competed with it (META) */
 	int collector_writer_idle;     /* its writer ran at idle priority */
+	struct cprof_model_extra *x;   /* cprof_model_open's parts (report/model/parts.h); NULL otherwise */
 };
 
 /* cost.c: CPROF_COST and cprofd's CPU (META) into the model. */

@@ -14,10 +14,6 @@ struct oprange {
 	uint64_t gpu_ops;
 };
 
-struct gpuwork {
-	int64_t proc, tid, at;
-	double ns;
-};
 
 static const char ops_sql[] =
 	"SELECT n.processId, n.tid, n.start, n.end, n.textId, coalesce(s.value, '(no message)') FROM NVTX_EVENTS n"
@@ -53,7 +49,7 @@ static int past(const struct oprange *r, int64_t p, int64_t t, int64_t at)
 
 /* One sweep per thread over ops and launches in time order: the stack holds the ops open at that moment
  * (push/pop ranges nest), the innermost one gets Self, all of them Total. */
-static int attribute(struct oprange *o, size_t no, const struct gpuwork *g, size_t ng)
+static int attribute(struct oprange *o, size_t no, const struct cprof_op_gpu *g, size_t ng)
 {
 	size_t *stack = NULL, depth = 0, cap = 0, i = 0, j = 0;
 
@@ -86,15 +82,13 @@ static int attribute(struct oprange *o, size_t no, const struct gpuwork *g, size
 	return 0;
 }
 
-static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cprof_op_table *t)
+int cprof_op_ranges_load(sqlite3 *db, int64_t proc, struct cprof_op_ranges *r)
 {
 	sqlite3_stmt *st = NULL;
-	struct oprange *o = NULL;
-	struct gpuwork *g = NULL;
-	size_t no = 0, ng = 0, cap = 0, i;
+	size_t cap = 0;
 	int ret = 0;
 
-	memset(t, 0, sizeof(*t));
+	memset(r, 0, sizeof(*r));
 	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
 	if (sqlite3_prepare_v2(db, ops_sql, -1, &st, NULL) != SQLITE_OK) {
@@ -103,25 +97,25 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 	}
 	sqlite3_bind_int64(st, 1, CPROF_NVTX_CATEGORY_TORCH_OP);
 	sqlite3_bind_int64(st, 2, proc);
-	sqlite3_bind_int64(st, 3, from);
-	sqlite3_bind_int64(st, 4, to);
+	sqlite3_bind_int64(st, 3, 0);
+	sqlite3_bind_int64(st, 4, INT64_MAX);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cprof_grow(&o, &cap, no, sizeof(*o)) < 0) {
+		if (cprof_grow(&r->r, &cap, r->n, sizeof(*r->r)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		o[no] = (struct oprange){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
-					  .start = sqlite3_column_int64(st, 2), .end = sqlite3_column_int64(st, 3),
-					  .text = sqlite3_column_int64(st, 4) };
-		o[no].name = strdup((const char *)sqlite3_column_text(st, 5));
-		if (o[no++].name == NULL) {
+		r->r[r->n] = (struct cprof_op_range){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
+						      .start = sqlite3_column_int64(st, 2), .end = sqlite3_column_int64(st, 3),
+						      .text = sqlite3_column_int64(st, 4) };
+		r->r[r->n].name = strdup((const char *)sqlite3_column_text(st, 5));
+		if (r->r[r->n++].name == NULL) {
 			ret = -ENOMEM;
 			goto out;
 		}
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if (no == 0)
+	if (r->n == 0)
 		goto out;
 	cap = 0;
 	if (sqlite3_prepare_v2(db, gpu_sql, -1, &st, NULL) != SQLITE_OK) {
@@ -130,14 +124,48 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 	}
 	sqlite3_bind_int64(st, 1, proc);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cprof_grow(&g, &cap, ng, sizeof(*g)) < 0) {
+		if (cprof_grow(&r->g, &cap, r->ng, sizeof(*r->g)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		g[ng++] = (struct gpuwork){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
-					    .at = sqlite3_column_int64(st, 2), .ns = sqlite3_column_double(st, 3) };
+		r->g[r->ng++] = (struct cprof_op_gpu){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
+						       .at = sqlite3_column_int64(st, 2), .ns = sqlite3_column_double(st, 3) };
 	}
-	if ((ret = attribute(o, no, g, ng)) < 0)
+out:
+	sqlite3_finalize(st);
+	if (ret < 0)
+		cprof_op_ranges_free(r);
+	return ret;
+}
+
+void cprof_op_ranges_free(struct cprof_op_ranges *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->r[i].name);
+	free(r->r);
+	free(r->g);
+	memset(r, 0, sizeof(*r));
+}
+
+/* the table of the ops that began in [from, to] */
+static int build(const struct cprof_op_ranges *in, int64_t from, int64_t to, struct cprof_op_table *t)
+{
+	struct oprange *o = NULL;
+	size_t no = 0, i;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (in->n == 0)
+		return 0;
+	if ((o = calloc(in->n, sizeof(*o))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < in->n; i++)
+		if (in->r[i].start >= from && in->r[i].start <= to)
+			o[no++] = (struct oprange){ .proc = in->r[i].proc, .tid = in->r[i].tid, .start = in->r[i].start,
+						    .end = in->r[i].end, .text = in->r[i].text, .name = in->r[i].name };
+	if (no == 0)
+		goto out;
+	if ((ret = attribute(o, no, in->g, in->ng)) < 0)
 		goto out;
 
 	/* one row per name (the text id: one string per name in the profile) */
@@ -152,8 +180,10 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 		double dur = (double)(o[i].end - o[i].start);
 
 		if (i == 0 || o[i].text != o[i - 1].text) {
-			t->rows[t->n].name = (char *)o[i].name;
-			o[i].name = NULL; /* the row owns it now */
+			if ((t->rows[t->n].name = strdup(o[i].name)) == NULL) {
+				ret = -ENOMEM;
+				goto out;
+			}
 			t->n++;
 		}
 		r = &t->rows[t->n - 1];
@@ -169,19 +199,15 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 	t->ranges = no;
 	qsort(t->rows, t->n, sizeof(*t->rows), cmp_row);
 out:
-	sqlite3_finalize(st);
-	for (i = 0; i < no; i++)
-		free((char *)o[i].name);
 	free(o);
-	free(g);
 	if (ret < 0)
 		cprof_ops_free(t);
 	return ret;
 }
 
-int cprof_ops_build(sqlite3 *db, int64_t proc, struct cprof_op_table *t)
+int cprof_ops_build(const struct cprof_op_ranges *r, struct cprof_op_table *t)
 {
-	return build(db, proc, 0, INT64_MAX, t);
+	return build(r, 0, INT64_MAX, t);
 }
 
 static int cmp_self(const void *a, const void *b)
@@ -191,7 +217,7 @@ static int cmp_self(const void *a, const void *b)
 	return x->self_cpu_ns < y->self_cpu_ns ? 1 : x->self_cpu_ns > y->self_cpu_ns ? -1 : strcmp(x->name, y->name);
 }
 
-int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, char *out, size_t size)
+int cprof_ops_evidence(const struct cprof_op_ranges *r, uint64_t from, uint64_t to, char *out, size_t size)
 {
 	struct cprof_op_table t;
 	size_t i, o;
@@ -199,7 +225,7 @@ int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, ch
 	int ret;
 
 	out[0] = '\0';
-	if ((ret = build(db, proc, (int64_t)from, (int64_t)to, &t)) < 0 || t.n == 0)
+	if ((ret = build(r, (int64_t)from, (int64_t)to, &t)) < 0 || t.n == 0)
 		return ret;
 	qsort(t.rows, t.n, sizeof(*t.rows), cmp_self);
 	cprof_fmt_dur(w, sizeof(w), t.self_cpu_ns);

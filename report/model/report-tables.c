@@ -213,55 +213,13 @@ static int add_memop(void *arg, const char *name, const struct cprof_stats *st, 
 	return 0;
 }
 
-/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
-/* a window's memory operations, from its GPU ops (the whole run's come from the profile's tables) */
-struct memop_win {
-	struct ctx *c;
-	double bytes[12]; /* by key: copyKind 0..10, 11 = memset */
-};
-
-static const char *memop_label(void *arg, int64_t key)
-{
-	(void)arg;
-	return key == 11 ? "[CUDA memset]" : cprof_copy_kind_name((int)key);
-}
-
-static int memop_row(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
-{
-	struct memop_win *w = arg;
-
-	return add_memop(w->c, label, st, w->bytes[key]);
-}
-
-static int memops_of_window(const struct cprof_model *m, int64_t proc, struct ctx *c)
-{
-	struct cprof_keyed *kd = malloc((m->nops ? m->nops : 1) * sizeof(*kd));
-	struct memop_win w = { c, { 0 } };
-	size_t i, n = 0;
-	int ret;
-
-	if (kd == NULL)
-		return -ENOMEM;
-	for (i = 0; i < m->nops; i++) {
-		const struct cprof_op *o = &m->ops[i];
-		int64_t k = o->kind == CPROF_OP_MEMSET ? 11 : o->copy;
-
-		if (o->kind == CPROF_OP_KERNEL || (proc && o->proc != proc))
-			continue;
-		kd[n].key = k;
-		kd[n++].d = (int64_t)(o->end - o->start);
-		w.bytes[k] += (double)(o->bytes > 0 ? o->bytes : 0);
-	}
-	ret = cprof_model_group_stats(kd, n, memop_label, memop_row, &w);
-	free(kd);
-	return ret;
-}
-
+/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth (a window's model: its
+ * own GPU ops) */
 int report_load_memops(struct cprof_model *m, int64_t proc, struct table *t)
 {
 	struct ctx c = { t, 0, 0 };
 
-	if ((m->windowed ? memops_of_window(m, proc, &c) : cprof_model_memop_stats(m, proc, add_memop, &c)) < 0)
+	if (cprof_model_memop_stats(m, proc, add_memop, &c) < 0)
 		return -1;
 	table_sort(t);
 	return 0;
@@ -314,5 +272,57 @@ int report_load_procs(const struct cprof_model *m, struct proc **out, size_t *n)
 	}
 	*out = p;
 	*n = m->nprocs;
+	return 0;
+}
+
+static int cmp_stream_key(const void *a, const void *b)
+{
+	const struct cprof_op *x = *(const struct cprof_op *const *)a, *y = *(const struct cprof_op *const *)b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* most GPU time first, ties in (device, stream) order */
+static int cmp_stream_time(const void *a, const void *b)
+{
+	const struct report_stream *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+int report_load_streams(const struct cprof_model *m, struct report_stream **out, size_t *n)
+{
+	const struct cprof_op **by = malloc((m->nops ? m->nops : 1) * sizeof(*by));
+	struct report_stream *s = NULL;
+	size_t i, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (by == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nops; i++)
+		by[i] = &m->ops[i];
+	qsort(by, m->nops, sizeof(*by), cmp_stream_key);
+	if ((s = calloc(m->nops ? m->nops : 1, sizeof(*s))) == NULL) {
+		free(by);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->nops; i++) {
+		if (i == 0 || cmp_stream_key(&by[i - 1], &by[i]) != 0)
+			s[k++] = (struct report_stream){ .dev = by[i]->dev, .stream = by[i]->stream };
+		s[k - 1].ops++;
+		s[k - 1].kernels += by[i]->kind == CPROF_OP_KERNEL;
+		s[k - 1].ns += (int64_t)(by[i]->end - by[i]->start);
+	}
+	free(by);
+	qsort(s, k, sizeof(*s), cmp_stream_time);
+	*out = s;
+	*n = k;
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include "report/cprof.h"
 #include "report/model/analysis.h"
 #include "report/model/model.h"
+#include "report/model/parts.h"
 
 struct row {
 	char *name;  /* full (demangled) name */
@@ -71,12 +72,57 @@ void report_table_sort(struct table *t, int key);
 /* --timeunit: enum cprof_unit of the stats tables' times, -1: the unit that suits the largest value */
 extern int report_timeunit;
 
-extern const char report_rank_sql[];
 void report_table_free(struct table *t);
 int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_kernels(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_memops(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_torch(struct cprof_model *m, int64_t proc, struct table *t);
 int report_load_procs(const struct cprof_model *m, struct proc **out, size_t *n);
+
+/* The GPU streams table (cprof report --by stream): ops, kernels and GPU time per (device, stream), most
+ * GPU time first (ties in (device, stream) order). */
+struct report_stream {
+	int64_t dev, stream;
+	int64_t ops, kernels, ns;
+};
+int report_load_streams(const struct cprof_model *m, struct report_stream **out, size_t *n);
+
+/* What cprof report shows, read and analysed once; each format prints it (render/report-fmt.h). */
+enum report_by { REPORT_BY_ALL, REPORT_BY_KERNEL, REPORT_BY_API, REPORT_BY_STREAM, REPORT_BY_PROCESS, REPORT_BY_OP,
+		 REPORT_BY_CALLSITE, REPORT_BY_RANGE };
+struct report_opts {
+	const char *profile;
+	int by;                     /* enum report_by */
+	size_t top;
+	int top_set, range_tree, sort, verdict_window;
+	int one_table;              /* load only the one table printed (CSV) */
+	int json;                   /* the JSON document: the tables' row counts too, each step's verdict up to top */
+	struct cprof_thresholds th;
+};
+struct report_doc {
+	const struct report_opts *o;
+	struct cprof_model model;   /* model.x: the parts read with it */
+	struct proc *procs;
+	size_t nprocs;
+	struct table apis, kernels, memops, torch; /* the run's, or the verdict window's (--window verdict) */
+	struct cprof_verdict v;
+	struct cprof_phase *ph;
+	int nph;
+	struct cprof_finding *fd;
+	int nf;
+	struct cprof_device_verdict *dv;
+	int ndv;
+	struct call_counts cc;      /* every call, the hooks' and those only CUPTI saw */
+	char calls_text[160], win_note[160];
+	char op_evidence[512];      /* an overhead-bound window's ATen ops ("" none) */
+	int verdict_window;         /* the tables cover the verdict's window */
+	int lower_bound;            /* a process was killed: lost events are a lower bound */
+	struct cprof_steps_view sv;
+	struct report_stream *streams; /* --by stream */
+	size_t nstreams;
+};
+/* Reads o->profile and builds what the report shows; errors said on stderr. Returns a CPROF_EXIT_ code. */
+int report_doc_build(const struct report_opts *o, struct report_doc *d);
+void report_doc_free(struct report_doc *d);
 
 #endif

@@ -63,3 +63,32 @@ void cprof_ops_csv(const struct cprof_op_table *t, size_t top)
 		       r->self_cuda_ns, r->cuda_total_ns, (unsigned long long)r->gpu_ops);
 	}
 }
+
+/* one table: --by names it (the CUDA API by default); op rows from PyTorch's own ranges when it has them */
+static void render_csv(const struct report_doc *d)
+{
+	const struct cprof_model_extra *x = d->model.x;
+	size_t top = d->o->top_set ? d->o->top : 0;
+
+	switch (d->o->by) {
+	case REPORT_BY_RANGE:
+		cprof_ranges_csv(&x->ranges, top);
+		break;
+	case REPORT_BY_OP:
+		if (x->torch_ops.n)
+			cprof_ops_csv(&x->torch_ops, top);
+		else
+			cprof_attr_csv(&x->ops, CPROF_BY_OP, top);
+		break;
+	case REPORT_BY_CALLSITE:
+		cprof_attr_csv(&x->sites, CPROF_BY_CALLSITE, top);
+		break;
+	case REPORT_BY_KERNEL:
+		report_print_csv(&d->kernels, top);
+		break;
+	default:
+		report_print_csv(&d->apis, top);
+	}
+}
+
+const struct report_fmt_ops report_fmt_csv = { .name = "csv", .one_table = 1, .render = render_csv };

@@ -20,10 +20,10 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 			       const struct cprof_finding *f, int nf, const char *op_evidence);
 void report_print_csv(const struct table *t, size_t top);
 const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t rank);
-void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
+void report_print_ranks(const struct cprof_model_extra *x, const struct proc *procs, size_t nprocs);
 void report_json_table(const struct table *t, size_t top, int kernels);
 void report_json_verdict_fields(const struct cprof_verdict *v);
-void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs);
+void report_json_ranks(const struct cprof_model_extra *x, const struct proc *procs, size_t nprocs);
 void report_print_windows(const struct cprof_recording *r);
 void report_json_windows(const struct cprof_recording *r);
 
@@ -40,5 +40,15 @@ void cprof_ops_csv(const struct cprof_op_table *t, size_t top);
 /* the steps section: text, or JSON keys "step_pattern" and "steps" with a leading comma */
 void report_steps_text(const struct cprof_steps_view *sv);
 void report_steps_json(const struct cprof_steps_view *sv);
+
+
+/* One output format of cprof report (uftrace's struct uftrace_dump_ops): what it needs read, and its printer. */
+struct report_fmt_ops {
+	const char *name;
+	int one_table;              /* prints one table: only that is read */
+	int json;                   /* report_opts.json */
+	void (*render)(const struct report_doc *d);
+};
+extern const struct report_fmt_ops report_fmt_text, report_fmt_json, report_fmt_csv;
 
 #endif

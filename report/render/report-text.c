@@ -179,14 +179,6 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 
 /* ---- ranks: the job's view, slowest rank and spread ---- */
 
-const char report_rank_sql[] =
-	"SELECT p.rank, count(DISTINCT p.id), group_concat(DISTINCT p.host), max(a.e) - min(a.s),"
-	" (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q ON q.id = k.processId WHERE q.rank = p.rank),"
-	" (SELECT coalesce(sum(k.end - k.start), 0) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q"
-	"  ON q.id = k.processId WHERE q.rank = p.rank)"
-	" FROM PROCESSES p JOIN (SELECT processId, min(start) s, max(end) e FROM CPROF_API GROUP BY processId) a"
-	" ON a.processId = p.id WHERE p.rank IS NOT NULL GROUP BY p.rank ORDER BY p.rank";
-
 /* A rank's verdict: its process's (the one with the most recorded events when it has several). */
 const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t rank)
 {
@@ -199,25 +191,21 @@ const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t
 	return best ? best->v.verdict : "?";
 }
 
-void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
+void report_print_ranks(const struct cprof_model_extra *x, const struct proc *procs, size_t nprocs)
 {
-	sqlite3_stmt *st;
-	int n = 0;
 	char run[32], gpu[32];
+	size_t i;
 
-	if (sqlite3_prepare_v2(db, report_rank_sql, -1, &st, NULL) != SQLITE_OK)
-		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (n++ == 0)
+	for (i = 0; i < x->nranks; i++) {
+		const struct cprof_rank_row *r = &x->ranks[i];
+
+		if (i == 0)
 			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time  Verdict\n");
-		cprof_fmt_dur(run, sizeof(run), sqlite3_column_double(st, 3));
-		cprof_fmt_dur(gpu, sizeof(gpu), sqlite3_column_double(st, 5));
-		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)sqlite3_column_int64(st, 0),
-		       (long long)sqlite3_column_int64(st, 1), cprof_tx((const char *)sqlite3_column_text(st, 2)), run,
-		       (long long)sqlite3_column_int64(st, 4), gpu,
-		       report_rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
+		cprof_fmt_dur(run, sizeof(run), (double)r->run_ns);
+		cprof_fmt_dur(gpu, sizeof(gpu), (double)r->kernel_ns);
+		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)r->rank, (long long)r->procs,
+		       cprof_tx(r->hosts), run, (long long)r->kernels, gpu, report_rank_verdict(procs, nprocs, r->rank));
 	}
-	sqlite3_finalize(st);
 }
 
 /* The recording windows (issue 31): what was recorded, when, and why it started and stopped. */
@@ -467,3 +455,155 @@ void report_steps_text(const struct cprof_steps_view *sv)
 	if (sv->nshown < n)
 		printf(" (%d steps not shown: within 1.5x of the median; --top N and --format json give them)\n", n - sv->nshown);
 }
+
+/* ---- the whole report ---- */
+
+static void text_streams(const struct report_doc *d)
+{
+	char dur[32];
+	size_t i;
+
+	printf("\nGPU streams\n\n  Device  Stream       Ops    Kernels  GPU time\n");
+	for (i = 0; i < d->nstreams; i++) {
+		const struct report_stream *s = &d->streams[i];
+
+		cprof_fmt_dur(dur, sizeof(dur), (double)s->ns);
+		printf("  %6lld  %6lld  %8lld  %9lld  %s\n", (long long)s->dev, (long long)s->stream, (long long)s->ops,
+		       (long long)s->kernels, dur);
+	}
+}
+
+static void text_processes(const struct report_doc *d)
+{
+	char dur[32];
+	size_t i;
+
+	printf("\n     PID     PPID  Rank     Events    API time  Lost  End                   Verdict          Command\n");
+	printf(" -------  -------  ----  ---------  ----------  ----  --------------------  ---------------  -------\n");
+	for (i = 0; i < d->nprocs; i++) {
+		const struct proc *p = &d->procs[i];
+		const char *ending = p->bye[0] ? cprof_tx(p->bye) : "killed";
+		char r[24] = "-";
+
+		if (p->rank >= 0)
+			snprintf(r, sizeof(r), "%lld", (long long)p->rank);
+		cprof_fmt_dur(dur, sizeof(dur), p->apis.total);
+		printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.*s  %-15s  %.60s\n", (long long)p->pid, (long long)p->ppid,
+		       r, (long long)p->recorded, dur, (long long)p->lost, (int)strcspn(ending, ";"), /* the ending, not the last call */
+		       ending, p->v.verdict, cprof_tx(p->argv[0] ? p->argv : p->exe));
+	}
+}
+
+static void text_head(const struct report_doc *d)
+{
+	const struct cprof_meta_facts *mf = &d->model.x->meta;
+	char dur[32];
+	size_t i;
+
+	printf("cprof report: %s\n", cprof_tx(d->o->profile));
+	printf("Command: %s\n", cprof_tx(mf->command));
+	if (mf->simulated)
+		printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
+	if (mf->gpu_note[0])
+		printf("GPU records: %s\n", cprof_tx(mf->gpu_note));
+	cprof_fmt_dur(dur, sizeof(dur), (double)(d->v.run_end - d->v.run_start));
+	printf("Processes: %zu   CUDA API calls: %lld (%s)   run: %s   lost events: %s%lld%s   %s%s%s\n", d->nprocs,
+	       (long long)d->cc.total, d->calls_text, dur, d->lower_bound ? "at least " : "", (long long)mf->lost_events,
+	       d->lower_bound ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+	       mf->complete ? "complete" : "INCOMPLETE", mf->complete ? "" : " - ", mf->complete ? "" : cprof_tx(mf->reason));
+	for (i = 0; i < d->nprocs; i++)
+		if (d->procs[i].bye[0] && strncmp(d->procs[i].bye, "exit", 4) != 0 && strcmp(d->procs[i].bye, "_exit") != 0 &&
+		    strcmp(d->procs[i].bye, "exec") != 0)
+			printf("Ended: pid %lld: %s\n", (long long)d->procs[i].pid, cprof_tx(d->procs[i].bye));
+	report_print_windows(&d->model.rec);
+}
+
+static void text_verdicts(const struct report_doc *d)
+{
+	char line[1024];
+	size_t i;
+
+	report_print_verdict_text(&d->v, d->ph, d->nph, d->fd, d->nf, d->op_evidence);
+	if (d->ndv > 0) {
+		printf("\nPer device (the verdict above is their union)\n");
+		for (i = 0; i < (size_t)d->ndv; i++) {
+			cprof_verdict_line(&d->dv[i].v, line, sizeof(line));
+			printf("  GPU %d: %s\n", (int)d->dv[i].device, line);
+		}
+	}
+	if (d->o->by == REPORT_BY_ALL)
+		report_steps_text(&d->sv);
+	if (d->nprocs > 1) {
+		printf("\nPer process\n");
+		for (i = 0; i < d->nprocs; i++) {
+			char rank[32] = "";
+
+			cprof_verdict_line(&d->procs[i].v, line, sizeof(line));
+			if (d->procs[i].rank >= 0)
+				snprintf(rank, sizeof(rank), " (rank %lld)", (long long)d->procs[i].rank);
+			/* the whole line: a cut one ended mid-number ("median launch call 42") */
+			printf("  %lld%s: %s\n", (long long)d->procs[i].pid, rank, cprof_tx(line));
+		}
+	}
+	report_print_ranks(d->model.x, d->procs, d->nprocs);
+}
+
+static void text_tables(const struct report_doc *d)
+{
+	const struct cprof_model_extra *x = d->model.x;
+	int by = d->o->by, all = by == REPORT_BY_ALL;
+	size_t top = d->o->top, all_rows = d->o->top_set ? top : 0, i;
+	char title[256];
+
+	/* each table says which window it covers (issue 29 item 6) */
+	snprintf(title, sizeof(title), "GPU kernels (%s)", d->win_note);
+	if (all || by == REPORT_BY_KERNEL)
+		report_print_stats_table(title, &d->kernels, by == REPORT_BY_KERNEL ? all_rows : top, 0);
+	snprintf(title, sizeof(title), "GPU memory operations (%s)", d->win_note);
+	if (all)
+		report_print_stats_table(title, &d->memops, top, 1);
+	snprintf(title, sizeof(title), "%s (%s)", d->nprocs > 1 ? "CUDA API, all processes" : "CUDA API", d->win_note);
+	if (all || by == REPORT_BY_API)
+		report_print_stats_table(title, &d->apis, by == REPORT_BY_API ? all_rows : top, 0);
+	if (by == REPORT_BY_API && d->nprocs > 1)
+		for (i = 0; i < d->nprocs; i++) {
+			snprintf(title, sizeof(title), "CUDA API, process %lld: %.100s", (long long)d->procs[i].pid,
+				 d->procs[i].argv[0] ? d->procs[i].argv : d->procs[i].exe);
+			report_print_stats_table(title, &d->procs[i].apis, all_rows, 0);
+		}
+	if (all && (d->torch.n || d->kernels.n))
+		printf("\nThe table below covers the %s\n", d->win_note);
+	if (all)
+		report_print_torch(&d->torch, &d->kernels, top);
+	if ((all && x->ranges.n) || by == REPORT_BY_RANGE)
+		cprof_ranges_print(&x->ranges, by == REPORT_BY_RANGE ? all_rows : top);
+	if (all && x->chains.n)
+		cprof_attr_print(&x->chains, CPROF_BY_CHAIN, top);
+	if (all && x->sites.n)
+		cprof_attr_print(&x->sites, CPROF_BY_CALLSITE, top);
+	/* op rows from PyTorch's own ranges; kernels keep their own table */
+	if ((all || by == REPORT_BY_OP) && x->torch_ops.n)
+		cprof_ops_print(&x->torch_ops, by == REPORT_BY_OP ? all_rows : top);
+	if ((by == REPORT_BY_OP && !x->torch_ops.n) || by == REPORT_BY_CALLSITE) {
+		if (x->stacks.n == 0)
+			printf("\nNo call stacks in this profile (recorded with --stacks off, or by an older cprof).\n");
+		else
+			cprof_attr_print(by == REPORT_BY_OP ? &x->ops : &x->sites,
+					 by == REPORT_BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, all_rows);
+	}
+	if (by == REPORT_BY_STREAM)
+		text_streams(d);
+	if (by == REPORT_BY_PROCESS)
+		text_processes(d);
+	if (d->nprocs == 0)
+		printf("\nNo process made a CUDA call under cprof.\n");
+}
+
+static void render_text(const struct report_doc *d)
+{
+	text_head(d);
+	text_verdicts(d);
+	text_tables(d);
+}
+
+const struct report_fmt_ops report_fmt_text = { .name = "text", .render = render_text };
