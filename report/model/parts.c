@@ -159,3 +159,14 @@ void cprof_model_close(struct cprof_model *m)
 	sqlite3_close(x->db);
 	free(x);
 }
+
+const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size_t size)
+{
+	size_t n = strlen(f->command);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, f->command, n);
+	buf[n] = '\0';
+	return buf;
+}

@@ -35,7 +35,7 @@ struct cprof_meta_facts {
 	int64_t exit_status;        /* -1: not known */
 	int64_t lost_events, nvtx_events, processes, events, lost_spool_full, lost_unstored;
 	int64_t max_size, max_size_cut_ns, max_size_unrecorded;
-	char command[1024];         /* "?" when not recorded */
+	char command[4096];         /* "?" when not recorded */
 	char reason[256];           /* incomplete_reason */
 	char gpu_note[256];         /* gpu_records_note */
 	/* COUNTS */
@@ -73,6 +73,8 @@ struct cprof_model_extra {
  * and m->x. Returns 0; -ENOENT when the profile could not be opened (said on stderr; m->x is NULL); another
  * negative errno when a part could not be read (m->x->err says why; m->x->meta is read whenever m->x is set). */
 int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct cprof_model *m);
+/* The command cut to size - 1 bytes (report and info show its first 1023) in buf. */
+const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size_t size);
 /* Frees the model and its parts and closes the profile. */
 void cprof_model_close(struct cprof_model *m);
 

@@ -219,11 +219,13 @@ static void json_head(const struct report_doc *d)
 {
 	const struct cprof_meta_facts *mf = &d->model.x->meta;
 	double hta = cprof_hta_idle_pct(&d->model, 0);
+	char command[1024];
 
 	printf("{\"schema\":\"cprof.summary/1\",\"profile\":");
 	cprof_json_str(stdout, d->o->profile);
 	printf(",\"command\":");
-	cprof_json_str(stdout, mf->command);
+	cprof_meta_command(mf, command, sizeof(command));
+	cprof_json_str(stdout, command);
 	printf(",\"simulated_gpu\":%s,", mf->simulated ? "true" : "false");
 	report_json_verdict_fields(&d->v);
 	if (mf->gpu_note[0]) {

@@ -497,11 +497,12 @@ static void text_processes(const struct report_doc *d)
 static void text_head(const struct report_doc *d)
 {
 	const struct cprof_meta_facts *mf = &d->model.x->meta;
-	char dur[32];
+	char dur[32], command[1024];
 	size_t i;
 
+	cprof_meta_command(mf, command, sizeof(command));
 	printf("cprof report: %s\n", cprof_tx(d->o->profile));
-	printf("Command: %s\n", cprof_tx(mf->command));
+	printf("Command: %s\n", cprof_tx(command));
 	if (mf->simulated)
 		printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
 	if (mf->gpu_note[0])
