@@ -388,8 +388,11 @@ int cprof_first_note(struct cprof_first_set *set, int64_t name, uint8_t cls);
 void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out, size_t *n);
 /* enum cprof_call_class of a CPROF_API.class value (NULL: none) */
 uint8_t cprof_call_class_of(const char *cls);
-/* Sorts an array of structs that begin with their uint64_t start, ties kept in the order given. */
+/* rows.c: sorts an array of structs that begin with their uint64_t start, ties kept in the order given; the
+ * index of the first of them whose start is >= t; the order of struct cprof_ext, (proc, corr). */
 int cprof_sort_by_start(void *arr, size_t n, size_t elem);
+size_t cprof_first_at(const void *arr, size_t n, size_t elem, uint64_t t);
+int cprof_ext_cmp(const void *a, const void *b);
 /* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */
 int cprof_model_read_driver(sqlite3 *db, struct cprof_drv_rec **out, size_t *n);
 /* m->drv_api from the driver records, the calls and the runtime records (in memory, O(n log n)). */
