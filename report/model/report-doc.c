@@ -151,6 +151,7 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 	if (!strcmp(d->v.verdict, "overhead-bound") &&
 	    cprof_ops_evidence(&m->x->op_ranges, d->v.start, d->v.end, d->op_evidence, sizeof(d->op_evidence)) < 0)
 		d->op_evidence[0] = '\0';
+	d->hta_idle_pct = cprof_hta_idle_pct(m, 0);
 	if (per_process(d) < 0)
 		return CPROF_EXIT_USAGE;
 	if ((o->by == REPORT_BY_ALL || o->json) &&

@@ -118,6 +118,7 @@ struct report_doc {
 	int verdict_window;         /* the tables cover the verdict's window */
 	int lower_bound;            /* a process was killed: lost events are a lower bound */
 	struct cprof_steps_view sv;
+	double hta_idle_pct;        /* HTA's idle share of the run (-1: no GPU op) */
 	struct report_stream *streams; /* --by stream */
 	size_t nstreams;
 };

@@ -218,7 +218,7 @@ void report_steps_json(const struct cprof_steps_view *sv)
 static void json_head(const struct report_doc *d)
 {
 	const struct cprof_meta_facts *mf = &d->model.x->meta;
-	double hta = cprof_hta_idle_pct(&d->model, 0);
+	double hta = d->hta_idle_pct;
 	char command[1024];
 
 	printf("{\"schema\":\"cprof.summary/1\",\"profile\":");
