@@ -112,7 +112,7 @@ int cmd_html(int argc, char **argv)
 	}
 	if ((err = html_write_page(&h, &th)) < 0) {
 		pr_err("%s: cannot read the profile: %s", h.profile,
-		       err == -EIO || err == -ERANGE ? cprof_model_errmsg(h.model.x->db) : strerror(-err));
+		       err == -EIO || err == -ERANGE ? cprof_model_why(&h.model) : strerror(-err));
 		cprof_out_abort(h.f);
 		goto out;
 	}

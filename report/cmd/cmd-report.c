@@ -12,11 +12,6 @@
 #include "report/term.h"
 
 static const struct report_fmt_ops *const formats[] = { &report_fmt_text, &report_fmt_json, &report_fmt_csv };
-static const char *const by_names[] = {
-	[REPORT_BY_KERNEL] = "kernel", [REPORT_BY_API] = "api", [REPORT_BY_STREAM] = "stream", [REPORT_BY_PROCESS] = "process",
-	[REPORT_BY_OP] = "op", [REPORT_BY_CALLSITE] = "callsite", [REPORT_BY_RANGE] = "range",
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprof report PROFILE.db [--format text|json|csv] [--top N] [--by kernel|api|op|callsite|range|stream|process]\n"
@@ -38,19 +33,6 @@ static void usage(FILE *f)
 		cprof_threshold_help);
 }
 
-static int timeunit(const char *arg)
-{
-	static const char *const units[][3] = { { "ns", "nsec", "nanoseconds" }, { "us", "usec", "microseconds" },
-						 { "ms", "msec", "milliseconds" }, { "s", "sec", "seconds" } };
-	int u, k;
-
-	for (u = 0; u < 4; u++)
-		for (k = 0; k < 3; k++)
-			if (!strcmp(arg, units[u][k]))
-				return u;
-	return -1;
-}
-
 /* 0, 1 (--help given) or -1 (usage error, said) */
 static int parse(int argc, char **argv, struct report_opts *o, const struct report_fmt_ops **fmt)
 {
@@ -63,7 +45,7 @@ static int parse(int argc, char **argv, struct report_opts *o, const struct repo
 	};
 	size_t i;
 	char *end;
-	int opt, r;
+	int opt, r, by;
 
 	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if ((r = cprof_threshold_opt(PR_FMT, opt, optarg, &o->th)) != 0) {
@@ -90,13 +72,11 @@ static int parse(int argc, char **argv, struct report_opts *o, const struct repo
 			}
 			break;
 		case 'b':
-			for (i = 1; i < sizeof(by_names) / sizeof(by_names[0]) && strcmp(optarg, by_names[i]); i++)
-				;
-			if (i == sizeof(by_names) / sizeof(by_names[0])) {
+			if ((by = report_by_key(optarg)) < 0) {
 				pr_err("--by %s: expected kernel, api, op, callsite, range, stream or process", optarg);
 				return -1;
 			}
-			o->by = (int)i;
+			o->by = by;
 			break;
 		case 'S':
 			if ((o->sort = report_sort_key(optarg)) < 0) {
@@ -105,7 +85,7 @@ static int parse(int argc, char **argv, struct report_opts *o, const struct repo
 			}
 			break;
 		case 'U':
-			if ((report_timeunit = timeunit(optarg)) < 0) {
+			if ((report_timeunit = report_timeunit_key(optarg)) < 0) {
 				pr_err("--timeunit %s: ns, us, ms or s", optarg);
 				return -1;
 			}

@@ -170,3 +170,8 @@ const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size
 	buf[n] = '\0';
 	return buf;
 }
+
+const char *cprof_model_why(const struct cprof_model *m)
+{
+	return m->x ? cprof_model_errmsg(m->x->db) : "not opened";
+}

@@ -73,6 +73,8 @@ struct cprof_model_extra {
  * and m->x. Returns 0; -ENOENT when the profile could not be opened (said on stderr; m->x is NULL); another
  * negative errno when a part could not be read (m->x->err says why; m->x->meta is read whenever m->x is set). */
 int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct cprof_model *m);
+/* Why reading the open profile failed last: an out-of-range time, else SQLite's message. */
+const char *cprof_model_why(const struct cprof_model *m);
 /* The command cut to size - 1 bytes (report and info show its first 1023) in buf. */
 const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size_t size);
 /* Frees the model and its parts and closes the profile. */

@@ -7,6 +7,21 @@
 #include "common/log.h"
 #include "report/model/report.h"
 
+int report_by_key(const char *name)
+{
+	static const char *const names[] = {
+		[REPORT_BY_KERNEL] = "kernel", [REPORT_BY_API] = "api",   [REPORT_BY_STREAM] = "stream",
+		[REPORT_BY_PROCESS] = "process", [REPORT_BY_OP] = "op", [REPORT_BY_CALLSITE] = "callsite",
+		[REPORT_BY_RANGE] = "range",
+	};
+	size_t i;
+
+	for (i = 1; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return (int)i;
+	return -1;
+}
+
 static unsigned parts_of(const struct report_opts *o)
 {
 	if (!o->one_table)
@@ -115,14 +130,14 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 	}
 	if (o->one_table) {
 		if (one_table(o, d) < 0) {
-			pr_err("%s: cannot read the profile: %s", o->profile, cprof_model_errmsg(m->x->db));
+			pr_err("%s: cannot read the profile: %s", o->profile, cprof_model_why(m));
 			return CPROF_EXIT_USAGE;
 		}
 		return CPROF_EXIT_OK;
 	}
 	if (report_load_procs(m, &d->procs, &d->nprocs) < 0 || load_tables(m, d) < 0 ||
 	    (d->nph = cprof_headline(m, 0, &o->th, &d->v, &d->ph)) < 0) {
-		pr_err("%s: cannot read the profile: %s", o->profile, cprof_model_errmsg(m->x->db));
+		pr_err("%s: cannot read the profile: %s", o->profile, cprof_model_why(m));
 		return CPROF_EXIT_USAGE;
 	}
 	sort_tables(d, o->sort);

@@ -69,8 +69,10 @@ enum { REPORT_SORT_TOTAL, REPORT_SORT_CALLS, REPORT_SORT_AVG, REPORT_SORT_MED, R
 /* the key's number, -1 when there is none of that name */
 int report_sort_key(const char *name);
 void report_table_sort(struct table *t, int key);
-/* --timeunit: enum cprof_unit of the stats tables' times, -1: the unit that suits the largest value */
+/* --timeunit: enum cprof_unit of the stats tables' times, -1: the unit that suits the largest value; the unit
+ * of a name (ns, nsec, nanoseconds, ...), -1 when there is none of that name */
 extern int report_timeunit;
+int report_timeunit_key(const char *name);
 
 void report_table_free(struct table *t);
 int report_load_apis(struct cprof_model *m, int64_t proc, struct table *t);
@@ -90,6 +92,8 @@ int report_load_streams(const struct cprof_model *m, struct report_stream **out,
 /* What cprof report shows, read and analysed once; each format prints it (render/report-fmt.h). */
 enum report_by { REPORT_BY_ALL, REPORT_BY_KERNEL, REPORT_BY_API, REPORT_BY_STREAM, REPORT_BY_PROCESS, REPORT_BY_OP,
 		 REPORT_BY_CALLSITE, REPORT_BY_RANGE };
+/* --by NAME's table (kernel, api, stream, process, op, callsite, range); -1 when there is none of that name */
+int report_by_key(const char *name);
 struct report_opts {
 	const char *profile;
 	int by;                     /* enum report_by */
