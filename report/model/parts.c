@@ -116,7 +116,7 @@ int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct 
 	load_meta(db, &x->meta);
 	if (p & CPROF_MODEL_COUNTS)
 		load_counts(db, &x->meta);
-	ret = p & CPROF_MODEL_NO_ARRAYS ? 0 : cprof_model_load(db, p & (CPROF_MODEL_ALL | CPROF_MODEL_GPU | CPROF_MODEL_HOST), m);
+	ret = p & CPROF_MODEL_NO_ARRAYS ? 0 : cprof_model_load(db, p & CPROF_MODEL_OWN_PARTS, m);
 	m->x = x;
 	if (ret < 0)
 		return fail(x, db, ret, "cannot read the profile");

@@ -11,16 +11,17 @@
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
 
-/* the parts cprof_model_open reads besides enum cprof_model_part's */
+/* the parts cprof_model_open reads besides enum cprof_model_part's, which keep the bits below 256 */
+#define CPROF_MODEL_OWN_PARTS 0xffu
 enum cprof_model_extra_part {
-	CPROF_MODEL_META = 16,      /* META's facts (always read: a handful of rows) */
-	CPROF_MODEL_COUNTS = 32,    /* rows per table, as cprof info and report's JSON count them */
-	CPROF_MODEL_RANKS = 64,     /* one row per rank */
-	CPROF_MODEL_STACKS = 128,   /* call stacks and the tables they attribute (by op, call site, chain) */
-	CPROF_MODEL_RANGES = 256,   /* the NVTX range table */
-	CPROF_MODEL_TORCH_OPS = 512, /* PyTorch's op ranges and their table */
-	CPROF_MODEL_FLAME = 1024,   /* the flame graph of the stacks */
-	CPROF_MODEL_NO_ARRAYS = 2048, /* not even the processes: the parts above alone (a CSV table of one of them) */
+	CPROF_MODEL_META = 1 << 8,       /* META's facts (always read: a handful of rows) */
+	CPROF_MODEL_COUNTS = 1 << 9,     /* rows per table, as cprof info and report's JSON count them */
+	CPROF_MODEL_RANKS = 1 << 10,     /* one row per rank */
+	CPROF_MODEL_STACKS = 1 << 11,    /* call stacks and the tables they attribute (by op, call site, chain) */
+	CPROF_MODEL_RANGES = 1 << 12,    /* the NVTX range table */
+	CPROF_MODEL_TORCH_OPS = 1 << 13, /* PyTorch's op ranges and their table */
+	CPROF_MODEL_FLAME = 1 << 14,     /* the flame graph of the stacks */
+	CPROF_MODEL_NO_ARRAYS = 1 << 15, /* not even the processes: the parts above alone (a CSV table of one of them) */
 };
 
 struct cprof_model_opts {
