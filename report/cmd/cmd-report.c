@@ -134,7 +134,7 @@ int cmd_report(int argc, char **argv)
 	if (fmt != &report_fmt_text)
 		cprof_progress_off();
 	cprof_progress_begin("cprof report: reading the profile");
-	ret = report_doc_build(&o, &d);
+	ret = report_doc_build(&o, &d) < 0 ? CPROF_EXIT_USAGE : CPROF_EXIT_OK;
 	cprof_progress_end(); /* before the first line of output */
 	if (ret == CPROF_EXIT_OK)
 		fmt->render(&d);

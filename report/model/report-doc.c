@@ -121,24 +121,20 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 
 	memset(d, 0, sizeof(*d));
 	d->o = o;
-	if ((ret = cprof_model_open(o->profile, &mo, m)) == -ENOENT && m->x == NULL)
-		return CPROF_EXIT_USAGE;
-	if (ret < 0) {
-		if (m->x->err[0])
+	if ((ret = cprof_model_open(o->profile, &mo, m)) < 0) {
+		if (m->x && m->x->err[0])
 			pr_err("%s: %s", o->profile, m->x->err);
-		return CPROF_EXIT_USAGE;
+		return ret;
 	}
 	if (o->one_table) {
-		if (one_table(o, d) < 0) {
+		if ((ret = one_table(o, d)) < 0)
 			pr_err("%s: cannot read the profile: %s", o->profile, cprof_model_why(m));
-			return CPROF_EXIT_USAGE;
-		}
-		return CPROF_EXIT_OK;
+		return ret;
 	}
 	if (report_load_procs(m, &d->procs, &d->nprocs) < 0 || load_tables(m, d) < 0 ||
 	    (d->nph = cprof_headline(m, 0, &o->th, &d->v, &d->ph)) < 0) {
 		pr_err("%s: cannot read the profile: %s", o->profile, cprof_model_why(m));
-		return CPROF_EXIT_USAGE;
+		return -EIO;
 	}
 	sort_tables(d, o->sort);
 	report_call_counts(m, 0, &d->apis, &d->cc);
@@ -148,7 +144,7 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 	if (d->verdict_window) {
 		if (window_tables(d) < 0) {
 			pr_err("%s: cannot build the verdict window's tables", o->profile);
-			return CPROF_EXIT_USAGE;
+			return -EIO;
 		}
 		sort_tables(d, o->sort);
 	}
@@ -156,7 +152,7 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 	/* several GPUs: each its own utilisation and verdict, besides the union above */
 	if ((d->ndv = cprof_device_verdicts(m, 0, &o->th, &d->dv)) < 0) {
 		pr_err("%s: cannot read the profile", o->profile);
-		return CPROF_EXIT_USAGE;
+		return -EIO;
 	}
 	/* a process killed from outside could not count what it had not sent */
 	for (i = 0; i < m->nprocs; i++)
@@ -167,14 +163,14 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 	    cprof_ops_evidence(&m->x->op_ranges, d->v.start, d->v.end, d->op_evidence, sizeof(d->op_evidence)) < 0)
 		d->op_evidence[0] = '\0';
 	d->hta_idle_pct = cprof_hta_idle_pct(m, 0);
-	if (per_process(d) < 0)
-		return CPROF_EXIT_USAGE;
+	if ((ret = per_process(d)) < 0)
+		return ret;
 	if ((o->by == REPORT_BY_ALL || o->json) &&
 	    cprof_steps_view(m, 0, &o->th, o->json, o->json || o->top_set ? o->top : 0, &d->sv) < 0)
 		memset(&d->sv, 0, sizeof(d->sv));
-	if (o->by == REPORT_BY_STREAM && report_load_streams(m, &d->streams, &d->nstreams) < 0)
-		return CPROF_EXIT_USAGE;
-	return CPROF_EXIT_OK;
+	if (o->by == REPORT_BY_STREAM && (ret = report_load_streams(m, &d->streams, &d->nstreams)) < 0)
+		return ret;
+	return 0;
 }
 
 void report_doc_free(struct report_doc *d)

@@ -126,7 +126,7 @@ struct report_doc {
 	struct report_stream *streams; /* --by stream */
 	size_t nstreams;
 };
-/* Reads o->profile and builds what the report shows; errors said on stderr. Returns a CPROF_EXIT_ code. */
+/* Reads o->profile and builds what the report shows; errors said on stderr. 0 or a negative errno. */
 int report_doc_build(const struct report_opts *o, struct report_doc *d);
 void report_doc_free(struct report_doc *d);
 
