@@ -9,15 +9,6 @@
 #include "report/model/parts.h"
 #include "report/model/report.h"
 
-/* A rank's processes that made a hooked call set its run; every process of the rank counts its kernels. */
-static const char rank_sql[] =
-	"SELECT p.rank, count(DISTINCT p.id), group_concat(DISTINCT p.host), max(a.e) - min(a.s),"
-	" (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q ON q.id = k.processId WHERE q.rank = p.rank),"
-	" (SELECT coalesce(sum(k.end - k.start), 0) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q"
-	"  ON q.id = k.processId WHERE q.rank = p.rank)"
-	" FROM PROCESSES p JOIN (SELECT processId, min(start) s, max(end) e FROM CPROF_API GROUP BY processId) a"
-	" ON a.processId = p.id WHERE p.rank IS NOT NULL GROUP BY p.rank ORDER BY p.rank";
-
 static void load_meta(sqlite3 *db, struct cprof_meta_facts *f)
 {
 	char sim[16];
@@ -59,37 +50,6 @@ static void load_counts(sqlite3 *db, struct cprof_meta_facts *f)
 	f->windows = f->has_windows ? cprof_query_int(db, "SELECT count(*) FROM CPROF_WINDOWS", 0) : 0;
 }
 
-/* A profile without the tables the query joins has no ranks (none are printed, as before). */
-static int load_ranks(sqlite3 *db, struct cprof_model_extra *x)
-{
-	sqlite3_stmt *st;
-	size_t cap = 0;
-	int ret = 0;
-
-	if (sqlite3_prepare_v2(db, rank_sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *h = (const char *)sqlite3_column_text(st, 2);
-		struct cprof_rank_row *r;
-
-		if (cprof_grow(&x->ranks, &cap, x->nranks, sizeof(*x->ranks)) < 0) {
-			ret = -ENOMEM;
-			break;
-		}
-		r = &x->ranks[x->nranks];
-		*r = (struct cprof_rank_row){ .rank = sqlite3_column_int64(st, 0), .procs = sqlite3_column_int64(st, 1),
-					      .run_ns = sqlite3_column_int64(st, 3), .kernels = sqlite3_column_int64(st, 4),
-					      .kernel_ns = sqlite3_column_int64(st, 5) };
-		if (h && (r->hosts = strdup(h)) == NULL) {
-			ret = -ENOMEM;
-			break;
-		}
-		x->nranks++;
-	}
-	sqlite3_finalize(st);
-	return ret;
-}
-
 static int fail(struct cprof_model_extra *x, sqlite3 *db, int ret, const char *what)
 {
 	snprintf(x->err, sizeof(x->err), "%s: %s", what,
@@ -120,8 +80,6 @@ int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct 
 	m->x = x;
 	if (ret < 0)
 		return fail(x, db, ret, "cannot read the profile");
-	if ((p & CPROF_MODEL_RANKS) && (ret = load_ranks(db, x)) < 0)
-		return fail(x, db, ret, "cannot read the ranks");
 	if ((p & CPROF_MODEL_STACKS) &&
 	    ((ret = cprof_stacks_load(db, &x->stacks)) < 0 ||
 	     (ret = cprof_attr_build3(db, &x->stacks, 0, &x->ops, &x->sites, &x->chains)) < 0))
@@ -140,14 +98,10 @@ int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct 
 void cprof_model_close(struct cprof_model *m)
 {
 	struct cprof_model_extra *x = m->x;
-	size_t i;
 
 	cprof_model_free(m);
 	if (x == NULL)
 		return;
-	for (i = 0; i < x->nranks; i++)
-		free(x->ranks[i].hosts);
-	free(x->ranks);
 	cprof_attr_free(&x->ops);
 	cprof_attr_free(&x->sites);
 	cprof_attr_free(&x->chains);

@@ -1,4 +1,4 @@
-/* What report, html, stacks and info print besides the model's arrays (META's facts and counts, ranks, call stacks, NVTX ranges, ATen op ranges, the flame graph), read once in cprof_model_open. */
+/* What report, html, stacks and info print besides the model's arrays (META's facts and counts, call stacks, NVTX ranges, ATen op ranges, the flame graph), read once in cprof_model_open. */
 #ifndef CPROF_REPORT_MODEL_PARTS_H
 #define CPROF_REPORT_MODEL_PARTS_H
 
@@ -16,7 +16,6 @@
 enum cprof_model_extra_part {
 	CPROF_MODEL_META = 1 << 8,       /* META's facts (always read: a handful of rows) */
 	CPROF_MODEL_COUNTS = 1 << 9,     /* rows per table, as cprof info and report's JSON count them */
-	CPROF_MODEL_RANKS = 1 << 10,     /* one row per rank */
 	CPROF_MODEL_STACKS = 1 << 11,    /* call stacks and the tables they attribute (by op, call site, chain) */
 	CPROF_MODEL_RANGES = 1 << 12,    /* the NVTX range table */
 	CPROF_MODEL_TORCH_OPS = 1 << 13, /* PyTorch's op ranges and their table */
@@ -49,18 +48,10 @@ struct cprof_meta_facts {
 	int64_t windows;            /* its rows */
 };
 
-/* A rank of a job: its processes, hosts, run (first to last hooked call of its processes that made one), kernels. */
-struct cprof_rank_row {
-	int64_t rank, procs, run_ns, kernels, kernel_ns;
-	char *hosts;                /* distinct hosts, comma-separated; NULL: none recorded */
-};
-
 struct cprof_model_extra {
 	void *db;                   /* the profile, open until cprof_model_close (the model reads steps lazily) */
 	unsigned parts;
 	struct cprof_meta_facts meta;
-	struct cprof_rank_row *ranks; /* by rank */
-	size_t nranks;
 	struct cprof_stacks stacks;
 	struct cprof_attr_table ops, sites, chains;
 	struct cprof_range_table ranges;

@@ -25,7 +25,7 @@ int report_by_key(const char *name)
 static unsigned parts_of(const struct report_opts *o)
 {
 	if (!o->one_table)
-		return CPROF_MODEL_TIMELINE | CPROF_MODEL_HOST | CPROF_MODEL_RANKS | CPROF_MODEL_STACKS |
+		return CPROF_MODEL_TIMELINE | CPROF_MODEL_HOST | CPROF_MODEL_STACKS |
 		       CPROF_MODEL_TORCH_OPS | CPROF_MODEL_RANGES | (o->json ? CPROF_MODEL_COUNTS : 0);
 	/* one table: what it needs, nothing else */
 	switch (o->by) {
@@ -163,6 +163,8 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 	    cprof_ops_evidence(&m->x->op_ranges, d->v.start, d->v.end, d->op_evidence, sizeof(d->op_evidence)) < 0)
 		d->op_evidence[0] = '\0';
 	d->hta_idle_pct = cprof_hta_idle_pct(m, 0);
+	if ((ret = report_load_ranks(m, &d->ranks, &d->nranks)) < 0)
+		return ret;
 	if ((ret = per_process(d)) < 0)
 		return ret;
 	if ((o->by == REPORT_BY_ALL || o->json) &&
@@ -185,6 +187,9 @@ void report_doc_free(struct report_doc *d)
 	free(d->dv);
 	free_tables(d);
 	free(d->streams);
+	for (i = 0; i < d->nranks; i++)
+		free(d->ranks[i].hosts);
+	free(d->ranks);
 	cprof_steps_view_free(&d->sv);
 	cprof_model_close(&d->model);
 	memset(d, 0, sizeof(*d));

@@ -326,3 +326,125 @@ int report_load_streams(const struct cprof_model *m, struct report_stream **out,
 	*n = k;
 	return 0;
 }
+
+struct rank_acc {
+	uint64_t s, e;      /* first call's start, last call's end */
+	int64_t kernels, kernel_ns;
+	int calls;          /* made a hooked call */
+};
+
+static int cmp_proc_rank(const void *a, const void *b)
+{
+	const struct cprof_proc *x = *(const struct cprof_proc *const *)a, *y = *(const struct cprof_proc *const *)b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Appends host (of by[j]) to the row's hosts unless a process before it in [i, j) that made a call has it:
+ * distinct hosts in process order */
+static int add_host(char **list, const struct cprof_proc *const *by, const struct rank_acc *acc,
+		    const struct cprof_proc *base, size_t i, size_t j)
+{
+	const char *host = by[j]->host;
+	size_t n = *list ? strlen(*list) : 0, h = strlen(host), k;
+	char *l;
+
+	for (k = i; k < j; k++)
+		if (acc[by[k] - base].calls && !strcmp(by[k]->host, host))
+			return 0;
+	if ((l = realloc(*list, n + h + 2)) == NULL)
+		return -ENOMEM;
+	snprintf(l + n, h + 2, "%s%s", n ? "," : "", host);
+	*list = l;
+	return 0;
+}
+
+int report_load_ranks(const struct cprof_model *m, struct cprof_rank_row **out, size_t *nout)
+{
+	struct rank_acc *acc = calloc(m->nprocs ? m->nprocs : 1, sizeof(*acc));
+	const struct cprof_proc **by = calloc(m->nprocs ? m->nprocs : 1, sizeof(*by));
+	struct cprof_rank_row *r = calloc(m->nprocs ? m->nprocs : 1, sizeof(*r));
+	size_t i, j, k, n = 0, nr = 0;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	*nout = 0;
+	if (acc == NULL || by == NULL || r == NULL)
+		goto out;
+	/* procs are by id: a process's index by binary search */
+	for (i = 0; i < m->ncalls + m->nops; i++) {
+		int call = i < m->ncalls;
+		int64_t proc = call ? m->calls[i].proc : m->ops[i - m->ncalls].proc;
+		size_t lo = 0, hi = m->nprocs;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (m->procs[mid].id < proc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == m->nprocs || m->procs[lo].id != proc)
+			continue;
+		if (call) {
+			const struct cprof_call *c = &m->calls[i];
+
+			if (!acc[lo].calls || c->start < acc[lo].s)
+				acc[lo].s = c->start;
+			if (!acc[lo].calls || c->end > acc[lo].e)
+				acc[lo].e = c->end;
+			acc[lo].calls = 1;
+		} else if (m->ops[i - m->ncalls].kind == CPROF_OP_KERNEL) {
+			acc[lo].kernels++;
+			acc[lo].kernel_ns += (int64_t)(m->ops[i - m->ncalls].end - m->ops[i - m->ncalls].start);
+		}
+	}
+	for (i = 0; i < m->nprocs; i++)
+		if (m->procs[i].rank >= 0)
+			by[n++] = &m->procs[i];
+	qsort(by, n, sizeof(*by), cmp_proc_rank);
+	for (i = 0; i < n; i = j) {
+		struct cprof_rank_row *row = &r[nr];
+		uint64_t s = 0, e = 0;
+
+		memset(row, 0, sizeof(*row));
+		row->rank = by[i]->rank;
+		for (j = i; j < n && by[j]->rank == by[i]->rank; j++) {
+			const struct rank_acc *a = &acc[by[j] - m->procs];
+
+			row->kernels += a->kernels;
+			row->kernel_ns += a->kernel_ns;
+			if (!a->calls)
+				continue;
+			if (row->procs == 0 || a->s < s)
+				s = a->s;
+			if (row->procs == 0 || a->e > e)
+				e = a->e;
+			row->procs++;
+			if (by[j]->host[0] && add_host(&row->hosts, by, acc, m->procs, i, j) < 0)
+				goto out;
+		}
+		/* a rank counts when one of its processes made a hooked call */
+		if (row->procs == 0) {
+			free(row->hosts);
+			continue;
+		}
+		row->run_ns = (int64_t)(e - s);
+		nr++;
+	}
+	*out = r;
+	*nout = nr;
+	r = NULL;
+	ret = 0;
+out:
+	if (r)
+		for (k = 0; k <= nr && k < m->nprocs; k++)
+			free(r[k].hosts);
+	free(r);
+	free(acc);
+	free(by);
+	return ret;
+}

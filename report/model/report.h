@@ -88,6 +88,14 @@ struct report_stream {
 	int64_t ops, kernels, ns;
 };
 int report_load_streams(const struct cprof_model *m, struct report_stream **out, size_t *n);
+/* A rank of a job: its processes, hosts, run (first to last hooked call of its processes that made one), kernels. */
+struct cprof_rank_row {
+	int64_t rank, procs, run_ns, kernels, kernel_ns;
+	char *hosts;                /* distinct hosts, comma-separated; NULL: none recorded */
+};
+/* The ranks of a job (struct cprof_rank_row), by rank: a rank whose processes made a hooked call, its run from
+ * their first call to their last, the kernels of all its processes; the model's timeline must be loaded. */
+int report_load_ranks(const struct cprof_model *m, struct cprof_rank_row **out, size_t *n);
 
 /* What cprof report shows, read and analysed once; each format prints it (render/report-fmt.h). */
 enum report_by { REPORT_BY_ALL, REPORT_BY_KERNEL, REPORT_BY_API, REPORT_BY_STREAM, REPORT_BY_PROCESS, REPORT_BY_OP,
@@ -123,6 +131,8 @@ struct report_doc {
 	int lower_bound;            /* a process was killed: lost events are a lower bound */
 	struct cprof_steps_view sv;
 	double hta_idle_pct;        /* HTA's idle share of the run (-1: no GPU op) */
+	struct cprof_rank_row *ranks; /* by rank */
+	size_t nranks;
 	struct report_stream *streams; /* --by stream */
 	size_t nstreams;
 };

@@ -20,10 +20,10 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 			       const struct cprof_finding *f, int nf, const char *op_evidence);
 void report_print_csv(const struct table *t, size_t top);
 const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t rank);
-void report_print_ranks(const struct cprof_model_extra *x, const struct proc *procs, size_t nprocs);
+void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const struct proc *procs, size_t nprocs);
 void report_json_table(const struct table *t, size_t top, int kernels);
 void report_json_verdict_fields(const struct cprof_verdict *v);
-void report_json_ranks(const struct cprof_model_extra *x, const struct proc *procs, size_t nprocs);
+void report_json_ranks(const struct cprof_rank_row *ranks, size_t nranks, const struct proc *procs, size_t nprocs);
 void report_print_windows(const struct cprof_recording *r);
 void report_json_windows(const struct cprof_recording *r);
 

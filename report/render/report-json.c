@@ -89,13 +89,13 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 }
 
 
-void report_json_ranks(const struct cprof_model_extra *x, const struct proc *procs, size_t nprocs)
+void report_json_ranks(const struct cprof_rank_row *ranks, size_t nranks, const struct proc *procs, size_t nprocs)
 {
 	size_t i;
 
 	printf(",\"ranks\":[");
-	for (i = 0; i < x->nranks; i++) {
-		const struct cprof_rank_row *r = &x->ranks[i];
+	for (i = 0; i < nranks; i++) {
+		const struct cprof_rank_row *r = &ranks[i];
 
 		printf("%s{\"rank\":%lld,\"processes\":%lld,\"hosts\":", i ? "," : "", (long long)r->rank,
 		       (long long)r->procs);
@@ -330,7 +330,7 @@ static void render_json(const struct report_doc *d)
 {
 	json_head(d);
 	json_tables(d);
-	report_json_ranks(d->model.x, d->procs, d->nprocs);
+	report_json_ranks(d->ranks, d->nranks, d->procs, d->nprocs);
 	report_steps_json(&d->sv);
 	json_lists(d);
 }

@@ -191,13 +191,13 @@ const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t
 	return best ? best->v.verdict : "?";
 }
 
-void report_print_ranks(const struct cprof_model_extra *x, const struct proc *procs, size_t nprocs)
+void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const struct proc *procs, size_t nprocs)
 {
 	char run[32], gpu[32];
 	size_t i;
 
-	for (i = 0; i < x->nranks; i++) {
-		const struct cprof_rank_row *r = &x->ranks[i];
+	for (i = 0; i < nranks; i++) {
+		const struct cprof_rank_row *r = &ranks[i];
 
 		if (i == 0)
 			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time  Verdict\n");
@@ -546,7 +546,7 @@ static void text_verdicts(const struct report_doc *d)
 			printf("  %lld%s: %s\n", (long long)d->procs[i].pid, rank, cprof_tx(line));
 		}
 	}
-	report_print_ranks(d->model.x, d->procs, d->nprocs);
+	report_print_ranks(d->ranks, d->nranks, d->procs, d->nprocs);
 }
 
 static void text_tables(const struct report_doc *d)

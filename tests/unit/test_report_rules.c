@@ -248,6 +248,49 @@ START_TEST(test_threshold_options)
 }
 END_TEST
 
+/* ranks: a rank counts when one of its processes made a call; run from that first call to the last; kernels of
+ * every process of the rank; distinct hosts in process order */
+START_TEST(test_ranks_from_arrays)
+{
+	struct cprof_op ops[] = {
+		mkop(CPROF_OP_KERNEL, 1, 0, 7, 100, 150, 0, 0), mkop(CPROF_OP_KERNEL, 3, 0, 7, 200, 230, 0, 0),
+		mkop(CPROF_OP_KERNEL, 4, 0, 7, 300, 310, 0, 0), mkop(CPROF_OP_MEMCPY, 1, 0, 7, 10, 20, 1, 8),
+	};
+	struct cprof_call calls[] = {
+		{ .start = 50, .end = 60, .proc = 1 },  { .start = 500, .end = 900, .proc = 1 },
+		{ .start = 40, .end = 45, .proc = 2 },  { .start = 70, .end = 80, .proc = 4 },
+	};
+	struct cprof_proc procs[] = {
+		{ .id = 1, .rank = 0, .host = "nodeb" }, { .id = 2, .rank = 0, .host = "nodea" },
+		{ .id = 3, .rank = 0, .host = "nodeb" }, /* no call: its kernel counts, its host does not */
+		{ .id = 4, .rank = 1, .host = "" },      /* no host recorded */
+		{ .id = 5, .rank = 2, .host = "nodec" }, /* no call: no rank row */
+		{ .id = 6, .rank = -1, .host = "x" },    /* not a rank */
+	};
+	struct cprof_model m;
+	struct cprof_rank_row *r;
+	size_t n;
+
+	ck_assert_int_eq(cprof_model_from_arrays(&m, ops, 4, calls, 4, NULL, 0, 0), 0);
+	m.procs = procs;
+	m.nprocs = 6;
+	ck_assert_int_eq(report_load_ranks(&m, &r, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(r[0].rank, 0);
+	ck_assert_int_eq(r[0].procs, 2);
+	ck_assert_str_eq(r[0].hosts, "nodeb,nodea");
+	ck_assert_int_eq(r[0].run_ns, 900 - 40);
+	ck_assert_int_eq(r[0].kernels, 2);
+	ck_assert_int_eq(r[0].kernel_ns, 50 + 30);
+	ck_assert_int_eq(r[1].rank, 1);
+	ck_assert_ptr_null(r[1].hosts);
+	ck_assert_int_eq(r[1].run_ns, 10);
+	ck_assert_int_eq(r[1].kernels, 1);
+	free(r[0].hosts);
+	free(r);
+}
+END_TEST
+
 Suite *report_rules_suite(void)
 {
 	Suite *s = suite_create("report_rules");
@@ -259,6 +302,7 @@ Suite *report_rules_suite(void)
 	tcase_add_test(tc, test_streams_by_time);
 	tcase_add_test(tc, test_torch_ops_self_and_window);
 	tcase_add_test(tc, test_threshold_options);
+	tcase_add_test(tc, test_ranks_from_arrays);
 	suite_add_tcase(s, tc);
 	return s;
 }
