@@ -357,6 +357,11 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		goto out;
 	if ((ret = cprof_sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
+	/* one process's calls: a window's calls are counted by two searches (cost.c) */
+	m->calls_proc = n ? k[0].proc : 0;
+	for (size_t i = 1; i < n && m->calls_proc; i++)
+		if (k[i].proc != m->calls_proc)
+			m->calls_proc = 0;
 	m->calls = k;
 	k = NULL;
 	m->ncalls = n;
@@ -476,12 +481,24 @@ static int load_strings(sqlite3 *db, struct cprof_model *m)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* rows of one (proc, corr) kept in table order: a search finds the first */
+static int cmp_ext_seq(const void *a, const void *b)
+{
+	const struct cprof_ext *x = a, *y = b;
+	int c = cprof_ext_cmp(a, b);
+
+	return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static int load_ext(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0;
+	/* sized at once: doubling copies the array and keeps a spare half */
+	size_t cap = (size_t)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", 0);
 	int rc;
 
+	if (cap && (m->ext = malloc(cap * sizeof(*m->ext))) == NULL)
+		return -ENOMEM;
 	if (sqlite3_prepare_v2(db, "SELECT processId, correlationId, externalId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION"
 				   " WHERE externalKind = 5 AND correlationId IS NOT NULL AND externalId IS NOT NULL",
 			       -1, &st, NULL) != SQLITE_OK)
@@ -493,13 +510,14 @@ static int load_ext(sqlite3 *db, struct cprof_model *m)
 		}
 		m->ext[m->next].proc = sqlite3_column_int64(st, 0);
 		m->ext[m->next].corr = sqlite3_column_int64(st, 1);
+		m->ext[m->next].seq = (uint32_t)m->next;
 		m->ext[m->next++].ext = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	if (m->next)
-		qsort(m->ext, m->next, sizeof(*m->ext), cprof_ext_cmp);
+		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext_seq);
 	return 0;
 }
 
@@ -548,7 +566,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 	}
 	for (i = 0; i < m->nops; i++) {
 		const struct cprof_op *o = &m->ops[i];
-		struct cprof_ext key = { o->proc, o->corr, 0 };
+		struct cprof_ext key = { o->proc, o->corr, 0, 0 };
 		size_t lo = 0, hi = m->next, e;
 
 		if (o->corr == CPROF_NO_ID || (proc != 0 && o->proc != proc))
@@ -642,15 +660,6 @@ int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
 	return 0;
 }
 
-static int cmp_keyed(const void *a, const void *b)
-{
-	const struct cprof_keyed *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->d < y->d ? -1 : x->d > y->d;
-}
-
 int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
 			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx)
 {
@@ -663,7 +672,10 @@ int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*labe
 	d = malloc(n * sizeof(*d));
 	if (d == NULL)
 		return -ENOMEM;
-	qsort(kd, n, sizeof(*kd), cmp_keyed);
+	if (cprof_radix_sort_keyed(kd, n) < 0) {
+		free(d);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i = j) {
 		struct cprof_stats st;
 		const char *l;
@@ -1169,7 +1181,10 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_run_facts(db, m)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
-	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
+	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
+	    ((parts & CPROF_MODEL_TRACE) && !(parts & (CPROF_MODEL_TIMELINE | CPROF_MODEL_GPU)) &&
+	     ((cprof_has_table(db, "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION") && (ret = load_ext(db, m)) < 0) ||
+	      (ret = load_strings(db, m)) < 0))) {
 		free(drv);
 		cprof_model_free(m);
 		m->db = db;

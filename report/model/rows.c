@@ -37,14 +37,7 @@ const char *cprof_model_errmsg(sqlite3 *db)
 }
 
 /* The model's arrays hold structs that begin with their uint64_t start. They are sorted by start, rows of
- * equal start kept in the order read (what SQLite's sorter gives them): an index sorted, then the array
- * permuted in place along its cycles, so sorting costs 4 bytes a row, not a second copy. */
-static const char *sort_base;
-static size_t sort_elem;
-_Static_assert(offsetof(struct cprof_op, start) == 0 && offsetof(struct cprof_call, start) == 0 &&
-		       offsetof(struct cprof_rt, start) == 0 && offsetof(struct cprof_ovh, start) == 0,
-	       "sort_by_start reads the start at the front");
-
+ * equal start kept in the order read (what SQLite's sorter gives them), by radix.c. */
 static uint64_t start_at(const void *arr, size_t elem, size_t i)
 {
 	uint64_t s;
@@ -53,53 +46,10 @@ static uint64_t start_at(const void *arr, size_t elem, size_t i)
 	return s;
 }
 
-static int cmp_index(const void *a, const void *b)
-{
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	uint64_t x = start_at(sort_base, sort_elem, i), y = start_at(sort_base, sort_elem, j);
-
-	if (x != y)
-		return x < y ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
 int cprof_sort_by_start(void *arr, size_t n, size_t elem)
 {
-	uint32_t *idx;
-	char tmp[128], *a = arr;
-	size_t i;
-
-	if (n < 2)
-		return 0;
-	if (elem > sizeof(tmp) || n > UINT32_MAX || (idx = malloc(n * sizeof(*idx))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		idx[i] = (uint32_t)i;
-	sort_base = arr;
-	sort_elem = elem;
-	qsort(idx, n, sizeof(*idx), cmp_index);
-	sort_base = NULL;
-	/* position j gets the element that was at idx[j] */
-	for (i = 0; i < n; i++) {
-		size_t j = i;
-
-		if (idx[i] == i)
-			continue;
-		memcpy(tmp, a + i * elem, elem);
-		for (;;) {
-			size_t k = idx[j];
-
-			idx[j] = (uint32_t)j;
-			if (k == i) {
-				memcpy(a + j * elem, tmp, elem);
-				break;
-			}
-			memcpy(a + j * elem, a + k * elem, elem);
-			j = k;
-		}
-	}
-	free(idx);
-	return 0;
+	/* a radix sort: the qsort of an index by start was a fifth of a report's load */
+	return cprof_radix_sort(arr, n, elem);
 }
 
 /* the first element whose start is >= t */
@@ -129,7 +79,7 @@ int cprof_ext_cmp(const void *a, const void *b)
 
 int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
 {
-	struct cprof_ext key = { proc, corr, 0 };
+	struct cprof_ext key = { proc, corr, 0, 0 };
 	size_t lo = 0, hi = m->next;
 
 	while (lo < hi) {
@@ -149,7 +99,7 @@ int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, 
 
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
 {
-	struct cprof_ext key = { proc, corr, 0 };
+	struct cprof_ext key = { proc, corr, 0, 0 };
 	size_t lo = 0, hi = m->next;
 
 	while (lo < hi) {
