@@ -7,6 +7,7 @@
 
 #define PR_FMT "cprof check"
 #include "common/log.h"
+#include "report/cmd/thresholds.h"
 #include "report/cprof.h"
 #include "report/term.h"
 #include "report/model/gates.h"
@@ -22,6 +23,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: cprof check PROFILE.db [--expect overhead-bound|compute-bound|mixed] [--max-gpu-idle PCT]\n"
 		"                   [--baseline OLD.db [--max-regression PCT]] [--require-complete] [--include-startup]\n"
+		"                   [--compute-pct P] [--kernel-wait-us U] [--step-range REGEX]\n"
 		"                   [--format text|json|junit|markdown] [-o FILE|-] [-f] [--top N]\n"
 		"\n"
 		"  --expect VERDICT      fail unless the run's verdict is VERDICT\n"
@@ -31,7 +33,6 @@ static void usage(FILE *f)
 		"  --max-regression PCT  how much more each of those may take than in the baseline (default 10; needs\n"
 		"                        --baseline)\n"
 		"  --require-complete    exit 3 when events were lost or the run did not end cleanly\n"
-		"  --include-startup     count context creation and the first launches (left out of the verdict by default)\n"
 		"  --format FMT          text (default: one FAIL line per failed condition, or one PASS line), json\n"
 		"                        (cprof.check/1), junit (XML for Jenkins, GitLab, GitHub test reporters) or\n"
 		"                        markdown (for $GITHUB_STEP_SUMMARY or a PR comment: verdict, gates, top changes)\n"
@@ -40,7 +41,11 @@ static void usage(FILE *f)
 		"  -f, --force           overwrite FILE\n"
 		"  --top N               changes against the baseline that markdown and json show (default 10; 0: all)\n"
 		"\n"
-		"exit status: 0 passed, 1 a condition failed, 2 usage or unreadable input, 3 profile incomplete\n");
+		"the verdict's thresholds, as cprof report and cprof html take them:\n"
+		"%s"
+		"\n"
+		"exit status: 0 passed, 1 a condition failed, 2 usage or unreadable input, 3 profile incomplete\n",
+		cprof_threshold_help);
 }
 
 static int parse_pct(const char *opt, const char *arg, double *out)
@@ -81,7 +86,7 @@ int cmd_check(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "expect", required_argument, NULL, 'e' },       { "max-gpu-idle", required_argument, NULL, 'i' },
 		{ "baseline", required_argument, NULL, 'b' },     { "max-regression", required_argument, NULL, 'r' },
-		{ "require-complete", no_argument, NULL, 'c' },   { "include-startup", no_argument, NULL, 's' },
+		{ "require-complete", no_argument, NULL, 'c' },   CPROF_THRESHOLD_OPTIONS,
 		{ "format", required_argument, NULL, 'F' },       { "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },              { "top", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },               { NULL, 0, NULL, 0 },
@@ -101,6 +106,12 @@ int cmd_check(int argc, char **argv)
 	r.top = 10;
 	cprof_thresholds_default(&th);
 	while ((opt = getopt_long(argc, argv, "ho:f", opts, NULL)) != -1) {
+		int t = cprof_threshold_opt(PR_FMT, opt, optarg, &th);
+
+		if (t < 0)
+			return CPROF_EXIT_USAGE;
+		if (t > 0)
+			continue;
 		switch (opt) {
 		case 'e':
 			if (strcmp(optarg, "overhead-bound") && strcmp(optarg, "compute-bound") && strcmp(optarg, "mixed")) {
@@ -123,9 +134,6 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'c':
 			require_complete = 1;
-			break;
-		case 's':
-			th.include_startup = 1;
 			break;
 		case 'F':
 			for (i = 0; i < sizeof(formats) / sizeof(formats[0]) && strcmp(optarg, formats[i]->name); i++)

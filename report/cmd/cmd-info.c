@@ -1,4 +1,5 @@
 /* cprof info: a few lines about a profile (what cprof-run prints at the end of a run). */
+#include <errno.h>
 #include <string.h>
 
 #define PR_FMT "cprof info"
@@ -7,15 +8,33 @@
 #include "report/model/model.h"
 #include "report/model/report.h"
 
+/* "N CUDA API calls (...)" as cprof report counts them (issue 29 item 2): its API table, named by what they
+ * count; the hooked calls alone when the timeline cannot be read */
+static void call_counts(struct cprof_model *m, int loaded, int64_t calls, char *buf, size_t size)
+{
+	struct table apis = { 0 };
+	struct call_counts cc;
+	int n;
+
+	if (loaded && report_load_apis(m, 0, &apis) == 0) {
+		report_call_counts(m, 0, &apis, &cc);
+		n = snprintf(buf, size, "%lld CUDA API calls (", (long long)cc.total);
+		report_call_counts_text(&cc, buf + n, size - (size_t)n);
+		strncat(buf, ")", size - strlen(buf) - 1);
+	} else {
+		snprintf(buf, size, "%lld hooked CUDA API calls", (long long)calls);
+	}
+	report_table_free(&apis);
+}
+
 int cmd_info(int argc, char **argv)
 {
-	char command[1024], reason[256], sim[8];
-	sqlite3 *db;
-	int64_t status, nvtx, procs, calls, unaccounted;
-	char counts[160];
+	const struct cprof_model_opts mo = { .parts = CPROF_MODEL_TIMELINE | CPROF_MODEL_COUNTS };
+	const struct cprof_meta_facts *f;
+	char counts[160], command[1024];
+	int64_t nvtx, procs, calls, unaccounted;
 	struct cprof_model model;
-	struct table apis = { 0 };
-	int complete, finalised;
+	int loaded;
 
 	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n"
@@ -23,79 +42,46 @@ int cmd_info(int argc, char **argv)
 			"  kernels, lost events and whether it is complete, and whether its GPU was simulated\n");
 		return argc == 2 && !strcmp(argv[1], "--help") ? CPROF_EXIT_OK : CPROF_EXIT_USAGE;
 	}
-	db = cprof_profile_open(argv[1]);
-	if (db == NULL)
+	/* a profile whose timeline cannot be read still says what META and its tables hold */
+	loaded = cprof_model_open(argv[1], &mo, &model) == 0;
+	if (model.x == NULL)
 		return CPROF_EXIT_USAGE;
-	complete = cprof_meta_int(db, "complete", 0) == 1;
-	status = cprof_meta_int(db, "exit_status", -1);
-	cprof_meta(db, "command", command, sizeof(command), "?");
-	cprof_meta(db, "incomplete_reason", reason, sizeof(reason), "");
-	cprof_meta(db, "simulated_gpu", sim, sizeof(sim), "0");
-	printf("cprof: profile %s%s\n", cprof_tx(argv[1]), strcmp(sim, "1") == 0 ? " (simulated GPU)" : "");
+	f = &model.x->meta;
+	cprof_meta_command(f, command, sizeof(command));
+	printf("cprof: profile %s%s\n", cprof_tx(argv[1]), f->simulated ? " (simulated GPU)" : "");
 	printf("cprof: command: %s", cprof_tx(command));
-	if (status >= 0)
-		printf(" (exit status %lld)", (long long)status);
+	if (f->exit_status >= 0)
+		printf(" (exit status %lld)", (long long)f->exit_status);
 	/* META's totals are written when the collector finishes: a killed one (or a full disk) left none, or
 	 * old ones, while the tables hold what was stored; then count the tables (issue 21, item 12) */
-	finalised = cprof_meta_int(db, "finalised", 0) == 1;
-	if (finalised) {
-		nvtx = cprof_meta_int(db, "nvtx_events", 0);
-		procs = cprof_meta_int(db, "processes", 0);
-		calls = cprof_meta_int(db, "events", 0) - nvtx;
-	} else {
-		procs = cprof_query_int(db, "SELECT count(*) FROM PROCESSES", 0);
-		calls = cprof_query_int(db, "SELECT count(*) FROM CPROF_API", 0);
-		nvtx = cprof_has_table(db, "NVTX_EVENTS") ? cprof_query_int(db, "SELECT count(*) FROM NVTX_EVENTS", 0) : 0;
-	}
-	/* the calls as cprof report counts them (issue 29 item 2): its API table, named by what they count */
-	if (cprof_model_load(db, CPROF_MODEL_TIMELINE, &model) == 0) {
-		struct call_counts cc;
-		int n;
-
-		if (report_load_apis(&model, 0, &apis) == 0) {
-			report_call_counts(&model, 0, &apis, &cc);
-			n = snprintf(counts, sizeof(counts), "%lld CUDA API calls (", (long long)cc.total);
-			report_call_counts_text(&cc, counts + n, sizeof(counts) - (size_t)n);
-			strncat(counts, ")", sizeof(counts) - strlen(counts) - 1);
-		} else {
-			snprintf(counts, sizeof(counts), "%lld hooked CUDA API calls", (long long)calls);
-		}
-		report_table_free(&apis);
-		cprof_model_free(&model);
-	} else {
-		snprintf(counts, sizeof(counts), "%lld hooked CUDA API calls", (long long)calls);
-	}
+	procs = f->finalised ? f->processes : f->proc_rows;
+	nvtx = f->finalised ? f->nvtx_events : f->nvtx_rows;
+	calls = f->finalised ? f->events - f->nvtx_events : f->api;
+	call_counts(&model, loaded, calls, counts, sizeof(counts));
 	printf("\ncprof: %lld process(es), %s, ", (long long)procs, counts);
 	if (nvtx)
 		printf("%lld NVTX annotations, ", (long long)nvtx);
 	/* a process killed from outside could not count what it had not sent */
-	printf("%s%lld lost events, %s%s%s\n",
-	       cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
-				   " OR ending LIKE '%no goodbye%'", 0) > 0 ? "at least " : "",
-	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
-	       complete ? "" : ": ", complete ? "" : cprof_tx(reason));
+	printf("%s%lld lost events, %s%s%s\n", f->killed > 0 ? "at least " : "", (long long)f->lost_events,
+	       f->complete ? "complete" : "INCOMPLETE", f->complete ? "" : ": ", f->complete ? "" : cprof_tx(f->reason));
 	/* what the processes said they produced and the collector neither stored nor heard they lost (frames
 	 * dropped as malformed, from a banned process): the rule emitted = recorded + lost, shown when broken */
-	unaccounted = cprof_query_int(db, "SELECT coalesce(sum(max(eventsEmitted - eventsRecorded - lostEvents, 0)), 0)"
-					  " FROM PROCESSES WHERE eventsEmitted IS NOT NULL", 0) -
-		      cprof_meta_int(db, "lost_spool_full", 0) - cprof_meta_int(db, "lost_unstored", 0);
+	unaccounted = f->unaccounted - f->lost_spool_full - f->lost_unstored;
 	if (unaccounted > 0)
 		printf("cprof: %lld events the processes emitted were neither stored nor counted lost (dropped by the"
 		       " collector: see DIAGNOSTICS)\n", (long long)unaccounted);
-	if (!finalised)
+	if (!f->finalised)
 		printf("cprof: the collector did not finish this profile: the counts above are of what it stored\n");
 	/* recorded in windows, or cut by --max-size: the counts above are of those only */
-	if (cprof_has_table(db, "CPROF_WINDOWS")) {
-		int64_t nw = cprof_query_int(db, "SELECT count(*) FROM CPROF_WINDOWS", 0);
-
-		if (cprof_meta_int(db, "max_size_cut_ns", 0) > 0)
+	if (f->has_windows) {
+		if (f->max_size_cut_ns > 0)
 			printf("cprof: recording stopped at --max-size (%lld bytes): %lld events and GPU records not recorded\n",
-			       (long long)cprof_meta_int(db, "max_size", 0), (long long)cprof_meta_int(db, "max_size_unrecorded", 0));
-		else if (nw > 0)
+			       (long long)f->max_size, (long long)f->max_size_unrecorded);
+		else if (f->windows > 0)
 			printf("cprof: recorded in %lld window(s) (a row per process and window; cprof report lists them)\n",
-			       (long long)nw);
+			       (long long)f->windows);
 	}
 	printf("cprof: see it with: cprof report %s\n", cprof_tx(argv[1]));
-	sqlite3_close(db);
+	cprof_model_close(&model);
 	return CPROF_EXIT_OK;
 }

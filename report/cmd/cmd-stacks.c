@@ -9,6 +9,7 @@
 #include "report/cprof.h"
 #include "report/term.h"
 #include "report/model/flame.h"
+#include "report/model/parts.h"
 #include "report/render/stacks.h"
 
 static void usage(FILE *f)
@@ -38,11 +39,10 @@ int cmd_stacks(int argc, char **argv)
 	};
 	const struct cprof_stacks_fmt *fmt = &cprof_stacks_folded;
 	struct cprof_stacks_doc doc = { 0 };
-	struct cprof_flame flame = { 0 };
+	struct cprof_model_opts mo = { .parts = CPROF_MODEL_FLAME };
+	struct cprof_model model;
 	const char *out = "-";
-	char sim[16];
 	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
-	sqlite3 *db;
 	FILE *f;
 
 	doc.weight = CPROF_FLAME_CPU;
@@ -92,16 +92,15 @@ int cmd_stacks(int argc, char **argv)
 	if (strcmp(out, "-") && cprof_out_check(PR_FMT, out, argv + optind, 1, force, 0) < 0)
 		return CPROF_EXIT_USAGE;
 	cprof_progress_off(); /* its output is for a program */
-	if ((db = cprof_profile_open(argv[optind])) == NULL)
-		return CPROF_EXIT_USAGE;
-	if ((err = cprof_flame_build(db, doc.weight, &flame)) < 0) {
-		pr_err("%s: cannot read the call stacks: %s", cprof_tx(argv[optind]),
-		       err == -EIO ? sqlite3_errmsg(db) : strerror(-err));
+	mo.flame_weight = doc.weight;
+	if ((err = cprof_model_open(argv[optind], &mo, &model)) < 0) {
+		if (model.x)
+			pr_err("%s: %s", cprof_tx(argv[optind]), model.x->err);
 		goto out;
 	}
 	doc.profile = argv[optind];
-	doc.flame = &flame;
-	doc.simulated = !strcmp(cprof_meta(db, "simulated_gpu", sim, sizeof(sim), "0"), "1");
+	doc.flame = &model.x->flame;
+	doc.simulated = model.x->meta.simulated;
 	if ((err = cprof_out_open(out, &f)) < 0) {
 		pr_err("cannot write %s: %s", cprof_tx(out), strerror(-err));
 		goto out;
@@ -117,7 +116,6 @@ int cmd_stacks(int argc, char **argv)
 	}
 	ret = CPROF_EXIT_OK;
 out:
-	cprof_flame_free(&flame);
-	sqlite3_close(db);
+	cprof_model_close(&model);
 	return ret;
 }

@@ -144,8 +144,19 @@ int cprof_step_re_check(const char *re, char *err, size_t size);
 uint64_t cprof_steps_median(const struct cprof_step *s, int n, int from);
 /* 1 when the first of n steps took more than 1.5x the median of the others (n >= 3) */
 int cprof_steps_cold(const struct cprof_step *s, int n);
-/* The steps section of cprof report (text, or JSON keys "step_pattern" and "steps" with a leading comma). */
-int cprof_steps_print(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, int json, size_t top);
+/* The steps section of cprof report: the steps, which of them a table shows (json: the first top; text: the
+ * first ones, then only those 1.5x the median or slower, at most top; top 0: no limit) and their verdicts. */
+struct cprof_steps_view {
+	const struct cprof_step *s; /* the model's */
+	int n, cold, nshown;
+	uint64_t med;               /* median step, the cold one left out */
+	const char *re;             /* the pattern */
+	uint8_t *shown, *has_v;     /* per step: shown; its verdict could be made */
+	struct cprof_verdict *v;    /* per step (shown ones) */
+};
+int cprof_steps_view(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, int json, size_t top,
+		     struct cprof_steps_view *out);
+void cprof_steps_view_free(struct cprof_steps_view *v);
 
 /* One process on several GPUs: each device's verdict, from its own ops (the host's calls shared). Returns
  * the number of devices when there are two or more (*out malloc'd, by device), 0 with one, or < 0. */

@@ -221,7 +221,8 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		/* every call counts: the calls are by start, the window's are found by two searches (a walk per
 		 * phase was O(calls x phases)) */
 		all = m->ncalls;
-		calls = cprof_model_calls_from(m, we) - cprof_model_calls_from(m, ws);
+		calls = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), we) -
+			cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws); /* rows.c: cost.c sits below model.c */
 		if (we < ws)
 			calls = 0;
 	} else {

@@ -15,7 +15,6 @@ struct memop_group {
 struct memop_groups {
 	struct memop_group *g;
 	size_t n, cap;
-	int copy; /* the label is a copyKind, named afterwards */
 };
 
 static int add_group(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
@@ -28,7 +27,7 @@ static int add_group(void *arg, int64_t key, const char *label, const struct cpr
 		return -ENOMEM;
 	g = &gs->g[gs->n];
 	memset(g, 0, sizeof(*g));
-	g->name = strdup(gs->copy ? cprof_copy_kind_name(atoi(label)) : label);
+	g->name = strdup(label);
 	if (g->name == NULL)
 		return -ENOMEM;
 	g->st = *st;
@@ -36,53 +35,48 @@ static int add_group(void *arg, int64_t key, const char *label, const struct cpr
 	return 0;
 }
 
+static const char *kind_label(void *ctx, int64_t key)
+{
+	(void)ctx;
+	return key < 0 ? "[CUDA memset]" : cprof_copy_kind_name((int)key);
+}
+
+/* Copies grouped by their kind (in kind order), then the memsets; each group's durations and bytes. */
 int cprof_model_memop_stats(const struct cprof_model *m, int64_t proc,
 			    int (*fn)(void *ctx, const char *name, const struct cprof_stats *st, double bytes), void *ctx)
 {
-	struct memop_groups gs = { .copy = 1 };
-	sqlite3_stmt *st = NULL;
-	size_t i;
-	int ret;
+	struct memop_groups gs = { 0 };
+	struct cprof_keyed *kd = NULL;
+	int64_t bytes[12] = { 0 }; /* by copy kind 0..10, [11] the memsets */
+	size_t i, n = 0;
+	int ret = 0;
 
-	/* SQLite's grouping kept as it was (NULL kinds and durations sort first), so the table does not move */
-	if (cprof_group_stats(m->db,
-			      "SELECT copyKind, copyKind, end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMCPY"
-			      " WHERE (?1 = 0 OR processId = ?1) ORDER BY copyKind, d",
-			      proc, add_group, &gs) < 0) {
-		ret = -EIO;
-		goto out;
-	}
-	gs.copy = 0;
-	if (cprof_group_stats(m->db,
-			      "SELECT -1, '[CUDA memset]', end - start AS d FROM CUPTI_ACTIVITY_KIND_MEMSET"
-			      " WHERE (?1 = 0 OR processId = ?1) ORDER BY d",
-			      proc, add_group, &gs) < 0) {
-		ret = -EIO;
-		goto out;
-	}
-	ret = -EIO;
-	if (sqlite3_prepare_v2(m->db,
-			       "SELECT copyKind, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE (?1 = 0 OR processId = ?1)"
-			       " GROUP BY copyKind UNION ALL SELECT -1, sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMSET"
-			       " WHERE (?1 = 0 OR processId = ?1)",
-			       -1, &st, NULL) != SQLITE_OK)
-		goto out;
-	sqlite3_bind_int64(st, 1, proc);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int k = sqlite3_column_int(st, 0);
-		const char *name = k < 0 ? "[CUDA memset]" : cprof_copy_kind_name(k);
+	if ((kd = malloc((m->nops ? m->nops : 1) * sizeof(*kd))) == NULL)
+		return -ENOMEM;
+	for (int pass = 0; pass < 2 && ret >= 0; pass++) {
+		n = 0;
+		for (i = 0; i < m->nops; i++) {
+			const struct cprof_op *o = &m->ops[i];
 
-		for (i = 0; i < gs.n; i++)
-			if (!strcmp(gs.g[i].name, name))
-				gs.g[i].bytes = sqlite3_column_double(st, 1);
+			if (o->kind != (pass ? CPROF_OP_MEMSET : CPROF_OP_MEMCPY) || (proc && o->proc != proc))
+				continue;
+			kd[n].key = pass ? -1 : o->copy;
+			kd[n++].d = (int64_t)(o->end - o->start);
+			bytes[pass ? 11 : o->copy] += o->bytes;
+		}
+		ret = cprof_model_group_stats(kd, n, kind_label, add_group, &gs);
 	}
-	ret = 0;
-	for (i = 0; i < gs.n && ret >= 0; i++)
+	for (i = 0; i < gs.n && ret >= 0; i++) {
+		size_t k;
+
+		for (k = 0; k < 12; k++)
+			if (!strcmp(gs.g[i].name, k == 11 ? "[CUDA memset]" : cprof_copy_kind_name((int)k)))
+				gs.g[i].bytes = (double)bytes[k];
 		ret = fn(ctx, gs.g[i].name, &gs.g[i].st, gs.g[i].bytes);
-out:
-	sqlite3_finalize(st);
+	}
 	for (i = 0; i < gs.n; i++)
 		free(gs.g[i].name);
 	free(gs.g);
+	free(kd);
 	return ret < 0 ? ret : 0;
 }

@@ -17,35 +17,6 @@ struct corr {
 	uint64_t start, end;
 };
 
-static char bad_time_msg[200];
-
-int cprof_row_times_ok(sqlite3_stmt *st, int si, int ei, int null_end)
-{
-	const int64_t max = (int64_t)1 << 62;
-	int64_t s = sqlite3_column_int64(st, si), e;
-
-	if (sqlite3_column_type(st, si) != SQLITE_INTEGER || s < 0 || s >= max)
-		return 0;
-	if (null_end && sqlite3_column_type(st, ei) == SQLITE_NULL)
-		return 1;
-	e = sqlite3_column_int64(st, ei);
-	return sqlite3_column_type(st, ei) == SQLITE_INTEGER && e >= s && e < max;
-}
-
-int cprof_bad_time(const char *table, sqlite3_stmt *st, int si, int ei)
-{
-	if (bad_time_msg[0] == '\0')
-		snprintf(bad_time_msg, sizeof(bad_time_msg), "%s has values out of range (start %s, end %s)", table,
-			 sqlite3_column_text(st, si) ? (const char *)sqlite3_column_text(st, si) : "NULL",
-			 sqlite3_column_text(st, ei) ? (const char *)sqlite3_column_text(st, ei) : "NULL");
-	return -ERANGE;
-}
-
-const char *cprof_model_errmsg(sqlite3 *db)
-{
-	return bad_time_msg[0] ? bad_time_msg : sqlite3_errmsg(db);
-}
-
 static int cmp_corr(const void *a, const void *b)
 {
 	const struct corr *x = a, *y = b;
@@ -96,13 +67,6 @@ static uint16_t corr_count(const struct corr *c, size_t n, int64_t proc, int64_t
 	return (uint16_t)k;
 }
 
-static int sort_by_start(void *arr, size_t n, size_t elem);
-
-int cprof_sort_by_start(void *arr, size_t n, size_t elem)
-{
-	return sort_by_start(arr, n, elem);
-}
-
 /* the driver records' correlation index, as load_ops reads it: a record without a start still counts as
  * seen (coalesce(min(start), ...) in SQL gives 0 then) */
 static int driver_corr(const struct cprof_drv_rec *d, size_t nd, struct corr **out, size_t *n)
@@ -122,38 +86,6 @@ static int driver_corr(const struct cprof_drv_rec *d, size_t nd, struct corr **o
 	if (*n)
 		qsort(*out, *n, sizeof(**out), cmp_corr);
 	return 0;
-}
-
-/* The model's arrays hold structs that begin with their uint64_t start. They are sorted by start, rows of
- * equal start kept in the order read (what SQLite's sorter gives them), by radix.c. */
-static uint64_t start_at(const void *arr, size_t elem, size_t i)
-{
-	uint64_t s;
-
-	memcpy(&s, (const char *)arr + i * elem, sizeof(s));
-	return s;
-}
-
-static int sort_by_start(void *arr, size_t n, size_t elem)
-{
-	/* a radix sort: the qsort of an index by start was a fifth of a report's load */
-	return cprof_radix_sort(arr, n, elem);
-}
-
-/* the first element whose start is >= t */
-static size_t first_at(const void *arr, size_t n, size_t elem, uint64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (start_at(arr, elem, mid) < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -292,7 +224,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 				k[i].kname = (int32_t)(p - names);
 			}
 	}
-	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
+	if ((ret = cprof_sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
 	m->ops = k;
 	k = NULL;
@@ -423,7 +355,7 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
-	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
+	if ((ret = cprof_sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
 	/* one process's calls: a window's calls are counted by two searches (cost.c) */
 	m->calls_proc = n ? k[0].proc : 0;
@@ -472,7 +404,7 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -EIO;
-	return sort_by_start(m->ovh, m->novh, sizeof(*m->ovh));
+	return cprof_sort_by_start(m->ovh, m->novh, sizeof(*m->ovh));
 }
 
 static int load_runtime(sqlite3 *db, struct cprof_model *m)
@@ -513,7 +445,7 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 	}
 	if (rc != SQLITE_DONE)
 		goto out;
-	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
+	if ((ret = cprof_sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
 	m->rt = k;
 	k = NULL;
@@ -549,20 +481,11 @@ static int load_strings(sqlite3 *db, struct cprof_model *m)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static int cmp_ext(const void *a, const void *b)
-{
-	const struct cprof_ext *x = a, *y = b;
-
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
-}
-
 /* rows of one (proc, corr) kept in table order: a search finds the first */
 static int cmp_ext_seq(const void *a, const void *b)
 {
 	const struct cprof_ext *x = a, *y = b;
-	int c = cmp_ext(a, b);
+	int c = cprof_ext_cmp(a, b);
 
 	return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
 }
@@ -651,7 +574,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 		while (lo < hi) {
 			size_t mid = lo + (hi - lo) / 2;
 
-			if (cmp_ext(&m->ext[mid], &key) < 0)
+			if (cprof_ext_cmp(&m->ext[mid], &key) < 0)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -659,7 +582,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 		/* one external id per CUPTI correlation and one call per external id in a process, as the preload
 		 * numbers them: a profile that repeats ids (forged, damaged) is joined on the first of each, not on
 		 * every pair (5,000 launches sharing one id: 10^11 pairs, minutes of report) */
-		for (e = lo; e == lo && e < m->next && !cmp_ext(&m->ext[e], &key); e++) {
+		for (e = lo; e == lo && e < m->next && !cprof_ext_cmp(&m->ext[e], &key); e++) {
 			size_t a = 0, b = m->ncalls, c;
 
 			while (a < b) {
@@ -683,42 +606,6 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 		}
 	}
 	return 0;
-}
-
-int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
-{
-	struct cprof_ext key = { proc, corr, 0, 0 };
-	size_t lo = 0, hi = m->next;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cmp_ext(&m->ext[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < m->next && !cmp_ext(&m->ext[lo], &key)) {
-		*ext = m->ext[lo].ext;
-		return 1;
-	}
-	return 0;
-}
-
-int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
-{
-	struct cprof_ext key = { proc, corr, 0, 0 };
-	size_t lo = 0, hi = m->next;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cmp_ext(&m->ext[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->next && !cmp_ext(&m->ext[lo], &key);
 }
 
 static int cmp_kernel_corr(const void *a, const void *b)
@@ -1320,8 +1207,8 @@ int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t 
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	if ((ret = sort_by_start(ops, nops, sizeof(*ops))) < 0 || (ret = sort_by_start(calls, ncalls, sizeof(*calls))) < 0 ||
-	    (ret = sort_by_start(ovh, novh, sizeof(*ovh))) < 0)
+	if ((ret = cprof_sort_by_start(ops, nops, sizeof(*ops))) < 0 || (ret = cprof_sort_by_start(calls, ncalls, sizeof(*calls))) < 0 ||
+	    (ret = cprof_sort_by_start(ovh, novh, sizeof(*ovh))) < 0)
 		return ret;
 	m->ops = ops;
 	m->nops = nops;
@@ -1402,10 +1289,10 @@ int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const
 
 size_t cprof_model_ops_from(const struct cprof_model *m, uint64_t t)
 {
-	return first_at(m->ops, m->nops, sizeof(*m->ops), t);
+	return cprof_first_at(m->ops, m->nops, sizeof(*m->ops), t);
 }
 
 size_t cprof_model_calls_from(const struct cprof_model *m, uint64_t t)
 {
-	return first_at(m->calls, m->ncalls, sizeof(*m->calls), t);
+	return cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), t);
 }

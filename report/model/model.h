@@ -285,6 +285,7 @@ struct cprof_model {
 	size_t ncost;
 	uint64_t collector_run_cpu_ns; /* cprofd's CPU while the program ran that competed with it (META) */
 	int collector_writer_idle;     /* its writer ran at idle priority */
+	struct cprof_model_extra *x;   /* cprof_model_open's parts (report/model/parts.h); NULL otherwise */
 };
 
 /* cost.c: CPROF_COST and cprofd's CPU (META) into the model. */
@@ -393,8 +394,11 @@ int cprof_first_note(struct cprof_first_set *set, int64_t name, uint8_t cls);
 void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out, size_t *n);
 /* enum cprof_call_class of a CPROF_API.class value (NULL: none) */
 uint8_t cprof_call_class_of(const char *cls);
-/* Sorts an array of structs that begin with their uint64_t start, ties kept in the order given. */
+/* rows.c: sorts an array of structs that begin with their uint64_t start, ties kept in the order given; the
+ * index of the first of them whose start is >= t; the order of struct cprof_ext, (proc, corr). */
 int cprof_sort_by_start(void *arr, size_t n, size_t elem);
+size_t cprof_first_at(const void *arr, size_t n, size_t elem, uint64_t t);
+int cprof_ext_cmp(const void *a, const void *b);
 /* radix.c: the same sort, by radix (elements of at most 256 bytes); 0 or -ENOMEM. */
 int cprof_radix_sort(void *arr, size_t n, size_t elem);
 /* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */

@@ -14,10 +14,6 @@ struct oprange {
 	uint64_t gpu_ops;
 };
 
-struct gpuwork {
-	int64_t proc, tid, at;
-	double ns;
-};
 
 static const char ops_sql[] =
 	"SELECT n.processId, n.tid, n.start, n.end, n.textId, coalesce(s.value, '(no message)') FROM NVTX_EVENTS n"
@@ -53,7 +49,7 @@ static int past(const struct oprange *r, int64_t p, int64_t t, int64_t at)
 
 /* One sweep per thread over ops and launches in time order: the stack holds the ops open at that moment
  * (push/pop ranges nest), the innermost one gets Self, all of them Total. */
-static int attribute(struct oprange *o, size_t no, const struct gpuwork *g, size_t ng)
+static int attribute(struct oprange *o, size_t no, const struct cprof_op_gpu *g, size_t ng)
 {
 	size_t *stack = NULL, depth = 0, cap = 0, i = 0, j = 0;
 
@@ -86,15 +82,13 @@ static int attribute(struct oprange *o, size_t no, const struct gpuwork *g, size
 	return 0;
 }
 
-static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cprof_op_table *t)
+int cprof_op_ranges_load(sqlite3 *db, int64_t proc, struct cprof_op_ranges *r)
 {
 	sqlite3_stmt *st = NULL;
-	struct oprange *o = NULL;
-	struct gpuwork *g = NULL;
-	size_t no = 0, ng = 0, cap = 0, i;
+	size_t cap = 0;
 	int ret = 0;
 
-	memset(t, 0, sizeof(*t));
+	memset(r, 0, sizeof(*r));
 	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
 	if (sqlite3_prepare_v2(db, ops_sql, -1, &st, NULL) != SQLITE_OK) {
@@ -103,25 +97,25 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 	}
 	sqlite3_bind_int64(st, 1, CPROF_NVTX_CATEGORY_TORCH_OP);
 	sqlite3_bind_int64(st, 2, proc);
-	sqlite3_bind_int64(st, 3, from);
-	sqlite3_bind_int64(st, 4, to);
+	sqlite3_bind_int64(st, 3, 0);
+	sqlite3_bind_int64(st, 4, INT64_MAX);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cprof_grow(&o, &cap, no, sizeof(*o)) < 0) {
+		if (cprof_grow(&r->r, &cap, r->n, sizeof(*r->r)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		o[no] = (struct oprange){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
-					  .start = sqlite3_column_int64(st, 2), .end = sqlite3_column_int64(st, 3),
-					  .text = sqlite3_column_int64(st, 4) };
-		o[no].name = strdup((const char *)sqlite3_column_text(st, 5));
-		if (o[no++].name == NULL) {
+		r->r[r->n] = (struct cprof_op_range){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
+						      .start = sqlite3_column_int64(st, 2), .end = sqlite3_column_int64(st, 3),
+						      .text = sqlite3_column_int64(st, 4) };
+		r->r[r->n].name = strdup((const char *)sqlite3_column_text(st, 5));
+		if (r->r[r->n++].name == NULL) {
 			ret = -ENOMEM;
 			goto out;
 		}
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if (no == 0)
+	if (r->n == 0)
 		goto out;
 	cap = 0;
 	if (sqlite3_prepare_v2(db, gpu_sql, -1, &st, NULL) != SQLITE_OK) {
@@ -130,14 +124,48 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 	}
 	sqlite3_bind_int64(st, 1, proc);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cprof_grow(&g, &cap, ng, sizeof(*g)) < 0) {
+		if (cprof_grow(&r->g, &cap, r->ng, sizeof(*r->g)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		g[ng++] = (struct gpuwork){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
-					    .at = sqlite3_column_int64(st, 2), .ns = sqlite3_column_double(st, 3) };
+		r->g[r->ng++] = (struct cprof_op_gpu){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
+						       .at = sqlite3_column_int64(st, 2), .ns = sqlite3_column_double(st, 3) };
 	}
-	if ((ret = attribute(o, no, g, ng)) < 0)
+out:
+	sqlite3_finalize(st);
+	if (ret < 0)
+		cprof_op_ranges_free(r);
+	return ret;
+}
+
+void cprof_op_ranges_free(struct cprof_op_ranges *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->r[i].name);
+	free(r->r);
+	free(r->g);
+	memset(r, 0, sizeof(*r));
+}
+
+/* the table of the ops that began in [from, to] */
+static int build(const struct cprof_op_ranges *in, int64_t from, int64_t to, struct cprof_op_table *t)
+{
+	struct oprange *o = NULL;
+	size_t no = 0, i;
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (in->n == 0)
+		return 0;
+	if ((o = calloc(in->n, sizeof(*o))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < in->n; i++)
+		if (in->r[i].start >= from && in->r[i].start <= to)
+			o[no++] = (struct oprange){ .proc = in->r[i].proc, .tid = in->r[i].tid, .start = in->r[i].start,
+						    .end = in->r[i].end, .text = in->r[i].text, .name = in->r[i].name };
+	if (no == 0)
+		goto out;
+	if ((ret = attribute(o, no, in->g, in->ng)) < 0)
 		goto out;
 
 	/* one row per name (the text id: one string per name in the profile) */
@@ -152,8 +180,10 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 		double dur = (double)(o[i].end - o[i].start);
 
 		if (i == 0 || o[i].text != o[i - 1].text) {
-			t->rows[t->n].name = (char *)o[i].name;
-			o[i].name = NULL; /* the row owns it now */
+			if ((t->rows[t->n].name = strdup(o[i].name)) == NULL) {
+				ret = -ENOMEM;
+				goto out;
+			}
 			t->n++;
 		}
 		r = &t->rows[t->n - 1];
@@ -169,19 +199,15 @@ static int build(sqlite3 *db, int64_t proc, int64_t from, int64_t to, struct cpr
 	t->ranges = no;
 	qsort(t->rows, t->n, sizeof(*t->rows), cmp_row);
 out:
-	sqlite3_finalize(st);
-	for (i = 0; i < no; i++)
-		free((char *)o[i].name);
 	free(o);
-	free(g);
 	if (ret < 0)
 		cprof_ops_free(t);
 	return ret;
 }
 
-int cprof_ops_build(sqlite3 *db, int64_t proc, struct cprof_op_table *t)
+int cprof_ops_build(const struct cprof_op_ranges *r, struct cprof_op_table *t)
 {
-	return build(db, proc, 0, INT64_MAX, t);
+	return build(r, 0, INT64_MAX, t);
 }
 
 static int cmp_self(const void *a, const void *b)
@@ -191,7 +217,7 @@ static int cmp_self(const void *a, const void *b)
 	return x->self_cpu_ns < y->self_cpu_ns ? 1 : x->self_cpu_ns > y->self_cpu_ns ? -1 : strcmp(x->name, y->name);
 }
 
-int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, char *out, size_t size)
+int cprof_ops_evidence(const struct cprof_op_ranges *r, uint64_t from, uint64_t to, char *out, size_t size)
 {
 	struct cprof_op_table t;
 	size_t i, o;
@@ -199,7 +225,7 @@ int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, ch
 	int ret;
 
 	out[0] = '\0';
-	if ((ret = build(db, proc, (int64_t)from, (int64_t)to, &t)) < 0 || t.n == 0)
+	if ((ret = build(r, (int64_t)from, (int64_t)to, &t)) < 0 || t.n == 0)
 		return ret;
 	qsort(t.rows, t.n, sizeof(*t.rows), cmp_self);
 	cprof_fmt_dur(w, sizeof(w), t.self_cpu_ns);
@@ -227,83 +253,4 @@ void cprof_ops_free(struct cprof_op_table *t)
 		free(t->rows[i].name);
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
-}
-
-static size_t shown(const struct cprof_op_table *t, size_t top)
-{
-	return top && top < t->n ? top : t->n;
-}
-
-/* an op name is the program's text: control characters never reach the terminal */
-static void put_name(const char *s, int w)
-{
-	int used = 0;
-
-	for (; *s && used < w; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		putchar(c < 0x20 || c == 0x7f ? '?' : c);
-		used += (c & 0xc0) != 0x80;
-	}
-	for (; used < w; used++)
-		putchar(' ');
-}
-
-void cprof_ops_print(const struct cprof_op_table *t, size_t top)
-{
-	char a[32], b[32], c[32], d[32], e[32];
-	size_t i, n = shown(t, top);
-
-	printf("\nATen ops (PyTorch's op ranges, recorded with cprof-run --torch-ops; Self = less the child ops;\n"
-	       "CUDA = GPU time of the kernels, copies and memsets launched inside the op)\n\n");
-	printf(" %-40s  %11s  %11s  %11s  %11s  %11s  %10s  %8s\n", "Name", "Self CPU", "CPU total", "CPU avg",
-	       "Self CUDA", "CUDA total", "# of Calls", "GPU ops");
-	printf(" %-40s  %11s  %11s  %11s  %11s  %11s  %10s  %8s\n", "----", "--------", "---------", "-------",
-	       "---------", "----------", "----------", "-------");
-	for (i = 0; i < n; i++) {
-		const struct cprof_op_row *r = &t->rows[i];
-
-		cprof_fmt_dur(a, sizeof(a), r->self_cpu_ns);
-		cprof_fmt_dur(b, sizeof(b), r->cpu_total_ns);
-		cprof_fmt_dur(c, sizeof(c), r->calls ? r->cpu_total_ns / (double)r->calls : 0.0);
-		cprof_fmt_dur(d, sizeof(d), r->self_cuda_ns);
-		cprof_fmt_dur(e, sizeof(e), r->cuda_total_ns);
-		putchar(' ');
-		put_name(r->name, 40);
-		printf("  %11s  %11s  %11s  %11s  %11s  %10llu  %8llu\n", a, b, c, d, e, (unsigned long long)r->calls,
-		       (unsigned long long)r->gpu_ops);
-	}
-	if (n < t->n)
-		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
-	cprof_fmt_dur(a, sizeof(a), t->self_cpu_ns);
-	cprof_fmt_dur(b, sizeof(b), t->self_cuda_ns);
-	printf("Self CPU time total: %s\nSelf CUDA time total: %s\n", a, b);
-}
-
-void cprof_ops_json(const struct cprof_op_table *t, size_t top)
-{
-	putchar('[');
-	for (size_t i = 0; i < shown(t, top); i++) {
-		const struct cprof_op_row *r = &t->rows[i];
-
-		printf("%s{\"name\":", i ? "," : "");
-		cprof_json_str(stdout, r->name);
-		printf(",\"calls\":%llu,\"self_cpu_ns\":%.0f,\"cpu_total_ns\":%.0f,\"self_cuda_ns\":%.0f,"
-		       "\"cuda_total_ns\":%.0f,\"gpu_ops\":%llu}",
-		       (unsigned long long)r->calls, r->self_cpu_ns, r->cpu_total_ns, r->self_cuda_ns, r->cuda_total_ns,
-		       (unsigned long long)r->gpu_ops);
-	}
-	putchar(']');
-}
-
-void cprof_ops_csv(const struct cprof_op_table *t, size_t top)
-{
-	printf("name,calls,self_cpu_ns,cpu_total_ns,self_cuda_ns,cuda_total_ns,gpu_ops\n");
-	for (size_t i = 0; i < shown(t, top); i++) {
-		const struct cprof_op_row *r = &t->rows[i];
-
-		cprof_csv_str(stdout, r->name);
-		printf(",%llu,%.0f,%.0f,%.0f,%.0f,%llu\n", (unsigned long long)r->calls, r->self_cpu_ns, r->cpu_total_ns,
-		       r->self_cuda_ns, r->cuda_total_ns, (unsigned long long)r->gpu_ops);
-	}
 }

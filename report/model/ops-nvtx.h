@@ -22,14 +22,29 @@ struct cprof_op_table {
 	double self_cpu_ns, self_cuda_ns; /* sums of the Self columns: torch.profiler's "time total" lines */
 };
 
-/* proc 0 = every process; an empty table when the profile has no op ranges. */
-int cprof_ops_build(sqlite3 *db, int64_t proc, struct cprof_op_table *t);
+/* PyTorch's op ranges as read from the profile, by (process, thread, start, longest first), and the GPU work
+ * each hooked call launched, at the call's start on its thread, by (process, thread, start). */
+struct cprof_op_range {
+	int64_t proc, tid, start, end, text;
+	char *name;
+};
+struct cprof_op_gpu {
+	int64_t proc, tid, at;
+	double ns;
+};
+struct cprof_op_ranges {
+	struct cprof_op_range *r;
+	size_t n;
+	struct cprof_op_gpu *g;
+	size_t ng;
+};
+/* proc 0 = every process; none when the profile has no op ranges (then no GPU work is read either). */
+int cprof_op_ranges_load(sqlite3 *db, int64_t proc, struct cprof_op_ranges *r);
+void cprof_op_ranges_free(struct cprof_op_ranges *r);
+/* The op table (an empty one when there are no op ranges). */
+int cprof_ops_build(const struct cprof_op_ranges *r, struct cprof_op_table *t);
 void cprof_ops_free(struct cprof_op_table *t);
 /* The verdict's evidence: the ops with the most Self CPU among those that began in [from, to]; "" when none. */
-int cprof_ops_evidence(sqlite3 *db, int64_t proc, uint64_t from, uint64_t to, char *out, size_t size);
-/* Output on stdout; top 0 = every row. */
-void cprof_ops_print(const struct cprof_op_table *t, size_t top);
-void cprof_ops_json(const struct cprof_op_table *t, size_t top);
-void cprof_ops_csv(const struct cprof_op_table *t, size_t top);
+int cprof_ops_evidence(const struct cprof_op_ranges *r, uint64_t from, uint64_t to, char *out, size_t size);
 
 #endif

@@ -36,9 +36,5 @@ int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t);
 /* by_name: one row per range name ("forward" x12), whatever encloses it. */
 int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_range_table *t);
 void cprof_ranges_free(struct cprof_range_table *t);
-/* Output on stdout; top 0 = every row. */
-void cprof_ranges_print(const struct cprof_range_table *t, size_t top);
-void cprof_ranges_json(const struct cprof_range_table *t, size_t top);
-void cprof_ranges_csv(const struct cprof_range_table *t, size_t top);
 
 #endif

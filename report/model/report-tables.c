@@ -213,55 +213,13 @@ static int add_memop(void *arg, const char *name, const struct cprof_stats *st, 
 	return 0;
 }
 
-/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth */
-/* a window's memory operations, from its GPU ops (the whole run's come from the profile's tables) */
-struct memop_win {
-	struct ctx *c;
-	double bytes[12]; /* by key: copyKind 0..10, 11 = memset */
-};
-
-static const char *memop_label(void *arg, int64_t key)
-{
-	(void)arg;
-	return key == 11 ? "[CUDA memset]" : cprof_copy_kind_name((int)key);
-}
-
-static int memop_row(void *arg, int64_t key, const char *label, const struct cprof_stats *st)
-{
-	struct memop_win *w = arg;
-
-	return add_memop(w->c, label, st, w->bytes[key]);
-}
-
-static int memops_of_window(const struct cprof_model *m, int64_t proc, struct ctx *c)
-{
-	struct cprof_keyed *kd = malloc((m->nops ? m->nops : 1) * sizeof(*kd));
-	struct memop_win w = { c, { 0 } };
-	size_t i, n = 0;
-	int ret;
-
-	if (kd == NULL)
-		return -ENOMEM;
-	for (i = 0; i < m->nops; i++) {
-		const struct cprof_op *o = &m->ops[i];
-		int64_t k = o->kind == CPROF_OP_MEMSET ? 11 : o->copy;
-
-		if (o->kind == CPROF_OP_KERNEL || (proc && o->proc != proc))
-			continue;
-		kd[n].key = k;
-		kd[n++].d = (int64_t)(o->end - o->start);
-		w.bytes[k] += (double)(o->bytes > 0 ? o->bytes : 0);
-	}
-	ret = cprof_model_group_stats(kd, n, memop_label, memop_row, &w);
-	free(kd);
-	return ret;
-}
-
+/* copies by kind and memsets, as nsys's cuda_gpu_mem_time_sum, with bytes and bandwidth (a window's model: its
+ * own GPU ops) */
 int report_load_memops(struct cprof_model *m, int64_t proc, struct table *t)
 {
 	struct ctx c = { t, 0, 0 };
 
-	if ((m->windowed ? memops_of_window(m, proc, &c) : cprof_model_memop_stats(m, proc, add_memop, &c)) < 0)
+	if (cprof_model_memop_stats(m, proc, add_memop, &c) < 0)
 		return -1;
 	table_sort(t);
 	return 0;
@@ -315,4 +273,178 @@ int report_load_procs(const struct cprof_model *m, struct proc **out, size_t *n)
 	*out = p;
 	*n = m->nprocs;
 	return 0;
+}
+
+static int cmp_stream_key(const void *a, const void *b)
+{
+	const struct cprof_op *x = *(const struct cprof_op *const *)a, *y = *(const struct cprof_op *const *)b;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* most GPU time first, ties in (device, stream) order */
+static int cmp_stream_time(const void *a, const void *b)
+{
+	const struct report_stream *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+int report_load_streams(const struct cprof_model *m, struct report_stream **out, size_t *n)
+{
+	const struct cprof_op **by = malloc((m->nops ? m->nops : 1) * sizeof(*by));
+	struct report_stream *s = NULL;
+	size_t i, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (by == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nops; i++)
+		by[i] = &m->ops[i];
+	qsort(by, m->nops, sizeof(*by), cmp_stream_key);
+	if ((s = calloc(m->nops ? m->nops : 1, sizeof(*s))) == NULL) {
+		free(by);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->nops; i++) {
+		if (i == 0 || cmp_stream_key(&by[i - 1], &by[i]) != 0)
+			s[k++] = (struct report_stream){ .dev = by[i]->dev, .stream = by[i]->stream };
+		s[k - 1].ops++;
+		s[k - 1].kernels += by[i]->kind == CPROF_OP_KERNEL;
+		s[k - 1].ns += (int64_t)(by[i]->end - by[i]->start);
+	}
+	free(by);
+	qsort(s, k, sizeof(*s), cmp_stream_time);
+	*out = s;
+	*n = k;
+	return 0;
+}
+
+struct rank_acc {
+	uint64_t s, e;      /* first call's start, last call's end */
+	int64_t kernels, kernel_ns;
+	int calls;          /* made a hooked call */
+};
+
+static int cmp_proc_rank(const void *a, const void *b)
+{
+	const struct cprof_proc *x = *(const struct cprof_proc *const *)a, *y = *(const struct cprof_proc *const *)b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Appends host (of by[j]) to the row's hosts unless a process before it in [i, j) that made a call has it:
+ * distinct hosts in process order */
+static int add_host(char **list, const struct cprof_proc *const *by, const struct rank_acc *acc,
+		    const struct cprof_proc *base, size_t i, size_t j)
+{
+	const char *host = by[j]->host;
+	size_t n = *list ? strlen(*list) : 0, h = strlen(host), k;
+	char *l;
+
+	for (k = i; k < j; k++)
+		if (acc[by[k] - base].calls && !strcmp(by[k]->host, host))
+			return 0;
+	if ((l = realloc(*list, n + h + 2)) == NULL)
+		return -ENOMEM;
+	snprintf(l + n, h + 2, "%s%s", n ? "," : "", host);
+	*list = l;
+	return 0;
+}
+
+int report_load_ranks(const struct cprof_model *m, struct cprof_rank_row **out, size_t *nout)
+{
+	struct rank_acc *acc = calloc(m->nprocs ? m->nprocs : 1, sizeof(*acc));
+	const struct cprof_proc **by = calloc(m->nprocs ? m->nprocs : 1, sizeof(*by));
+	struct cprof_rank_row *r = calloc(m->nprocs ? m->nprocs : 1, sizeof(*r));
+	size_t i, j, k, n = 0, nr = 0;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	*nout = 0;
+	if (acc == NULL || by == NULL || r == NULL)
+		goto out;
+	/* procs are by id: a process's index by binary search */
+	for (i = 0; i < m->ncalls + m->nops; i++) {
+		int call = i < m->ncalls;
+		int64_t proc = call ? m->calls[i].proc : m->ops[i - m->ncalls].proc;
+		size_t lo = 0, hi = m->nprocs;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (m->procs[mid].id < proc)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == m->nprocs || m->procs[lo].id != proc)
+			continue;
+		if (call) {
+			const struct cprof_call *c = &m->calls[i];
+
+			if (!acc[lo].calls || c->start < acc[lo].s)
+				acc[lo].s = c->start;
+			if (!acc[lo].calls || c->end > acc[lo].e)
+				acc[lo].e = c->end;
+			acc[lo].calls = 1;
+		} else if (m->ops[i - m->ncalls].kind == CPROF_OP_KERNEL) {
+			acc[lo].kernels++;
+			acc[lo].kernel_ns += (int64_t)(m->ops[i - m->ncalls].end - m->ops[i - m->ncalls].start);
+		}
+	}
+	for (i = 0; i < m->nprocs; i++)
+		if (m->procs[i].rank >= 0)
+			by[n++] = &m->procs[i];
+	qsort(by, n, sizeof(*by), cmp_proc_rank);
+	for (i = 0; i < n; i = j) {
+		struct cprof_rank_row *row = &r[nr];
+		uint64_t s = 0, e = 0;
+
+		memset(row, 0, sizeof(*row));
+		row->rank = by[i]->rank;
+		for (j = i; j < n && by[j]->rank == by[i]->rank; j++) {
+			const struct rank_acc *a = &acc[by[j] - m->procs];
+
+			row->kernels += a->kernels;
+			row->kernel_ns += a->kernel_ns;
+			if (!a->calls)
+				continue;
+			if (row->procs == 0 || a->s < s)
+				s = a->s;
+			if (row->procs == 0 || a->e > e)
+				e = a->e;
+			row->procs++;
+			if (by[j]->host[0] && add_host(&row->hosts, by, acc, m->procs, i, j) < 0)
+				goto out;
+		}
+		/* a rank counts when one of its processes made a hooked call */
+		if (row->procs == 0) {
+			free(row->hosts);
+			continue;
+		}
+		row->run_ns = (int64_t)(e - s);
+		nr++;
+	}
+	*out = r;
+	*nout = nr;
+	r = NULL;
+	ret = 0;
+out:
+	if (r)
+		for (k = 0; k <= nr && k < m->nprocs; k++)
+			free(r[k].hosts);
+	free(r);
+	free(acc);
+	free(by);
+	return ret;
 }

@@ -56,9 +56,5 @@ int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t p
 int cprof_attr_build3(sqlite3 *db, const struct cprof_stacks *stacks, int64_t proc, struct cprof_attr_table *ops,
 		      struct cprof_attr_table *sites, struct cprof_attr_table *chains);
 void cprof_attr_free(struct cprof_attr_table *t);
-/* Output on stdout; top 0 = every row. */
-void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top);
-void cprof_attr_json(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top);
-void cprof_attr_csv(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top);
 
 #endif

@@ -66,3 +66,16 @@ void report_table_sort(struct table *t, int key)
 }
 
 int report_timeunit = -1;
+
+int report_timeunit_key(const char *name)
+{
+	static const char *const units[][3] = { { "ns", "nsec", "nanoseconds" }, { "us", "usec", "microseconds" },
+						 { "ms", "msec", "milliseconds" }, { "s", "sec", "seconds" } };
+	int u, k;
+
+	for (u = 0; u < 4; u++)
+		for (k = 0; k < 3; k++)
+			if (!strcmp(name, units[u][k]))
+				return u;
+	return -1;
+}

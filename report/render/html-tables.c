@@ -123,11 +123,6 @@ int html_tables_load(struct html *h)
 	sort_table(&h->kernels);
 	if ((ret = load_memops(h)) < 0 || (ret = load_apis(h)) < 0 || (ret = load_torch(h)) < 0)
 		return ret;
-	if ((ret = cprof_stacks_load(h->db, &h->stacks)) < 0 ||
-	    (ret = cprof_attr_build3(h->db, &h->stacks, 0, &h->ops, &h->sites, &h->chains)) < 0)
-		return ret;
-	if ((ret = cprof_ranges_build(h->db, 0, &h->ranges)) < 0)
-		return ret;
 	h->nsteps = cprof_model_steps(&h->model, 0, h->v.step_re, &h->steps);
 	return h->nsteps < 0 ? h->nsteps : 0;
 }
@@ -148,11 +143,6 @@ void html_tables_free(struct html *h)
 	table_free(&h->memops);
 	table_free(&h->apis);
 	table_free(&h->torch);
-	cprof_attr_free(&h->ops);
-	cprof_attr_free(&h->sites);
-	cprof_attr_free(&h->chains);
-	cprof_stacks_free(&h->stacks);
-	cprof_ranges_free(&h->ranges);
 }
 
 /* A cell that sorts by its number, shows it as a duration. */
@@ -311,15 +301,15 @@ static void ranges_table(struct html *h)
 	FILE *f = h->f;
 	size_t i;
 
-	if (h->ranges.n == 0)
+	if (h->model.x->ranges.n == 0)
 		return;
 	fputs("<h3>NVTX ranges</h3>\n<p class=\"note\">Nesting joined with /; CPU = time inside the ranges, Self = minus "
 	      "their child ranges; Calls = hooked CUDA calls that started inside them on their thread; GPU = the work "
 	      "those calls launched.</p>\n<div class=\"tw\"><table class=\"sortable\" id=\"t-ranges\"><thead><tr>"
 	      "<th class=\"name\">Range</th><th>Count</th><th>CPU total</th><th>Self CPU</th><th>Min</th><th>Max</th>"
 	      "<th>Calls</th><th>API time</th><th>GPU time</th><th>GPU ops</th></tr></thead>\n<tbody>\n", f);
-	for (i = 0; i < h->ranges.n; i++) {
-		const struct cprof_range_row *r = &h->ranges.rows[i];
+	for (i = 0; i < h->model.x->ranges.n; i++) {
+		const struct cprof_range_row *r = &h->model.x->ranges.rows[i];
 
 		fputs("<tr>", f);
 		name_cell(f, r->path, 0);
@@ -375,12 +365,12 @@ void html_tables_write(struct html *h)
 	steps_table(h);
 	ranges_table(h);
 	attr_table(h, "t-chains", "Where the kernels were launched from",
-		   "The ATen dispatch chain on the stack of the call that launched each kernel.", &h->chains, CPROF_BY_CHAIN);
+		   "The ATen dispatch chain on the stack of the call that launched each kernel.", &h->model.x->chains, CPROF_BY_CHAIN);
 	attr_table(h, "t-ops", "By operator",
 		   "ATen ops on the stacks of the CUDA calls: Self = the op innermost, Total = anywhere on the chain; "
-		   "CPU = time inside those CUDA calls, CUDA = GPU time of the work they launched.", &h->ops, CPROF_BY_OP);
+		   "CPU = time inside those CUDA calls, CUDA = GPU time of the work they launched.", &h->model.x->ops, CPROF_BY_OP);
 	attr_table(h, "t-callsites", "By call site",
-		   "The innermost frame outside libraries: the Python line, or the native caller on a thread without Python frames (such as PyTorch's autograd thread).", &h->sites,
+		   "The innermost frame outside libraries: the Python line, or the native caller on a thread without Python frames (such as PyTorch's autograd thread).", &h->model.x->sites,
 		   CPROF_BY_CALLSITE);
 	if (h->kernels.n == 0 && h->memops.n == 0 && h->apis.n == 0)
 		fputs("<p>No CUDA call or GPU operation was recorded.</p>\n", h->f);

@@ -5,11 +5,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
-
 #include "report/model/analysis.h"
 #include "report/cprof.h"
 #include "report/model/model.h"
+#include "report/model/parts.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
 
@@ -44,8 +43,7 @@ struct html_proc {
 
 struct html {
 	FILE *f;
-	sqlite3 *db;
-	struct cprof_model model; /* the profile, loaded once */
+	struct cprof_model model; /* the profile, loaded once (cprof_model_open: model.x holds stacks and ranges) */
 	const char *profile;
 	int simulated;
 	struct cprof_verdict v;
@@ -58,11 +56,8 @@ struct html {
 	uint64_t t0, t1;          /* the page's time 0 and end: first to last CUDA activity, CUPTI's included */
 	uint64_t n_kernel_total;
 	struct html_table kernels, memops, apis, torch;
-	struct cprof_stacks stacks;
-	struct cprof_attr_table ops, sites, chains; /* from the call stacks, when the profile has them */
 	const struct cprof_step *steps; /* the model's */
 	int nsteps;
-	struct cprof_range_table ranges; /* NVTX */
 	/* filled by the timeline pass */
 	uint64_t hist_launch[HTML_HIST_BINS], hist_kernel[HTML_HIST_BINS];
 	uint64_t n_launch, n_kernel;
@@ -74,6 +69,8 @@ void html_text(FILE *f, const char *s);
 void html_js_str(FILE *f, const char *s);
 int html_hist_bin(double ns);
 
+/* What the page shows besides the model (verdict, findings, processes, tables), then the page into h->f. */
+int html_write_page(struct html *h, const struct cprof_thresholds *th);
 int html_tables_load(struct html *h);
 void html_tables_write(struct html *h);
 void html_tables_free(struct html *h);

@@ -7,6 +7,7 @@
 #define PR_FMT "cprof report"
 #include "common/log.h"
 #include "report/model/report.h"
+#include "report/render/report-fmt.h"
 
 /* ---- JSON ---- */
 
@@ -88,22 +89,19 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 }
 
 
-void report_json_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
+void report_json_ranks(const struct cprof_rank_row *ranks, size_t nranks, const struct proc *procs, size_t nprocs)
 {
-	sqlite3_stmt *st;
-	int n = 0;
+	size_t i;
 
 	printf(",\"ranks\":[");
-	if (sqlite3_prepare_v2(db, report_rank_sql, -1, &st, NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			printf("%s{\"rank\":%lld,\"processes\":%lld,\"hosts\":", n++ ? "," : "",
-			       (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1));
-			cprof_json_str(stdout, (const char *)sqlite3_column_text(st, 2));
-			printf(",\"run_ns\":%lld,\"kernels\":%lld,\"kernel_ns\":%lld,\"verdict\":\"%s\"}",
-			       (long long)sqlite3_column_int64(st, 3), (long long)sqlite3_column_int64(st, 4),
-			       (long long)sqlite3_column_int64(st, 5), report_rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
-		}
-		sqlite3_finalize(st);
+	for (i = 0; i < nranks; i++) {
+		const struct cprof_rank_row *r = &ranks[i];
+
+		printf("%s{\"rank\":%lld,\"processes\":%lld,\"hosts\":", i ? "," : "", (long long)r->rank,
+		       (long long)r->procs);
+		cprof_json_str(stdout, r->hosts);
+		printf(",\"run_ns\":%lld,\"kernels\":%lld,\"kernel_ns\":%lld,\"verdict\":\"%s\"}", (long long)r->run_ns,
+		       (long long)r->kernels, (long long)r->kernel_ns, report_rank_verdict(procs, nprocs, r->rank));
 	}
 	printf("]");
 }
@@ -133,3 +131,208 @@ void report_json_windows(const struct cprof_recording *r)
 		       (long long)r->max_size, r->max_size_cut_ns ? "true" : "false",
 		       (unsigned long long)r->max_size_cut_ns, (long long)r->unrecorded);
 }
+
+void cprof_ranges_json(const struct cprof_range_table *t, size_t top)
+{
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		const struct cprof_range_row *r = &t->rows[i];
+
+		printf("%s{\"path\":", i ? "," : "");
+		cprof_json_str(stdout, r->path);
+		printf(",\"type\":\"%s\",\"count\":%llu,\"cpu_ns\":%.0f,\"self_cpu_ns\":%.0f,\"avg_ns\":%.0f,\"min_ns\":%.0f,"
+		       "\"max_ns\":%.0f,\"calls\":%llu,\"api_ns\":%.0f,\"gpu_ns\":%.0f,\"gpu_ops\":%llu}",
+		       r->startend ? "startend" : "range", (unsigned long long)r->count, r->cpu_ns, r->self_cpu_ns,
+		       r->count ? r->cpu_ns / (double)r->count : 0.0, r->min_ns, r->max_ns, (unsigned long long)r->calls,
+		       r->api_ns, r->gpu_ns, (unsigned long long)r->gpu_ops);
+	}
+	putchar(']');
+}
+
+void cprof_attr_json(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
+{
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	putchar('[');
+	for (i = 0; i < n; i++) {
+		const struct cprof_attr_row *r = &t->rows[i];
+
+		printf("%s{\"%s\":", i ? "," : "", by == CPROF_BY_CHAIN ? "kernel" : by == CPROF_BY_OP ? "name" : "callsite");
+		cprof_json_str(stdout, r->label);
+		if (by == CPROF_BY_CHAIN) {
+			printf(",\"chain\":");
+			cprof_json_str(stdout, r->detail ? r->detail : "");
+		}
+		printf(",\"calls\":%llu,\"gpu_ops\":%llu,\"self_cpu_ns\":%.0f,\"self_cuda_ns\":%.0f",
+		       (unsigned long long)r->calls, (unsigned long long)r->gpu_ops, r->cpu_ns, r->gpu_ns);
+		if (by == CPROF_BY_OP)
+			printf(",\"cpu_total_ns\":%.0f,\"cuda_total_ns\":%.0f", r->cpu_total_ns, r->gpu_total_ns);
+		putchar('}');
+	}
+	putchar(']');
+}
+
+void cprof_ops_json(const struct cprof_op_table *t, size_t top)
+{
+	putchar('[');
+	for (size_t i = 0; i < REPORT_SHOWN(t, top); i++) {
+		const struct cprof_op_row *r = &t->rows[i];
+
+		printf("%s{\"name\":", i ? "," : "");
+		cprof_json_str(stdout, r->name);
+		printf(",\"calls\":%llu,\"self_cpu_ns\":%.0f,\"cpu_total_ns\":%.0f,\"self_cuda_ns\":%.0f,"
+		       "\"cuda_total_ns\":%.0f,\"gpu_ops\":%llu}",
+		       (unsigned long long)r->calls, r->self_cpu_ns, r->cpu_total_ns, r->self_cuda_ns, r->cuda_total_ns,
+		       (unsigned long long)r->gpu_ops);
+	}
+	putchar(']');
+}
+
+/* The keys "step_pattern" and "steps", with a leading comma. */
+void report_steps_json(const struct cprof_steps_view *sv)
+{
+	const struct cprof_step *s = sv->s;
+	int i;
+
+	printf(",\"step_pattern\":");
+	cprof_json_str(stdout, sv->re);
+	printf(",\"steps\":[");
+	for (i = 0; i < sv->n; i++) {
+		printf("%s{\"name\":", i ? "," : "");
+		cprof_json_str(stdout, s[i].name);
+		printf(",\"start_ns\":%llu,\"end_ns\":%llu,\"dur_ns\":%llu,\"tid\":%lld,\"cold\":%s",
+		       (unsigned long long)s[i].start, (unsigned long long)s[i].end,
+		       (unsigned long long)(s[i].end - s[i].start), (long long)s[i].tid, i == 0 && sv->cold ? "true" : "false");
+		/* the verdict of each step, up to top (all with top 0) */
+		if (sv->shown[i] && sv->has_v[i])
+			printf(",\"verdict\":\"%s\",\"gpu_busy_pct\":%.2f", sv->v[i].verdict, sv->v[i].busy_pct);
+		putchar('}');
+	}
+	printf("]");
+}
+
+/* ---- the whole document ---- */
+
+static void json_head(const struct report_doc *d)
+{
+	const struct cprof_meta_facts *mf = &d->model.x->meta;
+	double hta = d->hta_idle_pct;
+	char command[1024];
+
+	printf("{\"schema\":\"cprof.summary/1\",\"profile\":");
+	cprof_json_str(stdout, d->o->profile);
+	printf(",\"command\":");
+	cprof_meta_command(mf, command, sizeof(command));
+	cprof_json_str(stdout, command);
+	printf(",\"simulated_gpu\":%s,", mf->simulated ? "true" : "false");
+	report_json_verdict_fields(&d->v);
+	if (mf->gpu_note[0]) {
+		printf(",\"gpu_records_note\":");
+		cprof_json_str(stdout, mf->gpu_note);
+	}
+	if (hta >= 0)
+		printf(",\"hta_idle_pct\":%.4f", hta);
+	printf(",\"counts\":{\"api_calls\":%lld,\"kernels\":%lld,\"memcpys\":%lld,\"memsets\":%lld,"
+	       "\"processes\":%zu,\"launch_calls\":%lld,\"memcpy_calls\":%lld,\"memset_calls\":%lld,"
+	       "\"hooked_calls\":%lld,\"cupti_only_calls\":%lld}",
+	       (long long)d->cc.total, (long long)mf->kernels, (long long)mf->memcpys, (long long)mf->memsets, d->nprocs,
+	       (long long)mf->launch_api, (long long)mf->memcpy_api, (long long)mf->memset_api, (long long)mf->api,
+	       (long long)(d->cc.total - mf->api));
+	/* the same total, named for what each part counts (cprof info and the HTML print these) */
+	printf(",\"calls\":{\"total\":%lld,\"by_program\":%lld,\"inside_libraries\":%lld,\"seen_only_by_cupti\":%lld}",
+	       (long long)d->cc.total, (long long)d->cc.program, (long long)d->cc.in_libs, (long long)d->cc.cupti_only);
+	printf(",\"lost_events\":%lld,\"lost_events_lower_bound\":%s,\"complete\":%s,\"incomplete_reason\":",
+	       (long long)mf->lost_events, d->lower_bound ? "true" : "false", mf->complete ? "true" : "false");
+	cprof_json_str(stdout, mf->complete ? "" : mf->reason);
+	printf(",\"tables_window\":{\"name\":\"%s\",\"ns\":%llu}", d->verdict_window ? "verdict" : "run",
+	       (unsigned long long)(d->verdict_window ? d->v.end - d->v.start : d->v.run_end - d->v.run_start));
+	report_json_windows(&d->model.rec);
+}
+
+static void json_tables(const struct report_doc *d)
+{
+	const struct cprof_model_extra *x = d->model.x;
+	size_t top = d->o->top;
+
+	printf(",\"kernels\":");
+	report_json_table(&d->kernels, top, 1);
+	printf(",\"memops\":");
+	report_json_table(&d->memops, top, 0);
+	printf(",\"apis\":");
+	report_json_table(&d->apis, top, 0);
+	printf(",\"stacks\":%zu,\"ops\":", x->stacks.n);
+	cprof_attr_json(&x->ops, CPROF_BY_OP, top);
+	printf(",\"torch_ops_evidence\":");
+	cprof_json_str(stdout, d->op_evidence);
+	printf(",\"torch_ops\":");
+	cprof_ops_json(&x->torch_ops, top);
+	printf(",\"callsites\":");
+	cprof_attr_json(&x->sites, CPROF_BY_CALLSITE, top);
+	printf(",\"chains\":");
+	cprof_attr_json(&x->chains, CPROF_BY_CHAIN, top);
+	printf(",\"nvtx\":{\"ranges\":%llu,\"open_ranges\":%llu,\"marks\":%llu},\"ranges\":",
+	       (unsigned long long)x->ranges.ranges, (unsigned long long)x->ranges.open_ranges,
+	       (unsigned long long)x->ranges.marks);
+	cprof_ranges_json(&x->ranges, top);
+}
+
+static void json_lists(const struct report_doc *d)
+{
+	size_t i;
+
+	printf(",\"phases\":[");
+	for (i = 0; i < (size_t)d->nph; i++) {
+		printf("%s{\"start_ns\":%llu,\"end_ns\":%llu,", i ? "," : "", (unsigned long long)d->ph[i].start,
+		       (unsigned long long)d->ph[i].end);
+		report_json_verdict_fields(&d->ph[i].v);
+		printf(",\"kernels\":%llu}", (unsigned long long)d->ph[i].v.kernels);
+	}
+	printf("],\"findings\":[");
+	for (i = 0; i < (size_t)d->nf; i++) {
+		printf("%s{\"id\":\"%s\",\"severity\":\"%s\",\"message\":", i ? "," : "", d->fd[i].id, d->fd[i].severity);
+		cprof_json_str(stdout, d->fd[i].message);
+		printf(",\"evidence\":");
+		cprof_json_str(stdout, d->fd[i].evidence);
+		printf("}");
+	}
+	printf("],\"devices\":[");
+	for (i = 0; i < (size_t)d->ndv; i++) {
+		printf("%s{\"device\":%d,", i ? "," : "", (int)d->dv[i].device);
+		report_json_verdict_fields(&d->dv[i].v);
+		printf(",\"kernels\":%llu}", (unsigned long long)d->dv[i].v.kernels);
+	}
+	printf("],\"processes\":[");
+	for (i = 0; i < d->nprocs; i++) {
+		const struct proc *p = &d->procs[i];
+
+		printf("%s{\"pid\":%lld,\"ppid\":%lld,\"exe\":", i ? "," : "", (long long)p->pid, (long long)p->ppid);
+		cprof_json_str(stdout, p->exe);
+		printf(",\"argv\":");
+		cprof_json_str(stdout, p->argv);
+		printf(",\"host\":");
+		cprof_json_str(stdout, p->host);
+		if (p->rank >= 0)
+			printf(",\"rank\":%lld", (long long)p->rank);
+		printf(",\"ending\":");
+		cprof_json_str(stdout, p->bye);
+		printf(",\"events\":%lld,\"lost_events\":%lld,", (long long)p->recorded, (long long)p->lost);
+		report_json_verdict_fields(&p->v);
+		printf(",\"apis\":");
+		report_json_table(&p->apis, d->o->top, 0);
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+static void render_json(const struct report_doc *d)
+{
+	json_head(d);
+	json_tables(d);
+	report_json_ranks(d->ranks, d->nranks, d->procs, d->nprocs);
+	report_steps_json(&d->sv);
+	json_lists(d);
+}
+
+const struct report_fmt_ops report_fmt_json = { .name = "json", .json = 1, .render = render_json };

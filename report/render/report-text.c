@@ -8,7 +8,10 @@
 #include "common/log.h"
 #include "common/wire.h"
 #include "report/model/report.h"
+#include "report/render/report-fmt.h"
 #include "report/term.h"
+
+#define ARROW " \xe2\x86\x92 " /* " → " */
 
 
 /* What cprof cost the program in the window, measured (issue 26). */
@@ -174,30 +177,7 @@ void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof
 	}
 }
 
-void report_print_csv(const struct table *t, size_t top)
-{
-	size_t i;
-
-	printf("time_pct,total_ns,calls,avg_ns,med_ns,min_ns,max_ns,std_ns,name\n");
-	for (i = 0; i < report_shown(t, top); i++) {
-		const struct cprof_stats *s = &t->rows[i].st;
-
-		printf("%.2f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f,%.1f,", t->total > 0 ? 100.0 * s->total / t->total : 0.0, s->total,
-		       (unsigned long long)s->n, s->avg, s->med, s->min, s->max, s->std);
-		cprof_csv_str(stdout, t->rows[i].name);
-		putchar('\n');
-	}
-}
-
 /* ---- ranks: the job's view, slowest rank and spread ---- */
-
-const char report_rank_sql[] =
-	"SELECT p.rank, count(DISTINCT p.id), group_concat(DISTINCT p.host), max(a.e) - min(a.s),"
-	" (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q ON q.id = k.processId WHERE q.rank = p.rank),"
-	" (SELECT coalesce(sum(k.end - k.start), 0) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES q"
-	"  ON q.id = k.processId WHERE q.rank = p.rank)"
-	" FROM PROCESSES p JOIN (SELECT processId, min(start) s, max(end) e FROM CPROF_API GROUP BY processId) a"
-	" ON a.processId = p.id WHERE p.rank IS NOT NULL GROUP BY p.rank ORDER BY p.rank";
 
 /* A rank's verdict: its process's (the one with the most recorded events when it has several). */
 const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t rank)
@@ -211,25 +191,21 @@ const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t
 	return best ? best->v.verdict : "?";
 }
 
-void report_print_ranks(sqlite3 *db, const struct proc *procs, size_t nprocs)
+void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const struct proc *procs, size_t nprocs)
 {
-	sqlite3_stmt *st;
-	int n = 0;
 	char run[32], gpu[32];
+	size_t i;
 
-	if (sqlite3_prepare_v2(db, report_rank_sql, -1, &st, NULL) != SQLITE_OK)
-		return;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (n++ == 0)
+	for (i = 0; i < nranks; i++) {
+		const struct cprof_rank_row *r = &ranks[i];
+
+		if (i == 0)
 			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time  Verdict\n");
-		cprof_fmt_dur(run, sizeof(run), sqlite3_column_double(st, 3));
-		cprof_fmt_dur(gpu, sizeof(gpu), sqlite3_column_double(st, 5));
-		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)sqlite3_column_int64(st, 0),
-		       (long long)sqlite3_column_int64(st, 1), cprof_tx((const char *)sqlite3_column_text(st, 2)), run,
-		       (long long)sqlite3_column_int64(st, 4), gpu,
-		       report_rank_verdict(procs, nprocs, sqlite3_column_int64(st, 0)));
+		cprof_fmt_dur(run, sizeof(run), (double)r->run_ns);
+		cprof_fmt_dur(gpu, sizeof(gpu), (double)r->kernel_ns);
+		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)r->rank, (long long)r->procs,
+		       cprof_tx(r->hosts), run, (long long)r->kernels, gpu, report_rank_verdict(procs, nprocs, r->rank));
 	}
-	sqlite3_finalize(st);
 }
 
 /* The recording windows (issue 31): what was recorded, when, and why it started and stopped. */
@@ -263,3 +239,372 @@ void report_print_windows(const struct cprof_recording *r)
 		       (long long)r->unrecorded);
 	}
 }
+
+/* A left-aligned column w characters wide: names are UTF-8, so characters are counted, not bytes. */
+static void put_cell(const char *s, int w)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	int used = 0;
+
+	while (*p && used < w) {
+		int n = cprof_utf8_len(p);
+
+		if (n <= 0)
+			n = 1;
+		fwrite(p, 1, (size_t)n, stdout);
+		p += n;
+		used++;
+	}
+	for (; used < w; used++)
+		putchar(' ');
+}
+
+static int cell_width(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+void cprof_ranges_print(const struct cprof_range_table *t, size_t top)
+{
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
+	size_t i, n = REPORT_SHOWN(t, top);
+	int w = 5;
+
+	printf("\nNVTX ranges %s(CPU = time inside the ranges, Self = minus their child ranges; Calls = hooked CUDA calls\n"
+	       "that started inside them on their thread, GPU = the work those calls launched; step numbers shown as N)\n\n",
+	       t->by_name ? "by name, as nsys's nvtx_sum; --range-tree nests them " : "by path ");
+	if (t->n == 0) {
+		printf(" (no NVTX range in this profile%s)\n", t->marks ? "; marks only" : "");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		if (cell_width(t->rows[i].path) + 1 > w)
+			w = cell_width(t->rows[i].path) + 1;
+	w = w > 60 ? 60 : w;
+	printf(" %-*s  %7s  %11s  %11s  %11s  %11s  %11s  %8s  %11s  %11s  %8s\n", w, "Range", "Count", "CPU total",
+	       "Self CPU", "Avg", "Min", "Max", "Calls", "API time", "GPU time", "GPU ops");
+	printf(" %-*s  %7s  %11s  %11s  %11s  %11s  %11s  %8s  %11s  %11s  %8s\n", w, "-----", "-----", "---------",
+	       "--------", "---", "---", "---", "-----", "--------", "--------", "-------");
+	for (i = 0; i < n; i++) {
+		const struct cprof_range_row *r = &t->rows[i];
+		char label[512];
+
+		cprof_fmt_dur(a, sizeof(a), r->cpu_ns);
+		cprof_fmt_dur(b, sizeof(b), r->self_cpu_ns);
+		cprof_fmt_dur(c, sizeof(c), r->count ? r->cpu_ns / (double)r->count : 0.0);
+		cprof_fmt_dur(d, sizeof(d), r->min_ns);
+		cprof_fmt_dur(e, sizeof(e), r->max_ns);
+		cprof_fmt_dur(f, sizeof(f), r->api_ns);
+		cprof_fmt_dur(g, sizeof(g), r->gpu_ns);
+		/* '~' marks a start/end range: it has no place in the push/pop tree */
+		cprof_text_safe(label, sizeof(label) - 1, r->path);
+		strcat(label, r->startend ? "~" : "");
+		putchar(' ');
+		put_cell(label, w);
+		printf("  %7llu  %11s  %11s  %11s  %11s  %11s  %8llu  %11s  %11s  %8llu\n", (unsigned long long)r->count, a, b, c, d, e, (unsigned long long)r->calls, f, g,
+		       (unsigned long long)r->gpu_ops);
+	}
+	if (n < t->n)
+		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
+	printf(" %llu ranges, %llu mark%s", (unsigned long long)t->ranges, (unsigned long long)t->marks,
+	       t->marks == 1 ? "" : "s");
+	for (i = 0; i < t->n; i++)
+		if (t->rows[i].startend)
+			break;
+	if (i < t->n)
+		printf("; ~ start/end range (nvtxRangeStart/End: not nested)");
+	if (t->open_ranges)
+		printf("; %llu never ended, counted up to the end of their process", (unsigned long long)t->open_ranges);
+	printf("\n");
+}
+
+
+void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
+{
+	char a[32], b[32], c[32], d[32], label[96];
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	if (by == CPROF_BY_CHAIN) {
+		printf("\nWhere the kernels were launched from (the dispatch chain on the launching call's stack)\n\n");
+		printf(" %-44s  %12s  %8s  %s\n", "Kernel", "GPU time", "Launches", "Chain (outermost first)");
+		printf(" %-44s  %12s  %8s  %s\n", "------", "--------", "--------", "-----------------------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].gpu_ns);
+			cprof_text_safe(label, sizeof(label), t->rows[i].label);
+			printf(" %-44.44s  %12s  %8llu  %s%s\n", label, a, (unsigned long long)t->rows[i].gpu_ops,
+			       cprof_tx(t->rows[i].detail ? t->rows[i].detail : ""), ARROW "<kernel>");
+		}
+	} else if (by == CPROF_BY_OP) {
+		printf("\nBy operator (ATen ops found on the stacks of the CUDA calls; Self = calls made with the op\n"
+		       "innermost, Total = with the op anywhere on the chain; CPU = time inside those CUDA calls)\n\n");
+		printf(" %-36s  %12s  %12s  %12s  %12s  %9s\n", "Name", "Self CPU", "CPU total", "Self CUDA", "CUDA total",
+		       "# Calls");
+		printf(" %-36s  %12s  %12s  %12s  %12s  %9s\n", "----", "--------", "---------", "---------", "----------",
+		       "-------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].cpu_ns);
+			cprof_fmt_dur(b, sizeof(b), t->rows[i].cpu_total_ns);
+			cprof_fmt_dur(c, sizeof(c), t->rows[i].gpu_ns);
+			cprof_fmt_dur(d, sizeof(d), t->rows[i].gpu_total_ns);
+			printf(" %-36.36s  %12s  %12s  %12s  %12s  %9llu\n", cprof_tx(t->rows[i].label), a, b, c, d,
+			       (unsigned long long)t->rows[i].calls);
+		}
+		if (t->n == 0)
+			printf(" (no ATen op on any captured stack: at::_ops::<op>::call frames name them)\n");
+	} else {
+		int w = 9;
+
+		for (i = 0; i < n; i++)
+			if ((int)strlen(t->rows[i].label) > w)
+				w = (int)strlen(t->rows[i].label);
+		w = w > 100 ? 100 : w;
+		printf("\nBy call site (innermost frame outside libraries: the Python line, or the native caller on a thread\n"
+		       "without Python frames, such as PyTorch's autograd thread)\n\n");
+		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "Call site", "# Calls", "Self CPU", "Self CUDA", "GPU ops");
+		printf(" %-*s  %9s  %12s  %12s  %8s\n", w, "---------", "-------", "--------", "---------", "-------");
+		for (i = 0; i < n; i++) {
+			cprof_fmt_dur(a, sizeof(a), t->rows[i].cpu_ns);
+			cprof_fmt_dur(b, sizeof(b), t->rows[i].gpu_ns);
+			printf(" %-*.*s  %9llu  %12s  %12s  %8llu\n", w, w, cprof_tx(t->rows[i].label), (unsigned long long)t->rows[i].calls,
+			       a, b, (unsigned long long)t->rows[i].gpu_ops);
+		}
+	}
+	if (t->inherited)
+		printf(" (sampled stacks: %llu of %llu calls reuse the last stack taken at the same call site;"
+		       " --stacks all takes every one)\n",
+		       (unsigned long long)t->inherited, (unsigned long long)t->calls_with_stack);
+}
+
+
+/* an op name is the program's text: control characters never reach the terminal */
+static void put_name(const char *s, int w)
+{
+	int used = 0;
+
+	for (; *s && used < w; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		putchar(c < 0x20 || c == 0x7f ? '?' : c);
+		used += (c & 0xc0) != 0x80;
+	}
+	for (; used < w; used++)
+		putchar(' ');
+}
+
+void cprof_ops_print(const struct cprof_op_table *t, size_t top)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	size_t i, n = REPORT_SHOWN(t, top);
+
+	printf("\nATen ops (PyTorch's op ranges, recorded with cprof-run --torch-ops; Self = less the child ops;\n"
+	       "CUDA = GPU time of the kernels, copies and memsets launched inside the op)\n\n");
+	printf(" %-40s  %11s  %11s  %11s  %11s  %11s  %10s  %8s\n", "Name", "Self CPU", "CPU total", "CPU avg",
+	       "Self CUDA", "CUDA total", "# of Calls", "GPU ops");
+	printf(" %-40s  %11s  %11s  %11s  %11s  %11s  %10s  %8s\n", "----", "--------", "---------", "-------",
+	       "---------", "----------", "----------", "-------");
+	for (i = 0; i < n; i++) {
+		const struct cprof_op_row *r = &t->rows[i];
+
+		cprof_fmt_dur(a, sizeof(a), r->self_cpu_ns);
+		cprof_fmt_dur(b, sizeof(b), r->cpu_total_ns);
+		cprof_fmt_dur(c, sizeof(c), r->calls ? r->cpu_total_ns / (double)r->calls : 0.0);
+		cprof_fmt_dur(d, sizeof(d), r->self_cuda_ns);
+		cprof_fmt_dur(e, sizeof(e), r->cuda_total_ns);
+		putchar(' ');
+		put_name(r->name, 40);
+		printf("  %11s  %11s  %11s  %11s  %11s  %10llu  %8llu\n", a, b, c, d, e, (unsigned long long)r->calls,
+		       (unsigned long long)r->gpu_ops);
+	}
+	if (n < t->n)
+		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
+	cprof_fmt_dur(a, sizeof(a), t->self_cpu_ns);
+	cprof_fmt_dur(b, sizeof(b), t->self_cuda_ns);
+	printf("Self CPU time total: %s\nSelf CUDA time total: %s\n", a, b);
+}
+
+
+/* The steps section: each step's time and, for the first ones shown, its own verdict. */
+void report_steps_text(const struct cprof_steps_view *sv)
+{
+	const struct cprof_step *s = sv->s;
+	char a[32], b[32], c[32];
+	int i, n = sv->n;
+
+	if (n == 0)
+		return;
+	cprof_fmt_dur(a, sizeof(a), (double)sv->med);
+	printf("\nSteps: %d NVTX ranges matching /%s/ (thread %lld); median %s%s\n\n", n, cprof_tx(sv->re),
+	       (long long)s[0].tid, a, sv->cold ? "; the first is a cold start, excluded from the verdict" : "");
+	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "Step", "Range", "Time", "GPU busy", "Verdict");
+	printf(" %5s  %-24s  %12s  %8s  %-16s\n", "----", "-----", "----", "--------", "-------");
+	for (i = 0; i < n; i++) {
+		double d = (double)(s[i].end - s[i].start);
+
+		if (!sv->shown[i])
+			continue;
+		cprof_fmt_dur(b, sizeof(b), d);
+		snprintf(c, sizeof(c), "%.0f%%", sv->v[i].busy_pct);
+		printf(" %5d  %-24.24s  %12s  %8s  %-16s%s\n", i + 1, cprof_tx(s[i].name), b, c,
+		       sv->has_v[i] ? sv->v[i].verdict : "?",
+		       i == 0 && sv->cold ? "  cold start" : d >= 1.5 * (double)sv->med ? "  slow" : "");
+	}
+	if (sv->nshown < n)
+		printf(" (%d steps not shown: within 1.5x of the median; --top N and --format json give them)\n", n - sv->nshown);
+}
+
+/* ---- the whole report ---- */
+
+static void text_streams(const struct report_doc *d)
+{
+	char dur[32];
+	size_t i;
+
+	printf("\nGPU streams\n\n  Device  Stream       Ops    Kernels  GPU time\n");
+	for (i = 0; i < d->nstreams; i++) {
+		const struct report_stream *s = &d->streams[i];
+
+		cprof_fmt_dur(dur, sizeof(dur), (double)s->ns);
+		printf("  %6lld  %6lld  %8lld  %9lld  %s\n", (long long)s->dev, (long long)s->stream, (long long)s->ops,
+		       (long long)s->kernels, dur);
+	}
+}
+
+static void text_processes(const struct report_doc *d)
+{
+	char dur[32];
+	size_t i;
+
+	printf("\n     PID     PPID  Rank     Events    API time  Lost  End                   Verdict          Command\n");
+	printf(" -------  -------  ----  ---------  ----------  ----  --------------------  ---------------  -------\n");
+	for (i = 0; i < d->nprocs; i++) {
+		const struct proc *p = &d->procs[i];
+		const char *ending = p->bye[0] ? cprof_tx(p->bye) : "killed";
+		char r[24] = "-";
+
+		if (p->rank >= 0)
+			snprintf(r, sizeof(r), "%lld", (long long)p->rank);
+		cprof_fmt_dur(dur, sizeof(dur), p->apis.total);
+		printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.*s  %-15s  %.60s\n", (long long)p->pid, (long long)p->ppid,
+		       r, (long long)p->recorded, dur, (long long)p->lost, (int)strcspn(ending, ";"), /* the ending, not the last call */
+		       ending, p->v.verdict, cprof_tx(p->argv[0] ? p->argv : p->exe));
+	}
+}
+
+static void text_head(const struct report_doc *d)
+{
+	const struct cprof_meta_facts *mf = &d->model.x->meta;
+	char dur[32], command[1024];
+	size_t i;
+
+	cprof_meta_command(mf, command, sizeof(command));
+	printf("cprof report: %s\n", cprof_tx(d->o->profile));
+	printf("Command: %s\n", cprof_tx(command));
+	if (mf->simulated)
+		printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
+	if (mf->gpu_note[0])
+		printf("GPU records: %s\n", cprof_tx(mf->gpu_note));
+	cprof_fmt_dur(dur, sizeof(dur), (double)(d->v.run_end - d->v.run_start));
+	printf("Processes: %zu   CUDA API calls: %lld (%s)   run: %s   lost events: %s%lld%s   %s%s%s\n", d->nprocs,
+	       (long long)d->cc.total, d->calls_text, dur, d->lower_bound ? "at least " : "", (long long)mf->lost_events,
+	       d->lower_bound ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+	       mf->complete ? "complete" : "INCOMPLETE", mf->complete ? "" : " - ", mf->complete ? "" : cprof_tx(mf->reason));
+	for (i = 0; i < d->nprocs; i++)
+		if (d->procs[i].bye[0] && strncmp(d->procs[i].bye, "exit", 4) != 0 && strcmp(d->procs[i].bye, "_exit") != 0 &&
+		    strcmp(d->procs[i].bye, "exec") != 0)
+			printf("Ended: pid %lld: %s\n", (long long)d->procs[i].pid, cprof_tx(d->procs[i].bye));
+	report_print_windows(&d->model.rec);
+}
+
+static void text_verdicts(const struct report_doc *d)
+{
+	char line[1024];
+	size_t i;
+
+	report_print_verdict_text(&d->v, d->ph, d->nph, d->fd, d->nf, d->op_evidence);
+	if (d->ndv > 0) {
+		printf("\nPer device (the verdict above is their union)\n");
+		for (i = 0; i < (size_t)d->ndv; i++) {
+			cprof_verdict_line(&d->dv[i].v, line, sizeof(line));
+			printf("  GPU %d: %s\n", (int)d->dv[i].device, line);
+		}
+	}
+	if (d->o->by == REPORT_BY_ALL)
+		report_steps_text(&d->sv);
+	if (d->nprocs > 1) {
+		printf("\nPer process\n");
+		for (i = 0; i < d->nprocs; i++) {
+			char rank[32] = "";
+
+			cprof_verdict_line(&d->procs[i].v, line, sizeof(line));
+			if (d->procs[i].rank >= 0)
+				snprintf(rank, sizeof(rank), " (rank %lld)", (long long)d->procs[i].rank);
+			/* the whole line: a cut one ended mid-number ("median launch call 42") */
+			printf("  %lld%s: %s\n", (long long)d->procs[i].pid, rank, cprof_tx(line));
+		}
+	}
+	report_print_ranks(d->ranks, d->nranks, d->procs, d->nprocs);
+}
+
+static void text_tables(const struct report_doc *d)
+{
+	const struct cprof_model_extra *x = d->model.x;
+	int by = d->o->by, all = by == REPORT_BY_ALL;
+	size_t top = d->o->top, all_rows = d->o->top_set ? top : 0, i;
+	char title[256];
+
+	/* each table says which window it covers (issue 29 item 6) */
+	snprintf(title, sizeof(title), "GPU kernels (%s)", d->win_note);
+	if (all || by == REPORT_BY_KERNEL)
+		report_print_stats_table(title, &d->kernels, by == REPORT_BY_KERNEL ? all_rows : top, 0);
+	snprintf(title, sizeof(title), "GPU memory operations (%s)", d->win_note);
+	if (all)
+		report_print_stats_table(title, &d->memops, top, 1);
+	snprintf(title, sizeof(title), "%s (%s)", d->nprocs > 1 ? "CUDA API, all processes" : "CUDA API", d->win_note);
+	if (all || by == REPORT_BY_API)
+		report_print_stats_table(title, &d->apis, by == REPORT_BY_API ? all_rows : top, 0);
+	if (by == REPORT_BY_API && d->nprocs > 1)
+		for (i = 0; i < d->nprocs; i++) {
+			snprintf(title, sizeof(title), "CUDA API, process %lld: %.100s", (long long)d->procs[i].pid,
+				 d->procs[i].argv[0] ? d->procs[i].argv : d->procs[i].exe);
+			report_print_stats_table(title, &d->procs[i].apis, all_rows, 0);
+		}
+	if (all && (d->torch.n || d->kernels.n))
+		printf("\nThe table below covers the %s\n", d->win_note);
+	if (all)
+		report_print_torch(&d->torch, &d->kernels, top);
+	if ((all && x->ranges.n) || by == REPORT_BY_RANGE)
+		cprof_ranges_print(&x->ranges, by == REPORT_BY_RANGE ? all_rows : top);
+	if (all && x->chains.n)
+		cprof_attr_print(&x->chains, CPROF_BY_CHAIN, top);
+	if (all && x->sites.n)
+		cprof_attr_print(&x->sites, CPROF_BY_CALLSITE, top);
+	/* op rows from PyTorch's own ranges; kernels keep their own table */
+	if ((all || by == REPORT_BY_OP) && x->torch_ops.n)
+		cprof_ops_print(&x->torch_ops, by == REPORT_BY_OP ? all_rows : top);
+	if ((by == REPORT_BY_OP && !x->torch_ops.n) || by == REPORT_BY_CALLSITE) {
+		if (x->stacks.n == 0)
+			printf("\nNo call stacks in this profile (recorded with --stacks off, or by an older cprof).\n");
+		else
+			cprof_attr_print(by == REPORT_BY_OP ? &x->ops : &x->sites,
+					 by == REPORT_BY_OP ? CPROF_BY_OP : CPROF_BY_CALLSITE, all_rows);
+	}
+	if (by == REPORT_BY_STREAM)
+		text_streams(d);
+	if (by == REPORT_BY_PROCESS)
+		text_processes(d);
+	if (d->nprocs == 0)
+		printf("\nNo process made a CUDA call under cprof.\n");
+}
+
+static void render_text(const struct report_doc *d)
+{
+	text_head(d);
+	text_verdicts(d);
+	text_tables(d);
+}
+
+const struct report_fmt_ops report_fmt_text = { .name = "text", .render = render_text };

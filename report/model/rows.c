@@ -1,0 +1,114 @@
+/* What every part of the model shares, below all of them: the row time checks of the loaders, sorting by start, finding by time and by (process, correlation id). */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/model/model.h"
+
+static char bad_time_msg[200];
+
+int cprof_row_times_ok(sqlite3_stmt *st, int si, int ei, int null_end)
+{
+	const int64_t max = (int64_t)1 << 62;
+	int64_t s = sqlite3_column_int64(st, si), e;
+
+	if (sqlite3_column_type(st, si) != SQLITE_INTEGER || s < 0 || s >= max)
+		return 0;
+	if (null_end && sqlite3_column_type(st, ei) == SQLITE_NULL)
+		return 1;
+	e = sqlite3_column_int64(st, ei);
+	return sqlite3_column_type(st, ei) == SQLITE_INTEGER && e >= s && e < max;
+}
+
+int cprof_bad_time(const char *table, sqlite3_stmt *st, int si, int ei)
+{
+	if (bad_time_msg[0] == '\0')
+		snprintf(bad_time_msg, sizeof(bad_time_msg), "%s has values out of range (start %s, end %s)", table,
+			 sqlite3_column_text(st, si) ? (const char *)sqlite3_column_text(st, si) : "NULL",
+			 sqlite3_column_text(st, ei) ? (const char *)sqlite3_column_text(st, ei) : "NULL");
+	return -ERANGE;
+}
+
+const char *cprof_model_errmsg(sqlite3 *db)
+{
+	return bad_time_msg[0] ? bad_time_msg : sqlite3_errmsg(db);
+}
+
+/* The model's arrays hold structs that begin with their uint64_t start. They are sorted by start, rows of
+ * equal start kept in the order read (what SQLite's sorter gives them), by radix.c. */
+static uint64_t start_at(const void *arr, size_t elem, size_t i)
+{
+	uint64_t s;
+
+	memcpy(&s, (const char *)arr + i * elem, sizeof(s));
+	return s;
+}
+
+int cprof_sort_by_start(void *arr, size_t n, size_t elem)
+{
+	/* a radix sort: the qsort of an index by start was a fifth of a report's load */
+	return cprof_radix_sort(arr, n, elem);
+}
+
+/* the first element whose start is >= t */
+size_t cprof_first_at(const void *arr, size_t n, size_t elem, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (start_at(arr, elem, mid) < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int cprof_ext_cmp(const void *a, const void *b)
+{
+	const struct cprof_ext *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
+{
+	struct cprof_ext key = { proc, corr, 0, 0 };
+	size_t lo = 0, hi = m->next;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cprof_ext_cmp(&m->ext[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < m->next && !cprof_ext_cmp(&m->ext[lo], &key)) {
+		*ext = m->ext[lo].ext;
+		return 1;
+	}
+	return 0;
+}
+
+int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
+{
+	struct cprof_ext key = { proc, corr, 0, 0 };
+	size_t lo = 0, hi = m->next;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cprof_ext_cmp(&m->ext[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->next && !cprof_ext_cmp(&m->ext[lo], &key);
+}
