@@ -63,7 +63,7 @@ assert_eq "$d" 1000000000 "clock offset applied to $hb's events"
 # issue 29 item 8: two equal ranks, rank 0 waiting 300 ms at the rendezvous after its first CUDA call: no
 # straggler (the first-to-last-call span said rank 0); each per-process verdict line whole, with its rank
 ids() { "$BIN/cprof" report $1.db --format json | python3 -c 'import json,sys; print(" ".join(f["id"] for f in json.load(sys.stdin)["findings"]))'; }
-sim "$BIN/cprof-run" -q -o eq.db -- python3 "$ROOT/tests/workloads/launcher.py" fork "$WL/scenarios" 40,40 1000,1000 300,0 > /dev/null \
+sim "$BIN/cprof-run" -q -o eq.db -- python3 "$ROOT/tests/workloads/launcher.py" fork "$WL/scenarios" 20,20 10000,10000 300,0 > /dev/null \
 	|| fail "equal ranks"
 case " $(ids eq) " in *" straggler "*) fail "equal ranks: straggler: $("$BIN/cprof" report eq.db | grep -A1 straggler)";; esac
 "$BIN/cprof" report eq.db | sed -n '/^Per process/,/^$/p' > eq.txt
