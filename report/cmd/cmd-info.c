@@ -74,6 +74,16 @@ int cmd_info(int argc, char **argv)
 				   " OR ending LIKE '%no goodbye%'", 0) > 0 ? "at least " : "",
 	       (long long)cprof_meta_int(db, "lost_events", 0), complete ? "complete" : "INCOMPLETE",
 	       complete ? "" : ": ", complete ? "" : cprof_tx(reason));
+	{
+		struct cprof_cupti_shared sh;
+
+		/* the program's own profiler (torch.profiler) used CUPTI too: what it got from cprof's session */
+		if (cprof_cupti_shared(db, &sh) == 0 && sh.processes > 0)
+			printf("cprof: CUPTI shared with the program's own profiler: %lld records handed to it (%lld kernels), "
+			       "%lld it enabled and did not get%s; cprof kept its own records\n",
+			       (long long)sh.handed, (long long)sh.kernels, (long long)sh.missed,
+			       sh.pending ? " (some were still in its buffer at the end)" : "");
+	}
 	/* what the processes said they produced and the collector neither stored nor heard they lost (frames
 	 * dropped as malformed, from a banned process): the rule emitted = recorded + lost, shown when broken */
 	unaccounted = cprof_query_int(db, "SELECT coalesce(sum(max(eventsEmitted - eventsRecorded - lostEvents, 0)), 0)"

@@ -358,6 +358,16 @@ int cmd_report(int argc, char **argv)
 			cprof_json_str(stdout, gpu_note);
 		}
 		{
+			struct cprof_cupti_shared sh;
+
+			/* the program's own CUPTI client got copies: how many, and how many it did not get */
+			if (cprof_cupti_shared(db, &sh) == 0 && sh.processes > 0)
+				printf(",\"cupti_shared\":{\"processes\":%lld,\"records_handed\":%lld,\"kernels_handed\":%lld,"
+				       "\"records_not_handed\":%lld,\"records_pending\":%lld}",
+				       (long long)sh.processes, (long long)sh.handed, (long long)sh.kernels,
+				       (long long)sh.missed, (long long)sh.pending);
+		}
+		{
 			double hta = cprof_hta_idle_pct(&model, 0);
 
 			if (hta >= 0)
