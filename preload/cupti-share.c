@@ -25,7 +25,7 @@ static struct {
 	struct cprof_share_counts n;
 	/* the program's clock: p = p0 + (t - c0) * rate, t in CUPTI's own clock */
 	CUpti_TimestampCallbackFunc ts;
-	uint64_t c0, p0, c_last;
+	uint64_t c0, p0;
 	double rate;
 } sh = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -95,7 +95,7 @@ void cprof_share_timestamps(CUpti_TimestampCallbackFunc func)
 	if (func == NULL)
 		return;
 	/* the program's clock need not tick in nanoseconds (Kineto's counts the TSC): its rate over 2 ms, refined
-	 * at each copy from the first pair */
+	 * at each copy against the first pair */
 	c0 = cupti_now();
 	p0 = func();
 	nanosleep(&pause, NULL);
@@ -103,7 +103,7 @@ void cprof_share_timestamps(CUpti_TimestampCallbackFunc func)
 	p1 = func();
 	pthread_mutex_lock(&sh.lock);
 	sh.ts = func;
-	sh.c0 = sh.c_last = c0;
+	sh.c0 = c0;
 	sh.p0 = p0;
 	sh.rate = c1 > c0 && p1 > p0 ? (double)(p1 - p0) / (double)(c1 - c0) : 1.0;
 	pthread_mutex_unlock(&sh.lock);
@@ -116,16 +116,15 @@ static void refine_clock(void)
 
 	if (sh.ts == NULL)
 		return;
+	/* at every copy: the records copied are older than now, so their error stays that of one pair of reads */
 	c = cupti_now();
-	if (c < sh.c0 + 100000000ull || c < sh.c_last + 100000000ull)
+	if (c < sh.c0 + 2000000ull)
 		return;
 	in_program = 1;
 	p = sh.ts();
 	in_program = 0;
-	if (p > sh.p0) {
+	if (p > sh.p0)
 		sh.rate = (double)(p - sh.p0) / (double)(c - sh.c0);
-		sh.c_last = c;
-	}
 }
 
 static uint64_t to_program(uint64_t t)

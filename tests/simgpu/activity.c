@@ -212,28 +212,58 @@ static void wake_worker_locked(void)
  * CLOCK_REALTIME measured when the callback was registered: c0 + (t - n0) * rate. */
 struct tsmap {
 	uint64_t n0, c0;
-	double rate;
+	_Atomic uint64_t rate_bits; /* a double; refined against (n0, c0) as time goes on */
+	_Atomic uint64_t refined;   /* when, in our clock */
+	CUpti_TimestampCallbackFunc func;
 };
 /* replaced whole at each registration (the old one leaks: a reader may still hold it), read lock-free */
 static _Atomic(struct tsmap *) g_tsmap;
 
-int simgpu_cupti_timestamp_map(uint64_t n0, uint64_t c0, double rate)
+static double rate_of(struct tsmap *m)
 {
-	struct tsmap *m = malloc(sizeof(*m));
+	uint64_t bits = atomic_load_explicit(&m->rate_bits, memory_order_relaxed);
+	double r;
+	memcpy(&r, &bits, sizeof(r));
+	return r;
+}
+
+int simgpu_cupti_timestamp_map(uint64_t n0, uint64_t c0, double rate, CUpti_TimestampCallbackFunc func)
+{
+	struct tsmap *m = calloc(1, sizeof(*m));
+	uint64_t bits;
 	if (!m)
 		return -1;
 	m->n0 = n0;
 	m->c0 = c0;
-	m->rate = rate;
+	memcpy(&bits, &rate, sizeof(bits));
+	atomic_store(&m->rate_bits, bits);
+	atomic_store(&m->refined, n0);
+	m->func = func;
 	atomic_store(&g_tsmap, m);
 	return 0;
 }
 
-static uint64_t map_time(const struct tsmap *m, uint64_t t)
+/* the caller's clock is read again every millisecond or so (as CUPTI reads it for its host records), so a
+ * record's error stays that of one pair of reads however long the session */
+static void refine(struct tsmap *m)
+{
+	uint64_t now = simgpu_now(), last = atomic_load_explicit(&m->refined, memory_order_relaxed);
+	if (now < last + 1000000 || !atomic_compare_exchange_strong(&m->refined, &last, now))
+		return;
+	uint64_t a = simgpu_now(), c = m->func(), b = simgpu_now(), n = a + (b - a) / 2;
+	if (n > m->n0 + 1000000 && c > m->c0) {
+		double r = (double)(c - m->c0) / (double)(n - m->n0);
+		uint64_t bits;
+		memcpy(&bits, &r, sizeof(bits));
+		atomic_store(&m->rate_bits, bits);
+	}
+}
+
+static uint64_t map_time(struct tsmap *m, uint64_t t)
 {
 	if (!m || !t)
 		return t;
-	return m->c0 + (uint64_t)(int64_t)((double)(int64_t)(t - m->n0) * m->rate);
+	return m->c0 + (uint64_t)(int64_t)((double)(int64_t)(t - m->n0) * rate_of(m));
 }
 
 uint64_t simgpu_cupti_time(uint64_t t)
@@ -242,7 +272,7 @@ uint64_t simgpu_cupti_time(uint64_t t)
 }
 
 #define MAP(x) ((x) = map_time(tm, x))
-static void shift_times(void *rec, const struct tsmap *tm)
+static void shift_times(void *rec, struct tsmap *tm)
 {
 	CUpti_Activity *r = rec;
 	switch (r->kind) {
@@ -296,8 +326,9 @@ SG_HIDDEN void sg_emit(const void *rec, size_t size)
 		CUpti_ActivityOverhead3 o;
 		char bytes[512];
 	} copy;
-	const struct tsmap *m = atomic_load_explicit(&g_tsmap, memory_order_acquire);
+	struct tsmap *m = atomic_load_explicit(&g_tsmap, memory_order_acquire);
 	if (m && size <= sizeof(copy)) {
+		refine(m);
 		memcpy(&copy, rec, size);
 		shift_times(&copy, m);
 		rec = &copy;

@@ -39,7 +39,7 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
 	uint64_t a1 = simgpu_now(), t1 = func(), b1 = simgpu_now();
 	uint64_t n0 = a0 + (b0 - a0) / 2, n1 = a1 + (b1 - a1) / 2;
 	double rate = n1 > n0 && t1 > t0 ? (double)(t1 - t0) / (double)(n1 - n0) : 1.0;
-	simgpu_cupti_timestamp_map(n0, t0, rate);
+	simgpu_cupti_timestamp_map(n0, t0, rate, func);
 	return CUPTI_SUCCESS;
 }
 

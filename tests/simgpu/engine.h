@@ -200,7 +200,7 @@ int simgpu_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle sub, in
 int simgpu_cupti_enable_domain(uint32_t enable, CUpti_SubscriberHandle sub, int domain);
 int simgpu_cupti_finalize(void);
 /* cuptiActivityRegisterTimestampCallback: records carry the caller's clock, c0 + (t - n0) * rate */
-int simgpu_cupti_timestamp_map(uint64_t n0, uint64_t c0, double rate);
+int simgpu_cupti_timestamp_map(uint64_t n0, uint64_t c0, double rate, CUpti_TimestampCallbackFunc func);
 uint64_t simgpu_cupti_time(uint64_t t);
 int simgpu_cupti_callback_name(int domain, uint32_t cbid, const char **name);
 void simgpu_cupti_internal_api(uint32_t cbid, uint64_t cpu_ns, int ret);
