@@ -165,7 +165,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	d->next = NULL;
 	d->buf = buffer;
 	d->valid = valid;
-	d->keep = !atomic_load(&cu.paused);
+	d->keep = !atomic_load(&cu.paused) || !cprof_share_active();
 	pthread_mutex_lock(&cu.lock);
 	*cu.done_tail = d;
 	cu.done_tail = &d->next;
