@@ -941,7 +941,9 @@ static void *flusher_main(void *arg)
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
 		uint32_t seen = atomic_load(&fl.wake_word);
 
-		if (!request_pending() && !atomic_load(&cr.req))
+		/* a wake-up that came while the last round drained left cprof_wake_pending set, and producers ask
+		 * no more while it is: sleeping on it now would leave them a full period with no one draining */
+		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending))
 			futex_wait(&fl.wake_word, seen, fl.flush_ms);
 		atomic_store(&cprof_wake_pending, 0);
 		if (atomic_load(&cr.req)) {

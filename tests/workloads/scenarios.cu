@@ -51,6 +51,28 @@ static void *one_launch(void *arg)
 	return nullptr;
 }
 
+struct pace_arg {
+	double rate, secs; // per thread
+};
+
+static void *pace_thread(void *arg)
+{
+	const pace_arg *p = (const pace_arg *)arg;
+	double t0 = now_us();
+	long done = 0, total = (long)(p->rate * p->secs);
+	while (done < total) {
+		long due = (long)((now_us() - t0) * p->rate / 1e6) + 1;
+		if (due > total)
+			due = total;
+		if (due > done) {
+			launch_a((int)(due - done));
+			done = due;
+		}
+		usleep(1000);
+	}
+	return (void *)(intptr_t)done;
+}
+
 // The program's own crash handler (mode die): says it ran, then lets the signal do what it does by default.
 static void app_crash_handler(int sig)
 {
@@ -202,6 +224,28 @@ int main(int argc, char **argv)
 		launch_a(n);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		fprintf(stderr, "ns_per_launch %.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
+		return 0;
+	}
+	if (!strcmp(mode, "pace")) {
+		// RATE launches a second for SECS seconds from THREADS threads, in 1 ms ticks (a steady producer the
+		// flusher can keep up with: any loss is the flusher's, not the rate's)
+		double rate = argc > 2 ? atof(argv[2]) : 100000, secs = argc > 3 ? atof(argv[3]) : 1;
+		int nt = argc > 4 ? atoi(argv[4]) : 1;
+		pthread_t th[16];
+		pace_arg pa = { rate / (nt > 0 ? nt : 1), secs };
+		long total = 0;
+		if (nt < 1 || nt > 16)
+			return 2;
+		launch_a(1);
+		for (int i = 0; i < nt; i++)
+			pthread_create(&th[i], nullptr, pace_thread, &pa);
+		for (int i = 0; i < nt; i++) {
+			void *r;
+			pthread_join(th[i], &r);
+			total += (long)(intptr_t)r;
+		}
+		cudaDeviceSynchronize();
+		printf("pace %ld\n", total + 1);
 		return 0;
 	}
 	if (!strcmp(mode, "torch-shaped")) {
@@ -687,6 +731,6 @@ int main(int argc, char **argv)
 		return 9;
 	}
 	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
-			" torch-shaped N | dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]]\n");
+			" torch-shaped N | dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]] | pace RATE SECS [THREADS]\n");
 	return 2;
 }
