@@ -18,5 +18,6 @@ Suite *cost_suite(void);
 Suite *ring_suite(void);
 Suite *findings_rules_suite(void);
 Suite *gates_suite(void);
+Suite *findings_compiled_suite(void);
 
 #endif
