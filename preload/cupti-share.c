@@ -14,6 +14,7 @@ static struct {
 	/* the program's buffer and the counts; held around the program's callbacks, never around a CUPTI call */
 	pthread_mutex_t lock;
 	_Atomic int active;
+	_Atomic int stopped; /* the image ends (exit, exec, crash): the program's profiler may be gone already */
 	CUpti_BuffersCallbackRequestFunc req;
 	CUpti_BuffersCallbackCompleteFunc done;
 	__typeof__(&cuptiActivityGetNextRecord) next_record;
@@ -290,6 +291,17 @@ void cprof_share_forward(uint8_t *buf, size_t valid)
 
 	if (!atomic_load(&sh.active) || buf == NULL || valid == 0 || sh.next_record == NULL)
 		return;
+	if (atomic_load(&sh.stopped)) {
+		/* its callbacks are not called once the image ends (Kineto's singleton is destroyed before cprof's
+		 * exit handler runs): what it would have got is counted as still in its buffer */
+		while (sh.next_record(buf, valid, &rec) == CUPTI_SUCCESS)
+			if (wanted(rec)) {
+				pthread_mutex_lock(&sh.lock);
+				sh.n.pending++;
+				pthread_mutex_unlock(&sh.lock);
+			}
+		return;
+	}
 	if (in_program) {
 		/* the program's own callback flushed: copying now would write into the buffer it is handed */
 		while (sh.next_record(buf, valid, &rec) == CUPTI_SUCCESS)
@@ -318,9 +330,19 @@ out:
 	pthread_mutex_unlock(&sh.lock);
 }
 
+void cprof_share_stop(void)
+{
+	atomic_store(&sh.stopped, 1);
+}
+
+void cprof_share_resume(void)
+{
+	atomic_store(&sh.stopped, 0);
+}
+
 void cprof_share_complete(int more)
 {
-	if (!atomic_load(&sh.active) || in_program)
+	if (!atomic_load(&sh.active) || in_program || atomic_load(&sh.stopped))
 		return;
 	pthread_mutex_lock(&sh.lock);
 	if (sh.done != NULL)

@@ -34,6 +34,9 @@ CPROF_HIDDEN void cprof_share_timestamps(CUpti_TimestampCallbackFunc func);
 CPROF_HIDDEN void cprof_share_forward(uint8_t *buf, size_t valid);
 /* the program flushed: its current buffer goes back to it; more: request the next one while it has kinds on */
 CPROF_HIDDEN void cprof_share_complete(int more);
+/* the image ends (exit, exec, a crash): the program's callbacks are called no more */
+CPROF_HIDDEN void cprof_share_stop(void);
+CPROF_HIDDEN void cprof_share_resume(void);
 /* the program finalized CUPTI: its callbacks, kinds and clock are forgotten */
 CPROF_HIDDEN void cprof_share_finalize(void);
 CPROF_HIDDEN void cprof_share_counts(struct cprof_share_counts *c);

@@ -384,6 +384,9 @@ void cprof_cupti_flush(int forced)
 {
 	if (!atomic_load(&cu.started) || atomic_load(&cu.conflict))
 		return;
+	/* forced: only as the image ends (exit, exec, a crash), when the program's profiler may be torn down */
+	if (forced)
+		cprof_share_stop();
 	cu.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	if (forced)
 		say_shared();
@@ -398,6 +401,11 @@ void cprof_cupti_flush(int forced)
 			status(CPROF_STATUS_CUPTI_DROPPED, (int32_t)dropped, "CUPTI dropped %s records", text);
 		}
 	}
+}
+
+void cprof_cupti_exec_failed(void)
+{
+	cprof_share_resume();
 }
 
 void cprof_cupti_reset_after_fork(void)
