@@ -37,6 +37,7 @@ struct cprof_ring {
 	/* the flusher's: the owner's schedstat when last read (a reused ring starts again with its new tid) */
 	uint32_t sched_tid;
 	uint64_t sched_run, sched_wait;
+	uint64_t sched_head;     /* head when the schedstat was last read: an idle thread is not read again */
 	uint64_t snap;           /* head seen by the drainer at the start of a round */
 	struct cprof_ring *next; /* registry list; never unlinked, reused when free */
 	void *altstack;          /* crash.c: a signal stack for threads that have none; outlives the ring */

@@ -30,6 +30,7 @@
 
 #define CUPTI_FLUSH_MS 100
 #define BYE_GRACE_MS 250 /* past the exit's deadline, while the final BYE is being sent or filed */
+#define SCHED_READS 64 /* schedstat files read per cost round at most */
 #define COST_EVERY_MS 100 /* the report reads its time series over a window: ~10 rows a second */
 
 struct pending_string {
@@ -74,6 +75,7 @@ static struct {
 	_Atomic uint64_t lost_extra;   /* lost outside the rings (FIFO broke, CUPTI dropped, ...) */
 	_Atomic uint64_t lost_cupti, lost_pipe; /* lost_extra by cause (CPROF_MSG_COST) */
 	uint64_t last_cost_ms;         /* when the last COST went */
+	size_t sched_next;             /* send_cost: the ring whose schedstat is read first next time */
 	uint64_t app_run_ns, app_wait_ns; /* the program's threads' schedstat, summed over what the rings saw */
 	struct cprof_hello_info hello;
 	struct cprof_wire_status *statuses; /* queued under strings_lock */
@@ -601,6 +603,11 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 	 * published and the owner no longer writes them. A name seen for the first time goes out first. */
 	for (k = t; k < h; k++) {
 		struct cprof_wire_api *e = &r->ev[k & (CPROF_RING_EVENTS - 1)];
+		const char *ahead = (const char *)&r->ev[(k + 8) & (CPROF_RING_EVENTS - 1)];
+
+		/* the events were written on another core: half of a round's time went to waiting for their lines */
+		__builtin_prefetch(ahead);
+		__builtin_prefetch(ahead + 64);
 
 		if (e->flags & CPROF_API_F_KERNEL_KEY) {
 			e->name = cprof_kernel_name_id((const void *)(uintptr_t)e->ptr);
@@ -665,8 +672,13 @@ static int send_cost(uint64_t deadline)
 	struct cprof_ring *r;
 	struct timespec ts;
 
-	for (r = cprof_rings_head(); r; r = r->next) {
-		uint64_t run, wait;
+	/* a program with thousands of threads must not pay thousands of /proc reads ten times a second: only
+	 * threads that made calls since their last reading are read, at most SCHED_READS a round, the turn
+	 * going round the list (a reading adds all the growth since the last one, so one put off loses nothing) */
+	size_t idx = 0, reads = 0, first = fl.sched_next;
+
+	for (r = cprof_rings_head(); r; r = r->next, idx++) {
+		uint64_t run, wait, head = atomic_load_explicit(&r->head, memory_order_relaxed);
 		uint32_t tid = r->tid;
 
 		c.hook_calls += atomic_load_explicit(&r->head, memory_order_relaxed) +
@@ -680,8 +692,13 @@ static int send_cost(uint64_t deadline)
 				    atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
 		/* a thread's schedstat counts from its start: only what grew since the last reading is added */
 		if (atomic_load_explicit(&r->state, memory_order_relaxed) != CPROF_RING_LIVE || tid == 0 ||
-		    schedstat(tid, &run, &wait) < 0)
+		    (r->sched_tid == tid && r->sched_head == head) || idx < first || reads >= SCHED_READS)
 			continue;
+		reads++;
+		fl.sched_next = idx + 1;
+		if (schedstat(tid, &run, &wait) < 0)
+			continue;
+		r->sched_head = head;
 		if (r->sched_tid != tid) {
 			r->sched_tid = tid;
 			r->sched_run = r->sched_wait = 0;
@@ -693,6 +710,8 @@ static int send_cost(uint64_t deadline)
 		r->sched_run = run;
 		r->sched_wait = wait;
 	}
+	if (reads < SCHED_READS)
+		fl.sched_next = 0; /* the end of the list was reached: start from the head next time */
 	c.hook_ns = c.sampled_calls ? (uint64_t)((double)sampled_ns * c.hook_calls / c.sampled_calls) : 0;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 		c.flusher_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

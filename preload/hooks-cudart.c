@@ -146,24 +146,25 @@ HOOK(cudaError_t, cudaStreamWaitEvent, CUDART, NO_REAL, (cudaStream_t s, cudaEve
      (s, e, f), { ev.stream = (uintptr_t)s; ev.ptr = (uintptr_t)e; ev.arg[0] = f; })
 
 /* start-up, version and device queries: cheap (no stack), but recorded with their return codes, so that a
- * run where CUDA never came up says which call failed and how */
+ * run where CUDA never came up says which call failed and how; the pure queries only until CUPTI is on
+ * (CPROF_HOOK_QUERY): from then on CUPTI's runtime records carry them */
 HOOK(cudaError_t, cudaGetDeviceCount, CUDART, NO_REAL, (int *n), (n),
      { ev.arg[0] = (ret == cudaSuccess && n) ? (uint32_t)*n : 0; })
-HOOK(cudaError_t, cudaGetDevice, CUDART, NO_REAL, (int *d), (d),
+CPROF_HOOK_QUERY(cudaError_t, cudaGetDevice, CUDART, NO_REAL, (int *d), (d),
      { ev.arg[0] = (ret == cudaSuccess && d) ? (uint32_t)*d : 0; })
 HOOK(cudaError_t, cudaSetDevice, CUDART, NO_REAL, (int d), (d), { ev.arg[0] = (uint32_t)d; })
 HOOK(cudaError_t, cudaInitDevice, CUDART, NO_REAL, (int d, unsigned int df, unsigned int f), (d, df, f),
      { ev.arg[0] = (uint32_t)d; ev.arg[1] = df; ev.arg[2] = f; })
 HOOK(cudaError_t, cudaSetDeviceFlags, CUDART, NO_REAL, (unsigned int f), (f), { ev.arg[0] = f; })
-HOOK(cudaError_t, cudaGetDeviceFlags, CUDART, NO_REAL, (unsigned int *f), (f), {})
+CPROF_HOOK_QUERY(cudaError_t, cudaGetDeviceFlags, CUDART, NO_REAL, (unsigned int *f), (f), {})
 HOOK(cudaError_t, cudaGetDeviceProperties, CUDART, NO_REAL, (struct cudaDeviceProp *p, int d), (p, d),
      { ev.arg[0] = (uint32_t)d; })
-HOOK(cudaError_t, cudaDeviceGetAttribute, CUDART, NO_REAL, (int *v, enum cudaDeviceAttr a, int d), (v, a, d),
+CPROF_HOOK_QUERY(cudaError_t, cudaDeviceGetAttribute, CUDART, NO_REAL, (int *v, enum cudaDeviceAttr a, int d), (v, a, d),
      { ev.arg[0] = (uint32_t)d; ev.arg[1] = (uint32_t)a; })
 HOOK(cudaError_t, cudaChooseDevice, CUDART, NO_REAL, (int *d, const struct cudaDeviceProp *p), (d, p), {})
-HOOK(cudaError_t, cudaDriverGetVersion, CUDART, NO_REAL, (int *v), (v),
+CPROF_HOOK_QUERY(cudaError_t, cudaDriverGetVersion, CUDART, NO_REAL, (int *v), (v),
      { ev.arg[0] = (ret == cudaSuccess && v) ? (uint32_t)*v : 0; })
-HOOK(cudaError_t, cudaRuntimeGetVersion, CUDART, NO_REAL, (int *v), (v),
+CPROF_HOOK_QUERY(cudaError_t, cudaRuntimeGetVersion, CUDART, NO_REAL, (int *v), (v),
      { ev.arg[0] = (ret == cudaSuccess && v) ? (uint32_t)*v : 0; })
 HOOK(cudaError_t, cudaDeviceReset, CUDART, NO_REAL, (void), (), {})
 

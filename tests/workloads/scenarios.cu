@@ -226,7 +226,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ns_per_launch %.1f\n", ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / n);
 		return 0;
 	}
-	if (!strcmp(mode, "pace")) {
+	if (!strcmp(mode, "queries")) {
+		// N device queries (as PyTorch asks cudaGetDevice before most calls), then one launch
+		int n = argc > 2 ? atoi(argv[2]) : 1000, dev = -1, sum = 0;
+		for (int i = 0; i < n; i++)
+			if (cudaGetDevice(&dev) == cudaSuccess)
+				sum += dev + 1;
+		launch_a(1);
+		cudaDeviceSynchronize();
+		printf("queries %d\n", sum);
+		return 0;
+	}
+	if (!strcmp(mode, "rate-paced")) {
 		// RATE launches a second for SECS seconds from THREADS threads, in 1 ms ticks (a steady producer the
 		// flusher can keep up with: any loss is the flusher's, not the rate's)
 		double rate = argc > 2 ? atof(argv[2]) : 100000, secs = argc > 3 ? atof(argv[3]) : 1;
@@ -245,7 +256,7 @@ int main(int argc, char **argv)
 			total += (long)(intptr_t)r;
 		}
 		cudaDeviceSynchronize();
-		printf("pace %ld\n", total + 1);
+		printf("rate-paced %ld\n", total + 1);
 		return 0;
 	}
 	if (!strcmp(mode, "torch-shaped")) {
@@ -731,6 +742,6 @@ int main(int argc, char **argv)
 		return 9;
 	}
 	fprintf(stderr, "usage: scenarios threads N | fork A B [exit|_exit] | exec | loop S | throw | signal N | rate N |"
-			" torch-shaped N | dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]] | pace RATE SECS [THREADS]\n");
+			" torch-shaped N | dtod-gemm N | gemm-only N | graphed-gemm N | waitloop N | variance N | steady N | syncloop N | nosyncloop N | paced N US [WAIT_MS [STATUS]] | rate-paced RATE SECS [THREADS] | queries N\n");
 	return 2;
 }
