@@ -576,7 +576,7 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 		/* lost framing: look for the next magic after this byte */
 		{
 			static const uint32_t magic = CPROF_WIRE_MAGIC;
-			const uint8_t *next = memmem(in->buf + off + 1, in->len - off - 1, &magic, sizeof(magic));
+			const uint8_t *next = cprof_wire_find_magic(in->buf + off + 1, in->len - off - 1);
 
 			if (next == NULL) {
 				/* keep the last 3 bytes: they may start a magic */

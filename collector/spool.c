@@ -154,7 +154,6 @@ static int hdr_ok(const struct cprof_wire_hdr *h)
  * header is looked at here; the writer validates the payloads. */
 static size_t walk(const uint8_t *buf, size_t len, struct walk *w)
 {
-	static const uint32_t magic = CPROF_WIRE_MAGIC;
 	size_t off = 0;
 
 	while (len - off >= sizeof(struct cprof_wire_hdr)) {
@@ -162,7 +161,7 @@ static size_t walk(const uint8_t *buf, size_t len, struct walk *w)
 
 		memcpy(&h, buf + off, sizeof(h));
 		if (!hdr_ok(&h)) {
-			const uint8_t *next = memmem(buf + off + 1, len - off - 1, &magic, sizeof(magic));
+			const uint8_t *next = cprof_wire_find_magic(buf + off + 1, len - off - 1);
 
 			/* no magic: keep the last 3 bytes, they may start one */
 			off = next ? (size_t)(next - buf) : len - 3;

@@ -122,9 +122,25 @@ static int hdr_plausible(const uint8_t *at)
 	       h.len >= sizeof(h) && h.len <= CPROF_WIRE_MAX_FRAME;
 }
 
+const void *cprof_wire_find_magic(const void *p, size_t n)
+{
+	static const uint8_t m[4] = { CPROF_WIRE_MAGIC & 0xff, (CPROF_WIRE_MAGIC >> 8) & 0xff,
+				      (CPROF_WIRE_MAGIC >> 16) & 0xff, CPROF_WIRE_MAGIC >> 24 };
+	const uint8_t *b = p, *end = b + n;
+
+	while (end - b >= 4) {
+		b = memchr(b, m[0], (size_t)(end - b) - 3);
+		if (b == NULL)
+			return NULL;
+		if (b[1] == m[1] && b[2] == m[2] && b[3] == m[3])
+			return b;
+		b++;
+	}
+	return NULL;
+}
+
 size_t cprof_wire_torn(const void *buf, size_t avail)
 {
-	static const uint32_t magic = CPROF_WIRE_MAGIC;
 	const uint8_t *b = buf, *p;
 	struct cprof_wire_hdr h;
 	size_t lim;
@@ -135,7 +151,7 @@ size_t cprof_wire_torn(const void *buf, size_t avail)
 	/* a candidate starts inside the claimed frame and its whole header is readable */
 	lim = h.len < avail ? h.len : avail;
 	for (p = b + 1; (size_t)(p - b) < lim; p++) {
-		p = memmem(p, lim - (size_t)(p - b), &magic, sizeof(magic));
+		p = cprof_wire_find_magic(p, lim - (size_t)(p - b));
 		if (p == NULL || (size_t)(p - b) + sizeof(h) > avail)
 			return 0;
 		if (hdr_plausible(p))

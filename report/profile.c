@@ -444,7 +444,7 @@ sqlite3 *cprof_profile_open(const char *path)
 	}
 	/* read-only, and a profile is untrusted input: no schema-borne functions (trusted_schema off), no
 	 * triggers, no writes to the schema (defensive), bounded strings and statements */
-	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(why, sizeof(why), "%s", db ? sqlite3_errmsg(db) : "out of memory");
 		goto bad;
 	}

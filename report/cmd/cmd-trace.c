@@ -28,128 +28,38 @@ static void usage(FILE *f)
 		   "  -q, --quiet        do not say on stderr what was written\n");
 }
 
-/* The joins the export needs, indexed once in TEMP tables: CUPTI id -> our external id, our id -> the hooked
- * call, CUPTI ids that reached the GPU, CUPTI ids of API records. SQLite spills TEMP tables to a file, so
- * memory stays flat. The key columns are typed INTEGER on purpose: an untyped column has no affinity, SQLite
- * cannot search it with an INTEGER value and scans it for every row instead (minutes on 100k events).
- * externalKind 5 is CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, the kind libcprof pushes. */
-static const char index_sql[] =
-	"CREATE TEMP TABLE x_ext(processId INTEGER, correlationId INTEGER, externalId INTEGER,"
-	" PRIMARY KEY(processId, correlationId)) WITHOUT ROWID;"
-	"INSERT OR IGNORE INTO x_ext SELECT processId, correlationId, externalId"
-	" FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5;"
-	"CREATE INDEX temp.x_ext_by_ext ON x_ext(processId, externalId);"
-	"CREATE TEMP TABLE x_hook(processId INTEGER, extId INTEGER, nameId INTEGER, tid INTEGER,"
-	" PRIMARY KEY(processId, extId)) WITHOUT ROWID;"
-	"INSERT OR IGNORE INTO x_hook SELECT processId, correlationId, nameId, tid FROM CPROF_API"
-	" WHERE correlationId IS NOT NULL;"
-	"CREATE TEMP TABLE x_gpu(processId INTEGER, correlationId INTEGER, PRIMARY KEY(processId, correlationId))"
-	" WITHOUT ROWID;"
-	"INSERT OR IGNORE INTO x_gpu SELECT processId, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL;"
-	"INSERT OR IGNORE INTO x_gpu SELECT processId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY;"
-	"INSERT OR IGNORE INTO x_gpu SELECT processId, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET;"
-	"CREATE TEMP TABLE x_api(processId INTEGER, correlationId INTEGER, nameId INTEGER, cbid INTEGER,"
-	" PRIMARY KEY(processId, correlationId)) WITHOUT ROWID;"
-	"INSERT OR IGNORE INTO x_api SELECT processId, correlationId, nameId, cbid FROM CUPTI_ACTIVITY_KIND_RUNTIME;"
-	"INSERT OR IGNORE INTO x_api SELECT processId, correlationId, nameId, cbid FROM CUPTI_ACTIVITY_KIND_DRIVER;"
-	/* per hooked call: its first CUPTI id that reached the GPU, its first CUPTI id at all, how many reached */
-	"CREATE TEMP TABLE x_hsum(processId INTEGER, extId INTEGER, gcorr INTEGER, anycorr INTEGER, ngpu INTEGER,"
-	" PRIMARY KEY(processId, extId)) WITHOUT ROWID;"
-	"INSERT INTO x_hsum SELECT e.processId, e.externalId,"
-	" min(CASE WHEN g.correlationId IS NOT NULL THEN e.correlationId END), min(e.correlationId),"
-	" count(g.correlationId) FROM x_ext e LEFT JOIN x_gpu g"
-	" ON g.processId = e.processId AND g.correlationId = e.correlationId GROUP BY e.processId, e.externalId;"
-	/* per hooked call made inside an ATen op range (cprof-run --torch-ops): the innermost op, whose id is the
-	 * "External id" of the call and of its GPU work, as Kineto links a cpu_op to them (filled by nvtx_index) */
-	"CREATE TEMP TABLE x_opof(processId INTEGER, extId INTEGER, opId INTEGER, PRIMARY KEY(processId, extId))"
-	" WITHOUT ROWID;";
-
+/* Kineto writes every ts relative to a base so a double keeps ns precision; the base is the profile's first
+ * timestamp rounded down to a whole second. */
 static void choose_base(struct trace *t)
 {
-	int64_t first = cprof_query_int(t->db,
-					"SELECT min(m) FROM (SELECT min(start) AS m FROM CPROF_API"
-					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
-					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_DRIVER"
-					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"
-					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY"
-					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMSET"
-					" UNION ALL SELECT min(start) FROM CUPTI_ACTIVITY_KIND_OVERHEAD"
-					" UNION ALL SELECT min(start) FROM NVTX_EVENTS)",
-					-1);
+	int64_t first = t->src.first_start;
 
 	if (first < 0)
-		first = cprof_meta_int(t->db, "created_ns", 0);
+		first = cprof_meta_int(t->src.db, "created_ns", 0);
 	if (first < 0)
 		first = 0;
 	t->base_ns = first - first % 1000000000;
 	t->first_rel_ns = first - t->base_ns;
 }
 
-/* --per-rank: TEMP views named like the tables shadow them (unqualified names find temp first), so
- * every query below sees only this rank's processes without knowing it */
-static int rank_filter(struct trace *t)
-{
-	static const char *const tables[] = { "CPROF_API", "THREADS", "CUPTI_ACTIVITY_KIND_KERNEL",
-					      "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-					      "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER",
-					      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_OVERHEAD",
-					      "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", "NVTX_EVENTS", "CPROF_NAMES",
-					      NULL };
-	char sql[512];
-	int ret, i;
-
-	if (t->rank < 0)
-		return 0;
-	snprintf(sql, sizeof(sql), "CREATE TEMP VIEW PROCESSES AS SELECT * FROM main.PROCESSES WHERE rank = %lld",
-		 (long long)t->rank);
-	if ((ret = trace_exec(t, sql)) < 0)
-		return ret;
-	for (i = 0; tables[i]; i++) {
-		if (!cprof_has_table(t->db, tables[i]))
-			continue; /* an older profile: shim_missing_tables makes it empty */
-		snprintf(sql, sizeof(sql),
-			 "CREATE TEMP VIEW %s AS SELECT * FROM main.%s WHERE processId IN"
-			 " (SELECT id FROM main.PROCESSES WHERE rank = %lld)",
-			 tables[i], tables[i], (long long)t->rank);
-		if ((ret = trace_exec(t, sql)) < 0)
-			return ret;
-	}
-	return 0;
-}
-
 static int export_trace(struct trace *t)
 {
 	int ret;
 
-	/* first: changing temp_store drops existing TEMP tables */
-	if ((ret = trace_exec(t, "PRAGMA temp_store=FILE")) < 0 || (ret = rank_filter(t)) < 0 ||
-	    (ret = trace_shim_missing_tables(t)) < 0 || (ret = trace_exec(t, index_sql)) < 0)
+	if ((ret = trace_load_procs(t)) < 0)
 		return ret;
-	ret = trace_prep(t,
-		   "SELECT e.correlationId FROM x_ext e JOIN x_gpu g"
-		   " ON g.processId = e.processId AND g.correlationId = e.correlationId"
-		   " WHERE e.processId = ?1 AND e.externalId = ?2 ORDER BY 1",
-		   &t->flows);
-	if (ret < 0 || (ret = trace_load_procs(t)) < 0 || (ret = trace_nvtx_index(t)) < 0 ||
-	    (ret = trace_load_names(t)) < 0)
-		return ret;
-	if ((ret = cprof_stacks_load(t->db, &t->stacks)) < 0) {
-		pr_err("cannot read the call stacks: %s", sqlite3_errmsg(t->db));
-		return ret;
-	}
-	t->simulated = cprof_meta_int(t->db, "simulated_gpu", 0) == 1;
+	t->simulated = t->src.simulated;
 	choose_base(t);
 	trace_write_header(t);
 	if ((ret = trace_write_metadata(t)) < 0 || (ret = trace_write_nvtx(t)) < 0 || (ret = trace_write_hooked(t)) < 0 ||
-	    (ret = trace_write_api_records(t, "CUPTI_ACTIVITY_KIND_RUNTIME", "cuda_runtime")) < 0 ||
-	    (ret = trace_write_api_records(t, "CUPTI_ACTIVITY_KIND_DRIVER", "cuda_driver")) < 0 ||
+	    (ret = trace_write_api_records(t, CPROF_TSRC_RUNTIME, "cuda_runtime")) < 0 ||
+	    (ret = trace_write_api_records(t, CPROF_TSRC_DRIVER, "cuda_driver")) < 0 ||
 	    (ret = trace_write_gpu_ops(t, GPU_KERNEL)) < 0 || (ret = trace_write_gpu_ops(t, GPU_MEMCPY)) < 0 ||
 	    (ret = trace_write_gpu_ops(t, GPU_MEMSET)) < 0 || (ret = trace_write_overhead(t)) < 0)
 		return ret;
 	trace_put(t, "\n  ]\n}\n");
 	return 0;
 }
-
 
 static void trace_free(struct trace *t)
 {
@@ -159,15 +69,10 @@ static void trace_free(struct trace *t)
 		free(t->dm[i].text);
 	free(t->dm);
 	free(t->procs);
-	cprof_model_free(&t->model);
 	free(t->seen_threads);
 	free(t->py);
-	for (i = 0; i < t->nnames; i++)
-		free(t->names[i].name);
-	free(t->names);
-	cprof_stacks_free(&t->stacks);
-	sqlite3_finalize(t->flows);
-	sqlite3_close(t->db);
+	if (t->src.db)
+		cprof_trace_src_close(&t->src);
 }
 
 /* One export, profile to file; rank >= 0 keeps that rank's processes only. Returns an exit code. */
@@ -181,9 +86,8 @@ static int export_to(const char *profile, const char *out, int force, int quiet,
 	if (quiet || !strcmp(out, "-"))
 		cprof_progress_off();
 	cprof_progress_begin("cprof trace: writing the trace");
-	t.db = cprof_profile_open(profile);
-	if (t.db == NULL)
-		goto out;
+	if (cprof_trace_src_open(profile, rank, &t.src) < 0)
+		goto out; /* said why */
 	if ((err = cprof_out_open(out, &t.f)) < 0) {
 		pr_err("%s: cannot write next to it: %s", out, strerror(-err));
 		goto out;
@@ -218,41 +122,17 @@ out:
 /* --per-rank DIR: DIR/rank-N.json for every rank the profile's processes carry */
 static int export_ranks(const char *profile, const char *dir, int force, int quiet)
 {
-	sqlite3 *db = cprof_profile_open(profile);
-	sqlite3_stmt *st = NULL;
 	int64_t *ranks = NULL, world = 0;
-	size_t n = 0, cap = 0, i;
-	int ret = CPROF_EXIT_USAGE, rc;
+	size_t n = 0, i;
+	int ret = CPROF_EXIT_USAGE;
 
-	if (db == NULL)
-		return CPROF_EXIT_USAGE;
-	if (sqlite3_prepare_v2(db, "SELECT DISTINCT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY rank", -1, &st,
-			       NULL) != SQLITE_OK) {
-		pr_err("%s: cannot read its processes: %s", profile, sqlite3_errmsg(db));
-		goto out;
-	}
-	/* every rank: it stopped at 4096 without a word (issue 21, item 11) */
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cprof_grow(&ranks, &cap, n, sizeof(*ranks)) < 0) {
-			pr_err("out of memory");
-			goto out;
-		}
-		ranks[n++] = sqlite3_column_int64(st, 0);
-	}
-	if (rc != SQLITE_DONE) {
-		pr_err("%s: cannot read its processes: %s", profile, sqlite3_errmsg(db));
-		goto out;
-	}
-	sqlite3_finalize(st);
-	st = NULL;
+	if (cprof_trace_src_ranks(profile, &ranks, &n, &world) < 0)
+		goto out; /* said why */
 	if (n == 0) {
 		pr_err("%s: no process has a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK or SLURM_PROCID); use -o", profile);
 		goto out;
 	}
 	/* the world is what the launcher said, or at least every rank that showed up */
-	if (sqlite3_prepare_v2(db, "SELECT max(worldSize) FROM PROCESSES", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		world = sqlite3_column_int64(st, 0);
 	if (world < (int64_t)n)
 		world = (int64_t)n;
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
@@ -274,8 +154,6 @@ static int export_ranks(const char *profile, const char *dir, int force, int qui
 	ret = CPROF_EXIT_OK;
 out:
 	free(ranks);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
 	return ret;
 }
 

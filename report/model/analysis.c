@@ -46,7 +46,8 @@ static double median(double *d, size_t n)
 {
 	if (n == 0)
 		return 0;
-	qsort(d, n, sizeof(*d), cmp_double);
+	if (cprof_radix_sort_doubles(d, n) < 0)
+		qsort(d, n, sizeof(*d), cmp_double);
 	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
 }
 
@@ -307,13 +308,6 @@ struct iev {
 #define IEV_OVH (CPROF_IDLE__N)
 #define IEV_STARVED (CPROF_IDLE__N + 1)
 
-static int cmp_iev(const void *a, const void *b)
-{
-	const struct iev *x = a, *y = b;
-
-	return x->t < y->t ? -1 : x->t > y->t;
-}
-
 static int iev_add(struct iev **e, size_t *n, size_t *cap, uint64_t s, uint64_t t, uint64_t ws, uint64_t we, int k)
 {
 	if (s < ws)
@@ -419,7 +413,9 @@ static int idle_causes(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	for (i = 0; i < m->novh && m->ovh[i].start < hi; i++)
 		if (IN_PROC(m->ovh[i]) && iev_add(&e, &n, &cap, m->ovh[i].start, m->ovh[i].end, ws, we, IEV_OVH) < 0)
 			goto out;
-	qsort(e, n, sizeof(*e), cmp_iev);
+	/* by time; the order of events at one time does not change the sums (no time passes between them) */
+	if (cprof_radix_sort(e, n, sizeof(*e)) < 0)
+		goto out;
 	for (i = 0; i < n; i++) {
 		uint64_t len;
 		int k;

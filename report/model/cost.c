@@ -116,7 +116,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	/* each process's rows together, in time: the readers below look them up, never scan them all per use */
-	qsort(m->cost, m->ncost, sizeof(*m->cost), cost_cmp);
+	if (m->ncost > 1) /* an empty array may have no buffer: qsort(NULL) is undefined */
+		qsort(m->cost, m->ncost, sizeof(*m->cost), cost_cmp);
 	return 0;
 }
 
@@ -216,11 +217,20 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	out->cupti_overhead_ns = cupti_ns;
 	last_totals(m, proc, &t, &nprocs);
 	out->measured = nprocs > 0;
-	for (size_t i = 0; i < m->ncalls; i++) {
-		if (proc != 0 && m->calls[i].proc != proc)
-			continue;
-		all++;
-		calls += m->calls[i].start >= ws && m->calls[i].start < we;
+	if (proc == 0 || (m->calls_proc != 0 && m->calls_proc == proc)) {
+		/* every call counts: the calls are by start, the window's are found by two searches (a walk per
+		 * phase was O(calls x phases)) */
+		all = m->ncalls;
+		calls = cprof_model_calls_from(m, we) - cprof_model_calls_from(m, ws);
+		if (we < ws)
+			calls = 0;
+	} else {
+		for (size_t i = 0; i < m->ncalls; i++) {
+			if (m->calls[i].proc != proc)
+				continue;
+			all++;
+			calls += m->calls[i].start >= ws && m->calls[i].start < we;
+		}
 	}
 	out->calls = calls;
 	if (out->measured) {

@@ -125,14 +125,7 @@ static int driver_corr(const struct cprof_drv_rec *d, size_t nd, struct corr **o
 }
 
 /* The model's arrays hold structs that begin with their uint64_t start. They are sorted by start, rows of
- * equal start kept in the order read (what SQLite's sorter gives them): an index sorted, then the array
- * permuted in place along its cycles, so sorting costs 4 bytes a row, not a second copy. */
-static const char *sort_base;
-static size_t sort_elem;
-_Static_assert(offsetof(struct cprof_op, start) == 0 && offsetof(struct cprof_call, start) == 0 &&
-		       offsetof(struct cprof_rt, start) == 0 && offsetof(struct cprof_ovh, start) == 0,
-	       "sort_by_start reads the start at the front");
-
+ * equal start kept in the order read (what SQLite's sorter gives them), by radix.c. */
 static uint64_t start_at(const void *arr, size_t elem, size_t i)
 {
 	uint64_t s;
@@ -141,53 +134,10 @@ static uint64_t start_at(const void *arr, size_t elem, size_t i)
 	return s;
 }
 
-static int cmp_index(const void *a, const void *b)
-{
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	uint64_t x = start_at(sort_base, sort_elem, i), y = start_at(sort_base, sort_elem, j);
-
-	if (x != y)
-		return x < y ? -1 : 1;
-	return i < j ? -1 : i > j;
-}
-
 static int sort_by_start(void *arr, size_t n, size_t elem)
 {
-	uint32_t *idx;
-	char tmp[128], *a = arr;
-	size_t i;
-
-	if (n < 2)
-		return 0;
-	if (elem > sizeof(tmp) || n > UINT32_MAX || (idx = malloc(n * sizeof(*idx))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		idx[i] = (uint32_t)i;
-	sort_base = arr;
-	sort_elem = elem;
-	qsort(idx, n, sizeof(*idx), cmp_index);
-	sort_base = NULL;
-	/* position j gets the element that was at idx[j] */
-	for (i = 0; i < n; i++) {
-		size_t j = i;
-
-		if (idx[i] == i)
-			continue;
-		memcpy(tmp, a + i * elem, elem);
-		for (;;) {
-			size_t k = idx[j];
-
-			idx[j] = (uint32_t)j;
-			if (k == i) {
-				memcpy(a + j * elem, tmp, elem);
-				break;
-			}
-			memcpy(a + j * elem, a + k * elem, elem);
-			j = k;
-		}
-	}
-	free(idx);
-	return 0;
+	/* a radix sort: the qsort of an index by start was a fifth of a report's load */
+	return cprof_radix_sort(arr, n, elem);
 }
 
 /* the first element whose start is >= t */
@@ -475,6 +425,11 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		goto out;
 	if ((ret = sort_by_start(k, n, sizeof(*k))) < 0)
 		goto out;
+	/* one process's calls: a window's calls are counted by two searches (cost.c) */
+	m->calls_proc = n ? k[0].proc : 0;
+	for (size_t i = 1; i < n && m->calls_proc; i++)
+		if (k[i].proc != m->calls_proc)
+			m->calls_proc = 0;
 	m->calls = k;
 	k = NULL;
 	m->ncalls = n;
@@ -603,12 +558,24 @@ static int cmp_ext(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+/* rows of one (proc, corr) kept in table order: a search finds the first */
+static int cmp_ext_seq(const void *a, const void *b)
+{
+	const struct cprof_ext *x = a, *y = b;
+	int c = cmp_ext(a, b);
+
+	return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static int load_ext(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
-	size_t cap = 0;
+	/* sized at once: doubling copies the array and keeps a spare half */
+	size_t cap = (size_t)cprof_query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", 0);
 	int rc;
 
+	if (cap && (m->ext = malloc(cap * sizeof(*m->ext))) == NULL)
+		return -ENOMEM;
 	if (sqlite3_prepare_v2(db, "SELECT processId, correlationId, externalId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION"
 				   " WHERE externalKind = 5 AND correlationId IS NOT NULL AND externalId IS NOT NULL",
 			       -1, &st, NULL) != SQLITE_OK)
@@ -620,13 +587,14 @@ static int load_ext(sqlite3 *db, struct cprof_model *m)
 		}
 		m->ext[m->next].proc = sqlite3_column_int64(st, 0);
 		m->ext[m->next].corr = sqlite3_column_int64(st, 1);
+		m->ext[m->next].seq = (uint32_t)m->next;
 		m->ext[m->next++].ext = sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	if (m->next)
-		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext);
+		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext_seq);
 	return 0;
 }
 
@@ -675,7 +643,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 	}
 	for (i = 0; i < m->nops; i++) {
 		const struct cprof_op *o = &m->ops[i];
-		struct cprof_ext key = { o->proc, o->corr, 0 };
+		struct cprof_ext key = { o->proc, o->corr, 0, 0 };
 		size_t lo = 0, hi = m->next, e;
 
 		if (o->corr == CPROF_NO_ID || (proc != 0 && o->proc != proc))
@@ -719,7 +687,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 
 int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
 {
-	struct cprof_ext key = { proc, corr, 0 };
+	struct cprof_ext key = { proc, corr, 0, 0 };
 	size_t lo = 0, hi = m->next;
 
 	while (lo < hi) {
@@ -739,7 +707,7 @@ int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, 
 
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
 {
-	struct cprof_ext key = { proc, corr, 0 };
+	struct cprof_ext key = { proc, corr, 0, 0 };
 	size_t lo = 0, hi = m->next;
 
 	while (lo < hi) {
@@ -805,15 +773,6 @@ int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
 	return 0;
 }
 
-static int cmp_keyed(const void *a, const void *b)
-{
-	const struct cprof_keyed *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->d < y->d ? -1 : x->d > y->d;
-}
-
 int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
 			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx)
 {
@@ -826,7 +785,10 @@ int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*labe
 	d = malloc(n * sizeof(*d));
 	if (d == NULL)
 		return -ENOMEM;
-	qsort(kd, n, sizeof(*kd), cmp_keyed);
+	if (cprof_radix_sort_keyed(kd, n) < 0) {
+		free(d);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i = j) {
 		struct cprof_stats st;
 		const char *l;
@@ -1332,7 +1294,10 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_run_facts(db, m)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
-	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0))) {
+	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
+	    ((parts & CPROF_MODEL_TRACE) && !(parts & (CPROF_MODEL_TIMELINE | CPROF_MODEL_GPU)) &&
+	     ((cprof_has_table(db, "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION") && (ret = load_ext(db, m)) < 0) ||
+	      (ret = load_strings(db, m)) < 0))) {
 		free(drv);
 		cprof_model_free(m);
 		m->db = db;

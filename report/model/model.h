@@ -115,6 +115,7 @@ struct cprof_drv_api {
 /* CUPTI's external correlation of kind 5 (ours): CUPTI id -> our call's correlation id */
 struct cprof_ext {
 	int64_t proc, corr, ext;
+	uint32_t seq; /* table order: of rows with one (proc, corr), the first is the one joined */
 };
 
 struct cprof_string {
@@ -214,6 +215,7 @@ enum cprof_model_part {
 	CPROF_MODEL_ALL = 3,
 	CPROF_MODEL_GPU = 4,      /* GPU ops and strings only, launches not attributed (a kernel table) */
 	CPROF_MODEL_HOST = 8,     /* with TIMELINE: driver calls no runtime record covers, NVTX ranges (a timeline) */
+	CPROF_MODEL_TRACE = 16,   /* the external ids and strings (report/model/trace-src.c loads the trace's rest) */
 };
 
 /* One CPROF_COST row: a process's running totals of what profiling cost it (see common/wire.h). */
@@ -243,6 +245,7 @@ struct cprof_model {
 	size_t nops;
 	struct cprof_call *calls;    /* by start */
 	size_t ncalls;
+	int64_t calls_proc;          /* the process of every call when they share one (load_calls), else 0 */
 	struct cprof_ovh *ovh;       /* by start */
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
@@ -333,6 +336,9 @@ struct cprof_keyed {
 	int64_t key;
 	int64_t d;
 };
+/* radix.c: by (key, d), as cmp_keyed orders them; doubles ascending (qsort for negatives or NaN) */
+int cprof_radix_sort_keyed(struct cprof_keyed *kd, size_t n);
+int cprof_radix_sort_doubles(double *d, size_t n);
 int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
 			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
 
@@ -389,6 +395,8 @@ void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out
 uint8_t cprof_call_class_of(const char *cls);
 /* Sorts an array of structs that begin with their uint64_t start, ties kept in the order given. */
 int cprof_sort_by_start(void *arr, size_t n, size_t elem);
+/* radix.c: the same sort, by radix (elements of at most 256 bytes); 0 or -ENOMEM. */
+int cprof_radix_sort(void *arr, size_t n, size_t elem);
 /* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */
 int cprof_model_read_driver(sqlite3 *db, struct cprof_drv_rec **out, size_t *n);
 /* m->drv_api from the driver records, the calls and the runtime records (in memory, O(n log n)). */

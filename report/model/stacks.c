@@ -308,18 +308,9 @@ static void account(struct cprof_attr_row *r, int nested, double cpu, double gpu
 	r->gpu_ops += gops;
 }
 
-/* The calls of a profile with their stack and launched GPU time: one row per hooked call that has a stack. */
-static const char attr_sql[] =
-	"SELECT a.processId, a.stackId, a.nested, a.end - a.start, coalesce(g.gpu, 0), coalesce(g.n, 0),"
-	" coalesce(a.stackInherited, 0), s.value, coalesce(g.kernel, '') FROM CPROF_API a"
-	" JOIN StringIds s ON s.id = a.nameId"
-	" LEFT JOIN (SELECT apiId, sum(end - start) AS gpu, count(*) AS n, max(name) AS kernel FROM API_GPU"
-	"  GROUP BY apiId) g ON g.apiId = a.id"
-	" WHERE a.stackId IS NOT NULL AND (?1 = 0 OR a.processId = ?1)";
-
 /* one call (with its stack s) into table t by by; 0 or a negative errno */
 static int attr_row(struct cprof_attr_table *t, size_t *cap, enum cprof_attr_by by, const struct cprof_stack *s, int nested,
-		    int inherited, double cpu, double gpu, uint64_t gops, const char *api, const char *kernel)
+		    int inherited, double cpu, double gpu, uint64_t gops, const char *api, const char *kernel, const char *kshort)
 {
 	char opbuf[1024], chainbuf[2048], kbuf[160];
 	int r;
@@ -334,9 +325,13 @@ static int attr_row(struct cprof_attr_table *t, size_t *cap, enum cprof_attr_by 
 
 			if (gops == 0 || kernel == NULL || *kernel == '\0')
 				return 0;
-			d = cprof_demangle(kernel);
-			cprof_shorten(d ? d : kernel, kbuf, sizeof(kbuf));
-			free(d);
+			if (kshort) {
+				snprintf(kbuf, sizeof(kbuf), "%s", kshort);
+			} else {
+				d = cprof_demangle(kernel);
+				cprof_shorten(d ? d : kernel, kbuf, sizeof(kbuf));
+				free(d);
+			}
 			snprintf(chainbuf, sizeof(chainbuf), "%s%s%s", s->ops ? s->ops : "", s->ops ? ARROW : "", api);
 			label = kbuf;
 			detail = chainbuf;
@@ -383,11 +378,267 @@ static int attr_row(struct cprof_attr_table *t, size_t *cap, enum cprof_attr_by 
 	return 0;
 }
 
+/* ---- the calls with a stack and the GPU time they launched: each table read once in rowid order, the
+ * joins (our id -> CUPTI's ids -> the GPU records) in sorted arrays, as API_GPU joins them ---- */
+struct attr_call {
+	int64_t proc, stack, corr, name;
+	int64_t cpu; /* end - start */
+	uint8_t nested, inherited, has_corr, has_cpu;
+};
+struct attr_key {
+	int64_t proc, key, val; /* (proc, our id) -> CUPTI id; or (proc, CUPTI id) -> aggregate index */
+};
+struct attr_agg {
+	int64_t proc, corr;
+	int64_t gpu, n;
+	uint8_t has_gpu;
+	struct attr_str *kernel; /* max(name) of its kernels; NULL none */
+};
+struct attr_str {
+	int64_t id;
+	char *value;
+	char *shortened; /* the demangled, shortened kernel name, made once */
+};
+
+static int cmp_attr_key(const void *x, const void *y)
+{
+	const struct attr_key *a = x, *b = y;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->val < b->val ? -1 : a->val > b->val;
+}
+
+static size_t attr_lower(const struct attr_key *k, size_t n, int64_t proc, int64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k[mid].proc < proc || (k[mid].proc == proc && k[mid].key < key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct attr_str *attr_string(struct attr_str *v, size_t n, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].id == id ? &v[lo] : NULL;
+}
+
+struct attr_work {
+	struct attr_call *calls;
+	size_t ncalls;
+	struct attr_key *links; /* (proc, our id) -> CUPTI id, every row */
+	size_t nlinks;
+	struct attr_key *gpu_of; /* (proc, CUPTI id) -> aggregate */
+	size_t ngpu_of;
+	struct attr_agg *agg;
+	size_t nagg;
+	struct attr_str *str;
+	size_t nstr;
+};
+
+static void attr_work_free(struct attr_work *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nstr; i++) {
+		free(w->str[i].value);
+		free(w->str[i].shortened);
+	}
+	free(w->str);
+	free(w->calls);
+	free(w->links);
+	free(w->gpu_of);
+	free(w->agg);
+}
+
+static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
+{
+	static const char *const ops[] = {
+		"SELECT processId, correlationId, end - start, nameId FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY rowid",
+		"SELECT processId, correlationId, end - start, NULL FROM CUPTI_ACTIVITY_KIND_MEMCPY ORDER BY rowid",
+		"SELECT processId, correlationId, end - start, NULL FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY rowid",
+	};
+	struct attr_key *need = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, i, k, nneed = 0;
+	int rc, t, ret = -EIO;
+
+	if (sqlite3_prepare_v2(db, "SELECT id, value FROM StringIds ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(st, 1);
+
+		if (cprof_grow(&w->str, &cap, w->nstr, sizeof(*w->str)) < 0 ||
+		    (w->str[w->nstr].value = v ? strdup((const char *)v) : NULL, v && w->str[w->nstr].value == NULL)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		w->str[w->nstr].shortened = NULL;
+		w->str[w->nstr++].id = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto out;
+	/* the calls with a stack, in table order */
+	cap = 0;
+	if (sqlite3_prepare_v2(db, "SELECT processId, stackId, nested, end - start, coalesce(stackInherited, 0), nameId,"
+				   " correlationId FROM CPROF_API WHERE stackId IS NOT NULL AND (?1 = 0 OR processId = ?1)"
+				   " ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	sqlite3_bind_int64(st, 1, proc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct attr_call *c;
+		struct attr_str *name = attr_string(w->str, w->nstr, sqlite3_column_int64(st, 5));
+
+		if (sqlite3_column_type(st, 5) == SQLITE_NULL || name == NULL || name->value == NULL)
+			continue; /* the join on its name drops it */
+		if (cprof_grow(&w->calls, &cap, w->ncalls, sizeof(*w->calls)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c = &w->calls[w->ncalls++];
+		c->proc = sqlite3_column_int64(st, 0);
+		c->stack = sqlite3_column_int64(st, 1);
+		c->nested = sqlite3_column_int(st, 2) != 0;
+		c->has_cpu = sqlite3_column_type(st, 3) != SQLITE_NULL;
+		c->cpu = sqlite3_column_int64(st, 3);
+		c->inherited = sqlite3_column_int(st, 4) != 0;
+		c->name = sqlite3_column_int64(st, 5);
+		c->has_corr = sqlite3_column_type(st, 6) != SQLITE_NULL;
+		c->corr = sqlite3_column_int64(st, 6);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto out;
+	/* our ids the calls carry, then CUPTI's ids of those */
+	need = malloc((w->ncalls ? w->ncalls : 1) * sizeof(*need));
+	if (need == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < w->ncalls; i++)
+		if (w->calls[i].has_corr)
+			need[nneed++] = (struct attr_key){ w->calls[i].proc, w->calls[i].corr, 0 };
+	if (nneed > 1)
+		qsort(need, nneed, sizeof(*need), cmp_attr_key);
+	cap = 0;
+	if (sqlite3_prepare_v2(db, "SELECT processId, externalId, correlationId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION"
+				   " WHERE externalKind = 5 ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t p = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL || sqlite3_column_type(st, 2) == SQLITE_NULL ||
+		    sqlite3_column_type(st, 0) == SQLITE_NULL)
+			continue;
+		k = attr_lower(need, nneed, p, e);
+		if (k == nneed || need[k].proc != p || need[k].key != e)
+			continue;
+		if (cprof_grow(&w->links, &cap, w->nlinks, sizeof(*w->links)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		w->links[w->nlinks++] = (struct attr_key){ p, e, sqlite3_column_int64(st, 2) };
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto out;
+	if (w->nlinks > 1)
+		qsort(w->links, w->nlinks, sizeof(*w->links), cmp_attr_key);
+	/* one aggregate per CUPTI id the calls reach */
+	w->gpu_of = malloc((w->nlinks ? w->nlinks : 1) * sizeof(*w->gpu_of));
+	w->agg = malloc((w->nlinks ? w->nlinks : 1) * sizeof(*w->agg));
+	if (w->gpu_of == NULL || w->agg == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < w->nlinks; i++)
+		w->gpu_of[i] = (struct attr_key){ w->links[i].proc, w->links[i].val, 0 };
+	if (w->nlinks > 1)
+		qsort(w->gpu_of, w->nlinks, sizeof(*w->gpu_of), cmp_attr_key);
+	for (i = 0; i < w->nlinks; i++)
+		if (w->ngpu_of == 0 || w->gpu_of[w->ngpu_of - 1].proc != w->gpu_of[i].proc ||
+		    w->gpu_of[w->ngpu_of - 1].key != w->gpu_of[i].key) {
+			w->agg[w->nagg] = (struct attr_agg){ w->gpu_of[i].proc, w->gpu_of[i].key, 0, 0, 0, NULL };
+			w->gpu_of[w->ngpu_of] = w->gpu_of[i];
+			w->gpu_of[w->ngpu_of++].val = (int64_t)w->nagg++;
+		}
+	for (t = 0; t < 3; t++) {
+		if (sqlite3_prepare_v2(db, ops[t], -1, &st, NULL) != SQLITE_OK)
+			goto out;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t p = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
+			struct attr_agg *a;
+
+			if (sqlite3_column_type(st, 1) == SQLITE_NULL)
+				continue;
+			k = attr_lower(w->gpu_of, w->ngpu_of, p, c);
+			if (k == w->ngpu_of || w->gpu_of[k].proc != p || w->gpu_of[k].key != c)
+				continue;
+			a = &w->agg[w->gpu_of[k].val];
+			a->n++;
+			if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+				a->gpu += sqlite3_column_int64(st, 2);
+				a->has_gpu = 1;
+			}
+			if (t == 0 && sqlite3_column_type(st, 3) != SQLITE_NULL) {
+				struct attr_str *n = attr_string(w->str, w->nstr, sqlite3_column_int64(st, 3));
+
+				if (n && n->value && (a->kernel == NULL || strcmp(n->value, a->kernel->value) > 0))
+					a->kernel = n;
+			}
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+		if (rc != SQLITE_DONE)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	free(need);
+	return ret;
+}
+
+/* the shortened demangled name of a kernel, once per name */
+static const char *attr_kshort(struct attr_str *k)
+{
+	if (k->shortened == NULL) {
+		char kbuf[160], *d = cprof_demangle(k->value);
+
+		cprof_shorten(d ? d : k->value, kbuf, sizeof(kbuf));
+		free(d);
+		k->shortened = strdup(kbuf);
+	}
+	return k->shortened;
+}
+
 int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t proc, const enum cprof_attr_by *by,
 		       struct cprof_attr_table *t, int n)
 {
-	sqlite3_stmt *st;
-	size_t cap[8] = { 0 };
+	struct attr_work w = { 0 };
+	size_t cap[8] = { 0 }, c;
 	int ret = 0, i;
 
 	for (i = 0; i < n; i++)
@@ -396,27 +647,42 @@ int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t p
 		return 0;
 	if (n > 8)
 		return -EINVAL;
-	if (sqlite3_prepare_v2(db, attr_sql, -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, proc);
-	while (ret == 0 && sqlite3_step(st) == SQLITE_ROW) {
-		const struct cprof_stack *s = cprof_stacks_find(stacks, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-		int nested = sqlite3_column_int(st, 2);
-		double cpu = nested ? 0 : sqlite3_column_double(st, 3), gpu = sqlite3_column_double(st, 4);
-		uint64_t gops = (uint64_t)sqlite3_column_int64(st, 5);
-		const char *api = (const char *)sqlite3_column_text(st, 7);
-		const char *kernel = (const char *)sqlite3_column_text(st, 8);
-		int inherited = sqlite3_column_int(st, 6);
+	if ((ret = attr_read(db, proc, &w)) < 0)
+		goto out;
+	for (c = 0; c < w.ncalls && ret == 0; c++) {
+		const struct attr_call *a = &w.calls[c];
+		const struct cprof_stack *s = cprof_stacks_find(stacks, a->proc, a->stack);
+		int64_t gsum = 0, gops = 0;
+		struct attr_str *kernel = NULL;
+		const char *kshort = NULL;
+		size_t l;
 
 		if (s == NULL)
 			continue;
+		/* API_GPU's rows of this call: every CUPTI id of our id, every GPU record of each */
+		for (l = a->has_corr ? attr_lower(w.links, w.nlinks, a->proc, a->corr) : w.nlinks;
+		     l < w.nlinks && w.links[l].proc == a->proc && w.links[l].key == a->corr; l++) {
+			size_t k = attr_lower(w.gpu_of, w.ngpu_of, a->proc, w.links[l].val);
+			const struct attr_agg *g = &w.agg[w.gpu_of[k].val];
+
+			gsum += g->gpu;
+			gops += g->n;
+			if (g->kernel && (kernel == NULL || strcmp(g->kernel->value, kernel->value) > 0))
+				kernel = g->kernel;
+		}
+		for (i = 0; i < n && kernel && gops && kshort == NULL; i++)
+			if (by[i] == CPROF_BY_CHAIN)
+				kshort = attr_kshort(kernel);
 		for (i = 0; i < n && ret == 0; i++)
-			ret = attr_row(&t[i], &cap[i], by[i], s, nested, inherited, cpu, gpu, gops, api, kernel);
+			ret = attr_row(&t[i], &cap[i], by[i], s, a->nested, a->inherited,
+				       a->nested || !a->has_cpu ? 0 : (double)a->cpu, (double)gsum, (uint64_t)gops,
+				       attr_string(w.str, w.nstr, a->name)->value, kernel ? kernel->value : "", kshort);
 	}
-	sqlite3_finalize(st);
 	for (i = 0; i < n; i++)
 		if (t[i].n)
 			qsort(t[i].rows, t[i].n, sizeof(t[i].rows[0]), by_gpu_desc);
+out:
+	attr_work_free(&w);
 	return ret;
 }
 

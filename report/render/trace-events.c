@@ -8,25 +8,6 @@
 #include "common/log.h"
 #include "report/render/trace.h"
 
-/* ---- events ---- */
-
-/* %s: the stack column, NULL for a profile from before stacks */
-static const char hooked_sql[] =
-	"SELECT a.processId, a.pid, a.tid, a.start, a.end, a.correlationId, s.value, a.class, a.returnValue,"
-	" a.nested, a.kernelNameId, k.value, a.stream, a.bytes, a.a0, a.a1, a.a2, a.a3, a.a4, a.a5, a.a6,"
-	" h.gcorr, h.anycorr, h.ngpu, x.cbid, xs.value, %s, xo.opId"
-	" FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
-	" LEFT JOIN x_opof xo ON xo.processId = a.processId AND xo.extId = a.correlationId"
-	" LEFT JOIN x_hsum h ON h.processId = a.processId AND h.extId = a.correlationId"
-	" LEFT JOIN x_api x ON x.processId = a.processId AND x.correlationId = coalesce(h.gcorr, h.anycorr)"
-	" LEFT JOIN StringIds xs ON xs.id = x.nameId ORDER BY a.id";
-
-enum {
-	H_PROC, H_PID, H_TID, H_START, H_END, H_EXT, H_NAME, H_CLASS, H_RET, H_NESTED, H_KNAMEID, H_KNAME, H_STREAM,
-	H_BYTES, H_A0, H_A1, H_A2, H_A3, H_A4, H_A5, H_A6, H_GCORR, H_ANYCORR, H_NGPU, H_CBID, H_XNAME, H_STACK,
-	H_OPID,
-};
-
 /* ---- python_function spans: consecutive calls of a thread that share their outer Python frames share
  * those frames' spans (what a sampling profiler shows; the frames' exact entry and exit are not known) ---- */
 struct pyframe_open {
@@ -92,42 +73,40 @@ static void py_close_all(struct trace *t)
 }
 
 /* What the hook recorded beyond Kineto's keys; never a key named "stream", which HTA takes for a GPU op. */
-static void hooked_extras(struct trace *t, sqlite3_stmt *st)
+static void hooked_extras(struct trace *t, const struct cprof_tsrc_calls *b, size_t i)
 {
-	const char *cls = trace_col_str(st, H_CLASS);
+	int cls = b->cls[i];
+	const char *kname;
 
-	if (!strcmp(cls, "launch")) {
-		trace_arg_s(t, "kernel", trace_kernel_name(t, sqlite3_column_int64(st, H_KNAMEID), trace_col_str(st, H_KNAME)));
-		trace_arg_dim3(t, "grid", sqlite3_column_int64(st, H_A0), sqlite3_column_int64(st, H_A1),
-			 sqlite3_column_int64(st, H_A2));
-		trace_arg_dim3(t, "block", sqlite3_column_int64(st, H_A3), sqlite3_column_int64(st, H_A4),
-			 sqlite3_column_int64(st, H_A5));
-		trace_arg_i(t, "dynamic shared memory", sqlite3_column_int64(st, H_A6));
-	} else if (!strcmp(cls, "gemm")) {
-		trace_arg_i(t, "m", sqlite3_column_int64(st, H_A0));
-		trace_arg_i(t, "n", sqlite3_column_int64(st, H_A1));
-		trace_arg_i(t, "k", sqlite3_column_int64(st, H_A2));
-		trace_arg_i(t, "batch", sqlite3_column_int64(st, H_A3));
-	} else if (!strcmp(cls, "memcpy")) {
-		trace_arg_i(t, "bytes", sqlite3_column_int64(st, H_BYTES));
-		trace_arg_i(t, "cudaMemcpyKind", sqlite3_column_int64(st, H_A0));
-	} else if (!strcmp(cls, "memset")) {
-		trace_arg_i(t, "bytes", sqlite3_column_int64(st, H_BYTES));
-		trace_arg_i(t, "value", sqlite3_column_int64(st, H_A0));
-	} else if (!strcmp(cls, "memory") && sqlite3_column_type(st, H_BYTES) != SQLITE_NULL) {
-		trace_arg_i(t, "bytes", sqlite3_column_int64(st, H_BYTES));
+	if (cls == CPROF_CALL_LAUNCH) {
+		kname = cprof_model_string(&t->src.m, b->kname[i]);
+		trace_arg_s(t, "kernel", trace_kernel_name(t, b->kname[i], kname ? kname : ""));
+		trace_arg_dim3(t, "grid", b->a[0][i], b->a[1][i], b->a[2][i]);
+		trace_arg_dim3(t, "block", b->a[3][i], b->a[4][i], b->a[5][i]);
+		trace_arg_i(t, "dynamic shared memory", b->a[6][i]);
+	} else if (cls == CPROF_CALL_GEMM) {
+		trace_arg_i(t, "m", b->a[0][i]);
+		trace_arg_i(t, "n", b->a[1][i]);
+		trace_arg_i(t, "k", b->a[2][i]);
+		trace_arg_i(t, "batch", b->a[3][i]);
+	} else if (cls == CPROF_CALL_MEMCPY) {
+		trace_arg_i(t, "bytes", b->bytes[i]);
+		trace_arg_i(t, "cudaMemcpyKind", b->a[0][i]);
+	} else if (cls == CPROF_CALL_MEMSET) {
+		trace_arg_i(t, "bytes", b->bytes[i]);
+		trace_arg_i(t, "value", b->a[0][i]);
+	} else if (cls == CPROF_CALL_MEMORY && b->has_bytes[i]) {
+		trace_arg_i(t, "bytes", b->bytes[i]);
 	}
-	if (sqlite3_column_type(st, H_STREAM) != SQLITE_NULL &&
-	    (!strcmp(cls, "launch") || !strcmp(cls, "gemm") || !strcmp(cls, "memcpy") || !strcmp(cls, "memset") ||
-	     !strcmp(cls, "sync")))
-		trace_arg_i(t, "cuda stream", sqlite3_column_int64(st, H_STREAM));
-	if (sqlite3_column_int64(st, H_RET) != 0)
-		trace_arg_i(t, "return value", sqlite3_column_int64(st, H_RET));
-	if (sqlite3_column_int64(st, H_NESTED))
+	if (b->has_stream[i] && (cls == CPROF_CALL_LAUNCH || cls == CPROF_CALL_GEMM || cls == CPROF_CALL_MEMCPY ||
+				 cls == CPROF_CALL_MEMSET || cls == CPROF_CALL_SYNC))
+		trace_arg_i(t, "cuda stream", b->stream[i]);
+	if (b->ret[i] != 0)
+		trace_arg_i(t, "return value", b->ret[i]);
+	if (b->nested[i])
 		trace_arg_i(t, "nested", 1);
-	if (sqlite3_column_type(st, H_STACK) != SQLITE_NULL) {
-		const struct cprof_stack *s = cprof_stacks_find(&t->stacks, sqlite3_column_int64(st, H_PROC),
-								sqlite3_column_int64(st, H_STACK));
+	if (b->has_stack[i]) {
+		const struct cprof_stack *s = cprof_stacks_find(&t->src.stacks, b->proc[i], b->stack[i]);
 
 		if (s && s->callsite)
 			trace_arg_s(t, "call site", s->callsite);
@@ -136,137 +115,161 @@ static void hooked_extras(struct trace *t, sqlite3_stmt *st)
 	}
 }
 
-/* Every hooked call (cudart and cuBLAS) as Kineto's cuda_runtime span; its correlation is CUPTI's id of the
- * launch it made, so the span, its flow and the GPU op agree, and HTA joins them. */
-int trace_write_hooked(struct trace *t)
+/* a flow from a hooked call to each GPU-bound CUPTI id it made */
+struct flow_ctx {
+	struct trace *t;
+	int64_t proc, pid, tid, start;
+};
+
+static void flow_out(void *ctx, int64_t corr)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret;
-	char sql[sizeof(hooked_sql) + 32];
+	struct flow_ctx *c = ctx;
 
-	snprintf(sql, sizeof(sql), hooked_sql, t->stacks.n ? "a.stackId" : "NULL");
-	if ((ret = trace_prep(t, sql, &st)) < 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t proc = sqlite3_column_int64(st, H_PROC), pid = sqlite3_column_int64(st, H_PID);
-		int64_t tid = sqlite3_column_int64(st, H_TID), start = sqlite3_column_int64(st, H_START);
-		int64_t ext = sqlite3_column_int64(st, H_EXT), ngpu = sqlite3_column_int64(st, H_NGPU);
-		const char *name = trace_col_str(st, H_NAME);
-		int same = sqlite3_column_type(st, H_XNAME) != SQLITE_NULL && trace_same_api(name, trace_col_str(st, H_XNAME));
-		int64_t corr;
+	trace_flow(c->t, 's', trace_corr_id(c->t, c->proc, corr), c->pid, c->tid, c->start);
+}
 
-		if (!cprof_row_times_ok(st, H_START, H_END, 0)) {
-			cprof_bad_time("CPROF_API", st, H_START, H_END);
-			break;
+static int write_hooked_batch(void *ctx, const struct cprof_tsrc_calls *b)
+{
+	struct trace *t = ctx;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->n; i++) {
+		int64_t proc = b->proc[i], pid = b->pid[i], tid = b->tid[i], start = b->start[i], ext = b->ext[i];
+		int64_t gcorr = CPROF_NO_ID, anycorr = CPROF_NO_ID, ngpu = 0, corr;
+		const char *name = cprof_model_string(&t->src.m, b->name[i]), *xname = NULL;
+		const struct cprof_tsrc_hook *h = NULL;
+		const struct cprof_tsrc_api *x = NULL;
+		int same;
+
+		if (b->has_ext[i]) {
+			cprof_tsrc_call_corrs(&t->src, proc, ext, &gcorr, &anycorr, &ngpu);
+			h = cprof_tsrc_hook_find(&t->src, proc, ext);
+			if (anycorr != CPROF_NO_ID)
+				x = cprof_tsrc_api_find(&t->src, proc, gcorr != CPROF_NO_ID ? gcorr : anycorr);
+			if (x && x->name != CPROF_NO_ID)
+				xname = cprof_model_string(&t->src.m, x->name);
 		}
+		same = xname && trace_same_api(name, xname);
 		/* a CUPTI id that reached the GPU, else the CUPTI record of this very call, else our own id */
-		if (sqlite3_column_type(st, H_GCORR) != SQLITE_NULL)
-			corr = trace_corr_id(t, proc, sqlite3_column_int64(st, H_GCORR));
+		if (gcorr != CPROF_NO_ID)
+			corr = trace_corr_id(t, proc, gcorr);
 		else if (same)
-			corr = trace_corr_id(t, proc, sqlite3_column_int64(st, H_ANYCORR));
+			corr = trace_corr_id(t, proc, anycorr);
 		else
 			corr = ext;
-		trace_span_begin(t, "cuda_runtime", name, pid, tid, start, sqlite3_column_int64(st, H_END));
+		trace_span_begin(t, "cuda_runtime", name, pid, tid, start, b->end[i]);
 		trace_put(t, ", \"args\": {\"External id\": ");
-		trace_put_i(t, sqlite3_column_type(st, H_OPID) != SQLITE_NULL ? sqlite3_column_int64(st, H_OPID) : ext);
+		trace_put_i(t, h && h->op != CPROF_NO_ID ? h->op : ext);
 		if (same)
-			trace_arg_i(t, "cbid", sqlite3_column_int64(st, H_CBID));
+			trace_arg_i(t, "cbid", x->cbid);
 		trace_arg_i(t, "correlation", corr);
-		hooked_extras(t, st);
+		hooked_extras(t, b, i);
 		trace_put(t, "}}");
-		if (sqlite3_column_type(st, H_STACK) != SQLITE_NULL) {
-			const struct cprof_stack *s = cprof_stacks_find(&t->stacks, proc, sqlite3_column_int64(st, H_STACK));
+		if (b->has_stack[i]) {
+			const struct cprof_stack *s = cprof_stacks_find(&t->src.stacks, proc, b->stack[i]);
 
-			if (s && s->npy && (ret = py_track(t, pid, tid, start, sqlite3_column_int64(st, H_END), s)) < 0)
-				goto out;
+			if (s && s->npy && (ret = py_track(t, pid, tid, start, b->end[i], s)) < 0)
+				return ret;
 		}
 		if (ngpu == 1) {
 			trace_flow(t, 's', corr, pid, tid, start);
 		} else if (ngpu > 1) {
 			/* a graph launch or a library call with several launches: one flow per GPU-bound CUPTI id */
-			sqlite3_reset(t->flows);
-			sqlite3_bind_int64(t->flows, 1, proc);
-			sqlite3_bind_int64(t->flows, 2, ext);
-			while ((rc = sqlite3_step(t->flows)) == SQLITE_ROW)
-				trace_flow(t, 's', trace_corr_id(t, proc, sqlite3_column_int64(t->flows, 0)), pid, tid, start);
-			if ((ret = trace_step_done(t, rc)) < 0)
-				goto out;
+			struct flow_ctx fc = { t, proc, pid, tid, start };
+
+			cprof_tsrc_call_gpu_corrs(&t->src, proc, ext, flow_out, &fc);
 		}
 	}
-	ret = trace_step_done(t, rc);
-	py_close_all(t);
-out:
-	sqlite3_finalize(st);
+	return 0;
+}
+
+int trace_scan_failed(struct trace *t, int ret)
+{
+	(void)t;
+	if (ret == -ENOMEM)
+		pr_err("out of memory");
+	else
+		pr_err("reading the profile failed: %s", cprof_model_errmsg(t->src.db));
 	return ret;
 }
 
-/* CUPTI's runtime/driver records. One that is the CUPTI side of a hooked call (joined through our external
- * id, and either the same API or the launch the hooked library call made) is already there as that call;
- * the rest (cuBLAS's internal occupancy queries, driver launches by Triton) are calls no hook saw. */
-int trace_write_api_records(struct trace *t, const char *table, const char *cat)
+/* Every hooked call (cudart and cuBLAS) as Kineto's cuda_runtime span; its correlation is CUPTI's id of the
+ * launch it made, so the span, its flow and the GPU op agree, and HTA joins them. */
+int trace_write_hooked(struct trace *t)
 {
-	sqlite3_stmt *st = NULL;
-	char sql[1024], name[256];
-	int rc, ret;
+	int ret = cprof_tsrc_scan_calls(&t->src, write_hooked_batch, t);
 
-	snprintf(sql, sizeof(sql),
-		 "SELECT r.processId, r.start, r.end, r.correlationId, rn.value, r.cbid, r.threadId,"
-		 " coalesce(xo.opId, e.externalId),"
-		 " h.extId IS NOT NULL, hn.value, h.tid, g.correlationId IS NOT NULL"
-		 " FROM %s r LEFT JOIN StringIds rn ON rn.id = r.nameId"
-		 " LEFT JOIN x_ext e ON e.processId = r.processId AND e.correlationId = r.correlationId"
-		 " LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"
-		 " LEFT JOIN x_opof xo ON xo.processId = e.processId AND xo.extId = e.externalId"
-		 " LEFT JOIN StringIds hn ON hn.id = h.nameId"
-		 " LEFT JOIN x_gpu g ON g.processId = r.processId AND g.correlationId = r.correlationId"
-		 " ORDER BY r.rowid",
-		 table);
-	if ((ret = trace_prep(t, sql, &st)) < 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t proc = sqlite3_column_int64(st, 0), start = sqlite3_column_int64(st, 1);
-		int hooked = sqlite3_column_int(st, 8), to_gpu = sqlite3_column_int(st, 11);
-		int64_t pid = trace_proc_pid(t, proc), tid, corr = trace_corr_id(t, proc, sqlite3_column_int64(st, 3));
+	if (ret < 0)
+		return trace_scan_failed(t, ret);
+	py_close_all(t);
+	return 0;
+}
 
-		if (!cprof_row_times_ok(st, 1, 2, 0)) {
-			cprof_bad_time(table, st, 1, 2);
-			break;
+struct api_ctx {
+	struct trace *t;
+	const char *cat;
+};
+
+static int write_api_batch(void *ctx, const struct cprof_tsrc_apis *b)
+{
+	struct trace *t = ((struct api_ctx *)ctx)->t;
+	const char *cat = ((struct api_ctx *)ctx)->cat;
+	char name[256];
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		int64_t proc = b->proc[i], start = b->start[i], pid = trace_proc_pid(t, proc), tid, ext = 0;
+		int64_t corr = trace_corr_id(t, proc, b->corr[i]);
+		const struct cprof_tsrc_hook *h = NULL;
+		const struct cprof_tsrc_api *x = NULL;
+		const char *rname = b->name[i] != CPROF_NO_ID ? cprof_model_string(&t->src.m, b->name[i]) : NULL;
+		int has_ext = 0, to_gpu;
+
+		if (b->has_corr[i]) {
+			has_ext = cprof_tsrc_ext_of(&t->src, proc, b->corr[i], &ext);
+			if (has_ext)
+				h = cprof_tsrc_hook_find(&t->src, proc, ext);
+			x = cprof_tsrc_api_find(&t->src, proc, b->corr[i]);
 		}
-		if (hooked && (to_gpu || trace_same_api(trace_col_str(st, 4), trace_col_str(st, 9))))
-			continue;
-		tid = hooked ? sqlite3_column_int64(st, 10) : trace_cupti_tid(t, proc, sqlite3_column_int64(st, 6));
-		trace_display_api_name(trace_col_str(st, 4), name, sizeof(name));
-		trace_span_begin(t, cat, name, pid, tid, start, sqlite3_column_int64(st, 2));
+		to_gpu = x && x->gpu;
+		if (rname == NULL)
+			rname = "";
+		if (h) {
+			const char *hname = cprof_model_string(&t->src.m, h->name);
+
+			if (to_gpu || trace_same_api(rname, hname ? hname : ""))
+				continue;
+		}
+		tid = h ? h->tid : trace_cupti_tid(t, proc, b->thread[i]);
+		trace_display_api_name(rname, name, sizeof(name));
+		trace_span_begin(t, cat, name, pid, tid, start, b->end[i]);
 		trace_put(t, ", \"args\": {");
-		if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+		if (has_ext) {
 			trace_put(t, "\"External id\": ");
-			trace_put_i(t, sqlite3_column_int64(st, 7));
+			trace_put_i(t, h && h->op != CPROF_NO_ID ? h->op : ext);
 			trace_put(t, ", ");
 		}
 		trace_put(t, "\"cbid\": ");
-		trace_put_i(t, sqlite3_column_int64(st, 5));
+		trace_put_i(t, b->cbid[i]);
 		trace_arg_i(t, "correlation", corr);
 		trace_put(t, "}}");
 		if (to_gpu)
 			trace_flow(t, 's', corr, pid, tid, start);
 	}
-	ret = trace_step_done(t, rc);
-	sqlite3_finalize(st);
-	return ret;
+	return 0;
 }
 
-/* Columns every GPU op query starts with; the launcher exists when a hooked call or an API record has the id. */
-#define GPU_COMMON                                                                                               \
-	"o.processId, o.start, o.end, o.deviceId, o.contextId, o.streamId, o.correlationId,"                      \
-	" coalesce(xo.opId, e.externalId),"                                                                       \
-	" (h.extId IS NOT NULL OR x.correlationId IS NOT NULL)"
-#define GPU_JOINS                                                                                                \
-	" LEFT JOIN x_ext e ON e.processId = o.processId AND e.correlationId = o.correlationId"                   \
-	" LEFT JOIN x_hook h ON h.processId = e.processId AND h.extId = e.externalId"                             \
-	" LEFT JOIN x_opof xo ON xo.processId = e.processId AND xo.extId = e.externalId"                         \
-	" LEFT JOIN x_api x ON x.processId = o.processId AND x.correlationId = o.correlationId"
-enum { G_PROC, G_START, G_END, G_DEV, G_CTX, G_STREAM, G_CORR, G_EXT, G_LAUNCHED, G__N };
+/* CUPTI's runtime/driver records. One that is the CUPTI side of a hooked call (joined through our external
+ * id, and either the same API or the launch the hooked library call made) is already there as that call;
+ * the rest (cuBLAS's internal occupancy queries, driver launches by Triton) are calls no hook saw. */
+int trace_write_api_records(struct trace *t, enum cprof_tsrc_api_table table, const char *cat)
+{
+	struct api_ctx c = { t, cat };
+	int ret = cprof_tsrc_scan_apis(&t->src, table, write_api_batch, &c);
 
+	return ret < 0 ? trace_scan_failed(t, ret) : 0;
+}
 
 static const char *memcpy_kind(int64_t k)
 {
@@ -293,77 +296,72 @@ void trace_bandwidth(struct trace *t, int64_t bytes, int64_t ns)
 		trace_put_double(t, (double)bytes / (double)ns);
 }
 
-int trace_write_gpu_ops(struct trace *t, enum gpu_kind kind)
+static int write_ops_batch(void *ctx, const struct cprof_tsrc_ops *b)
 {
-	static const char *const sql[] = {
-		[GPU_KERNEL] = "SELECT " GPU_COMMON ", o.nameId, n.value, o.gridX, o.gridY, o.gridZ, o.blockX, o.blockY,"
-			       " o.blockZ, o.registersPerThread, o.staticSharedMemory + o.dynamicSharedMemory"
-			       " FROM CUPTI_ACTIVITY_KIND_KERNEL o LEFT JOIN StringIds n ON n.id = o.nameId" GPU_JOINS
-			       " ORDER BY o.rowid",
-		[GPU_MEMCPY] = "SELECT " GPU_COMMON ", o.bytes, o.copyKind, o.srcKind, o.dstKind"
-			       " FROM CUPTI_ACTIVITY_KIND_MEMCPY o" GPU_JOINS " ORDER BY o.rowid",
-		[GPU_MEMSET] = "SELECT " GPU_COMMON ", o.bytes, o.memKind FROM CUPTI_ACTIVITY_KIND_MEMSET o" GPU_JOINS
-			       " ORDER BY o.rowid",
-	};
 	static const char *const cats[] = { "kernel", "gpu_memcpy", "gpu_memset" };
-	sqlite3_stmt *st = NULL;
+	struct trace *t = ctx;
 	char name[128];
-	int rc, ret;
+	size_t i;
 
-	if ((ret = trace_prep(t, sql[kind], &st)) < 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t proc = sqlite3_column_int64(st, G_PROC), start = sqlite3_column_int64(st, G_START);
-		int64_t end = sqlite3_column_int64(st, G_END), dev = sqlite3_column_int64(st, G_DEV);
-		int64_t stream = sqlite3_column_int64(st, G_STREAM);
-		int64_t corr = trace_corr_id(t, proc, sqlite3_column_int64(st, G_CORR));
+	for (i = 0; i < b->n; i++) {
+		int64_t proc = b->proc[i], start = b->start[i], end = b->end[i], dev = b->dev[i], stream = b->stream[i];
+		int64_t corr = trace_corr_id(t, proc, b->corr[i]), ext = 0;
+		const struct cprof_tsrc_hook *h = NULL;
 		const char *label = name;
+		int has_ext = 0, launched = 0;
 
-		if (!cprof_row_times_ok(st, G_START, G_END, 0)) {
-			cprof_bad_time("CUPTI_ACTIVITY_KIND_KERNEL/MEMCPY/MEMSET", st, G_START, G_END);
-			break;
+		if (b->has_corr[i]) {
+			has_ext = cprof_tsrc_ext_of(&t->src, proc, b->corr[i], &ext);
+			if (has_ext)
+				h = cprof_tsrc_hook_find(&t->src, proc, ext);
+			/* the launcher exists when a hooked call or an API record has the id */
+			launched = h != NULL || cprof_tsrc_api_find(&t->src, proc, b->corr[i]) != NULL;
 		}
-		if (kind == GPU_KERNEL)
-			label = trace_kernel_name(t, sqlite3_column_int64(st, G__N), trace_col_str(st, G__N + 1));
-		else if (kind == GPU_MEMCPY)
-			snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)",
-				 memcpy_kind(sqlite3_column_int64(st, G__N + 1)),
-				 memory_kind(sqlite3_column_int64(st, G__N + 2)),
-				 memory_kind(sqlite3_column_int64(st, G__N + 3)));
-		else
-			snprintf(name, sizeof(name), "Memset (%s)", memory_kind(sqlite3_column_int64(st, G__N + 1)));
-		trace_span_begin(t, cats[kind], label, dev, stream, start, end);
+		if (b->kind == CPROF_OP_KERNEL) {
+			const char *k = cprof_model_string(&t->src.m, b->name[i]);
+
+			label = trace_kernel_name(t, b->name[i], k ? k : "");
+		} else if (b->kind == CPROF_OP_MEMCPY) {
+			snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", memcpy_kind(b->copy[i]), memory_kind(b->src[i]),
+				 memory_kind(b->dst[i]));
+		} else {
+			snprintf(name, sizeof(name), "Memset (%s)", memory_kind(b->mem[i]));
+		}
+		trace_span_begin(t, cats[b->kind], label, dev, stream, start, end);
 		trace_put(t, ", \"args\": {");
-		if (sqlite3_column_type(st, G_EXT) != SQLITE_NULL) {
+		if (has_ext) {
 			trace_put(t, "\"External id\": ");
-			trace_put_i(t, sqlite3_column_int64(st, G_EXT));
+			trace_put_i(t, h && h->op != CPROF_NO_ID ? h->op : ext);
 			trace_put(t, ", ");
 		}
-		if (kind == GPU_KERNEL)
+		if (b->kind == CPROF_OP_KERNEL)
 			trace_put(t, "\"queued\": 0, "); /* CUPTI's queued timestamp is not recorded; 0 is its "unknown" */
 		trace_put(t, "\"device\": ");
 		trace_put_i(t, dev);
-		trace_arg_i(t, "context", sqlite3_column_int64(st, G_CTX));
+		trace_arg_i(t, "context", b->ctx[i]);
 		trace_arg_i(t, "stream", stream);
 		trace_arg_i(t, "correlation", corr);
-		if (kind == GPU_KERNEL) {
-			trace_arg_i(t, "registers per thread", sqlite3_column_int64(st, G__N + 8));
-			trace_arg_i(t, "shared memory", sqlite3_column_int64(st, G__N + 9));
-			trace_arg_dim3(t, "grid", sqlite3_column_int64(st, G__N + 2), sqlite3_column_int64(st, G__N + 3),
-				 sqlite3_column_int64(st, G__N + 4));
-			trace_arg_dim3(t, "block", sqlite3_column_int64(st, G__N + 5), sqlite3_column_int64(st, G__N + 6),
-				 sqlite3_column_int64(st, G__N + 7));
+		if (b->kind == CPROF_OP_KERNEL) {
+			trace_arg_i(t, "registers per thread", b->regs[i]);
+			trace_arg_i(t, "shared memory", b->shmem[i]);
+			trace_arg_dim3(t, "grid", b->grid[0][i], b->grid[1][i], b->grid[2][i]);
+			trace_arg_dim3(t, "block", b->block[0][i], b->block[1][i], b->block[2][i]);
 		} else {
-			trace_arg_i(t, "bytes", sqlite3_column_int64(st, G__N));
-			trace_bandwidth(t, sqlite3_column_int64(st, G__N), end - start);
+			trace_arg_i(t, "bytes", b->bytes[i]);
+			trace_bandwidth(t, b->bytes[i], end - start);
 		}
 		trace_put(t, "}}");
-		if (sqlite3_column_int(st, G_LAUNCHED))
+		if (launched)
 			trace_flow(t, 'f', corr, dev, stream, start);
 	}
-	ret = trace_step_done(t, rc);
-	sqlite3_finalize(st);
-	return ret;
+	return 0;
+}
+
+int trace_write_gpu_ops(struct trace *t, enum gpu_kind kind)
+{
+	int ret = cprof_tsrc_scan_ops(&t->src, (enum cprof_op_kind)kind, write_ops_batch, t);
+
+	return ret < 0 ? trace_scan_failed(t, ret) : 0;
 }
 
 static const char *overhead_kind(int64_t k)
@@ -395,24 +393,21 @@ static const char *overhead_kind(int64_t k)
 	}
 }
 
-int trace_write_overhead(struct trace *t)
+static int write_ovh_batch(void *ctx, const struct cprof_tsrc_ovhs *b)
 {
-	sqlite3_stmt *st = NULL;
-	int rc, ret;
+	struct trace *t = ctx;
+	size_t i;
 
-	ret = trace_prep(t, "SELECT start, end, overheadKind FROM CUPTI_ACTIVITY_KIND_OVERHEAD ORDER BY rowid", &st);
-	if (ret < 0)
-		return ret;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!cprof_row_times_ok(st, 0, 1, 0)) {
-			cprof_bad_time("CUPTI_ACTIVITY_KIND_OVERHEAD", st, 0, 1);
-			break;
-		}
-		trace_span_begin(t, "overhead", overhead_kind(sqlite3_column_int64(st, 2)), -1, 0, sqlite3_column_int64(st, 0),
-			   sqlite3_column_int64(st, 1));
+	for (i = 0; i < b->n; i++) {
+		trace_span_begin(t, "overhead", overhead_kind(b->kind[i]), -1, 0, b->start[i], b->end[i]);
 		trace_put(t, "}");
 	}
-	ret = trace_step_done(t, rc);
-	sqlite3_finalize(st);
-	return ret;
+	return 0;
+}
+
+int trace_write_overhead(struct trace *t)
+{
+	int ret = cprof_tsrc_scan_overhead(&t->src, write_ovh_batch, t);
+
+	return ret < 0 ? trace_scan_failed(t, ret) : 0;
 }

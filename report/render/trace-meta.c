@@ -12,12 +12,10 @@
 
 void trace_write_header(struct trace *t)
 {
-	char command[4096], buf[32];
-	int64_t rank = t->rank >= 0 ? t->rank
-				    : cprof_query_int(t->db, "SELECT rank FROM PROCESSES WHERE rank IS NOT NULL ORDER BY id LIMIT 1", 0);
-	int64_t world = t->rank >= 0 ? t->world
-				     : cprof_query_int(t->db, "SELECT worldSize FROM PROCESSES WHERE worldSize IS NOT NULL"
-						    " ORDER BY id LIMIT 1", 1);
+	char buf[32];
+	const struct cprof_model *m = &t->src.m;
+	int64_t rank = t->rank >= 0 ? t->rank : t->src.first_rank;
+	int64_t world = t->rank >= 0 ? t->world : t->src.first_world;
 
 	trace_put(t, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n  ],\n");
 	/* HTA finds a file's rank with the regex '"rank":\s+(\d+)' on the first line that matches: keep the
@@ -27,18 +25,18 @@ void trace_write_header(struct trace *t)
 	trace_put(t, ", \"world_size\": ");
 	trace_put_i(t, world < 1 ? 1 : world);
 	trace_put(t, "},\n  \"cprof\": {\"lost_events\": ");
-	trace_put_i(t, cprof_meta_int(t->db, "lost_events", 0));
+	trace_put_i(t, t->src.lost_events);
 	trace_put(t, ", \"complete\": ");
-	trace_put(t, cprof_meta_int(t->db, "complete", 0) == 1 ? "true" : "false");
+	trace_put(t, t->src.complete ? "true" : "false");
 	trace_put(t, ", \"simulated_gpu\": ");
 	trace_put(t, t->simulated ? "true" : "false");
 	trace_put(t, ", \"command\": ");
-	trace_put_str(t, cprof_meta(t->db, "command", command, sizeof(command), ""));
-	if (t->model.rec.n) {
+	trace_put_str(t, t->src.command);
+	if (m->rec.n) {
 		/* recorded in windows: only these spans hold events (issue 31) */
 		trace_put(t, ", \"windows\": [");
-		for (size_t i = 0; i < t->model.rec.n; i++) {
-			const struct cprof_window *w = &t->model.rec.w[i];
+		for (size_t i = 0; i < m->rec.n; i++) {
+			const struct cprof_window *w = &m->rec.w[i];
 
 			trace_put(t, i ? ", {\"number\": " : "{\"number\": ");
 			trace_put_i(t, w->number);
@@ -56,9 +54,9 @@ void trace_write_header(struct trace *t)
 		}
 		trace_put(t, "]");
 	}
-	if (t->model.rec.max_size_cut_ns) {
+	if (m->rec.max_size_cut_ns) {
 		trace_put(t, ", \"max_size_unrecorded\": ");
-		trace_put_i(t, t->model.rec.unrecorded);
+		trace_put_i(t, m->rec.unrecorded);
 	}
 	trace_put(t, "},\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
 	snprintf(buf, sizeof(buf), "%lld", (long long)t->base_ns);
@@ -92,9 +90,9 @@ const char *trace_lane_name(const struct trace *t, int kind, int64_t pid, int64_
 {
 	size_t i;
 
-	for (i = 0; i < t->nnames; i++)
-		if (t->names[i].kind == kind && t->names[i].pid == pid && t->names[i].tid == tid)
-			return t->names[i].name;
+	for (i = 0; i < t->src.nnames; i++)
+		if (t->src.names[i].stream == kind && t->src.names[i].a == pid && t->src.names[i].b == tid)
+			return t->src.names[i].name;
 	return NULL;
 }
 
@@ -115,14 +113,15 @@ static void thread_meta(struct trace *t, int64_t pid, int64_t tid)
  * was recorded; the whole run's window (cut by --max-size) on the first process. */
 static void write_windows(struct trace *t)
 {
+	const struct cprof_model *m = &t->src.m;
 	char name[240];
 
-	for (size_t i = 0; i < t->model.rec.n; i++) {
-		const struct cprof_window *w = &t->model.rec.w[i];
+	for (size_t i = 0; i < m->rec.n; i++) {
+		const struct cprof_window *w = &m->rec.w[i];
 		int64_t pid = w->pid ? w->pid : (t->nprocs ? t->procs[0].pid : 0);
 		size_t k;
 
-		for (k = 0; k < i && (t->model.rec.w[k].pid ? t->model.rec.w[k].pid : pid) != pid; k++)
+		for (k = 0; k < i && (m->rec.w[k].pid ? m->rec.w[k].pid : pid) != pid; k++)
 			;
 		if (k == i) /* the lane's name, once a process */
 			trace_put_meta(t, "thread_name", pid, 0, "name", "cprof recording", 0);
@@ -136,72 +135,55 @@ static void write_windows(struct trace *t)
 	}
 }
 
+static int cmp_pid(const void *x, const void *y)
+{
+	const struct cprof_proc *a = *(const struct cprof_proc *const *)x, *b = *(const struct cprof_proc *const *)y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
 int trace_write_metadata(struct trace *t)
 {
-	sqlite3_stmt *st = NULL;
+	const struct cprof_trace_src *s = &t->src;
+	const struct cprof_proc **by_pid;
 	int64_t last = -1;
 	char name[96];
-	int rc, ret;
+	size_t i;
 
-	/* CPU: one process per pid (an exec'd process keeps its pid), sorted by pid as Kineto does */
-	ret = trace_prep(t,
-		   /* one pass: a correlated min(id) per row was quadratic (20,000 processes: 13.7 s) */
-		   "SELECT pid, exe FROM PROCESSES WHERE id IN (SELECT min(id) FROM PROCESSES GROUP BY pid) ORDER BY pid",
-		   &st);
-	if (ret < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t pid = sqlite3_column_int64(st, 0);
-		const char *exe = trace_col_str(st, 1), *base = strrchr(exe, '/');
-
-		trace_put_meta(t, "process_name", pid, 0, "name", base ? base + 1 : exe, 0);
-		trace_put_meta(t, "process_labels", pid, 0, "labels", "CPU", 0);
-		trace_put_meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+	/* CPU: one process per pid (an exec'd process keeps its pid: its first row), sorted by pid as Kineto does */
+	by_pid = malloc((s->m.nprocs ? s->m.nprocs : 1) * sizeof(*by_pid));
+	if (by_pid == NULL) {
+		pr_err("out of memory");
+		return -ENOMEM;
 	}
-	if ((ret = trace_step_done(t, rc)) < 0)
-		goto out;
-	sqlite3_finalize(st);
+	for (i = 0; i < s->m.nprocs; i++)
+		by_pid[i] = &s->m.procs[i];
+	qsort(by_pid, s->m.nprocs, sizeof(*by_pid), cmp_pid);
+	for (i = 0; i < s->m.nprocs; i++) {
+		const char *exe = by_pid[i]->exe, *base = strrchr(exe, '/');
 
+		if (i && by_pid[i]->pid == by_pid[i - 1]->pid)
+			continue;
+		trace_put_meta(t, "process_name", by_pid[i]->pid, 0, "name", base ? base + 1 : exe, 0);
+		trace_put_meta(t, "process_labels", by_pid[i]->pid, 0, "labels", "CPU", 0);
+		trace_put_meta(t, "process_sort_index", by_pid[i]->pid, 0, "sort_index", NULL, by_pid[i]->pid);
+	}
+	free(by_pid);
 	/* CPU threads: those the hooks saw and those that only annotated (no CUDA call), then CUPTI threads
 	 * no hook ran on */
-	ret = trace_prep(t,
-		   "SELECT p.pid, t.tid FROM THREADS t JOIN PROCESSES p ON p.id = t.processId UNION"
-		   " SELECT p.pid, e.tid FROM NVTX_EVENTS e JOIN PROCESSES p ON p.id = e.processId ORDER BY 1, 2",
-		   &st);
-	if (ret < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		thread_meta(t, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1));
-	if ((ret = trace_step_done(t, rc)) < 0)
-		goto out;
-	sqlite3_finalize(st);
-	ret = trace_prep(t,
-		   "SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION"
-		   " SELECT processId, threadId FROM CUPTI_ACTIVITY_KIND_DRIVER ORDER BY 1, 2",
-		   &st);
-	if (ret < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t pid = sqlite3_column_int64(st, 0);
-
-		thread_meta(t, trace_proc_pid(t, pid), trace_cupti_tid(t, pid, sqlite3_column_int64(st, 1)));
-	}
-	if ((ret = trace_step_done(t, rc)) < 0)
-		goto out;
-	sqlite3_finalize(st);
-
+	for (i = 0; i < s->ncpu_threads; i++)
+		thread_meta(t, s->cpu_threads[i].a, s->cpu_threads[i].b);
+	for (i = 0; i < s->ncupti_threads; i++)
+		thread_meta(t, trace_proc_pid(t, s->cupti_threads[i].a),
+			    trace_cupti_tid(t, s->cupti_threads[i].a, s->cupti_threads[i].b));
 	/* GPU: pid = device, tid = stream, as Kineto; Kineto names the device's process after the host process
 	 * and labels it "GPU n", but one cprof trace can hold several host processes, so the name says the
 	 * device too */
-	ret = trace_prep(t,
-		   "SELECT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION"
-		   " SELECT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION"
-		   " SELECT deviceId, streamId FROM CUPTI_ACTIVITY_KIND_MEMSET ORDER BY 1, 2",
-		   &st);
-	if (ret < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t dev = sqlite3_column_int64(st, 0), stream = sqlite3_column_int64(st, 1);
+	for (i = 0; i < s->ngpu_lanes; i++) {
+		int64_t dev = s->gpu_lanes[i].a, stream = s->gpu_lanes[i].b;
+		const char *given = trace_lane_name(t, NAME_STREAM, dev, stream);
 
 		if (dev != last) {
 			snprintf(name, sizeof(name), "GPU %lld%s", (long long)dev, t->simulated ? " (simulated)" : "");
@@ -212,19 +194,14 @@ int trace_write_metadata(struct trace *t)
 		}
 		/* Kineto formats "stream {} {}" with an empty postfix: the trailing space is its; the postfix is where
 		 * a name given with nvtxNameCudaStream goes */
-		snprintf(name, sizeof(name), "stream %lld %.60s", (long long)stream,
-			 trace_lane_name(t, NAME_STREAM, dev, stream) ? trace_lane_name(t, NAME_STREAM, dev, stream) : "");
+		snprintf(name, sizeof(name), "stream %lld %.60s", (long long)stream, given ? given : "");
 		trace_put_meta(t, "thread_name", dev, stream, "name", name, 0);
 		trace_put_meta(t, "thread_sort_index", dev, stream, "sort_index", NULL, stream);
 	}
-	if ((ret = trace_step_done(t, rc)) < 0)
-		goto out;
-	if (cprof_query_int(t->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_OVERHEAD", 0) > 0) {
+	if (s->novh > 0) {
 		trace_put_meta(t, "process_name", -1, 0, "name", "CUPTI Overhead", 0);
 		trace_put_meta(t, "process_sort_index", -1, 0, "sort_index", NULL, KINETO_OVERHEAD_SORT);
 	}
 	write_windows(t);
-out:
-	sqlite3_finalize(st);
-	return ret;
+	return 0;
 }

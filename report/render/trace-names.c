@@ -146,26 +146,23 @@ int64_t trace_cupti_tid(const struct trace *t, int64_t process_id, int64_t threa
 	int32_t v = (int32_t)(uint32_t)thread_id;
 	int64_t tid;
 
-	if (cprof_model_tid(&t->model, process_id, thread_id, &tid))
+	if (cprof_model_tid(&t->src.m, process_id, thread_id, &tid))
 		return tid;
 	return v == INT32_MIN ? 0 : v < 0 ? -(int64_t)v : v;
 }
 
-/* the processes and the CUPTI thread map, from the model (read after rank_filter: this rank's only) */
+/* the processes (this rank's only), from the trace's model part */
 int trace_load_procs(struct trace *t)
 {
 	size_t i;
-	int ret = cprof_model_load(t->db, CPROF_MODEL_THREADS, &t->model);
 
-	if (ret < 0)
-		return ret;
-	t->procs = calloc(t->model.nprocs ? t->model.nprocs : 1, sizeof(*t->procs));
+	t->procs = calloc(t->src.m.nprocs ? t->src.m.nprocs : 1, sizeof(*t->procs));
 	if (t->procs == NULL)
 		return -ENOMEM;
-	for (i = 0; i < t->model.nprocs; i++) {
-		t->procs[i].id = t->model.procs[i].id;
-		t->procs[i].pid = t->model.procs[i].pid;
+	for (i = 0; i < t->src.m.nprocs; i++) {
+		t->procs[i].id = t->src.m.procs[i].id;
+		t->procs[i].pid = t->src.m.procs[i].pid;
 	}
-	t->nprocs = t->model.nprocs;
+	t->nprocs = t->src.m.nprocs;
 	return 0;
 }

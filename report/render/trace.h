@@ -5,12 +5,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
-
 #include "report/cprof.h"
 #include "report/model/model.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
+#include "report/model/trace-src.h"
 
 /* Kineto's constants (libkineto output_base.h / output_json.cpp): GPU processes sort after every real pid,
  * the CUPTI overhead lane is pid -1 and sorts after the GPUs. */
@@ -32,14 +31,9 @@ struct demangled {
 
 /* A lane named with NVTX: a thread (pid, tid) or a stream (device, CUPTI stream id). */
 enum { NAME_THREAD, NAME_STREAM };
-struct lane_name {
-	int kind;
-	int64_t pid, tid;
-	char *name;
-};
 
 struct trace {
-	sqlite3 *db;
+	struct cprof_trace_src src; /* the model part the trace streams from */
 	FILE *f;
 	int64_t base_ns;
 	int64_t first_rel_ns;
@@ -48,25 +42,18 @@ struct trace {
 	int simulated;
 	struct proc *procs;
 	size_t nprocs;
-	/* the processes, and CUPTI's thread handles mapped to the hooks' kernel tids */
-	struct cprof_model model;
 	struct lane *seen_threads;
 	size_t nseen, capseen;
 	struct demangled *dm;
 	size_t ndm, capdm;
-	sqlite3_stmt *flows;
-	struct cprof_stacks stacks;
 	struct pyspan *py;  /* per thread: the Python frames open as python_function spans */
 	size_t npy, cappy;
 	int64_t py_ids;
-	struct lane_name *names;
-	size_t nnames, capnames;
-	int nvtx; /* the profile has NVTX events or names: the TEMP tables of write_nvtx exist */
 	int64_t rank;  /* >= 0: only this rank's processes (--per-rank) */
 	int64_t world; /* world size to write with --per-rank */
 };
 
-enum gpu_kind { GPU_KERNEL, GPU_MEMCPY, GPU_MEMSET };
+enum gpu_kind { GPU_KERNEL = CPROF_OP_KERNEL, GPU_MEMCPY = CPROF_OP_MEMCPY, GPU_MEMSET = CPROF_OP_MEMSET };
 
 void trace_put(struct trace *t, const char *s);
 void trace_put_i(struct trace *t, int64_t v);
@@ -82,11 +69,6 @@ void trace_flow(struct trace *t, char ph, int64_t id, int64_t pid, int64_t tid, 
 void trace_arg_i(struct trace *t, const char *key, int64_t v);
 void trace_arg_s(struct trace *t, const char *key, const char *v);
 void trace_arg_dim3(struct trace *t, const char *key, int64_t x, int64_t y, int64_t z);
-int trace_prep(struct trace *t, const char *sql, sqlite3_stmt **st);
-int trace_exec(struct trace *t, const char *sql);
-const char *trace_col_str(sqlite3_stmt *st, int i);
-int trace_step_done(struct trace *t, int rc);
-int trace_shim_missing_tables(struct trace *t);
 int trace_same_api(const char *a, const char *b);
 void trace_display_api_name(const char *in, char *out, size_t size);
 const char *trace_kernel_name(struct trace *t, int64_t name_id, const char *mangled);
@@ -94,16 +76,16 @@ int64_t trace_proc_pid(const struct trace *t, int64_t process_id);
 int64_t trace_corr_id(const struct trace *t, int64_t process_id, int64_t corr);
 int64_t trace_cupti_tid(const struct trace *t, int64_t process_id, int64_t thread_id);
 int trace_load_procs(struct trace *t);
+/* fails the export after a row out of range or a read error (said) */
+int trace_scan_failed(struct trace *t, int ret);
 void trace_write_header(struct trace *t);
 const char *trace_lane_name(const struct trace *t, int kind, int64_t pid, int64_t tid);
 int trace_write_metadata(struct trace *t);
 int trace_write_hooked(struct trace *t);
-int trace_write_api_records(struct trace *t, const char *table, const char *cat);
+int trace_write_api_records(struct trace *t, enum cprof_tsrc_api_table table, const char *cat);
 void trace_bandwidth(struct trace *t, int64_t bytes, int64_t ns);
 int trace_write_gpu_ops(struct trace *t, enum gpu_kind kind);
 int trace_write_overhead(struct trace *t);
-int trace_nvtx_index(struct trace *t);
-int trace_load_names(struct trace *t);
 int trace_write_nvtx(struct trace *t);
 
 #endif

@@ -69,7 +69,9 @@ ph = d["phases"]
 want = ph[-1]["end_ns"] - ph[0]["start_ns"] if ph else d["window_ns"]
 # it starts where the start-up ends (time 0 is the first CUDA activity) and spans the phases
 skip = d["startup_ns"] + (ph[0]["warmup_ns"] if ph else d["warmup_ns"])  # start-up, then the first phase's warm-up
-assert abs(a - skip) <= 0.02 * whole and skip > 0.05 * whole, (a, skip, whole)
+# (the start-up's share of the run is no test: under load the steps stretch and it does not, 81 of 2191 ms
+# at load 11 against 5% asked before, 2026-12-01; the view's start must be the start-up's end, to its digits)
+assert skip > 0 and abs(a - skip) <= 0.01 * skip + 0.001 * whole, (a, skip, whole)
 assert 0.9 * want <= b - a <= 1.1 * want and b - a < whole, (b - a, want, whole)
 EOF
 python3 - "$T/shot.png" << 'EOF' || fail "screenshot"

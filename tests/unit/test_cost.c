@@ -60,6 +60,36 @@ START_TEST(test_cost_per_call_share)
 }
 END_TEST
 
+/* a window's calls: two searches when every call is the process's (calls_proc), a walk otherwise; the same
+ * counts either way, and a call of another process is not counted for this one */
+START_TEST(test_cost_window_calls_by_search)
+{
+	static const uint64_t w[] = { 0, 0, 0 }, fcpu[] = { 0, 0, 0 };
+	struct cprof_cost walk, search;
+	uint64_t ws, we;
+
+	build(w, fcpu, 3);
+	for (ws = 0; ws < 1200 * MS; ws += 37 * MS)
+		for (we = ws; we < 1300 * MS; we += 53 * MS) {
+			m.calls_proc = 0;
+			cprof_cost_window(&m, 1, ws, we, 0, &walk);
+			m.calls_proc = 1;
+			cprof_cost_window(&m, 1, ws, we, 0, &search);
+			ck_assert_uint_eq(walk.calls, search.calls);
+			ck_assert_uint_eq(walk.hook_ns, search.hook_ns);
+		}
+	m.calls_proc = 1;
+	cprof_cost_window(&m, 1, 1000 * MS, 1100 * MS, 0, &search);
+	ck_assert_uint_eq(search.calls, 100);
+	/* one call of process 2: process 1's window is walked and leaves it out */
+	calls[150].proc = 2;
+	m.calls_proc = 0;
+	cprof_cost_window(&m, 1, 1000 * MS, 1100 * MS, 0, &walk);
+	ck_assert_uint_eq(walk.calls, 99);
+	done();
+}
+END_TEST
+
 /* waiting is read in time: a window over a stretch where the threads waited gets that wait, one where they
  * did not gets none, and never more than cprof's own threads' CPU over the same stretch */
 START_TEST(test_cost_wait_in_time_and_capped)
@@ -106,6 +136,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_per_call_share);
 	tcase_add_test(tc, test_cost_wait_in_time_and_capped);
 	tcase_add_test(tc, test_cost_unmeasured);
+	tcase_add_test(tc, test_cost_window_calls_by_search);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -312,6 +312,33 @@ START_TEST(test_wire_crash_checked)
 }
 END_TEST
 
+/* The readers' magic scan: every place, the first of several, a prefix of it, none, a cut at the end. */
+START_TEST(test_wire_find_magic)
+{
+	uint8_t b[64];
+	const uint32_t magic = CPROF_WIRE_MAGIC;
+	size_t at;
+
+	memset(b, 'C', sizeof(b)); /* the magic's first byte everywhere: every candidate is a false start */
+	ck_assert_ptr_null(cprof_wire_find_magic(b, sizeof(b)));
+	ck_assert_ptr_null(cprof_wire_find_magic(b, 3));
+	ck_assert_ptr_null(cprof_wire_find_magic(b, 0));
+	for (at = 0; at + 4 <= sizeof(b); at++) {
+		memset(b, 'C', sizeof(b));
+		memcpy(b + at, &magic, 4);
+		ck_assert_ptr_eq(cprof_wire_find_magic(b, sizeof(b)), b + at);
+		/* cut one byte short of its end: not there */
+		ck_assert_ptr_null(cprof_wire_find_magic(b, at + 3));
+		ck_assert_ptr_eq(cprof_wire_find_magic(b, at + 4), b + at);
+	}
+	memset(b, 0, sizeof(b));
+	memcpy(b + 40, &magic, 4);
+	memcpy(b + 9, &magic, 4);
+	ck_assert_ptr_eq(cprof_wire_find_magic(b, sizeof(b)), b + 9);
+	ck_assert_ptr_eq(cprof_wire_find_magic(b + 10, sizeof(b) - 10), b + 40);
+}
+END_TEST
+
 Suite *wire_suite(void)
 {
 	Suite *s = suite_create("wire");
@@ -326,6 +353,7 @@ Suite *wire_suite(void)
 	tcase_add_test(tc, test_wire_fixed_records_checked);
 	tcase_add_test(tc, test_wire_stacks_checked);
 	tcase_add_test(tc, test_wire_crash_checked);
+	tcase_add_test(tc, test_wire_find_magic);
 	suite_add_tcase(s, tc);
 	return s;
 }

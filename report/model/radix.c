@@ -1,0 +1,194 @@
+/* A stable radix sort of arrays whose elements begin with a uint64_t key: the model's arrays by start, sweeps' events by time. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/model/model.h"
+
+/* 11-bit digits of the key less the smallest key: times of a run span ~2^40 ns, four passes at most, and
+ * a pass whose digit is the same in every element is skipped. Elements of 16 bytes or less move themselves;
+ * bigger ones are sorted as (key, index) pairs and then permuted in place along their cycles. */
+#define DIGIT 11
+#define BUCKETS (1u << DIGIT)
+
+static inline uint64_t key_at(const char *a, size_t elem, size_t i)
+{
+	uint64_t k;
+
+	memcpy(&k, a + i * elem, sizeof(k));
+	return k;
+}
+
+/* LSD passes over elements of size elem in a, with scratch b of the same size; the result ends in a */
+static int radix_direct(char *a, size_t n, size_t elem, uint64_t min, uint64_t span)
+{
+	size_t *count = malloc(BUCKETS * sizeof(*count)), i;
+	char *b = malloc(n * elem), *src = a, *dst = b;
+	int shift;
+
+	if (count == NULL || b == NULL) {
+		free(count);
+		free(b);
+		return -ENOMEM;
+	}
+	for (shift = 0; shift < 64 && (span >> shift) != 0; shift += DIGIT) {
+		size_t sum = 0;
+
+		memset(count, 0, BUCKETS * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[((key_at(src, elem, i) - min) >> shift) & (BUCKETS - 1)]++;
+		for (i = 0; i < BUCKETS; i++) {
+			size_t c = count[i];
+
+			if (c == n)
+				break; /* one digit for all: this pass keeps the order */
+			count[i] = sum;
+			sum += c;
+		}
+		if (i < BUCKETS)
+			continue;
+		/* constant sizes let the compiler move the common elements without a call each */
+		if (elem == 16) {
+			for (i = 0; i < n; i++) {
+				size_t d = ((key_at(src, 16, i) - min) >> shift) & (BUCKETS - 1);
+
+				memcpy(dst + count[d]++ * 16, src + i * 16, 16);
+			}
+		} else if (elem == 8) {
+			for (i = 0; i < n; i++) {
+				size_t d = ((key_at(src, 8, i) - min) >> shift) & (BUCKETS - 1);
+
+				memcpy(dst + count[d]++ * 8, src + i * 8, 8);
+			}
+		} else {
+			for (i = 0; i < n; i++) {
+				size_t d = ((key_at(src, elem, i) - min) >> shift) & (BUCKETS - 1);
+
+				memcpy(dst + count[d]++ * elem, src + i * elem, elem);
+			}
+		}
+		{
+			char *t = src;
+
+			src = dst;
+			dst = t;
+		}
+	}
+	if (src != a)
+		memcpy(a, src, n * elem);
+	free(count);
+	free(b);
+	return 0;
+}
+
+struct kv {
+	uint64_t key;
+	uint64_t idx;
+};
+
+int cprof_radix_sort(void *arr, size_t n, size_t elem)
+{
+	char *a = arr, tmp[256];
+	uint64_t min, max;
+	struct kv *kv;
+	size_t i;
+	int ret;
+
+	if (n < 2)
+		return 0;
+	min = max = key_at(a, elem, 0);
+	for (i = 1; i < n; i++) {
+		uint64_t k = key_at(a, elem, i);
+
+		min = k < min ? k : min;
+		max = k > max ? k : max;
+	}
+	if (elem <= sizeof(struct kv))
+		return radix_direct(a, n, elem, min, max - min);
+	if (elem > sizeof(tmp) || (kv = malloc(n * sizeof(*kv))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		kv[i] = (struct kv){ key_at(a, elem, i), i };
+	if ((ret = radix_direct((char *)kv, n, sizeof(*kv), min, max - min)) < 0) {
+		free(kv);
+		return ret;
+	}
+	/* position j gets the element that was at kv[j].idx */
+	for (i = 0; i < n; i++) {
+		size_t j = i;
+
+		if (kv[i].idx == i)
+			continue;
+		memcpy(tmp, a + i * elem, elem);
+		for (;;) {
+			size_t k = kv[j].idx;
+
+			kv[j].idx = j;
+			if (k == i) {
+				memcpy(a + j * elem, tmp, elem);
+				break;
+			}
+			memcpy(a + j * elem, a + k * elem, elem);
+			j = k;
+		}
+	}
+	free(kv);
+	return 0;
+}
+
+/* signed to unsigned, order kept */
+static uint64_t biased(int64_t v)
+{
+	return (uint64_t)v ^ ((uint64_t)1 << 63);
+}
+
+int cprof_radix_sort_keyed(struct cprof_keyed *kd, size_t n)
+{
+	struct kv *t;
+	size_t i;
+	int ret;
+
+	if (n < 2)
+		return 0;
+	if ((t = malloc(n * sizeof(*t))) == NULL)
+		return -ENOMEM;
+	/* by duration, then (stable) by key: (key, duration) order */
+	for (i = 0; i < n; i++)
+		t[i] = (struct kv){ biased(kd[i].d), biased(kd[i].key) };
+	if ((ret = cprof_radix_sort(t, n, sizeof(*t))) == 0) {
+		for (i = 0; i < n; i++)
+			t[i] = (struct kv){ t[i].idx, t[i].key };
+		ret = cprof_radix_sort(t, n, sizeof(*t));
+	}
+	if (ret == 0)
+		for (i = 0; i < n; i++)
+			kd[i] = (struct cprof_keyed){ (int64_t)(t[i].key ^ ((uint64_t)1 << 63)),
+						      (int64_t)(t[i].idx ^ ((uint64_t)1 << 63)) };
+	free(t);
+	return ret;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int cprof_radix_sort_doubles(double *d, size_t n)
+{
+	size_t i;
+
+	/* a non-negative double's bits sort as the number does (durations); anything else by comparison */
+	for (i = 0; i < n; i++)
+		if (!(d[i] >= 0) || signbit(d[i]))
+			break;
+	if (i < n) {
+		qsort(d, n, sizeof(*d), cmp_double);
+		return 0;
+	}
+	_Static_assert(sizeof(double) == sizeof(uint64_t), "a double is 64 bits");
+	return cprof_radix_sort(d, n, sizeof(*d));
+}

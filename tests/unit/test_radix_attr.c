@@ -1,0 +1,124 @@
+/* Unit tests of the model's radix sorts (stable, signed keys, doubles) and of the stack attribution's joins over sorted arrays. */
+#include <check.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/schema.h"
+#include "report/model/model.h"
+#include "report/model/stacks.h"
+#include "tests/unit/tests.h"
+
+struct big {
+	uint64_t start;
+	uint32_t seq;
+	char pad[60];
+};
+
+/* ties keep the order given, big elements (sorted by index and permuted) and small ones alike */
+START_TEST(test_radix_stable_by_start)
+{
+	enum { N = 5000 };
+	struct big *b = malloc(N * sizeof(*b));
+	uint64_t (*s)[2] = malloc(N * sizeof(*s));
+	uint64_t x = 88172645463325252ull;
+	size_t i;
+
+	for (i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		b[i].start = 1796000000000000000ull + (x % 97) * 1000003ull; /* many ties, a wide span */
+		b[i].seq = (uint32_t)i;
+		s[i][0] = b[i].start;
+		s[i][1] = i;
+	}
+	ck_assert_int_eq(cprof_radix_sort(b, N, sizeof(*b)), 0);
+	ck_assert_int_eq(cprof_radix_sort(s, N, sizeof(*s)), 0);
+	for (i = 1; i < N; i++) {
+		ck_assert(b[i - 1].start < b[i].start || (b[i - 1].start == b[i].start && b[i - 1].seq < b[i].seq));
+		ck_assert(s[i - 1][0] < s[i][0] || (s[i - 1][0] == s[i][0] && s[i - 1][1] < s[i][1]));
+	}
+	free(b);
+	free(s);
+}
+END_TEST
+
+START_TEST(test_radix_keyed_and_doubles)
+{
+	struct cprof_keyed kd[] = { { 5, 30 }, { -2, 7 }, { 5, -1 }, { 0, 0 }, { -2, 3 }, { INT64_MAX, 1 }, { INT64_MIN, 2 } };
+	double d[] = { 3.5, 0, 1e12, 2.25, 0.5 }, neg[] = { 1, -3, 2, -0.0 };
+	size_t n = sizeof(kd) / sizeof(kd[0]), i;
+
+	ck_assert_int_eq(cprof_radix_sort_keyed(kd, n), 0);
+	for (i = 1; i < n; i++)
+		ck_assert(kd[i - 1].key < kd[i].key || (kd[i - 1].key == kd[i].key && kd[i - 1].d <= kd[i].d));
+	ck_assert_int_eq(kd[0].key, INT64_MIN);
+	ck_assert_int_eq(kd[1].d, 3);
+	ck_assert_int_eq(kd[4].d, -1);
+	ck_assert_int_eq(cprof_radix_sort_doubles(d, 5), 0);
+	ck_assert(d[0] == 0 && d[1] == 0.5 && d[2] == 2.25 && d[3] == 3.5 && d[4] == 1e12);
+	/* negatives go through the comparison sort */
+	ck_assert_int_eq(cprof_radix_sort_doubles(neg, 4), 0);
+	ck_assert(neg[0] == -3 && neg[1] == 0 && neg[2] == 1 && neg[3] == 2);
+}
+END_TEST
+
+/* Two calls with stack 1 (call site a.py:1): call 5 made CUPTI ids 50 (kernel 'kb', 100 ns) and 51
+ * (kernel 'ka', 40 ns; a second external-correlation row for 51 counts it twice, as API_GPU's join does),
+ * call 6 a copy (10 ns); call 7 has a stack no table knows. */
+START_TEST(test_attr_joins_in_arrays)
+{
+	static const char *const rows =
+		"INSERT INTO PROCESSES(id, pid) VALUES (1, 100);"
+		"INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'kb'), (3, 'ka'), (4, 'cudaMemcpyAsync'),"
+		" (5, 'a.py'), (6, 'step');"
+		"INSERT INTO CPROF_API(processId, tid, start, end, correlationId, nameId, class, nested, stackId) VALUES"
+		" (1, 1, 0, 30, 5, 1, 'launch', 0, 1), (1, 1, 40, 45, 6, 4, 'memcpy', 0, 1), (1, 1, 50, 60, 7, 1, 'launch', 0, 9);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES (1, 5, 5, 50), (1, 5, 5, 51), (1, 5, 5, 51),"
+		" (1, 5, 6, 60);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(processId, start, end, correlationId, nameId) VALUES"
+		" (1, 100, 200, 50, 2), (1, 300, 340, 51, 3);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(processId, start, end, correlationId) VALUES (1, 400, 410, 60);"
+		"INSERT INTO CPROF_STACK_FRAMES(processId, stackId, level, kind, fileId, line, funcId) VALUES (1, 1, 0, 'python', 5, 1, 6);";
+	struct cprof_attr_table t;
+	struct cprof_stacks st;
+	sqlite3 *db;
+	char *err = NULL;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, cprof_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	if (sqlite3_exec(db, rows, NULL, NULL, &err) != SQLITE_OK)
+		ck_abort_msg("fixture: %s", err);
+	ck_assert_int_eq(cprof_stacks_load(db, &st), 0);
+	ck_assert_uint_ge(st.n, 1);
+	ck_assert_int_eq(cprof_attr_build(db, &st, CPROF_BY_CALLSITE, 0, &t), 0);
+	ck_assert_uint_eq(t.n, 1);
+	ck_assert_uint_eq(t.calls_with_stack, 2);
+	ck_assert_uint_eq(t.rows[0].calls, 2);
+	ck_assert_uint_eq(t.rows[0].gpu_ops, 4);           /* 50, 51 twice, the copy */
+	ck_assert(fabs(t.rows[0].gpu_ns - 190) < 1e-9);   /* 100 + 40 + 40 + 10 */
+	ck_assert(fabs(t.rows[0].cpu_ns - 35) < 1e-9);
+	cprof_attr_free(&t);
+	/* by chain: the launch is labelled with its largest kernel name, the copy launched no kernel */
+	ck_assert_int_eq(cprof_attr_build(db, &st, CPROF_BY_CHAIN, 0, &t), 0);
+	ck_assert_uint_eq(t.n, 1);
+	ck_assert_str_eq(t.rows[0].label, "kb");
+	ck_assert_uint_eq(t.rows[0].gpu_ops, 3);
+	cprof_attr_free(&t);
+	cprof_stacks_free(&st);
+	sqlite3_close(db);
+}
+END_TEST
+
+Suite *radix_attr_suite(void)
+{
+	Suite *s = suite_create("radix_attr");
+	TCase *tc = tcase_create("radix_attr");
+
+	tcase_add_test(tc, test_radix_stable_by_start);
+	tcase_add_test(tc, test_radix_keyed_and_doubles);
+	tcase_add_test(tc, test_attr_joins_in_arrays);
+	suite_add_tcase(s, tc);
+	return s;
+}
