@@ -1011,7 +1011,7 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 {
 	static const char *const codes[] = { "?", "cupti-started", "cupti-missing", "cupti-failed", "cupti-conflict",
 					     "cupti-dropped", "stacks-native-missing", "cupti-no-driver",
-					     "capture-start", "capture-stop" };
+					     "capture-start", "capture-stop", "cupti-shared" };
 	sqlite3_stmt *st = s->st[ST_STATUS];
 	int ret = 0;
 

@@ -236,7 +236,15 @@ enum cprof_status_code {
 	CPROF_STATUS_CUPTI_NO_DRIVER = 7, /* no CUDA driver answered: CUPTI left alone (err = CUresult) */
 	CPROF_STATUS_CAPTURE_START = 8,   /* --capture-range: recording resumed (err = the window's number) */
 	CPROF_STATUS_CAPTURE_STOP = 9,    /* --capture-range: recording paused */
+	CPROF_STATUS_CUPTI_SHARED = 10,   /* the target uses CUPTI itself: cprof kept it and handed it copies
+					   * (err = records it enabled and did not get; text: CPROF_CUPTI_SHARED_FMT) */
 };
+/* The counts of a cupti-shared status after the first: records handed to the program, of them kernels, records
+ * of kinds it enabled it did not get, records in its current buffer not handed back yet (the readers parse it) */
+#define CPROF_CUPTI_SHARED_FMT                                                                                     \
+	"CUPTI shared with the program's profiler: %llu records handed to it (%llu kernels), %llu it enabled and "  \
+	"did not get, %llu in its current buffer"
+
 struct cprof_wire_status {
 	uint32_t code; /* enum cprof_status_code */
 	int32_t err;   /* CUptiResult or count */

@@ -192,6 +192,8 @@ CPROF_HIDDEN void cprof_cupti_pause(int pause);
 CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);
 CPROF_HIDDEN void cprof_cupti_pop(void);
 CPROF_HIDDEN void cprof_cupti_flush(int forced);
+/* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
+CPROF_HIDDEN void cprof_cupti_exec_failed(void);
 CPROF_HIDDEN void cprof_cupti_reset_after_fork(void);
 struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records; called by the drainer only. */

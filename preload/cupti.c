@@ -1,4 +1,4 @@
-/* The GPU lane: a CUPTI Activity API session inside the target, its buffers, and backing off when the target uses CUPTI itself. */
+/* The GPU lane: a CUPTI Activity API session inside the target, its buffers, and sharing it when the target uses CUPTI itself. */
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
@@ -12,6 +12,7 @@
 #define PR_FMT "cprof: cupti"
 #include "common/log.h"
 #include "preload/cprof.h"
+#include "preload/cupti-share.h"
 
 #define CUPTI_SONAME "libcupti.so.13"
 #define BUF_SIZE (4u << 20)
@@ -22,6 +23,7 @@ struct done_buf {
 	struct done_buf *next;
 	uint8_t *buf;
 	size_t valid;
+	int keep; /* 0: completed while cprof was paused, with records only the program asked for */
 };
 
 static struct {
@@ -36,8 +38,12 @@ static struct {
 	__typeof__(&cuptiActivityPopExternalCorrelationId) pop;
 	__typeof__(&cuptiGetResultString) result_string;
 	__typeof__(&cuptiGetCallbackName) callback_name;
+	__typeof__(&cuptiGetTimestamp) timestamp;
 	_Atomic int started;   /* our session exists (and may be flushed) */
-	_Atomic int conflict;  /* the target registered its own callbacks / subscribed / finalized */
+	_Atomic int conflict;  /* the target used CUPTI before cprof's session could start: left to it */
+	_Atomic int paused;    /* outside a capture window: cprof keeps no records (the program may) */
+	_Atomic int shared_said; /* the sharing was announced */
+	struct cprof_share_counts said; /* the counts last sent as a status */
 	pthread_mutex_t lock;  /* the completed-buffer list only; never held around a CUPTI call */
 	struct done_buf *done, **done_tail;
 	int atexit_registered;
@@ -149,6 +155,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	(void)size;
 	if (buffer == NULL)
 		return;
+	/* the program's copies first: its flush must find them when cuptiActivityFlushAll returns */
+	cprof_share_forward(buffer, valid);
 	d = malloc(sizeof(*d));
 	if (d == NULL) {
 		free(buffer);
@@ -157,6 +165,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	d->next = NULL;
 	d->buf = buffer;
 	d->valid = valid;
+	d->keep = !atomic_load(&cu.paused) || !cprof_share_active();
 	pthread_mutex_lock(&cu.lock);
 	*cu.done_tail = d;
 	cu.done_tail = &d->next;
@@ -240,14 +249,36 @@ static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_OVERHEAD,          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 
+static int cprof_kind(CUpti_ActivityKind kind)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (kinds[i] == kind)
+			return 1;
+	return 0;
+}
+
+/* whether cprof's own session needs the kind enabled now */
+static int cprof_wants(CUpti_ActivityKind kind)
+{
+	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && !atomic_load(&cu.paused) && cprof_kind(kind);
+}
+
 void cprof_cupti_pause(int pause)
 {
+	int shared = cprof_share_active();
+
 	if (!atomic_load(&cu.started) || atomic_load(&cu.conflict))
 		return;
-	if (pause)
-		cu.flush_all(0);
+	/* with the program's profiler on, records keep coming while paused: every buffer completed on either
+	 * side of the switch is marked for the side it belongs to */
+	if (pause || shared)
+		cu.flush_all(shared ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	atomic_store(&cu.paused, pause);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		(pause ? cu.disable : cu.enable)(kinds[i]);
+		if (!pause)
+			cu.enable(kinds[i]);
+		else if (!cprof_share_kind_on(kinds[i]))
+			cu.disable(kinds[i]);
 }
 
 static void cprof_cupti_start(void)
@@ -281,6 +312,8 @@ static void cprof_cupti_start(void)
 	RESOLVE(pop, "cuptiActivityPopExternalCorrelationId");
 	RESOLVE(result_string, "cuptiGetResultString");
 	RESOLVE(callback_name, "cuptiGetCallbackName");
+	cu.timestamp = (__typeof__(cu.timestamp))dlsym(cu.lib, "cuptiGetTimestamp"); /* for the program's clock only */
+	cprof_share_init(cu.next_record, cu.timestamp);
 
 	r = cu.register_callbacks(buffer_requested, buffer_completed);
 	if (r != CUPTI_SUCCESS) {
@@ -330,11 +363,33 @@ void cprof_cupti_pop(void)
 	cu.pop(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
 }
 
+/* what the program's profiler got, once it changed: the report's and cprof info's line */
+static void say_shared(void)
+{
+	struct cprof_share_counts c;
+	char text[240];
+
+	if (!atomic_load(&cu.shared_said))
+		return;
+	cprof_share_counts(&c);
+	if (c.handed == cu.said.handed && c.missed == cu.said.missed && c.pending == cu.said.pending)
+		return;
+	cu.said = c;
+	snprintf(text, sizeof(text), CPROF_CUPTI_SHARED_FMT, (unsigned long long)c.handed, (unsigned long long)c.kernels,
+		 (unsigned long long)c.missed, (unsigned long long)c.pending);
+	cprof_flusher_status(CPROF_STATUS_CUPTI_SHARED, (int32_t)(c.missed > INT32_MAX ? INT32_MAX : c.missed), text);
+}
+
 void cprof_cupti_flush(int forced)
 {
 	if (!atomic_load(&cu.started) || atomic_load(&cu.conflict))
 		return;
+	/* forced: only as the image ends (exit, exec, a crash), when the program's profiler may be torn down */
+	if (forced)
+		cprof_share_stop();
 	cu.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	if (forced)
+		say_shared();
 	if (forced) {
 		size_t dropped = 0;
 
@@ -348,11 +403,17 @@ void cprof_cupti_flush(int forced)
 	}
 }
 
+void cprof_cupti_exec_failed(void)
+{
+	cprof_share_resume();
+}
+
 void cprof_cupti_reset_after_fork(void)
 {
 	/* CUDA does not survive fork; the child never starts CUPTI and pushes nothing */
 	atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cu.started, 0);
+	cprof_share_reset_after_fork();
 	pthread_mutex_init(&cu.lock, NULL);
 	cu.done = NULL;
 	cu.done_tail = &cu.done;
@@ -553,7 +614,12 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 		struct cprof_wire_gpu g;
 
 		list = d->next;
-		while (cu.next_record(buf, d->valid, &rec) == CUPTI_SUCCESS) {
+		while (d->keep && cu.next_record(buf, d->valid, &rec) == CUPTI_SUCCESS) {
+			/* external ids other than cprof's are the program's profiler's (Kineto's CUSTOM0/1) */
+			if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
+			    ((CUpti_ActivityExternalCorrelation *)(void *)rec)->externalKind !=
+				    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2)
+				continue;
 			if (convert(rec, &g) == 0 && emit(&g, ctx) == 0)
 				n++;
 		}
@@ -565,6 +631,7 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 
 /* ---- another CUPTI user in the process ---- */
 
+/* The target used CUPTI before cprof's session could start (or cprof has none): CUPTI is left to it. */
 static void conflict(const char *what)
 {
 	if (atomic_exchange(&cu.conflict, 1))
@@ -580,36 +647,192 @@ static void conflict(const char *what)
 	status(CPROF_STATUS_CUPTI_CONFLICT, 0, "the program called %s: GPU records stop here", what);
 }
 
+/* Whether cprof's session serves the program's CUPTI calls: CUPTI has one set of buffer callbacks per process,
+ * so cprof stays its client and the program gets copies (cupti-share.c). A program first to CUPTI starts it. */
+static int sharing(void)
+{
+	if (atomic_load(&cprof_cupti_on) == CPROF_CUPTI_PENDING)
+		cprof_cupti_start_checked(0);
+	return atomic_load(&cu.started) && !atomic_load(&cu.conflict);
+}
+
+/* records CUPTI holds now were made before the program's change of kinds: they go out under the old ones */
+static void flush_for_program(void)
+{
+	cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+static CUpti_TimestampCallbackFunc pending_ts; /* registered while cprof's session was not decided */
+static CUpti_SubscriberHandle program_sub;       /* the program's subscriber: cuptiFinalize ends it */
+
 CPROF_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 							CUpti_BuffersCallbackCompleteFunc done)
 {
 	__typeof__(&cuptiActivityRegisterCallbacks) real = CPROF_REAL(cuptiActivityRegisterCallbacks, CUPTI_SONAME);
 
-	conflict("cuptiActivityRegisterCallbacks");
-	return real ? real(req, done) : CUPTI_ERROR_NOT_INITIALIZED;
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (req == NULL || done == NULL)
+		return real(req, done);
+	if (!sharing()) {
+		__typeof__(&cuptiActivityRegisterTimestampCallback) ts =
+			CPROF_REAL(cuptiActivityRegisterTimestampCallback, CUPTI_SONAME);
+
+		conflict("cuptiActivityRegisterCallbacks");
+		if (pending_ts && ts)
+			ts(pending_ts);
+		return real(req, done);
+	}
+	cprof_share_register(req, done);
+	if (!atomic_exchange(&cu.shared_said, 1)) {
+		pr_warn("the program called cuptiActivityRegisterCallbacks (torch.profiler/Kineto or another CUPTI "
+			"tool); cprof keeps CUPTI and hands it copies of the records it enables (cprof info counts them)");
+		status(CPROF_STATUS_CUPTI_SHARED, 0, "%s",
+		       "the program called cuptiActivityRegisterCallbacks: CUPTI shared, the program gets copies of the "
+		       "records it enables");
+	}
+	return CUPTI_SUCCESS;
 }
 
+CPROF_EXPORT CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	__typeof__(&cuptiActivityEnable) real = CPROF_REAL(cuptiActivityEnable, CUPTI_SONAME);
+	CUptiResult r;
+
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!sharing())
+		return real(kind);
+	if (cprof_share_active() && !cprof_share_kind_on(kind))
+		flush_for_program();
+	r = real(kind);
+	if (r == CUPTI_SUCCESS) {
+		cprof_share_kind(kind, 1);
+		cprof_share_complete(1); /* the program holds a buffer from now on, as with CUPTI */
+	}
+	return r;
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	__typeof__(&cuptiActivityDisable) real = CPROF_REAL(cuptiActivityDisable, CUPTI_SONAME);
+
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!sharing())
+		return real(kind);
+	if (cprof_share_active() && cprof_share_kind_on(kind))
+		flush_for_program();
+	cprof_share_kind(kind, 0);
+	/* cprof still records the kind: for the program it is off all the same */
+	return cprof_wants(kind) ? CUPTI_SUCCESS : real(kind);
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	__typeof__(&cuptiActivityFlushAll) real = CPROF_REAL(cuptiActivityFlushAll, CUPTI_SONAME);
+	CUptiResult r;
+
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!cprof_share_active() || !sharing())
+		return real(flag);
+	r = real(flag); /* cprof's buffers come back to buffer_completed, which copies the program's records */
+	cprof_share_complete(1);
+	return r;
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc func)
+{
+	__typeof__(&cuptiActivityRegisterTimestampCallback) real =
+		CPROF_REAL(cuptiActivityRegisterTimestampCallback, CUPTI_SONAME);
+
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (func == NULL || !sharing())
+		return real(func);
+	/* CUPTI keeps the clock cprof's records are in; the program's copies are put in its own */
+	pending_ts = func;
+	cprof_share_timestamps(func);
+	return CUPTI_SUCCESS;
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	__typeof__(&cuptiActivityEnableRuntimeApi) real = CPROF_REAL(cuptiActivityEnableRuntimeApi, CUPTI_SONAME);
+
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!sharing())
+		return real(cbid, enable);
+	cprof_share_api(0, cbid, enable); /* left out of the program's copies, kept in cprof's records */
+	return CUPTI_SUCCESS;
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	__typeof__(&cuptiActivityEnableDriverApi) real = CPROF_REAL(cuptiActivityEnableDriverApi, CUPTI_SONAME);
+
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!sharing())
+		return real(cbid, enable);
+	cprof_share_api(1, cbid, enable);
+	return CUPTI_SUCCESS;
+}
+
+/* cprof subscribes to nothing: the program's subscriber is CUPTI's one, cprof only remembers it */
 CPROF_EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *user)
 {
 	__typeof__(&cuptiSubscribe) real = CPROF_REAL(cuptiSubscribe, CUPTI_SONAME);
+	CUptiResult r = real ? real(sub, cb, user) : CUPTI_ERROR_NOT_INITIALIZED;
 
-	conflict("cuptiSubscribe");
-	return real ? real(sub, cb, user) : CUPTI_ERROR_NOT_INITIALIZED;
+	if (r == CUPTI_SUCCESS && sub)
+		program_sub = *sub;
+	return r;
 }
 
 CPROF_EXPORT CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb, void *user,
 					   CUpti_SubscriberParams *params)
 {
 	__typeof__(&cuptiSubscribe_v2) real = CPROF_REAL(cuptiSubscribe_v2, CUPTI_SONAME);
+	CUptiResult r = real ? real(sub, cb, user, params) : CUPTI_ERROR_NOT_INITIALIZED;
 
-	conflict("cuptiSubscribe_v2");
-	return real ? real(sub, cb, user, params) : CUPTI_ERROR_NOT_INITIALIZED;
+	if (r == CUPTI_SUCCESS && sub)
+		program_sub = *sub;
+	return r;
 }
 
+CPROF_EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle sub)
+{
+	__typeof__(&cuptiUnsubscribe) real = CPROF_REAL(cuptiUnsubscribe, CUPTI_SONAME);
+	CUptiResult r = real ? real(sub) : CUPTI_ERROR_NOT_INITIALIZED;
+
+	if (r == CUPTI_SUCCESS && sub == program_sub)
+		program_sub = NULL;
+	return r;
+}
+
+/* The program ends its use of CUPTI (Kineto with TEARDOWN_CUPTI=1): its part ends, cprof's session goes on. */
 CPROF_EXPORT CUptiResult cuptiFinalize(void)
 {
 	__typeof__(&cuptiFinalize) real = CPROF_REAL(cuptiFinalize, CUPTI_SONAME);
+	__typeof__(&cuptiUnsubscribe) unsub = CPROF_REAL(cuptiUnsubscribe, CUPTI_SONAME);
 
-	conflict("cuptiFinalize");
-	return real ? real() : CUPTI_ERROR_NOT_INITIALIZED;
+	if (real == NULL)
+		return CUPTI_ERROR_NOT_INITIALIZED;
+	if (!sharing()) {
+		conflict("cuptiFinalize");
+		return real();
+	}
+	flush_for_program();
+	cprof_share_complete(0);
+	for (int k = 1; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+		if (cprof_share_kind(k, 0) && !cprof_wants(k))
+			cu.disable(k);
+	cprof_share_finalize();
+	pending_ts = NULL;
+	if (program_sub && unsub && unsub(program_sub) == CUPTI_SUCCESS)
+		program_sub = NULL;
+	return CUPTI_SUCCESS;
 }

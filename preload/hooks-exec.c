@@ -30,6 +30,7 @@ static int after_exec(int ret)
 	int e = errno;
 
 	cprof_crash_exec(0);
+	cprof_cupti_exec_failed();
 	cprof_flusher_exec_failed();
 	errno = e;
 	return ret;

@@ -14,6 +14,7 @@
 #include "common/schema.h"
 #include "common/textsafe.h"
 #include "common/version.h"
+#include "common/wire.h"
 #include "report/cprof.h"
 
 /* CPROF_SQL_TRACE=1: every statement and its time on stderr, to find what makes a report slow */
@@ -542,6 +543,41 @@ int cprof_has_table(sqlite3 *db, const char *name)
 	found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return found;
+}
+
+int cprof_cupti_shared(sqlite3 *db, struct cprof_cupti_shared *out)
+{
+	/* the counts statuses only (the first one says that sharing began), each process's newest */
+	static const char sql[] = "SELECT processId, message FROM CPROF_STATUS WHERE code = 'cupti-shared'"
+				  " AND message LIKE 'CUPTI shared with%' ORDER BY processId, timeNs DESC";
+	sqlite3_stmt *st;
+	int64_t last = -1;
+	int rc, any = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!cprof_has_table(db, "CPROF_STATUS"))
+		return 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc = sqlite3_column_int64(st, 0);
+		const char *m = (const char *)sqlite3_column_text(st, 1);
+		unsigned long long h, k, mi, p;
+
+		if (any && proc == last)
+			continue;
+		any = 1;
+		last = proc;
+		out->processes++;
+		if (m && sscanf(m, CPROF_CUPTI_SHARED_FMT, &h, &k, &mi, &p) == 4) {
+			out->handed += (int64_t)h;
+			out->kernels += (int64_t)k;
+			out->missed += (int64_t)mi;
+			out->pending += (int64_t)p;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 enum cprof_unit cprof_unit_for(double ns)

@@ -64,6 +64,12 @@ int cmd_info(int argc, char **argv)
 	/* a process killed from outside could not count what it had not sent */
 	printf("%s%lld lost events, %s%s%s\n", f->killed > 0 ? "at least " : "", (long long)f->lost_events,
 	       f->complete ? "complete" : "INCOMPLETE", f->complete ? "" : ": ", f->complete ? "" : cprof_tx(f->reason));
+	/* the program's own profiler (torch.profiler) used CUPTI too: what it got from cprof's session */
+	if (f->cupti_shared.processes > 0)
+		printf("cprof: CUPTI shared with the program's own profiler: %lld records handed to it (%lld kernels), "
+		       "%lld it enabled and did not get%s; cprof kept its own records\n",
+		       (long long)f->cupti_shared.handed, (long long)f->cupti_shared.kernels, (long long)f->cupti_shared.missed,
+		       f->cupti_shared.pending ? " (some were still in its buffer at the end)" : "");
 	/* what the processes said they produced and the collector neither stored nor heard they lost (frames
 	 * dropped as malformed, from a banned process): the rule emitted = recorded + lost, shown when broken */
 	unaccounted = f->unaccounted - f->lost_spool_full - f->lost_unstored;

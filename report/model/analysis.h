@@ -127,6 +127,23 @@ struct cprof_finding {
 /* Every rule that fires for process proc (0 = all), given its verdict. Returns the count, *out malloc'd. */
 int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct cprof_finding **out);
 
+/* torch.compile's host cost per call, from PyTorch's own ranges (cprof-run --torch-ops): medians over the calls
+ * after each region's first (which compiles). The torch-compile findings and cprof diff read it. */
+struct cprof_compile_cost {
+	long long calls;     /* compiled-region calls, first ones included */
+	size_t regions;      /* distinct compiled regions */
+	size_t steady;       /* the calls the medians are over */
+	double lookup_ns;    /* Dynamo's cache lookup before a call */
+	double region_ns;    /* the compiled region on the host */
+	double api_ns;       /* of it, in CUDA calls */
+	double kernels;      /* kernels a call launched */
+	double gpu_ns;       /* their GPU time */
+	long long recompiles;
+	char recompiled[200]; /* the regions compiled again, "0/1, 1/1" */
+};
+/* 0 (cc->calls 0: no compiled region), or -ENOMEM */
+int cprof_compile_cost(struct cprof_model *m, int64_t proc, struct cprof_compile_cost *cc);
+
 /* Idle share as Holistic Trace Analysis's temporal breakdown computes it from our trace: GPU ops of all
  * streams, rounded inward to whole microseconds, window first op start to last op end. -1: no ops. */
 double cprof_hta_idle_pct(const struct cprof_model *m, int64_t proc);

@@ -963,18 +963,19 @@ static double median_of(double *v, size_t n)
  * --torch-ops) mark Dynamo's cache lookup before each call and the compiled region around it; against them,
  * the CUDA calls made inside the region and the GPU time of the kernels those launched. A region named F/C
  * with C > 0 is frame F compiled again: a recompilation. */
-static void torch_compile(struct cprof_model *m, int64_t proc, struct flist *l)
+int cprof_compile_cost(struct cprof_model *m, int64_t proc, struct cprof_compile_cost *cc)
 {
 	double *host = NULL, *look = NULL, *api = NULL, *gpu = NULL, *kn = NULL;
 	size_t n = 0, nl = 0, cap = 0, lcap = 0, i, r;
-	char (*seen)[64] = NULL, recomp[200] = "";
+	char (*seen)[64] = NULL, *recomp = cc->recompiled;
 	size_t nseen = 0, scap = 0;
 	long long calls = 0, nrecomp = 0;
-	char ev[560], a[32], b[32], c[32], d[32], e[32];
 	struct launched_ks ks = { NULL, 0, 0 };
+	int ret = 0;
 
+	memset(cc, 0, sizeof(*cc));
 	if (m->ntorch == 0)
-		return;
+		return 0;
 	if (cprof_model_launched(m, proc, launched_k_add, &ks) < 0)
 		goto oom;
 	if (ks.n)
@@ -1012,8 +1013,8 @@ static void torch_compile(struct cprof_model *m, int64_t proc, struct flist *l)
 			snprintf(seen[nseen++], sizeof(seen[0]), "%s", name);
 			if (slash && strtol(slash + 1, NULL, 10) > 0) {
 				nrecomp++;
-				if (strlen(recomp) + strlen(fc + 2) + 3 < sizeof(recomp))
-					snprintf(recomp + strlen(recomp), sizeof(recomp) - strlen(recomp), "%s%s",
+				if (strlen(recomp) + strlen(fc + 2) + 3 < sizeof(cc->recompiled))
+					snprintf(recomp + strlen(recomp), sizeof(cc->recompiled) - strlen(recomp), "%s%s",
 						 *recomp ? ", " : "", fc + 2);
 			}
 			continue;
@@ -1043,9 +1044,40 @@ static void torch_compile(struct cprof_model *m, int64_t proc, struct flist *l)
 		gpu[n] = g_ns;
 		kn[n++] = g_k;
 	}
-	if (n) {
-		double h = median_of(host, n), lk = median_of(look, nl), ap = median_of(api, n), gp = median_of(gpu, n);
-		double k = median_of(kn, n);
+	cc->calls = calls;
+	cc->regions = nseen;
+	cc->steady = n;
+	cc->lookup_ns = median_of(look, nl);
+	cc->region_ns = median_of(host, n);
+	cc->api_ns = median_of(api, n);
+	cc->gpu_ns = median_of(gpu, n);
+	cc->kernels = median_of(kn, n);
+	cc->recompiles = nrecomp;
+	goto out;
+oom:
+	ret = -ENOMEM;
+out:
+	free(host);
+	free(look);
+	free(api);
+	free(gpu);
+	free(kn);
+	free(seen);
+	free(ks.k);
+	return ret;
+}
+
+static void torch_compile(struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	struct cprof_compile_cost cc;
+	char ev[560], a[32], b[32], c[32], d[32], e[32];
+
+	if (cprof_compile_cost(m, proc, &cc) < 0) {
+		not_evaluated(l, "torch-compile-host-cost", "out of memory");
+		return;
+	}
+	if (cc.steady) {
+		double h = cc.region_ns, lk = cc.lookup_ns, ap = cc.api_ns, gp = cc.gpu_ns, k = cc.kernels;
 
 		cprof_fmt_dur(a, sizeof(a), lk);
 		cprof_fmt_dur(b, sizeof(b), h);
@@ -1056,7 +1088,7 @@ static void torch_compile(struct cprof_model *m, int64_t proc, struct flist *l)
 			 "%lld calls of %zu compiled regions, %zu after each region's first; per call (median): Dynamo cache "
 			 "lookup %s + compiled region %s = %s on the host, of which %s in CUDA calls; %.4g kernels per call, "
 			 "%s on the GPU",
-			 calls, nseen, n, a, b, e, c, k, d);
+			 cc.calls, cc.regions, cc.steady, a, b, e, c, k, d);
 		if (lk + h > gp)
 			add(l, "torch-compile-host-cost", "warn", ev,
 			    "torch.compile's host cost per call (the cache lookup and the compiled region's wrappers) is %.3gx "
@@ -1069,24 +1101,13 @@ static void torch_compile(struct cprof_model *m, int64_t proc, struct flist *l)
 			    "torch.compile's host cost per call (the cache lookup and the compiled region's wrappers) is "
 			    "below the GPU time of the kernels it runs");
 	}
-	if (nrecomp) {
-		snprintf(ev, sizeof(ev), "%lld recompilations: Torch-Compiled Region %s", nrecomp, recomp);
+	if (cc.recompiles) {
+		snprintf(ev, sizeof(ev), "%lld recompilations: Torch-Compiled Region %s", cc.recompiles, cc.recompiled);
 		add(l, "torch-compile-recompiles", "warn", ev,
 		    "Dynamo compiled a frame again (a cache miss: a guard failed on a new shape, dtype or value); each "
 		    "costs a compilation: keep the inputs' shapes fixed or mark the changing dimension dynamic "
 		    "(torch._dynamo.mark_dynamic)");
 	}
-	goto out;
-oom:
-	not_evaluated(l, "torch-compile-host-cost", "out of memory");
-out:
-	free(host);
-	free(look);
-	free(api);
-	free(gpu);
-	free(kn);
-	free(seen);
-	free(ks.k);
 }
 
 struct tiny {

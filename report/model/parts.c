@@ -29,6 +29,8 @@ static void load_meta(sqlite3 *db, struct cprof_meta_facts *f)
 	cprof_meta(db, "command", f->command, sizeof(f->command), "?");
 	cprof_meta(db, "incomplete_reason", f->reason, sizeof(f->reason), "");
 	cprof_meta(db, "gpu_records_note", f->gpu_note, sizeof(f->gpu_note), "");
+	if (cprof_cupti_shared(db, &f->cupti_shared) < 0)
+		memset(&f->cupti_shared, 0, sizeof(f->cupti_shared));
 }
 
 static void load_counts(sqlite3 *db, struct cprof_meta_facts *f)

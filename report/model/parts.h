@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "report/cprof.h"
 #include "report/model/flame.h"
 #include "report/model/model.h"
 #include "report/model/ops-nvtx.h"
@@ -44,6 +45,7 @@ struct cprof_meta_facts {
 	int64_t proc_rows, nvtx_rows;               /* PROCESSES, NVTX_EVENTS (0 without the table) */
 	int64_t killed;             /* processes killed from outside or without a goodbye */
 	int64_t unaccounted;        /* emitted, neither recorded nor counted lost (PROCESSES' own counts) */
+	struct cprof_cupti_shared cupti_shared; /* the program's own CUPTI client got copies (processes 0: none) */
 	int has_windows;            /* the profile has CPROF_WINDOWS */
 	int64_t windows;            /* its rows */
 };

@@ -73,6 +73,11 @@ int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struc
 			s->step_median_ns = (double)cprof_steps_median(st, n, cprof_steps_cold(st, n) ? 1 : 0);
 		}
 	}
+	if (cprof_compile_cost(&s->model, 0, &s->compile) < 0) {
+		pr_err("%s: out of memory", cprof_tx(path));
+		cprof_summary_free(s);
+		return -1;
+	}
 	s->complete = cprof_meta_int(s->db, "complete", 0) == 1;
 	cprof_meta(s->db, "incomplete_reason", s->reason, sizeof(s->reason), "");
 	for (i = 0; i < s->n; i++)

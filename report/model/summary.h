@@ -28,6 +28,7 @@ struct cprof_summary {
 	double kernel_ns;
 	int steps;             /* NVTX steps (0: none) */
 	double step_median_ns; /* the steps' median time, a cold first step left out */
+	struct cprof_compile_cost compile; /* torch.compile's host cost per call (calls 0: none, or no --torch-ops) */
 };
 
 /* Opens and reduces a profile; on failure prints one line and returns -1. */

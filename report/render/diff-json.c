@@ -24,6 +24,17 @@ static void pair(FILE *f, const char *key, double a, double b)
 	fputc('}', f);
 }
 
+static void compile_side(FILE *f, const struct cprof_compile_cost *c)
+{
+	if (!c->steady) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"total\":%.0f,\"cache_lookup\":%.0f,\"compiled_region\":%.0f,\"in_cuda_calls\":%.0f,"
+		   "\"kernels\":%.4g,\"gpu\":%.0f,\"calls\":%zu}",
+		c->lookup_ns + c->region_ns, c->lookup_ns, c->region_ns, c->api_ns, c->kernels, c->gpu_ns, c->steady);
+}
+
 static void write_json(FILE *f, const struct cprof_diff_result *r)
 {
 	size_t i, n = cprof_diff_shown(r);
@@ -42,6 +53,14 @@ static void write_json(FILE *f, const struct cprof_diff_result *r)
 	pair(f, "kernels", (double)r->a->kernel_count, (double)r->b->kernel_count);
 	if (r->a->steps && r->b->steps)
 		pair(f, "median_step_ns", r->a->step_median_ns, r->b->step_median_ns);
+	if (r->a->compile.steady || r->b->compile.steady) {
+		/* torch.compile's host cost per call (null: no compiled region on that side) */
+		fprintf(f, ",\"torch_compile_call_host_ns\":{\"old\":");
+		compile_side(f, &r->a->compile);
+		fprintf(f, ",\"new\":");
+		compile_side(f, &r->b->compile);
+		fputc('}', f);
+	}
 	fprintf(f, ",\"rows\":%zu,\"changes\":[", r->nchanges);
 	for (i = 0; i < n; i++) {
 		const struct cprof_change *c = &r->changes[i];

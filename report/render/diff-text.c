@@ -9,6 +9,44 @@
 #define HUE(h) (f == stdout ? cprof_hue(h) : "")
 #define HUE_VERDICT(v) (f == stdout ? cprof_hue_verdict(v) : "")
 
+/* torch.compile's host cost per call on each side; an eager run against a compiled one: against the eager step */
+static void write_compile(FILE *f, const struct cprof_diff_result *r)
+{
+	const struct cprof_compile_cost *ca = &r->a->compile, *cb = &r->b->compile;
+	const struct cprof_summary *eager = NULL, *comp = NULL;
+	char x[32] = "-", y[32] = "-", l[32], h[32], p[32];
+
+	if (!ca->steady && !cb->steady)
+		return;
+	if (ca->steady)
+		cprof_fmt_dur(x, sizeof(x), ca->lookup_ns + ca->region_ns);
+	if (cb->steady)
+		cprof_fmt_dur(y, sizeof(y), cb->lookup_ns + cb->region_ns);
+	fprintf(f, "  compiled call on the host %5s -> %s", x, y);
+	if (ca->steady && cb->steady) {
+		cprof_fmt_change(p, sizeof(p), ca->lookup_ns + ca->region_ns, cb->lookup_ns + cb->region_ns);
+		fprintf(f, " (%s)", p);
+	}
+	comp = cb->steady ? r->b : r->a;
+	cprof_fmt_dur(l, sizeof(l), comp->compile.lookup_ns);
+	cprof_fmt_dur(h, sizeof(h), comp->compile.region_ns);
+	cprof_fmt_dur(p, sizeof(p), comp->compile.gpu_ns);
+	fprintf(f, "   (%s: Dynamo cache lookup %s + compiled region %s, median of %zu calls; %.4g kernels, %s on the GPU)\n",
+		comp == r->b ? "new" : "old", l, h, comp->compile.steady, comp->compile.kernels, p);
+	if (!ca->steady && r->a->steps)
+		eager = r->a;
+	else if (!cb->steady && r->b->steps)
+		eager = r->b;
+	if (eager) {
+		double c = comp->compile.lookup_ns + comp->compile.region_ns;
+
+		cprof_fmt_dur(x, sizeof(x), eager->step_median_ns);
+		cprof_fmt_dur(y, sizeof(y), c);
+		fprintf(f, "  eager host time per step %s (%s, no compiled region) vs the compiled call's %s on the host: %.2fx\n",
+			x, eager == r->a ? "old" : "new", y, eager->step_median_ns > 0 ? c / eager->step_median_ns : 0.0);
+	}
+}
+
 static void write_text(FILE *f, const struct cprof_diff_result *r)
 {
 	const struct cprof_summary *a = r->a, *b = r->b;
@@ -32,6 +70,7 @@ static void write_text(FILE *f, const struct cprof_diff_result *r)
 		cprof_fmt_change(p, sizeof(p), a->step_median_ns, b->step_median_ns);
 		fprintf(f, "  median step  %16s -> %s (%s; %d -> %d NVTX steps)\n", x, y, p, a->steps, b->steps);
 	}
+	write_compile(f, r);
 	fprintf(f, "\n  %-6s  %12s  %12s  %8s  %9s  %9s  %s\n", "Kind", "Old time", "New time", "Change", "Old count",
 		"New count", "Name");
 	for (i = 0; i < n; i++) {

@@ -232,6 +232,13 @@ static void json_head(const struct report_doc *d)
 		printf(",\"gpu_records_note\":");
 		cprof_json_str(stdout, mf->gpu_note);
 	}
+	/* the program's own CUPTI client got copies: how many, and how many it did not get */
+	if (mf->cupti_shared.processes > 0)
+		printf(",\"cupti_shared\":{\"processes\":%lld,\"records_handed\":%lld,\"kernels_handed\":%lld,"
+		       "\"records_not_handed\":%lld,\"records_pending\":%lld}",
+		       (long long)mf->cupti_shared.processes, (long long)mf->cupti_shared.handed,
+		       (long long)mf->cupti_shared.kernels, (long long)mf->cupti_shared.missed,
+		       (long long)mf->cupti_shared.pending);
 	if (hta >= 0)
 		printf(",\"hta_idle_pct\":%.4f", hta);
 	printf(",\"counts\":{\"api_calls\":%lld,\"kernels\":%lld,\"memcpys\":%lld,\"memsets\":%lld,"

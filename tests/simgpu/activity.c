@@ -208,62 +208,112 @@ static void wake_worker_locked(void)
 	pthread_cond_signal(&g_work_cond);
 }
 
-/* cuptiActivityRegisterTimestampCallback: records carry the caller's clock (Kineto's), here as a fixed offset
- * from CLOCK_REALTIME measured when the callback was registered. */
-static int64_t g_ts_offset;
+/* cuptiActivityRegisterTimestampCallback: records carry the caller's clock (Kineto's), a linear map of
+ * CLOCK_REALTIME measured when the callback was registered: c0 + (t - n0) * rate. */
+struct tsmap {
+	uint64_t n0, c0;
+	_Atomic uint64_t rate_bits; /* a double; refined against (n0, c0) as time goes on */
+	_Atomic uint64_t refined;   /* when, in our clock */
+	CUpti_TimestampCallbackFunc func;
+};
+/* replaced whole at each registration (the old one leaks: a reader may still hold it), read lock-free */
+static _Atomic(struct tsmap *) g_tsmap;
 
-int simgpu_cupti_timestamp_offset(int64_t off)
+static double rate_of(struct tsmap *m)
 {
-	__atomic_store_n(&g_ts_offset, off, __ATOMIC_RELAXED);
+	uint64_t bits = atomic_load_explicit(&m->rate_bits, memory_order_relaxed);
+	double r;
+	memcpy(&r, &bits, sizeof(r));
+	return r;
+}
+
+int simgpu_cupti_timestamp_map(uint64_t n0, uint64_t c0, double rate, CUpti_TimestampCallbackFunc func)
+{
+	struct tsmap *m = calloc(1, sizeof(*m));
+	uint64_t bits;
+	if (!m)
+		return -1;
+	m->n0 = n0;
+	m->c0 = c0;
+	memcpy(&bits, &rate, sizeof(bits));
+	atomic_store(&m->rate_bits, bits);
+	atomic_store(&m->refined, n0);
+	m->func = func;
+	atomic_store(&g_tsmap, m);
 	return 0;
 }
 
-int64_t simgpu_cupti_timestamp_shift(void)
+/* the caller's clock is read again every millisecond or so (as CUPTI reads it for its host records), so a
+ * record's error stays that of one pair of reads however long the session */
+static void refine(struct tsmap *m)
 {
-	return __atomic_load_n(&g_ts_offset, __ATOMIC_RELAXED);
+	uint64_t now = simgpu_now(), last = atomic_load_explicit(&m->refined, memory_order_relaxed);
+	if (now < last + 1000000 || !atomic_compare_exchange_strong(&m->refined, &last, now))
+		return;
+	uint64_t a = simgpu_now(), c = m->func(), b = simgpu_now(), n = a + (b - a) / 2;
+	if (n > m->n0 + 1000000 && c > m->c0) {
+		double r = (double)(c - m->c0) / (double)(n - m->n0);
+		uint64_t bits;
+		memcpy(&bits, &r, sizeof(bits));
+		atomic_store(&m->rate_bits, bits);
+	}
 }
 
-static void shift_times(void *rec, int64_t off)
+static uint64_t map_time(struct tsmap *m, uint64_t t)
+{
+	if (!m || !t)
+		return t;
+	return m->c0 + (uint64_t)(int64_t)((double)(int64_t)(t - m->n0) * rate_of(m));
+}
+
+uint64_t simgpu_cupti_time(uint64_t t)
+{
+	return map_time(atomic_load(&g_tsmap), t);
+}
+
+#define MAP(x) ((x) = map_time(tm, x))
+static void shift_times(void *rec, struct tsmap *tm)
 {
 	CUpti_Activity *r = rec;
 	switch (r->kind) {
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER: {
 		CUpti_ActivityAPI *a = rec;
-		a->start += (uint64_t)off, a->end += (uint64_t)off;
+		MAP(a->start), MAP(a->end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
 		CUpti_ActivityKernel10 *k = rec;
-		k->start += (uint64_t)off, k->end += (uint64_t)off, k->completed += (uint64_t)off;
+		MAP(k->start), MAP(k->end), MAP(k->completed);
 		if (k->queued)
-			k->queued += (uint64_t)off, k->submitted += (uint64_t)off;
+			MAP(k->queued), MAP(k->submitted);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMCPY: {
 		CUpti_ActivityMemcpy6 *m = rec;
-		m->start += (uint64_t)off, m->end += (uint64_t)off;
+		MAP(m->start), MAP(m->end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_MEMSET: {
 		CUpti_ActivityMemset4 *m = rec;
-		m->start += (uint64_t)off, m->end += (uint64_t)off;
+		MAP(m->start), MAP(m->end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
 		CUpti_ActivitySynchronization2 *y = rec;
-		y->start += (uint64_t)off, y->end += (uint64_t)off;
+		MAP(y->start), MAP(y->end);
 		break;
 	}
 	case CUPTI_ACTIVITY_KIND_OVERHEAD: {
 		CUpti_ActivityOverhead3 *o = rec;
-		o->start += (uint64_t)off, o->end += (uint64_t)off;
+		MAP(o->start), MAP(o->end);
 		break;
 	}
 	default: break;
 	}
 }
+#undef MAP
 
 SG_HIDDEN void sg_emit(const void *rec, size_t size)
 {
@@ -276,10 +326,11 @@ SG_HIDDEN void sg_emit(const void *rec, size_t size)
 		CUpti_ActivityOverhead3 o;
 		char bytes[512];
 	} copy;
-	int64_t off = simgpu_cupti_timestamp_shift();
-	if (off && size <= sizeof(copy)) {
+	struct tsmap *m = atomic_load_explicit(&g_tsmap, memory_order_acquire);
+	if (m && size <= sizeof(copy)) {
+		refine(m);
 		memcpy(&copy, rec, size);
-		shift_times(&copy, off);
+		shift_times(&copy, m);
 		rec = &copy;
 	}
 	size_t need = ALIGN8(size);

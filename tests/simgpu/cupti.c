@@ -1,6 +1,7 @@
 /* Simulated libcupti.so.13: the Activity and Callback API a profiler uses, forwarded to the engine's state. */
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <cupti.h>
 
@@ -23,7 +24,7 @@ CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
 	if (!timestamp)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	*timestamp = simgpu_now() + (uint64_t)simgpu_cupti_timestamp_shift();
+	*timestamp = simgpu_cupti_time(simgpu_now());
 	return CUPTI_SUCCESS;
 }
 
@@ -31,8 +32,14 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
 {
 	if (!func)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	uint64_t a = simgpu_now(), t = func(), b = simgpu_now();
-	simgpu_cupti_timestamp_offset((int64_t)(t - (a + (b - a) / 2)));
+	/* The caller's clock need not tick in nanoseconds (Kineto's is the TSC): its rate is measured over 2 ms. */
+	uint64_t a0 = simgpu_now(), t0 = func(), b0 = simgpu_now();
+	struct timespec ts = { 0, 2000000 };
+	nanosleep(&ts, NULL);
+	uint64_t a1 = simgpu_now(), t1 = func(), b1 = simgpu_now();
+	uint64_t n0 = a0 + (b0 - a0) / 2, n1 = a1 + (b1 - a1) / 2;
+	double rate = n1 > n0 && t1 > t0 ? (double)(t1 - t0) / (double)(n1 - n0) : 1.0;
+	simgpu_cupti_timestamp_map(n0, t0, rate, func);
 	return CUPTI_SUCCESS;
 }
 

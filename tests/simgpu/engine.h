@@ -199,8 +199,9 @@ int simgpu_cupti_unsubscribe(CUpti_SubscriberHandle sub);
 int simgpu_cupti_enable_callback(uint32_t enable, CUpti_SubscriberHandle sub, int domain, int cbid);
 int simgpu_cupti_enable_domain(uint32_t enable, CUpti_SubscriberHandle sub, int domain);
 int simgpu_cupti_finalize(void);
-int simgpu_cupti_timestamp_offset(int64_t off);
-int64_t simgpu_cupti_timestamp_shift(void);
+/* cuptiActivityRegisterTimestampCallback: records carry the caller's clock, c0 + (t - n0) * rate */
+int simgpu_cupti_timestamp_map(uint64_t n0, uint64_t c0, double rate, CUpti_TimestampCallbackFunc func);
+uint64_t simgpu_cupti_time(uint64_t t);
 int simgpu_cupti_callback_name(int domain, uint32_t cbid, const char **name);
 void simgpu_cupti_internal_api(uint32_t cbid, uint64_t cpu_ns, int ret);
 /* the calling thread's current device (cudaSetDevice) */

@@ -22,6 +22,7 @@ int main(void)
 	srunner_add_suite(sr, findings_rules_suite());
 	srunner_add_suite(sr, gates_suite());
 	srunner_add_suite(sr, report_rules_suite());
+	srunner_add_suite(sr, findings_compiled_suite());
 	srunner_add_suite(sr, trace_src_suite());
 	srunner_add_suite(sr, radix_attr_suite());
 	srunner_run_all(sr, CK_NORMAL);

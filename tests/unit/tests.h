@@ -19,6 +19,7 @@ Suite *ring_suite(void);
 Suite *findings_rules_suite(void);
 Suite *gates_suite(void);
 Suite *report_rules_suite(void);
+Suite *findings_compiled_suite(void);
 Suite *trace_src_suite(void);
 Suite *radix_attr_suite(void);
 
