@@ -112,7 +112,8 @@ static int run(int steps, bool annotate)
 		for (int k = 0; k < FWD_KERNELS; k++, kernels++)
 			forward<<<blocks, 256, 0, s>>>(x, N_ELEMS);
 		if (getenv("NVTX_DEMO_WARM"))
-			busy_ms(1); // steady host work in every step: a step time that noise cannot double
+			busy_ms(10); // steady host work in every step: a step that a preemption cannot stretch by half
+				     // (1 ms was: under load the first step took 1.5x the median once, and was called cold)
 		if (i == 0 && getenv("NVTX_DEMO_WARM") == NULL) {
 			// the cold first step: more work and host time than any later one (NVTX_DEMO_WARM=1: not)
 			for (int k = 0; k < COLD_KERNELS; k++, kernels++)
