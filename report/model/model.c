@@ -567,18 +567,11 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 	for (i = 0; i < m->nops; i++) {
 		const struct cprof_op *o = &m->ops[i];
 		struct cprof_ext key = { o->proc, o->corr, 0, 0 };
-		size_t lo = 0, hi = m->next, e;
+		size_t lo, e;
 
 		if (o->corr == CPROF_NO_ID || (proc != 0 && o->proc != proc))
 			continue;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (cprof_ext_cmp(&m->ext[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = cprof_model_ext_lower(m, o->proc, o->corr);
 		/* one external id per CUPTI correlation and one call per external id in a process, as the preload
 		 * numbers them: a profile that repeats ids (forged, damaged) is joined on the first of each, not on
 		 * every pair (5,000 launches sharing one id: 10^11 pairs, minutes of report) */

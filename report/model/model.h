@@ -361,6 +361,8 @@ int cprof_model_driver_only_stats(const struct cprof_model *m, int64_t proc,
 				  int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st),
 				  void *ctx);
 /* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids, *ext set to it. */
+/* The first of m->ext (sorted by process, correlation id) at or after (proc, corr). */
+size_t cprof_model_ext_lower(const struct cprof_model *m, int64_t proc, int64_t corr);
 int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext);
 /* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids. */
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr);

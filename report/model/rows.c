@@ -77,7 +77,7 @@ int cprof_ext_cmp(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
-int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
+size_t cprof_model_ext_lower(const struct cprof_model *m, int64_t proc, int64_t corr)
 {
 	struct cprof_ext key = { proc, corr, 0, 0 };
 	size_t lo = 0, hi = m->next;
@@ -90,7 +90,14 @@ int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, 
 		else
 			hi = mid;
 	}
-	if (lo < m->next && !cprof_ext_cmp(&m->ext[lo], &key)) {
+	return lo;
+}
+
+int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext)
+{
+	size_t lo = cprof_model_ext_lower(m, proc, corr);
+
+	if (lo < m->next && m->ext[lo].proc == proc && m->ext[lo].corr == corr) {
 		*ext = m->ext[lo].ext;
 		return 1;
 	}
@@ -99,16 +106,7 @@ int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, 
 
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
 {
-	struct cprof_ext key = { proc, corr, 0, 0 };
-	size_t lo = 0, hi = m->next;
+	int64_t ext;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cprof_ext_cmp(&m->ext[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->next && !cprof_ext_cmp(&m->ext[lo], &key);
+	return cprof_model_ext_of(m, proc, corr, &ext);
 }
