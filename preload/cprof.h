@@ -20,13 +20,19 @@
  * outside a capture range (capture.c) and may go back ON. */
 enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
-/* The device queries CPROF_HOOK_QUERY counts (a slot each in a ring's counted[]); cprof_counted_api names them */
+/* The calls counted and not recorded (a slot each in a ring's counted[]; cprof_counted_api names them): first
+ * the device queries CPROF_HOOK_QUERY counts once CUPTI makes no record of them, then the cuBLAS handle
+ * settings CPROF_HOOK_COUNTED always counts */
 enum cprof_counted_slot {
 	CPROF_COUNTED_cudaGetDevice,
 	CPROF_COUNTED_cudaGetDeviceFlags,
 	CPROF_COUNTED_cudaDeviceGetAttribute,
 	CPROF_COUNTED_cudaDriverGetVersion,
 	CPROF_COUNTED_cudaRuntimeGetVersion,
+	CPROF_COUNTED__QUERIES, /* the device queries above */
+	CPROF_COUNTED_cublasSetStream_v2 = CPROF_COUNTED__QUERIES,
+	CPROF_COUNTED_cublasSetWorkspace_v2,
+	CPROF_COUNTED_cublasSetMathMode,
 	CPROF_COUNTED__N
 };
 CPROF_HIDDEN extern const uint16_t cprof_counted_api[CPROF_COUNTED__N];

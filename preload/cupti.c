@@ -21,7 +21,7 @@ CPROF_HIDDEN _Atomic int cprof_cupti_on = CPROF_CUPTI_PENDING;
 CPROF_HIDDEN _Atomic int cprof_queries_counted;
 
 /* The device queries the hooks count once CUPTI makes no records of them, in enum cprof_counted_slot's order */
-static const uint32_t counted_cbid[CPROF_COUNTED__N] = {
+static const uint32_t counted_cbid[CPROF_COUNTED__QUERIES] = {
 	[CPROF_COUNTED_cudaGetDevice] = CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
 	[CPROF_COUNTED_cudaGetDeviceFlags] = CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceFlags_v7000,
 	[CPROF_COUNTED_cudaDeviceGetAttribute] = CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
@@ -34,6 +34,9 @@ CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = {
 	[CPROF_COUNTED_cudaDeviceGetAttribute] = CPROF_API_cudaDeviceGetAttribute,
 	[CPROF_COUNTED_cudaDriverGetVersion] = CPROF_API_cudaDriverGetVersion,
 	[CPROF_COUNTED_cudaRuntimeGetVersion] = CPROF_API_cudaRuntimeGetVersion,
+	[CPROF_COUNTED_cublasSetStream_v2] = CPROF_API_cublasSetStream_v2,
+	[CPROF_COUNTED_cublasSetWorkspace_v2] = CPROF_API_cublasSetWorkspace_v2,
+	[CPROF_COUNTED_cublasSetMathMode] = CPROF_API_cublasSetMathMode,
 };
 /* The driver queries cudart makes around most calls (cuDevicePrimaryCtxGetState: ~450 a training step):
  * CUPTI's records of them are switched off, as Kineto switches them off; they are not hooked, so not counted */
@@ -295,12 +298,12 @@ static void quiet_queries(void)
 {
 	int all = cu.enable_runtime_api != NULL;
 
-	for (size_t i = 0; all && i < CPROF_COUNTED__N; i++)
+	for (size_t i = 0; all && i < CPROF_COUNTED__QUERIES; i++)
 		all = cu.enable_runtime_api(counted_cbid[i], 0) == CUPTI_SUCCESS;
 	for (size_t i = 0; cu.enable_driver_api && i < sizeof(quiet_driver_cbid) / sizeof(quiet_driver_cbid[0]); i++)
 		(void)cu.enable_driver_api(quiet_driver_cbid[i], 0);
 	if (!all)
-		for (size_t i = 0; cu.enable_runtime_api && i < CPROF_COUNTED__N; i++)
+		for (size_t i = 0; cu.enable_runtime_api && i < CPROF_COUNTED__QUERIES; i++)
 			(void)cu.enable_runtime_api(counted_cbid[i], 1);
 	atomic_store(&cprof_queries_counted, all);
 }

@@ -44,4 +44,19 @@
 		CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)                              \
 	}
 
+/* A call that makes no GPU work and has no CUPTI record (cuBLAS's handle settings, which PyTorch makes around
+ * every GEMM: 4 of the eager step's 6 hooked calls after the queries): counted, never recorded, with or
+ * without CUPTI. */
+#define CPROF_HOOK_COUNTED(rtype, sym, soname, noreal, params, args)                                 \
+	CPROF_EXPORT rtype sym params                                                                \
+	{                                                                                            \
+		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
+                                                                                                     \
+		if (unlikely(real == NULL))                                                          \
+			return noreal;                                                               \
+		if (likely(cprof_active()))                                                          \
+			cprof_count_query(CPROF_COUNTED_##sym);                                      \
+		return real args;                                                                    \
+	}
+
 #endif

@@ -37,6 +37,15 @@ static int counted_name_cmp(const void *pa, const void *pb)
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
+static int counted_calls_desc(const void *pa, const void *pb)
+{
+	const struct cprof_counted *a = pa, *b = pb;
+
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
 /* Running totals, a row each time they grew: one scan, the largest of each (process, name) kept. */
 static int load_counts(sqlite3 *db, struct cprof_model *m)
 {
@@ -104,6 +113,8 @@ int cprof_model_counted_calls(const struct cprof_model *m, int64_t proc, struct 
 		free(o);
 		return 0;
 	}
+	if (u > 1)
+		qsort(o, u, sizeof(*o), counted_calls_desc);
 	*out = o;
 	return (int)u;
 }

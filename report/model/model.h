@@ -300,8 +300,8 @@ struct cprof_model {
 
 /* cost.c: CPROF_COST, CPROF_API_COUNTS and cprofd's CPU (META) into the model. */
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
-/* cost.c: the counted calls of proc (0: all processes) by name, summed into out (by name id, then proc order
- * dropped); returns how many names, or a negative errno. *out is malloc'd (free it), NULL when none. */
+/* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how
+ * many names, or a negative errno. *out is malloc'd (free it), NULL when none. */
 int cprof_model_counted_calls(const struct cprof_model *m, int64_t proc, struct cprof_counted **out);
 
 /* The model of the profile open as db: the parts asked for (enum cprof_model_part), each table read once,

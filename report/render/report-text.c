@@ -558,7 +558,8 @@ static void print_counted(const struct report_doc *d)
 
 	if (n <= 0)
 		return;
-	printf(" counted, not timed (whole run; device queries: CUPTI made no record of them, as under torch.profiler):");
+	printf(" counted, not timed (whole run; calls that make no GPU work: device queries, of which CUPTI made no"
+	       " record, as under torch.profiler, and cuBLAS handle settings):");
 	for (int i = 0; i < n; i++)
 		printf("%s %s %llu", i ? "," : "", cprof_tx(cprof_model_string(&d->model, c[i].name)),
 		       (unsigned long long)c[i].calls);

@@ -5,7 +5,7 @@
 need_sim
 N=5000
 out=$(sim "$BIN/cprof-run" -o on.db -- "$WL/scenarios" queries $N 2> err.txt) || fail "run failed: $out $(cat err.txt)"
-assert_eq "$out" "queries $N" "stdout with CUPTI"
+assert_eq "$out" "queries $N settings $((N / 10))" "stdout with CUPTI"
 hooked=$(q on.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetDevice'")
 cupti=$(q on.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaGetDevice\_v%' ESCAPE '\\'")
 echo "with CUPTI: hooked $hooked, CUPTI records $cupti"
@@ -20,7 +20,17 @@ n=$(python3 -c 'import json,sys; d=json.load(open("on.json")); print(sum(a["call
 assert_eq "$n" "$counted" "the report's counted cudaGetDevice calls"
 "$BIN/cprof" report on.db > on.txt || fail "report failed"
 grep -q "counted, not timed .*cudaGetDevice $counted" on.txt || fail "the text report does not show the count: $(grep -i counted on.txt)"
+# cuBLAS's handle settings make no GPU work: counted, never recorded, with or without CUPTI
+settings() { # DB: the hook events and the counts of the three settings, one line
+	for s in cublasSetStream_v2 cublasSetMathMode cublasSetWorkspace_v2; do
+		printf '%s %s %s ' "$s" "$(q "$1" "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = '$s'")" \
+			"$(q "$1" "SELECT max(c.calls) FROM CPROF_API_COUNTS c JOIN StringIds s ON s.id = c.nameId WHERE s.value = '$s'")"
+	done
+}
+want="cublasSetStream_v2 0 $((N / 10)) cublasSetMathMode 0 $((N / 10)) cublasSetWorkspace_v2 0 $((N / 10)) "
+assert_eq "$(settings on.db)" "$want" "cuBLAS settings with CUPTI (name, hook events, counted)"
 out=$(CPROF_NO_CUPTI=1 sim "$BIN/cprof-run" -o off.db -- "$WL/scenarios" queries $N 2> err.txt) || fail "run failed: $out $(cat err.txt)"
 assert_eq "$(q off.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetDevice'")" \
 	"$N" "without CUPTI every query is a hooked call"
+assert_eq "$(settings off.db)" "$want" "cuBLAS settings without CUPTI (name, hook events, counted)"
 echo ok

@@ -227,14 +227,23 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "queries")) {
-		// N device queries (as PyTorch asks cudaGetDevice before most calls), then one launch
-		int n = argc > 2 ? atoi(argv[2]) : 1000, dev = -1, sum = 0;
+		// N device queries (as PyTorch asks cudaGetDevice before most calls), then one launch; then N/10
+		// cuBLAS handle settings of each kind, as PyTorch makes them around every GEMM
+		int n = argc > 2 ? atoi(argv[2]) : 1000, dev = -1, sum = 0, ok = 0;
+		cublasHandle_t h;
 		for (int i = 0; i < n; i++)
 			if (cudaGetDevice(&dev) == cudaSuccess)
 				sum += dev + 1;
 		launch_a(1);
 		cudaDeviceSynchronize();
-		printf("queries %d\n", sum);
+		if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
+			for (int i = 0; i < n / 10; i++)
+				ok += cublasSetStream(h, 0) == CUBLAS_STATUS_SUCCESS &&
+				      cublasSetMathMode(h, CUBLAS_DEFAULT_MATH) == CUBLAS_STATUS_SUCCESS &&
+				      cublasSetWorkspace(h, nullptr, 0) == CUBLAS_STATUS_SUCCESS;
+			cublasDestroy(h);
+		}
+		printf("queries %d settings %d\n", sum, ok);
 		return 0;
 	}
 	if (!strcmp(mode, "rate-paced")) {
