@@ -20,6 +20,25 @@
  * outside a capture range (capture.c) and may go back ON. */
 enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
+/* tick.c: the hooks' clock. A tick is a TSC reading where the kernel keeps time with the TSC (cprof_tick_tsc),
+ * else CLOCK_REALTIME ns; ring events hold ticks, mapped to ns (cprof_tick_ns) when they leave the rings. */
+CPROF_HIDDEN extern int cprof_tick_tsc;
+CPROF_HIDDEN void cprof_tick_init(void);
+CPROF_HIDDEN void cprof_tick_anchor(void); /* the flusher, at each round: a fresh (TSC, ns) pair */
+CPROF_HIDDEN uint64_t cprof_tick_ns(uint64_t tick);
+CPROF_HIDDEN uint64_t cprof_tick_dur_ns(uint64_t ticks);
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+static inline __attribute__((always_inline)) uint64_t cprof_tick(void)
+{
+#if defined(__x86_64__)
+	if (likely(cprof_tick_tsc))
+		return __rdtsc();
+#endif
+	return cprof_now_ns();
+}
+
 /* The calls counted and not recorded (a slot each in a ring's counted[]; cprof_counted_api names them): first
  * the device queries CPROF_HOOK_QUERY counts once CUPTI makes no record of them, then the cuBLAS handle
  * settings CPROF_HOOK_COUNTED always counts */
@@ -322,7 +341,7 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 			return 0;
 	}
 	/* one call in CPROF_COST_SAMPLE measures what the hook itself costs (two clock reads more) */
-	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_now_ns() : 0;
+	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_tick() : 0;
 	c->nested = cprof_tls.depth++ > 0;
 	/* unique in the process: thread id above, per-thread counter below */
 	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));
@@ -335,13 +354,13 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 	c->pushed = cu == CPROF_CUPTI_ON;
 	if (c->pushed)
 		cprof_cupti_push(c->corr);
-	c->start = cprof_now_ns();
+	c->start = cprof_tick();
 	return 1;
 }
 
 static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call *c, struct cprof_wire_api *ev, unsigned api, int ret)
 {
-	ev->end_ns = cprof_now_ns();
+	ev->end_ns = cprof_tick(); /* ticks until the flusher maps them (cprof_tick_ns) */
 	if (c->pushed)
 		cprof_cupti_pop();
 	cprof_tls.depth--;
@@ -358,7 +377,7 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 		cprof_stack_fast(ev, __builtin_return_address(0));
 	cprof_record(ev);
 	if (unlikely(c->t_in))
-		cprof_cost_sample(c->start - c->t_in + cprof_now_ns() - ev->end_ns - cprof_tls.stack_call_ns);
+		cprof_cost_sample(cprof_tick_dur_ns(c->start - c->t_in + cprof_tick() - ev->end_ns) - cprof_tls.stack_call_ns);
 }
 
 /* symbols.c: the next definition of sym in the hook chain (see DESIGN.md on version nodes). */
