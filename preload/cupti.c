@@ -808,28 +808,26 @@ CPROF_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampC
 	return CUPTI_SUCCESS;
 }
 
-CPROF_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+/* One API's records for the program: passed on while cprof has no session, else only its copies filtered */
+static CUptiResult enable_api(CUptiResult (*real)(CUpti_CallbackId, uint8_t), int driver, CUpti_CallbackId cbid,
+			      uint8_t enable)
 {
-	__typeof__(&cuptiActivityEnableRuntimeApi) real = CPROF_REAL(cuptiActivityEnableRuntimeApi, CUPTI_SONAME);
-
 	if (real == NULL)
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (!sharing())
 		return real(cbid, enable);
-	cprof_share_api(0, cbid, enable); /* left out of the program's copies, kept in cprof's records */
+	cprof_share_api(driver, cbid, enable); /* left out of the program's copies, kept in cprof's records */
 	return CUPTI_SUCCESS;
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	return enable_api(CPROF_REAL(cuptiActivityEnableRuntimeApi, CUPTI_SONAME), 0, cbid, enable);
 }
 
 CPROF_EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
-	__typeof__(&cuptiActivityEnableDriverApi) real = CPROF_REAL(cuptiActivityEnableDriverApi, CUPTI_SONAME);
-
-	if (real == NULL)
-		return CUPTI_ERROR_NOT_INITIALIZED;
-	if (!sharing())
-		return real(cbid, enable);
-	cprof_share_api(1, cbid, enable);
-	return CUPTI_SUCCESS;
+	return enable_api(CPROF_REAL(cuptiActivityEnableDriverApi, CUPTI_SONAME), 1, cbid, enable);
 }
 
 /* cprof subscribes to nothing: the program's subscriber is CUPTI's one, cprof only remembers it */

@@ -635,8 +635,7 @@ static int send_cost(uint64_t deadline)
 		uint64_t run, wait, head = atomic_load_explicit(&r->head, memory_order_relaxed);
 		uint32_t tid = r->tid;
 
-		c.hook_calls += atomic_load_explicit(&r->head, memory_order_relaxed) +
-				atomic_load_explicit(&r->lost, memory_order_relaxed);
+		c.hook_calls += head + atomic_load_explicit(&r->lost, memory_order_relaxed);
 		sampled_ns += atomic_load_explicit(&r->cost_sampled_ns, memory_order_relaxed);
 		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
 		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
