@@ -48,7 +48,9 @@ enum cprof_counted_slot {
 	CPROF_COUNTED_cudaDeviceGetAttribute,
 	CPROF_COUNTED_cudaDriverGetVersion,
 	CPROF_COUNTED_cudaRuntimeGetVersion,
-	CPROF_COUNTED__QUERIES, /* the device queries above */
+	CPROF_COUNTED_cudaGetLastError,
+	CPROF_COUNTED_cudaPeekAtLastError,
+	CPROF_COUNTED__QUERIES, /* the queries above: CUPTI's records of them switched off */
 	CPROF_COUNTED_cublasSetStream_v2 = CPROF_COUNTED__QUERIES,
 	CPROF_COUNTED_cublasSetWorkspace_v2,
 	CPROF_COUNTED_cublasSetMathMode,
@@ -234,6 +236,17 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 	}
 	atomic_store_explicit(&r->counted[slot], atomic_load_explicit(&r->counted[slot], memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+}
+
+/* A counted call that reported an error: an instant event with its code (the count has the call already) */
+static inline void cprof_record_error(unsigned api, int ret)
+{
+	struct cprof_wire_api ev = { 0 };
+
+	ev.start_ns = ev.end_ns = cprof_tick();
+	ev.api = (uint16_t)api;
+	ev.ret = ret;
+	cprof_record(&ev);
 }
 
 /* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has

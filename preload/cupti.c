@@ -27,6 +27,8 @@ static const uint32_t counted_cbid[CPROF_COUNTED__QUERIES] = {
 	[CPROF_COUNTED_cudaDeviceGetAttribute] = CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
 	[CPROF_COUNTED_cudaDriverGetVersion] = CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
 	[CPROF_COUNTED_cudaRuntimeGetVersion] = CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+	[CPROF_COUNTED_cudaGetLastError] = CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+	[CPROF_COUNTED_cudaPeekAtLastError] = CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
 };
 CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = {
 	[CPROF_COUNTED_cudaGetDevice] = CPROF_API_cudaGetDevice,
@@ -34,6 +36,8 @@ CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = {
 	[CPROF_COUNTED_cudaDeviceGetAttribute] = CPROF_API_cudaDeviceGetAttribute,
 	[CPROF_COUNTED_cudaDriverGetVersion] = CPROF_API_cudaDriverGetVersion,
 	[CPROF_COUNTED_cudaRuntimeGetVersion] = CPROF_API_cudaRuntimeGetVersion,
+	[CPROF_COUNTED_cudaGetLastError] = CPROF_API_cudaGetLastError,
+	[CPROF_COUNTED_cudaPeekAtLastError] = CPROF_API_cudaPeekAtLastError,
 	[CPROF_COUNTED_cublasSetStream_v2] = CPROF_API_cublasSetStream_v2,
 	[CPROF_COUNTED_cublasSetWorkspace_v2] = CPROF_API_cublasSetWorkspace_v2,
 	[CPROF_COUNTED_cublasSetMathMode] = CPROF_API_cublasSetMathMode,
