@@ -494,21 +494,17 @@ static uint32_t name_id(const char *name)
 		if (names[i].ptr == name)
 			return names[i].id;
 		if (names[i].ptr == NULL) {
-			uint32_t id = cprof_string_id_new();
+			/* the text's one id (strings.c), the hooks' launches of the kernel included */
+			uint32_t id = cprof_intern(CPROF_STR_KERNEL, name, strlen(name));
 
-			if (cprof_strings_add(id, CPROF_STR_KERNEL, name) < 0)
+			if (id == 0)
 				return 0;
 			names[i].ptr = name;
 			names[i].id = id;
 			return id;
 		}
 	}
-	/* table full: send the name again under a new id rather than lose it */
-	{
-		uint32_t id = cprof_string_id_new();
-
-		return cprof_strings_add(id, CPROF_STR_KERNEL, name) < 0 ? 0 : id;
-	}
+	return cprof_intern(CPROF_STR_KERNEL, name, strlen(name)); /* pointer cache full: by text */
 }
 
 static uint32_t api_name_id(int driver, uint32_t cbid)
@@ -524,8 +520,7 @@ static uint32_t api_name_id(int driver, uint32_t cbid)
 		    CUPTI_SUCCESS ||
 	    name == NULL)
 		return 0;
-	id = cprof_string_id_new();
-	if (cprof_strings_add(id, CPROF_STR_API, name) < 0)
+	if ((id = cprof_intern(CPROF_STR_API, name, strlen(name))) == 0)
 		return 0;
 	api_names[driver][cbid] = id;
 	return id;
