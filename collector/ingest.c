@@ -464,13 +464,14 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 	case CPROF_MSG_COUNTS: {
 		const struct cprof_wire_count *c = (const void *)(h + 1);
 
-		for (uint32_t i = 0; i < h->count; i++) {
-			/* a forged count must not overflow a reader's sums, nor name an API that does not exist */
-			if (c[i].api == 0 || c[i].api >= CPROF_API__COUNT || c[i].calls >= COUNT_MAX)
+		/* the whole frame checked first: a forged count must not overflow a reader's sums, nor put an API
+		 * that makes GPU work on the line of those that make none */
+		for (uint32_t i = 0; i < h->count; i++)
+			if (!cprof_api_counted(c[i].api) || c[i].calls >= COUNT_MAX)
 				return -EBADMSG;
+		for (uint32_t i = 0; i < h->count; i++)
 			if (store_ok(in, cprof_store_count(in->store, p->proc_id, p->pid, in->arrival_ns, &c[i])) < 0)
 				return -EIO;
-		}
 		return 0;
 	}
 	case CPROF_MSG_LOST: {

@@ -52,7 +52,8 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
 	[ST_COST] = "INSERT INTO CPROF_COST VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-	[ST_COUNT] = "INSERT INTO CPROF_API_COUNTS VALUES(?,?,?,?,?)",
+	[ST_COUNT] = "INSERT INTO CPROF_API_COUNTS VALUES(?,?,?,?,?) ON CONFLICT(processId, nameId) DO UPDATE SET"
+		     " timeNs = excluded.timeNs, calls = max(calls, excluded.calls)",
 	[ST_CRASH] = "INSERT INTO CPROF_CRASH VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_CRASH_CALL] = "INSERT INTO CPROF_CRASH_CALLS VALUES(?,?,?,?,?,?,?)",
 	/* OR IGNORE: a stack sent twice (a frame requeued after a full pipe) is the same stack */

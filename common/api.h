@@ -116,6 +116,25 @@ static inline int cprof_api_inits_driver(unsigned api)
 	       cprof_api_class_of(api) != CPROF_CLASS_NVTX;
 }
 
+/* The calls counted and not recorded, in the order of a ring's counters (preload/cprof.h): first the queries
+ * whose CUPTI records cprof switches off (preload/cupti.c), then cuBLAS's handle settings. The collector takes
+ * COUNTS records of these only. */
+#define CPROF_COUNTED_QUERIES(X)                                                                          \
+	X(cudaGetDevice) X(cudaGetDeviceFlags) X(cudaDeviceGetAttribute) X(cudaDriverGetVersion)          \
+	X(cudaRuntimeGetVersion) X(cudaGetLastError) X(cudaPeekAtLastError)
+#define CPROF_COUNTED_SETTINGS(X) X(cublasSetStream_v2) X(cublasSetWorkspace_v2) X(cublasSetMathMode)
+#define CPROF_COUNTED_CASE_(s) case CPROF_API_##s:
+static inline int cprof_api_counted(unsigned api)
+{
+	switch (api) {
+	CPROF_COUNTED_QUERIES(CPROF_COUNTED_CASE_)
+	CPROF_COUNTED_SETTINGS(CPROF_COUNTED_CASE_)
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 const char *cprof_api_name(unsigned api);
 enum cprof_api_class cprof_api_class(unsigned api);
 const char *cprof_api_class_name(enum cprof_api_class cls);

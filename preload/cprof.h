@@ -25,7 +25,12 @@ enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_
 CPROF_HIDDEN extern int cprof_tick_tsc;
 CPROF_HIDDEN void cprof_tick_init(void);
 CPROF_HIDDEN void cprof_tick_anchor(void); /* the flusher, at each round: a fresh (TSC, ns) pair */
-CPROF_HIDDEN uint64_t cprof_tick_ns(uint64_t tick);
+/* the parts of both with the clocks' readings given (unit tests): a map from (t, n) at rate ns a tick; one
+ * anchor more, whose TSC reads were width ticks apart */
+CPROF_HIDDEN void cprof_tick_start(int tsc, uint64_t t, uint64_t n, double rate);
+CPROF_HIDDEN void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width);
+CPROF_HIDDEN uint64_t cprof_tick_ns(uint64_t tick);     /* on the flusher's thread */
+CPROF_HIDDEN uint64_t cprof_tick_ns_any(uint64_t tick); /* any thread, async-signal-safe (the crash paths) */
 CPROF_HIDDEN uint64_t cprof_tick_dur_ns(uint64_t ticks);
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -42,20 +47,9 @@ static inline __attribute__((always_inline)) uint64_t cprof_tick(void)
 /* The calls counted and not recorded (a slot each in a ring's counted[]; cprof_counted_api names them): first
  * the device queries CPROF_HOOK_QUERY counts once CUPTI makes no record of them, then the cuBLAS handle
  * settings CPROF_HOOK_COUNTED always counts */
-enum cprof_counted_slot {
-	CPROF_COUNTED_cudaGetDevice,
-	CPROF_COUNTED_cudaGetDeviceFlags,
-	CPROF_COUNTED_cudaDeviceGetAttribute,
-	CPROF_COUNTED_cudaDriverGetVersion,
-	CPROF_COUNTED_cudaRuntimeGetVersion,
-	CPROF_COUNTED_cudaGetLastError,
-	CPROF_COUNTED_cudaPeekAtLastError,
-	CPROF_COUNTED__QUERIES, /* the queries above: CUPTI's records of them switched off */
-	CPROF_COUNTED_cublasSetStream_v2 = CPROF_COUNTED__QUERIES,
-	CPROF_COUNTED_cublasSetWorkspace_v2,
-	CPROF_COUNTED_cublasSetMathMode,
-	CPROF_COUNTED__N
-};
+#define CPROF_COUNTED_SLOT_(s) CPROF_COUNTED_##s,
+enum cprof_counted_slot { CPROF_COUNTED_QUERIES(CPROF_COUNTED_SLOT_) CPROF_COUNTED__QUERIES };
+enum { CPROF_COUNTED__SETTINGS = CPROF_COUNTED__QUERIES - 1, CPROF_COUNTED_SETTINGS(CPROF_COUNTED_SLOT_) CPROF_COUNTED__N };
 CPROF_HIDDEN extern const uint16_t cprof_counted_api[CPROF_COUNTED__N];
 
 #define CPROF_RING_EVENTS 16384 /* per thread; power of two. 33 ms at 500k/s: a flusher that waits for a core on a busy machine loses nothing (4096 lost 11% there). mmap-ed: a thread pays only for what it touched */
@@ -242,6 +236,8 @@ static inline void cprof_record_error(unsigned api, int ret)
 {
 	struct cprof_wire_api ev = { 0 };
 
+	if (atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON)
+		return;
 	ev.start_ns = ev.end_ns = cprof_tick();
 	ev.api = (uint16_t)api;
 	ev.ret = ret;

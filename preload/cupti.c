@@ -30,18 +30,9 @@ static const uint32_t counted_cbid[CPROF_COUNTED__QUERIES] = {
 	[CPROF_COUNTED_cudaGetLastError] = CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
 	[CPROF_COUNTED_cudaPeekAtLastError] = CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
 };
-CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = {
-	[CPROF_COUNTED_cudaGetDevice] = CPROF_API_cudaGetDevice,
-	[CPROF_COUNTED_cudaGetDeviceFlags] = CPROF_API_cudaGetDeviceFlags,
-	[CPROF_COUNTED_cudaDeviceGetAttribute] = CPROF_API_cudaDeviceGetAttribute,
-	[CPROF_COUNTED_cudaDriverGetVersion] = CPROF_API_cudaDriverGetVersion,
-	[CPROF_COUNTED_cudaRuntimeGetVersion] = CPROF_API_cudaRuntimeGetVersion,
-	[CPROF_COUNTED_cudaGetLastError] = CPROF_API_cudaGetLastError,
-	[CPROF_COUNTED_cudaPeekAtLastError] = CPROF_API_cudaPeekAtLastError,
-	[CPROF_COUNTED_cublasSetStream_v2] = CPROF_API_cublasSetStream_v2,
-	[CPROF_COUNTED_cublasSetWorkspace_v2] = CPROF_API_cublasSetWorkspace_v2,
-	[CPROF_COUNTED_cublasSetMathMode] = CPROF_API_cublasSetMathMode,
-};
+#define COUNTED_API_(s) CPROF_API_##s,
+CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = { CPROF_COUNTED_QUERIES(COUNTED_API_)
+								    CPROF_COUNTED_SETTINGS(COUNTED_API_) };
 /* The driver queries cudart makes around most calls (cuDevicePrimaryCtxGetState: ~450 a training step):
  * CUPTI's records of them are switched off, as Kineto switches them off; they are not hooked, so not counted */
 static const uint32_t quiet_driver_cbid[] = {

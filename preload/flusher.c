@@ -166,22 +166,17 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 	}
 }
 
-static int send_records(uint16_t type, const void *payload, size_t plen, uint32_t count, uint64_t deadline)
+static int send_simple(uint16_t type, const void *payload, size_t plen, uint64_t deadline)
 {
 	struct cprof_wire_hdr *h = (void *)fl.frame;
 	int ret;
 
-	cprof_wire_hdr_init(h, type, fl.hello.fixed.pid, fl.seq, count, sizeof(*h) + plen);
+	cprof_wire_hdr_init(h, type, fl.hello.fixed.pid, fl.seq, 1, sizeof(*h) + plen);
 	memcpy(h + 1, payload, plen);
 	ret = write_frame(fl.frame, sizeof(*h) + plen, deadline);
 	if (ret == 0)
 		fl.seq++;
 	return ret;
-}
-
-static int send_simple(uint16_t type, const void *payload, size_t plen, uint64_t deadline)
-{
-	return send_records(type, payload, plen, 1, deadline);
 }
 
 /* The BYE when the pipe stayed full to the exit's deadline (the collector stopped or starved): a file beside
@@ -592,29 +587,43 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 }
 
 /* What profiling has cost the process so far (CPROF_MSG_COST). Flusher thread only. */
-/* The device queries' running totals, summed over the rings (a ring's counters never go back: a reused ring
- * goes on from its last thread's), when they grew since the last COUNTS. */
-static int send_counts(uint64_t deadline)
+/* The counted calls' running totals, summed over the rings (a ring's counters never go back: a reused ring
+ * goes on from its last thread's), as a COUNTS frame in frame; 0 when they did not grow since the last one
+ * sent. Async-signal-safe (the crashing thread's fallback uses it). */
+static size_t counts_build(uint8_t *frame, uint32_t seq, uint64_t *sum)
 {
-	struct cprof_wire_count rec[CPROF_COUNTED__N];
-	uint64_t sum[CPROF_COUNTED__N] = { 0 };
+	struct cprof_wire_hdr *h = (void *)frame;
+	struct cprof_wire_count *rec = (void *)(h + 1);
 	struct cprof_ring *r;
 	uint32_t n = 0;
 	size_t i;
 
+	memset(sum, 0, CPROF_COUNTED__N * sizeof(*sum));
 	for (r = cprof_rings_head(); r; r = r->next)
 		for (i = 0; i < CPROF_COUNTED__N; i++)
 			sum[i] += atomic_load_explicit(&r->counted[i], memory_order_relaxed);
-	for (i = 0; i < CPROF_COUNTED__N; i++)
-		if (sum[i] != fl.counted_sent[i])
-			break;
-	if (i == CPROF_COUNTED__N)
+	if (memcmp(sum, fl.counted_sent, CPROF_COUNTED__N * sizeof(*sum)) == 0)
 		return 0;
 	for (i = 0; i < CPROF_COUNTED__N; i++)
 		if (sum[i])
 			rec[n++] = (struct cprof_wire_count){ .api = cprof_counted_api[i], .calls = sum[i] };
-	if (n > 0 && send_records(CPROF_MSG_COUNTS, rec, n * sizeof(rec[0]), n, deadline) < 0)
-		return -EAGAIN;
+	if (n == 0)
+		return 0;
+	cprof_wire_hdr_init(h, CPROF_MSG_COUNTS, fl.hello.fixed.pid, seq, n, sizeof(*h) + n * sizeof(*rec));
+	return sizeof(*h) + n * sizeof(*rec);
+}
+
+static int send_counts(uint64_t deadline)
+{
+	uint64_t sum[CPROF_COUNTED__N];
+	size_t len = counts_build(fl.frame, fl.seq, sum);
+	int ret;
+
+	if (len == 0)
+		return 0;
+	if ((ret = write_frame(fl.frame, len, deadline)) < 0)
+		return ret;
+	fl.seq++;
 	memcpy(fl.counted_sent, sum, sizeof(sum));
 	return 0;
 }
@@ -818,8 +827,8 @@ static uint32_t crash_threads(struct cprof_wire_crash_thread *out, uint32_t max)
 		if (h == 0 || atomic_load_explicit(&r->state, memory_order_relaxed) == CPROF_RING_FREE)
 			continue;
 		e = &r->ev[(h - 1) & (CPROF_RING_EVENTS - 1)];
-		out[n] = (struct cprof_wire_crash_thread){ .start_ns = cprof_tick_ns(e->start_ns),
-							   .end_ns = cprof_tick_ns(e->end_ns), .tid = r->tid,
+		out[n] = (struct cprof_wire_crash_thread){ .start_ns = cprof_tick_ns_any(e->start_ns),
+							   .end_ns = cprof_tick_ns_any(e->end_ns), .tid = r->tid,
 							   .api = e->api, .flags = e->flags, .ret = e->ret,
 							   .name = (e->flags & CPROF_API_F_KERNEL_KEY) ? 0 : e->name };
 		n++;
@@ -860,6 +869,9 @@ static void serve_crash(void)
 	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
 		;
 	cr.info.drained = fl.sent - sent0;
+	/* the counted calls too: a crash has no exit's last COST */
+	if (!atomic_load(&fl.dead))
+		send_counts(deadline);
 	len = crash_build(fl.frame, fl.seq);
 	ret = atomic_load(&fl.dead) ? -EPIPE : write_frame(fl.frame, len, deadline + 50);
 	if (ret == 0)
@@ -1156,8 +1168,8 @@ static void crash_by_handler(uint64_t deadline)
 				n = CPROF_WIRE_API_PER_FRAME;
 			for (k = 0; k < n; k++) {
 				out[k] = r->ev[(t + k) & (CPROF_RING_EVENTS - 1)];
-				out[k].start_ns = cprof_tick_ns(out[k].start_ns);
-				out[k].end_ns = cprof_tick_ns(out[k].end_ns);
+				out[k].start_ns = cprof_tick_ns_any(out[k].start_ns);
+				out[k].end_ns = cprof_tick_ns_any(out[k].end_ns);
 				/* naming a kernel takes locks: left unnamed (the GPU record still has its name) */
 				if (out[k].flags & CPROF_API_F_KERNEL_KEY) {
 					out[k].flags &= ~CPROF_API_F_KERNEL_KEY;
@@ -1173,6 +1185,13 @@ static void crash_by_handler(uint64_t deadline)
 			t += n;
 			atomic_store_explicit(&r->tail, t, memory_order_release);
 		}
+	}
+	{
+		uint64_t sum[CPROF_COUNTED__N];
+		size_t len = counts_build(cr.frame, fl.seq, sum);
+
+		if (len && cprof_fifo_write(fd, cr.frame, len, deadline) == 0)
+			fl.seq++;
 	}
 	cr.info.flags |= CPROF_CRASH_F_BY_HANDLER;
 	cr.info.drained = sent;

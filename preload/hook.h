@@ -28,7 +28,8 @@
 
 /* A query that makes no GPU work (cudaGetDevice): once CUPTI is on, cprof switches CUPTI's records of it off
  * (as Kineto does for cudaGetDevice) and the hook only counts it: no clock read, no external id, no event, no
- * record for the flusher, the collector and the writer. PyTorch asks cudaGetDevice before most of its calls:
+ * record for the flusher, the collector and the writer; one that fails is recorded (an instant event with
+ * its code). PyTorch asks cudaGetDevice before most of its calls:
  * ~1,350 a training step, 14 of the eager step's 20 hooked calls. Where CUPTI would not switch them off it
  * records them and the hook passes them through. Until CUPTI is on (or without it) they are recorded as any
  * call, so a run where CUDA never came up still says which query failed. */
@@ -37,26 +38,39 @@
 	{                                                                                            \
 		if (likely(atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed) == CPROF_CUPTI_ON)) { \
 			__typeof__(&sym) real_q = CPROF_REAL(sym, soname);                           \
-			if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed)))  \
+			rtype ret_q;                                                                 \
+                                                                                                     \
+			if (unlikely(real_q == NULL))                                                \
+				return noreal;                                                       \
+			ret_q = real_q args;                                                         \
+			if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed))) { \
 				cprof_count_query(CPROF_COUNTED_##sym);                              \
-			return real_q ? real_q args : noreal;                                        \
+				if (unlikely(ret_q != 0))                                            \
+					cprof_record_error(CPROF_API_##sym, (int)ret_q);             \
+			}                                                                            \
+			return ret_q;                                                                \
 		}                                                                                    \
 		CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)                              \
 	}
 
 /* A call that makes no GPU work and has no CUPTI record (cuBLAS's handle settings, which PyTorch makes around
- * every GEMM: 4 of the eager step's 6 hooked calls after the queries): counted, never recorded, with or
- * without CUPTI. */
+ * every GEMM: 4 of the eager step's 6 hooked calls after the queries): counted, with or without CUPTI, and
+ * recorded only when it fails (an instant event with its status). */
 #define CPROF_HOOK_COUNTED(rtype, sym, soname, noreal, params, args)                                 \
 	CPROF_EXPORT rtype sym params                                                                \
 	{                                                                                            \
 		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
+		rtype ret;                                                                           \
                                                                                                      \
 		if (unlikely(real == NULL))                                                          \
 			return noreal;                                                               \
-		if (likely(cprof_active()))                                                          \
+		ret = real args;                                                                     \
+		if (likely(cprof_active())) {                                                        \
 			cprof_count_query(CPROF_COUNTED_##sym);                                      \
-		return real args;                                                                    \
+			if (unlikely(ret != 0))                                                      \
+				cprof_record_error(CPROF_API_##sym, (int)ret);                       \
+		}                                                                                    \
+		return ret;                                                                          \
 	}
 
 /* An error check PyTorch makes after every launch (cudaGetLastError): counted, and recorded only when it reports

@@ -13,26 +13,33 @@
  * A hook reads the clock twice a call. clock_gettime(CLOCK_REALTIME) through the vDSO is ~25 ns here, the
  * TSC alone ~12 ns: a quarter of what the hook adds to a launch (docs/bench.md, item 1). The TSC is used
  * only where the kernel itself keeps time with it (clocksource "tsc": invariant and synchronised across
- * CPUs, or the kernel would have left it), so a tick means the same on every core; elsewhere (kvm-clock,
- * hpet, other architectures) the hooks read CLOCK_REALTIME as before and the map is the identity.
+ * CPUs, or the kernel would not use it), so a tick means the same on every core; elsewhere (kvm-clock,
+ * hpet, other architectures) the hooks read CLOCK_REALTIME as before and the map is the identity. The
+ * clocksource is read once, at start: a kernel that gives the TSC up later (its watchdog) is not followed.
  *
  * Anchors are a TSC reading and a CLOCK_REALTIME reading taken back to back, by the flusher at each drain
- * round, before it looks at the rings: the events of a round were recorded between the round's anchor and
- * the one before, and are mapped by the line through those two. The kernel's own TSC-to-ns slope moves with
- * NTP between its ticks: one line from the start of the run put 6.5% of the hooked calls up to 100 ns before
- * the CUPTI record they contain; the line through the two nearest anchors keeps them inside (t-tick-clock).
- * An event outside the span (a ring drained in two rounds, the crash path) is mapped from the nearest anchor
- * with the rate from the first anchor to the latest. A step of the wall clock (settimeofday) moves the
- * events of the round it happened in with it.
+ * round, before it looks at the rings; the last ANCHORS are kept. An event is mapped by the line through
+ * the two anchors around it (the kernel's own TSC-to-ns slope moves with NTP between its ticks: one line
+ * from the start of the run put 6.5% of the hooked calls up to 100 ns before the CUPTI record they
+ * contain; the nearest two keep them inside, t-tick-clock), so a ring drained rounds late (a flood, a full
+ * pipe) is mapped by the anchors of when its events were made. Older than every anchor kept, or newer than
+ * the last: from the nearest one with the rate, which is measured from the first anchor since the wall
+ * clock last stepped. A step (settimeofday, a VM resumed: the clock moved more than 1% or 100 us off what
+ * the ticks say) drops the anchors before it and keeps the rate: the events of the round it happened in
+ * take the clock after it. An anchor whose reads were more than 20 us apart (the flusher preempted between
+ * them) is not kept.
  */
 CPROF_HIDDEN int cprof_tick_tsc;
 
+#define ANCHORS 16
+
 static struct {
 	_Atomic uint32_t seq; /* odd while the flusher writes (a seqlock: the crash path reads it from a handler) */
-	uint64_t t0, n0;      /* the first anchor */
-	uint64_t tp, np;      /* the one before the latest */
-	uint64_t t1, n1;      /* the latest */
-	double rate;          /* ns a tick, from the first to the latest */
+	uint64_t t[ANCHORS], n[ANCHORS];
+	unsigned head;  /* the newest anchor */
+	unsigned count; /* anchors kept since the last step, at most ANCHORS */
+	uint64_t tb, nb; /* the rate's base: the first anchor since the last step */
+	double rate;     /* ns a tick */
 } map;
 
 #if defined(__x86_64__)
@@ -51,12 +58,13 @@ static int kernel_uses_tsc(void)
 	return n >= 3 && strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 }
 
-static void anchor(uint64_t *t, uint64_t *n)
+/* the TSC read on both sides of the clock read, the middle kept; of three tries the tightest; returns how
+ * many ticks the tightest took */
+static uint64_t anchor(uint64_t *t, uint64_t *n)
 {
 	uint64_t best = UINT64_MAX;
 
-	/* the TSC read on both sides of the clock read, the middle kept; of three tries the tightest, so a
-	 * flusher preempted between two reads does not put the whole round's events off by its time slice */
+	*t = *n = 0;
 	for (int i = 0; i < 3; i++) {
 		uint64_t a = __rdtsc(), ns = cprof_now_ns(), b = __rdtsc();
 
@@ -66,6 +74,7 @@ static void anchor(uint64_t *t, uint64_t *n)
 			*t = a + (b - a) / 2;
 		}
 	}
+	return best;
 }
 #else
 static int kernel_uses_tsc(void)
@@ -73,73 +82,89 @@ static int kernel_uses_tsc(void)
 	return 0;
 }
 
-static void anchor(uint64_t *t, uint64_t *n)
+static uint64_t anchor(uint64_t *t, uint64_t *n)
 {
 	*n = cprof_now_ns();
 	*t = *n;
+	return 0;
 }
 #endif
+
+static void reset_to(uint64_t t, uint64_t n)
+{
+	map.head = 0;
+	map.count = 1;
+	map.t[0] = t;
+	map.n[0] = n;
+	map.tb = t;
+	map.nb = n;
+}
 
 void cprof_tick_init(void)
 {
 	/* CPROF_TSC=0 keeps CLOCK_REALTIME in the hooks (a machine whose TSC one does not trust) */
 	const char *e = getenv("CPROF_TSC");
+	uint64_t t0, n0, t1, n1;
 
 	cprof_tick_tsc = kernel_uses_tsc() && !(e && strcmp(e, "0") == 0);
 	pr_dbg("the hooks read %s", cprof_tick_tsc ? "the TSC" : "CLOCK_REALTIME");
 	atomic_store(&map.seq, 0);
-	if (!cprof_tick_tsc) {
-		map.rate = 1.0;
+	map.rate = 1.0;
+	if (!cprof_tick_tsc)
 		return;
-	}
-	/* a first guess of the rate over ~50 us, replaced at the first round by the longer span */
-	anchor(&map.t0, &map.n0);
+	/* a first guess of the rate over ~50 us, refined from the flusher's anchors */
+	anchor(&t0, &n0);
 	do
-		anchor(&map.t1, &map.n1);
-	while (map.n1 - map.n0 < 50000 && map.n1 >= map.n0);
-	map.rate = map.t1 > map.t0 && map.n1 > map.n0 ? (double)(map.n1 - map.n0) / (double)(map.t1 - map.t0) : 1.0;
-	map.tp = map.t0;
-	map.np = map.n0;
+		anchor(&t1, &n1);
+	while (n1 - n0 < 50000 && n1 >= n0);
+	cprof_tick_start(1, t1, n1, t1 > t0 && n1 > n0 ? (double)(n1 - n0) / (double)(t1 - t0) : 1.0);
+}
+
+void cprof_tick_start(int tsc, uint64_t t, uint64_t n, double rate)
+{
+	cprof_tick_tsc = tsc;
+	atomic_store(&map.seq, 0);
+	map.rate = rate;
+	reset_to(t, n);
 }
 
 void cprof_tick_anchor(void)
 {
-	uint64_t t, n;
+	uint64_t t, n, width;
 
 	if (!cprof_tick_tsc)
 		return;
-	anchor(&t, &n);
-	atomic_fetch_add_explicit(&map.seq, 1, memory_order_acq_rel);
-	map.tp = map.t1;
-	map.np = map.n1;
-	map.t1 = t;
-	map.n1 = n;
-	/* a clock stepped back before the first anchor leaves the old rate */
-	if (t > map.t0 && n > map.n0)
-		map.rate = (double)(n - map.n0) / (double)(t - map.t0);
-	atomic_fetch_add_explicit(&map.seq, 1, memory_order_release);
+	width = anchor(&t, &n);
+	cprof_tick_add_anchor(t, n, width);
 }
 
-struct map_view {
-	uint64_t tp, np, t1, n1;
-	double rate;
-};
-
-/* Async-signal-safe: a handler that interrupted the flusher's update takes the map as it finds it. */
-static void read_map(struct map_view *v)
+void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width)
 {
-	for (int tries = 0;; tries++) {
-		uint32_t s = atomic_load_explicit(&map.seq, memory_order_acquire);
+	uint64_t tl, nl;
+	double expect, got;
 
-		v->tp = map.tp;
-		v->np = map.np;
-		v->t1 = map.t1;
-		v->n1 = map.n1;
-		v->rate = map.rate;
-		atomic_thread_fence(memory_order_acquire);
-		if ((!(s & 1) && atomic_load_explicit(&map.seq, memory_order_relaxed) == s) || tries > 100)
-			return;
+	if ((double)width * map.rate > 20000.0)
+		return; /* preempted between the reads: the last anchor serves on */
+	tl = map.t[map.head];
+	nl = map.n[map.head];
+	if (t <= tl)
+		return;
+	expect = (double)(t - tl) * map.rate;
+	got = (double)n - (double)nl;
+	atomic_fetch_add_explicit(&map.seq, 1, memory_order_acq_rel);
+	if (got - expect > expect / 100 + 100000.0 || expect - got > expect / 100 + 100000.0) {
+		reset_to(t, n); /* the wall clock stepped: nothing before it maps across */
+	} else {
+		map.head = (map.head + 1) % ANCHORS;
+		map.t[map.head] = t;
+		map.n[map.head] = n;
+		if (map.count < ANCHORS)
+			map.count++;
+		/* over at least 10 ms, or the first guess stays */
+		if ((double)(t - map.tb) * map.rate >= 1e7 && n > map.nb)
+			map.rate = (double)(n - map.nb) / (double)(t - map.tb);
 	}
+	atomic_fetch_add_explicit(&map.seq, 1, memory_order_release);
 }
 
 static uint64_t from(uint64_t n, uint64_t t_at, uint64_t t, double rate)
@@ -151,24 +176,55 @@ static uint64_t from(uint64_t n, uint64_t t_at, uint64_t t, double rate)
 	return n > (uint64_t)-d ? n - (uint64_t)-d : 0;
 }
 
+/* the map m (the live one on the flusher's thread, a copy elsewhere) at tick t */
+static uint64_t map_at(const __typeof__(map) *m, uint64_t t)
+{
+	unsigned i = m->head, k;
+
+	if (t >= m->t[i])
+		return from(m->n[i], m->t[i], t, m->rate);
+	for (k = 1; k < m->count; k++) {
+		unsigned j = (i + ANCHORS - 1) % ANCHORS;
+
+		if (t >= m->t[j]) {
+			if (m->t[i] > m->t[j] && m->n[i] >= m->n[j])
+				return m->n[j] + (uint64_t)((double)(t - m->t[j]) * (double)(m->n[i] - m->n[j]) /
+							    (double)(m->t[i] - m->t[j]));
+			return from(m->n[j], m->t[j], t, m->rate);
+		}
+		i = j;
+	}
+	return from(m->n[i], m->t[i], t, m->rate);
+}
+
 uint64_t cprof_tick_ns(uint64_t t)
 {
-	struct map_view v;
+	/* the flusher is the map's only writer: on its thread the map is read as it is */
+	return cprof_tick_tsc ? map_at(&map, t) : t;
+}
+
+/* Async-signal-safe, any thread: a copy under the seqlock; a handler that interrupted the flusher's update
+ * takes the copy as it finds it. */
+uint64_t cprof_tick_ns_any(uint64_t t)
+{
+	__typeof__(map) v;
 
 	if (!cprof_tick_tsc)
 		return t;
-	read_map(&v);
-	if (t >= v.tp && t <= v.t1 && v.t1 > v.tp && v.n1 >= v.np)
-		return v.np + (uint64_t)((double)(t - v.tp) * (double)(v.n1 - v.np) / (double)(v.t1 - v.tp));
-	return t < v.tp ? from(v.np, v.tp, t, v.rate) : from(v.n1, v.t1, t, v.rate);
+	for (int tries = 0;; tries++) {
+		uint32_t s = atomic_load_explicit(&map.seq, memory_order_acquire);
+
+		memcpy((char *)&v + sizeof(v.seq), (const char *)&map + sizeof(map.seq), sizeof(map) - sizeof(map.seq));
+		atomic_thread_fence(memory_order_acquire);
+		if ((!(s & 1) && atomic_load_explicit(&map.seq, memory_order_relaxed) == s) || tries > 100)
+			break;
+	}
+	if (v.count == 0 || v.count > ANCHORS || v.head >= ANCHORS)
+		return t;
+	return map_at(&v, t);
 }
 
 uint64_t cprof_tick_dur_ns(uint64_t dt)
 {
-	struct map_view v;
-
-	if (!cprof_tick_tsc)
-		return dt;
-	read_map(&v);
-	return (uint64_t)((double)dt * v.rate);
+	return cprof_tick_tsc ? (uint64_t)((double)dt * map.rate) : dt;
 }

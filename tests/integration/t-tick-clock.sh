@@ -2,7 +2,9 @@
 # flusher maps ticks to CLOCK_REALTIME ns by the line through the two anchors around each round. Checked
 # against the simulated CUPTI's runtime records (CLOCK_REALTIME, read inside the real call): each hooked
 # launch must contain its own runtime record, to within 50 ns (two clock reads' worth), in 100,000 launches
-# over 1 s; and the hooked calls' times must agree with CPROF_TSC=0's run (CLOCK_REALTIME in the hooks).
+# over 1 s, as with CPROF_TSC=0 (CLOCK_REALTIME in the hooks); and the hooks' span of the run must be CUPTI's
+# to within 1 ms. The map's rules (anchors, steps of the wall clock, a wide anchor) are unit-tested
+# (test_tick_*).
 # Simulated GPU only (the records' clock is the host's there).
 . "$(dirname "$0")/lib.sh"
 need_sim

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cublas_v2.h>
+#include <signal.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -249,7 +250,14 @@ int main(int argc, char **argv)
 			errs += cudaGetLastError() != cudaSuccess;
 		kern_a<<<1, 0>>>(nullptr); // a block of no threads: cudaErrorInvalidConfiguration
 		errs += cudaGetLastError() != cudaSuccess;
+		// a query and a cuBLAS setting that fail (a device that is not there, no handle): in the profile
+		int v = 0;
+		errs += cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerBlock, 77) != cudaSuccess;
+		errs += cublasSetStream(nullptr, 0) != CUBLAS_STATUS_SUCCESS;
 		printf("queries %d settings %d errors %d\n", sum, ok, errs);
+		fflush(stdout);
+		if (argc > 3 && !strcmp(argv[3], "segv"))
+			raise(SIGSEGV); // a crash: the counts must reach the profile without an exit's last COST
 		return 0;
 	}
 	if (!strcmp(mode, "rate-paced")) {
