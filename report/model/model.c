@@ -84,7 +84,7 @@ static int driver_corr(const struct cprof_drv_rec *d, size_t nd, struct corr **o
 			(*out)[(*n)++].end = d[i].end;
 		}
 	if (*n)
-		qsort(*out, *n, sizeof(**out), cmp_corr);
+		cprof_sort(*out, *n, sizeof(**out), cmp_corr);
 	return 0;
 }
 
@@ -119,7 +119,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 			rt[nrt++].end = m->rt[i].end;
 		}
 	if (nrt)
-		qsort(rt, nrt, sizeof(*rt), cmp_corr);
+		cprof_sort(rt, nrt, sizeof(*rt), cmp_corr);
 	if (attribute && (ret = driver_corr(d, nd, &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
@@ -212,7 +212,8 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 	if (nnames) {
 		size_t u = 0;
 
-		qsort(names, nnames, sizeof(*names), cmp_name);
+		if ((ret = cprof_radix_sort_at(names, nnames, sizeof(*names), 0)) < 0)
+			goto out;
 		for (i = 0; i < nnames; i++)
 			if (u == 0 || names[u - 1] != names[i])
 				names[u++] = names[i];
@@ -517,7 +518,7 @@ static int load_ext(sqlite3 *db, struct cprof_model *m)
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	if (m->next)
-		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext_seq);
+		cprof_sort(m->ext, m->next, sizeof(*m->ext), cmp_ext_seq);
 	return 0;
 }
 
@@ -561,7 +562,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 			m->calls_by_corr[i] = (uint32_t)i;
 		sort_model = m;
 		if (m->ncalls)
-			qsort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+			cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
 		sort_model = NULL;
 	}
 	for (i = 0; i < m->nops; i++) {
@@ -629,7 +630,7 @@ int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
 				m->kernels_by_corr[m->nkernels_by_corr++] = (uint32_t)i;
 		sort_model = m;
 		if (m->nkernels_by_corr)
-			qsort(m->kernels_by_corr, m->nkernels_by_corr, sizeof(*m->kernels_by_corr), cmp_kernel_corr);
+			cprof_sort(m->kernels_by_corr, m->nkernels_by_corr, sizeof(*m->kernels_by_corr), cmp_kernel_corr);
 		sort_model = NULL;
 	}
 	hi = m->nkernels_by_corr;

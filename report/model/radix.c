@@ -1,4 +1,4 @@
-/* A stable radix sort of arrays whose elements begin with a uint64_t key: the model's arrays by start, sweeps' events by time. */
+/* Sorting for the model: a stable radix sort of arrays whose elements begin with a uint64_t key (the arrays by start, sweeps' events by time), by a signed key anywhere in the element or of an index, and a qsort that leaves an array already in order alone. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -191,4 +191,77 @@ int cprof_radix_sort_doubles(double *d, size_t n)
 	}
 	_Static_assert(sizeof(double) == sizeof(uint64_t), "a double is 64 bits");
 	return cprof_radix_sort(d, n, sizeof(*d));
+}
+
+/* signed keys, biased so that unsigned order is theirs, with the element each came from */
+static int radix_pairs(struct kv *kv, size_t n)
+{
+	uint64_t min = kv[0].key, max = kv[0].key;
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		min = kv[i].key < min ? kv[i].key : min;
+		max = kv[i].key > max ? kv[i].key : max;
+	}
+	return radix_direct((char *)kv, n, sizeof(*kv), min, max - min);
+}
+
+int cprof_radix_sort_at(void *arr, size_t n, size_t elem, size_t off)
+{
+	char *a = arr, *b;
+	struct kv *kv;
+	size_t i;
+	int ret;
+
+	if (n < 2)
+		return 0;
+	if ((kv = malloc(n * sizeof(*kv))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		int64_t k;
+
+		memcpy(&k, a + i * elem + off, sizeof(k));
+		kv[i] = (struct kv){ biased(k), i };
+	}
+	if ((ret = radix_pairs(kv, n)) < 0 || (b = malloc(n * elem)) == NULL) {
+		free(kv);
+		return ret < 0 ? ret : -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(b + i * elem, a + kv[i].idx * elem, elem);
+	memcpy(a, b, n * elem);
+	free(b);
+	free(kv);
+	return 0;
+}
+
+int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, uint32_t i), const void *ctx)
+{
+	struct kv *kv;
+	size_t i;
+	int ret;
+
+	if (n < 2)
+		return 0;
+	if ((kv = malloc(n * sizeof(*kv))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		kv[i] = (struct kv){ biased(key(ctx, ix[i])), ix[i] };
+	if ((ret = radix_pairs(kv, n)) == 0)
+		for (i = 0; i < n; i++)
+			ix[i] = (uint32_t)kv[i].idx;
+	free(kv);
+	return ret;
+}
+
+void cprof_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *a = base;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (cmp(a + (i - 1) * size, a + i * size) > 0)
+			break;
+	if (i < n)
+		qsort(base, n, size, cmp);
 }

@@ -1,6 +1,7 @@
-/* Unit tests of the model's radix sorts (stable, signed keys, doubles) and of the stack attribution's joins over sorted arrays. */
+/* Unit tests of the model's sorts (stable radix by start, by a key anywhere, of indices; signed keys, doubles; qsort after an in-order check) and of the stack attribution's joins over sorted arrays. */
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +65,74 @@ START_TEST(test_radix_keyed_and_doubles)
 }
 END_TEST
 
+struct rec {
+	int64_t name, proc;
+	size_t seq;
+};
+
+static int64_t rec_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct rec *)ctx)[i].proc;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_seq_calls;
+
+static int cmp_seq(const void *a, const void *b)
+{
+	cmp_seq_calls++;
+	return cmp_rec(a, b);
+}
+
+/* two stable sorts by keys anywhere in the element (minor, then major) give the comparison sort's order,
+ * negative keys first; indices by a key; an array in order already costs one pass of the comparison */
+START_TEST(test_radix_at_ix_and_sorted)
+{
+	enum { N = 3000 };
+	struct rec *r = malloc(N * sizeof(*r)), *q = malloc(N * sizeof(*q));
+	uint32_t *ix = malloc(N * sizeof(*ix));
+	uint64_t x = 88172645463325252ull;
+	size_t i;
+
+	for (i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		r[i] = (struct rec){ (int64_t)(x % 7) - 3, (int64_t)(x % 5) * 1000000007ll - 2, i };
+		ix[i] = (uint32_t)(N - 1 - i);
+	}
+	memcpy(q, r, N * sizeof(*r));
+	ck_assert_int_eq(cprof_radix_sort_ix(ix, N, rec_proc, r), 0);
+	for (i = 1; i < N; i++)
+		ck_assert(r[ix[i - 1]].proc < r[ix[i]].proc || (r[ix[i - 1]].proc == r[ix[i]].proc && ix[i - 1] > ix[i]));
+	ck_assert_int_eq(cprof_radix_sort_at(r, N, sizeof(*r), offsetof(struct rec, proc)), 0);
+	ck_assert_int_eq(cprof_radix_sort_at(r, N, sizeof(*r), offsetof(struct rec, name)), 0);
+	qsort(q, N, sizeof(*q), cmp_rec);
+	ck_assert(!memcmp(r, q, N * sizeof(*r)));
+	ck_assert_int_eq(r[0].name, -3);
+	cmp_seq_calls = 0;
+	cprof_sort(q, N, sizeof(*q), cmp_seq);
+	ck_assert_int_eq(cmp_seq_calls, N - 1);
+	ck_assert(!memcmp(r, q, N * sizeof(*r)));
+	/* out of order: sorted as qsort sorts it */
+	q[0] = r[N - 1];
+	q[N - 1] = r[0];
+	cprof_sort(q, N, sizeof(*q), cmp_seq);
+	ck_assert(!memcmp(r, q, N * sizeof(*r)));
+	free(r);
+	free(q);
+	free(ix);
+}
+END_TEST
+
 /* Two calls with stack 1 (call site a.py:1): call 5 made CUPTI ids 50 (kernel 'kb', 100 ns) and 51
  * (kernel 'ka', 40 ns; a second external-correlation row for 51 counts it twice, as API_GPU's join does),
  * call 6 a copy (10 ns); call 7 has a stack no table knows. */
@@ -118,6 +187,7 @@ Suite *radix_attr_suite(void)
 
 	tcase_add_test(tc, test_radix_stable_by_start);
 	tcase_add_test(tc, test_radix_keyed_and_doubles);
+	tcase_add_test(tc, test_radix_at_ix_and_sorted);
 	tcase_add_test(tc, test_attr_joins_in_arrays);
 	suite_add_tcase(s, tc);
 	return s;
