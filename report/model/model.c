@@ -277,6 +277,78 @@ static int load_torch_ranges(sqlite3 *db, struct cprof_model *m)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* the NVTX ranges steps may be: NVTX_EVENTS and PROCESSES each in one scan, the joins (StringIds, the
+ * process's end) in memory; after load_strings */
+static int load_step_ranges(sqlite3 *db, struct cprof_model *m)
+{
+	struct { int64_t id, end; } *pe = NULL;
+	size_t npe = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -EIO;
+
+	if (!cprof_has_table(db, "NVTX_EVENTS"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, endNs FROM PROCESSES", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cprof_grow(&pe, &cap, npe, sizeof(*pe)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		pe[npe].id = sqlite3_column_int64(st, 0);
+		/* nullif(endNs, 0): NULL and 0 alike are no end */
+		pe[npe++].end = sqlite3_column_type(st, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto out;
+	cprof_sort(pe, npe, sizeof(*pe), cmp_name); /* by id, the first member */
+	cap = 0;
+	if (sqlite3_prepare_v2(db, "SELECT processId, tid, start, end, textId FROM NVTX_EVENTS WHERE eventType = 'range'",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc = sqlite3_column_int64(st, 0), text = sqlite3_column_int64(st, 4), pend = 0;
+		size_t i;
+		int found = 0;
+
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 4) == SQLITE_NULL ||
+		    cprof_model_string(m, text) == NULL)
+			continue;
+		{
+			size_t lo = 0, hi = npe;
+
+			while (lo < hi) {
+				i = lo + (hi - lo) / 2;
+				if (pe[i].id < proc)
+					lo = i + 1;
+				else
+					hi = i;
+			}
+			if (lo < npe && pe[lo].id == proc) {
+				found = 1;
+				pend = pe[lo].end;
+			}
+		}
+		if (!found)
+			continue;
+		if (cprof_grow(&m->step_ranges, &cap, m->nstep_ranges, sizeof(*m->step_ranges)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m->step_ranges[m->nstep_ranges++] = (struct cprof_step_range){
+			proc, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			sqlite3_column_type(st, 3) != SQLITE_NULL ? sqlite3_column_int64(st, 3)
+			: pend ? pend : sqlite3_column_int64(st, 2), text };
+	}
+	ret = rc == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	free(pe);
+	return ret;
+}
+
 static int load_calls(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_call *k = NULL;
@@ -1153,7 +1225,6 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	size_t ndrv = 0;
 
 	memset(m, 0, sizeof(*m));
-	m->db = db;
 	m->exit_status = cprof_meta_int(db, "exit_status", -1);
 	/* the external ids first, so that the runtime loader can tell the calls only CUPTI saw; a profile that
 	 * lacks them fails below, at the table it failed at before */
@@ -1172,7 +1243,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
 	      (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
-	      (ret = load_run_facts(db, m)) < 0 ||
+	      (ret = load_run_facts(db, m)) < 0 || (ret = load_step_ranges(db, m)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
@@ -1181,7 +1252,6 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_strings(db, m)) < 0))) {
 		free(drv);
 		cprof_model_free(m);
-		m->db = db;
 		return ret;
 	}
 	free(drv);
@@ -1189,7 +1259,6 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	 * library's own launches inside a hooked cuBLAS call) are timed from CUPTI's records */
 	if ((parts & CPROF_MODEL_TIMELINE) && (ret = cprof_model_launched(m, 0, mark_hooked, m)) < 0) {
 		cprof_model_free(m);
-		m->db = db;
 		return ret;
 	}
 	return 0;
@@ -1246,6 +1315,7 @@ void cprof_model_free(struct cprof_model *m)
 	for (i = 0; i < m->nsteps_cache; i++)
 		free(m->steps[i].s);
 	free(m->steps);
+	free(m->step_ranges);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1262,9 +1332,7 @@ int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const
 			*out = m->steps[i].s;
 			return m->steps[i].n;
 		}
-	if (m->db == NULL)
-		return 0;
-	n = cprof_steps_load(m->db, proc, re, &s);
+	n = cprof_steps_of(m, proc, re, &s);
 	if (n < 0)
 		return n;
 	c = realloc(m->steps, (m->nsteps_cache + 1) * sizeof(*c));

@@ -233,8 +233,14 @@ struct cprof_steps_cache {
 	int n;
 };
 
+/* An NVTX range a step may be (TIMELINE): eventType 'range', its text in StringIds and its process in
+ * PROCESSES (what the steps' join kept); end as the steps take it: its own, else its process's end, else
+ * its start. In table order. */
+struct cprof_step_range {
+	int64_t proc, tid, start, end, text;
+};
+
 struct cprof_model {
-	sqlite3 *db;                 /* not owned */
 	int64_t exit_status;         /* the command's exit status, as cprof-run saw it (-1: not known) */
 	int windowed;                /* a window's copy (cprof report --window verdict): tables from the arrays only */
 	struct cprof_proc *procs;    /* by id */
@@ -280,6 +286,8 @@ struct cprof_model {
 	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
 	size_t nsteps_cache;
+	struct cprof_step_range *step_ranges; /* shared with a window's copy */
+	size_t nstep_ranges;
 	struct cprof_recording rec;  /* always loaded (a handful of rows) */
 	struct cprof_cost_row *cost;  /* CPROF_COST, table order */
 	size_t ncost;
