@@ -20,6 +20,23 @@
  * outside a capture range (capture.c) and may go back ON. */
 enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
+/* The calls counted and not recorded (a slot each in a ring's counted[]; cprof_counted_api names them): first
+ * the device queries CPROF_HOOK_QUERY counts once CUPTI makes no record of them, then the cuBLAS handle
+ * settings CPROF_HOOK_COUNTED always counts */
+enum cprof_counted_slot {
+	CPROF_COUNTED_cudaGetDevice,
+	CPROF_COUNTED_cudaGetDeviceFlags,
+	CPROF_COUNTED_cudaDeviceGetAttribute,
+	CPROF_COUNTED_cudaDriverGetVersion,
+	CPROF_COUNTED_cudaRuntimeGetVersion,
+	CPROF_COUNTED__QUERIES, /* the device queries above */
+	CPROF_COUNTED_cublasSetStream_v2 = CPROF_COUNTED__QUERIES,
+	CPROF_COUNTED_cublasSetWorkspace_v2,
+	CPROF_COUNTED_cublasSetMathMode,
+	CPROF_COUNTED__N
+};
+CPROF_HIDDEN extern const uint16_t cprof_counted_api[CPROF_COUNTED__N];
+
 #define CPROF_RING_EVENTS 16384 /* per thread; power of two. 33 ms at 500k/s: a flusher that waits for a core on a busy machine loses nothing (4096 lost 11% there). mmap-ed: a thread pays only for what it touched */
 
 struct cprof_ring {
@@ -34,6 +51,8 @@ struct cprof_ring {
 	_Alignas(64) _Atomic uint64_t cost_sampled_ns; /* hook time of the sampled calls, stacks left out */
 	_Atomic uint64_t cost_sampled;                 /* calls measured */
 	_Atomic uint64_t stack_ns, stack_calls;        /* stack captures, each timed */
+	/* device queries counted, not recorded, once CUPTI is on (CPROF_HOOK_QUERY; owner-written) */
+	_Alignas(64) _Atomic uint64_t counted[CPROF_COUNTED__N];
 	/* the flusher's: the owner's schedstat when last read (a reused ring starts again with its new tid) */
 	uint32_t sched_tid;
 	uint64_t sched_run, sched_wait;
@@ -181,10 +200,29 @@ out:
 	cprof_tls.recording = 0;
 }
 
+/* A device query once CUPTI is on: one relaxed add in the thread's own ring, no clock read, no event. Outside a
+ * capture window (or stopped) it is not counted, as no call is. */
+static inline __attribute__((always_inline)) void cprof_count_query(unsigned slot)
+{
+	struct cprof_ring *r = cprof_tls.ring;
+
+	if (unlikely(atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON))
+		return;
+	if (unlikely(r == NULL || cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed))) {
+		r = cprof_ring_for_thread();
+		if (r == NULL)
+			return;
+	}
+	atomic_store_explicit(&r->counted[slot], atomic_load_explicit(&r->counted[slot], memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 /* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has
  * answered; until then cprof_cupti_on is PENDING. */
 enum { CPROF_CUPTI_OFF = 0, CPROF_CUPTI_ON = 1, CPROF_CUPTI_PENDING = 2, CPROF_CUPTI_STARTING = 3 };
 CPROF_HIDDEN extern _Atomic int cprof_cupti_on; /* ON while our CUPTI session is live: push external ids */
+/* 1 while CUPTI makes no records of the device queries (cprof switched them off): the hooks count them */
+CPROF_HIDDEN extern _Atomic int cprof_queries_counted;
 /* driver_known: called from the driver's own cuInit (InitializeInjection) */
 CPROF_HIDDEN void cprof_cupti_start_checked(int driver_known);
 /* Outside a capture range GPU records are not collected: pause flushes what is done and disables them. */
