@@ -1,4 +1,4 @@
-/* Unit tests of the model's sorts (stable radix by start, by a key anywhere, of indices; signed keys, doubles; qsort after an in-order check) and of the stack attribution's joins over sorted arrays. */
+/* Unit tests of the model's sorts (stable radix by start, by a key anywhere, of indices; signed keys, doubles; qsort after an in-order check) and of the stack attribution's and the NVTX range table's joins in memory. */
 #include <check.h>
 #include <math.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 
 #include "common/schema.h"
 #include "report/model/model.h"
+#include "report/model/ranges.h"
 #include "report/model/stacks.h"
 #include "tests/unit/tests.h"
 
@@ -180,6 +181,51 @@ START_TEST(test_attr_joins_in_arrays)
 }
 END_TEST
 
+/* The NVTX range table from scans and joins in memory: a range nested in a step, an open step measured to
+ * the latest of its process's exit and last call, a mark counted, a call on a thread without ranges left out,
+ * the GPU time of every external-correlation row of a call (two CUPTI ids, two kernels). */
+START_TEST(test_ranges_joins_in_arrays)
+{
+	static const char *const rows =
+		"INSERT INTO PROCESSES(id, pid, endNs) VALUES (1, 100, 1000);"
+		"INSERT INTO StringIds VALUES (1, 'step'), (2, 'forward');"
+		"INSERT INTO NVTX_EVENTS(id, processId, tid, start, end, eventType, textId, parentId) VALUES"
+		" (1, 1, 1, 0, 500, 'range', 1, NULL), (2, 1, 1, 100, 200, 'range', 2, 1), (3, 1, 1, 600, NULL, 'range', 1, NULL),"
+		" (4, 1, 1, 650, NULL, 'mark', 2, NULL);"
+		"INSERT INTO CPROF_API(processId, tid, start, end, correlationId, nameId, class, nested) VALUES"
+		" (1, 1, 150, 160, 5, 1, 'launch', 0), (1, 1, 700, 1200, 6, 1, 'sync', 0), (1, 2, 120, 130, 7, 1, 'launch', 0);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES (1, 5, 5, 50), (1, 5, 5, 51), (1, 5, 7, 52);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(processId, start, end, correlationId, nameId) VALUES"
+		" (1, 1000, 1100, 50, 2), (1, 2000, 2030, 51, 2), (1, 3000, 3900, 52, 2);";
+	struct cprof_range_table t;
+	sqlite3 *db;
+	char *err = NULL;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, cprof_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	if (sqlite3_exec(db, rows, NULL, NULL, &err) != SQLITE_OK)
+		ck_abort_msg("fixture: %s", err);
+	ck_assert_int_eq(cprof_ranges_build(db, 0, &t), 0);
+	ck_assert_uint_eq(t.ranges, 3);
+	ck_assert_uint_eq(t.open_ranges, 1);
+	ck_assert_uint_eq(t.marks, 1);
+	ck_assert_uint_eq(t.n, 2);
+	ck_assert_str_eq(t.rows[0].path, "step");
+	ck_assert_uint_eq(t.rows[0].count, 2);
+	ck_assert(fabs(t.rows[0].cpu_ns - (500 + 600)) < 1e-9); /* the open one up to the last call's end, 1200 */
+	ck_assert_uint_eq(t.rows[0].calls, 2);
+	ck_assert(fabs(t.rows[0].api_ns - (10 + 500)) < 1e-9);
+	ck_assert(fabs(t.rows[0].gpu_ns - 130) < 1e-9);
+	ck_assert_uint_eq(t.rows[0].gpu_ops, 2);
+	ck_assert_str_eq(t.rows[1].path, "step/forward");
+	ck_assert_uint_eq(t.rows[1].calls, 1);
+	ck_assert(fabs(t.rows[1].gpu_ns - 130) < 1e-9);
+	ck_assert(fabs(t.rows[0].self_cpu_ns - (400 + 600)) < 1e-9);
+	cprof_ranges_free(&t);
+	sqlite3_close(db);
+}
+END_TEST
+
 Suite *radix_attr_suite(void)
 {
 	Suite *s = suite_create("radix_attr");
@@ -189,6 +235,7 @@ Suite *radix_attr_suite(void)
 	tcase_add_test(tc, test_radix_keyed_and_doubles);
 	tcase_add_test(tc, test_radix_at_ix_and_sorted);
 	tcase_add_test(tc, test_attr_joins_in_arrays);
+	tcase_add_test(tc, test_ranges_joins_in_arrays);
 	suite_add_tcase(s, tc);
 	return s;
 }
