@@ -1,4 +1,4 @@
-/* Unit tests of the model's sorts (stable radix by start, by a key anywhere, of indices; signed keys, doubles; qsort after an in-order check) and of the stack attribution's and the NVTX range table's joins in memory. */
+/* Unit tests of the model's sorts (stable radix by start, by a key anywhere, of indices; signed keys, doubles; qsort after an in-order check) and of the joins in memory of the stack attribution, the NVTX range table and the op ranges. */
 #include <check.h>
 #include <math.h>
 #include <stddef.h>
@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "common/schema.h"
+#include "common/wire.h"
 #include "report/model/model.h"
+#include "report/model/ops-nvtx.h"
 #include "report/model/ranges.h"
 #include "report/model/stacks.h"
 #include "tests/unit/tests.h"
@@ -226,6 +228,48 @@ START_TEST(test_ranges_joins_in_arrays)
 }
 END_TEST
 
+/* ATen op ranges and the GPU work of each call from scans and joins in memory: ended op ranges only (an open
+ * one, a range of another category left out), by (thread, start, end descending) with ties in table order; a
+ * call's GPU work through each external-correlation row, a call whose name is in no string left out */
+START_TEST(test_op_ranges_joins_in_arrays)
+{
+	char rows[2048];
+	struct cprof_op_ranges r;
+	sqlite3 *db;
+	char *err = NULL;
+
+	snprintf(rows, sizeof(rows),
+		 "INSERT INTO PROCESSES(id, pid) VALUES (1, 100);"
+		 "INSERT INTO StringIds VALUES (1, 'aten::linear'), (2, 'aten::addmm'), (3, 'cudaLaunchKernel');"
+		 "INSERT INTO NVTX_EVENTS(id, processId, tid, start, end, eventType, textId, categoryId) VALUES"
+		 " (1, 1, 1, 10, 60, 'range', 2, %d), (2, 1, 1, 0, 100, 'range', 1, %d), (3, 1, 1, 10, 90, 'range', 1, %d),"
+		 " (4, 1, 1, 5, NULL, 'range', 1, %d), (5, 1, 1, 1, 2, 'range', 1, NULL), (6, 1, 2, 7, 8, 'range', 77, %d);"
+		 "INSERT INTO CPROF_API(processId, tid, start, end, correlationId, nameId, class, nested) VALUES"
+		 " (1, 1, 20, 30, 5, 3, 'launch', 0), (1, 1, 40, 45, 6, 99, 'launch', 0);"
+		 "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES (1, 5, 5, 50), (1, 5, 5, 51), (1, 5, 6, 52);"
+		 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(processId, start, end, correlationId, nameId) VALUES"
+		 " (1, 1000, 1040, 50, 2), (1, 2000, 2005, 51, 2), (1, 3000, 3900, 52, 2);",
+		 CPROF_NVTX_CATEGORY_TORCH_OP, CPROF_NVTX_CATEGORY_TORCH_OP, CPROF_NVTX_CATEGORY_TORCH_OP,
+		 CPROF_NVTX_CATEGORY_TORCH_OP, CPROF_NVTX_CATEGORY_TORCH_OP);
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, cprof_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	if (sqlite3_exec(db, rows, NULL, NULL, &err) != SQLITE_OK)
+		ck_abort_msg("fixture: %s", err);
+	ck_assert_int_eq(cprof_op_ranges_load(db, 0, &r), 0);
+	ck_assert_uint_eq(r.n, 4);
+	ck_assert(r.r[0].start == 0 && r.r[0].end == 100);
+	ck_assert(r.r[1].start == 10 && r.r[1].end == 90); /* the longer of two at one start first */
+	ck_assert(r.r[2].start == 10 && r.r[2].end == 60);
+	ck_assert_str_eq(r.r[2].name, "aten::addmm");
+	ck_assert_int_eq(r.r[3].tid, 2);
+	ck_assert_str_eq(r.r[3].name, "(no message)");
+	ck_assert_uint_eq(r.ng, 2);
+	ck_assert(r.g[0].at == 20 && r.g[1].at == 20 && r.g[0].ns + r.g[1].ns == 45);
+	cprof_op_ranges_free(&r);
+	sqlite3_close(db);
+}
+END_TEST
+
 Suite *radix_attr_suite(void)
 {
 	Suite *s = suite_create("radix_attr");
@@ -236,6 +280,7 @@ Suite *radix_attr_suite(void)
 	tcase_add_test(tc, test_radix_at_ix_and_sorted);
 	tcase_add_test(tc, test_attr_joins_in_arrays);
 	tcase_add_test(tc, test_ranges_joins_in_arrays);
+	tcase_add_test(tc, test_op_ranges_joins_in_arrays);
 	suite_add_tcase(s, tc);
 	return s;
 }
