@@ -20,6 +20,25 @@
  * outside a capture range (capture.c) and may go back ON. */
 enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
+/* tick.c: the hooks' clock. A tick is a TSC reading where the kernel keeps time with the TSC (cprof_tick_tsc),
+ * else CLOCK_REALTIME ns; ring events hold ticks, mapped to ns (cprof_tick_ns) when they leave the rings. */
+CPROF_HIDDEN extern int cprof_tick_tsc;
+CPROF_HIDDEN void cprof_tick_init(void);
+CPROF_HIDDEN void cprof_tick_anchor(void); /* the flusher, at each round: a fresh (TSC, ns) pair */
+CPROF_HIDDEN uint64_t cprof_tick_ns(uint64_t tick);
+CPROF_HIDDEN uint64_t cprof_tick_dur_ns(uint64_t ticks);
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+static inline __attribute__((always_inline)) uint64_t cprof_tick(void)
+{
+#if defined(__x86_64__)
+	if (likely(cprof_tick_tsc))
+		return __rdtsc();
+#endif
+	return cprof_now_ns();
+}
+
 /* The calls counted and not recorded (a slot each in a ring's counted[]; cprof_counted_api names them): first
  * the device queries CPROF_HOOK_QUERY counts once CUPTI makes no record of them, then the cuBLAS handle
  * settings CPROF_HOOK_COUNTED always counts */
@@ -29,7 +48,9 @@ enum cprof_counted_slot {
 	CPROF_COUNTED_cudaDeviceGetAttribute,
 	CPROF_COUNTED_cudaDriverGetVersion,
 	CPROF_COUNTED_cudaRuntimeGetVersion,
-	CPROF_COUNTED__QUERIES, /* the device queries above */
+	CPROF_COUNTED_cudaGetLastError,
+	CPROF_COUNTED_cudaPeekAtLastError,
+	CPROF_COUNTED__QUERIES, /* the queries above: CUPTI's records of them switched off */
 	CPROF_COUNTED_cublasSetStream_v2 = CPROF_COUNTED__QUERIES,
 	CPROF_COUNTED_cublasSetWorkspace_v2,
 	CPROF_COUNTED_cublasSetMathMode,
@@ -147,7 +168,6 @@ CPROF_HIDDEN void cprof_flusher_wake(void);
 CPROF_HIDDEN void cprof_flusher_final(int reason);
 
 CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);
-CPROF_HIDDEN int cprof_strings_add(uint32_t id, uint16_t kind, const char *s);
 CPROF_HIDDEN int cprof_strings_add_once(_Atomic uint32_t *queued_gen, uint32_t gen, uint32_t id, uint16_t kind,
 					const char *s);
 CPROF_HIDDEN extern _Atomic int cprof_wake_pending;
@@ -215,6 +235,17 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 	}
 	atomic_store_explicit(&r->counted[slot], atomic_load_explicit(&r->counted[slot], memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+}
+
+/* A counted call that reported an error: an instant event with its code (the count has the call already) */
+static inline void cprof_record_error(unsigned api, int ret)
+{
+	struct cprof_wire_api ev = { 0 };
+
+	ev.start_ns = ev.end_ns = cprof_tick();
+	ev.api = (uint16_t)api;
+	ev.ret = ret;
+	cprof_record(&ev);
 }
 
 /* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has
@@ -322,7 +353,7 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 			return 0;
 	}
 	/* one call in CPROF_COST_SAMPLE measures what the hook itself costs (two clock reads more) */
-	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_now_ns() : 0;
+	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_tick() : 0;
 	c->nested = cprof_tls.depth++ > 0;
 	/* unique in the process: thread id above, per-thread counter below */
 	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));
@@ -335,13 +366,13 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 	c->pushed = cu == CPROF_CUPTI_ON;
 	if (c->pushed)
 		cprof_cupti_push(c->corr);
-	c->start = cprof_now_ns();
+	c->start = cprof_tick();
 	return 1;
 }
 
 static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call *c, struct cprof_wire_api *ev, unsigned api, int ret)
 {
-	ev->end_ns = cprof_now_ns();
+	ev->end_ns = cprof_tick(); /* ticks until the flusher maps them (cprof_tick_ns) */
 	if (c->pushed)
 		cprof_cupti_pop();
 	cprof_tls.depth--;
@@ -358,7 +389,7 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 		cprof_stack_fast(ev, __builtin_return_address(0));
 	cprof_record(ev);
 	if (unlikely(c->t_in))
-		cprof_cost_sample(c->start - c->t_in + cprof_now_ns() - ev->end_ns - cprof_tls.stack_call_ns);
+		cprof_cost_sample(cprof_tick_dur_ns(c->start - c->t_in + cprof_tick() - ev->end_ns) - cprof_tls.stack_call_ns);
 }
 
 /* symbols.c: the next definition of sym in the hook chain (see DESIGN.md on version nodes). */
@@ -381,7 +412,6 @@ CPROF_HIDDEN void cprof_kernel_register(const void *key, const char *name);
 CPROF_HIDDEN void cprof_kernel_alias(const void *alias, const void *key);
 CPROF_HIDDEN uint32_t cprof_kernel_name_id(const void *key);
 CPROF_HIDDEN void cprof_kernels_lock(int lock);
-CPROF_HIDDEN uint32_t cprof_string_id_new(void);
 
 /* MurmurHash3's 64-bit finaliser: hash table keys from pointers and mixed values. */
 static inline uint64_t cprof_fmix64(uint64_t k)
@@ -394,9 +424,14 @@ static inline uint64_t cprof_fmix64(uint64_t k)
 	return k;
 }
 
-/* strings.c: interned text (module paths, Python names, NVTX messages) -> per-process string id, queued
- * for the collector once per process; 0 when it cannot be interned. Lock-free when already known. */
+/* strings.c, the one interner: text of a kind (kernel and API names, module paths, Python names, NVTX
+ * messages) -> per-process string id, queued for the collector once per process; 0 when it cannot be
+ * interned. Lock-free when already known. cprof_intern_entry finds or adds the entry without queueing it
+ * (a kernel registered is named only if launched); cprof_intern_id queues it (once) and gives its id. */
+struct cprof_istr;
 CPROF_HIDDEN uint32_t cprof_intern(uint16_t kind, const char *s, size_t len);
+CPROF_HIDDEN struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len);
+CPROF_HIDDEN uint32_t cprof_intern_id(struct cprof_istr *e);
 CPROF_HIDDEN void cprof_strings_lock(int lock);
 
 /* flusher.c: a stack for the collector (sent after the strings it names, before later events). */

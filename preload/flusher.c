@@ -243,7 +243,7 @@ static int strings_add_locked(uint32_t id, uint16_t kind, const char *s)
 	return 0;
 }
 
-int cprof_strings_add(uint32_t id, uint16_t kind, const char *s)
+static int strings_add(uint32_t id, uint16_t kind, const char *s)
 {
 	int ret;
 
@@ -503,7 +503,7 @@ static int send_strings(uint64_t deadline)
 		size_t k;
 
 		for (k = i; k < n; k++)
-			if (ret == -EPIPE || cprof_strings_add(list[k].id, list[k].kind, list[k].s) < 0)
+			if (ret == -EPIPE || strings_add(list[k].id, list[k].kind, list[k].s) < 0)
 				break;
 	}
 	for (i = 0; i < n; i++)
@@ -549,8 +549,11 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 			return -EAGAIN;
 		if (n > CPROF_WIRE_API_PER_FRAME)
 			n = CPROF_WIRE_API_PER_FRAME;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			out[i] = r->ev[(t + i) & (CPROF_RING_EVENTS - 1)];
+			out[i].start_ns = cprof_tick_ns(out[i].start_ns);
+			out[i].end_ns = cprof_tick_ns(out[i].end_ns);
+		}
 		cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
 				    sizeof(*hdr) + n * sizeof(*out));
 		/* a crashing thread that takes over must see this ring's tail after our write, not before */
@@ -632,8 +635,7 @@ static int send_cost(uint64_t deadline)
 		uint64_t run, wait, head = atomic_load_explicit(&r->head, memory_order_relaxed);
 		uint32_t tid = r->tid;
 
-		c.hook_calls += atomic_load_explicit(&r->head, memory_order_relaxed) +
-				atomic_load_explicit(&r->lost, memory_order_relaxed);
+		c.hook_calls += head + atomic_load_explicit(&r->lost, memory_order_relaxed);
 		sampled_ns += atomic_load_explicit(&r->cost_sampled_ns, memory_order_relaxed);
 		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
 		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
@@ -699,6 +701,8 @@ static int drain_round(uint64_t deadline)
 		return 1;
 	if (!fl.hello_sent && send_hello(deadline) < 0)
 		return 0;
+	/* an anchor before the snapshot: every event drained now was recorded before it */
+	cprof_tick_anchor();
 	/* snapshot first: every event before it had its strings queued before it */
 	for (r = cprof_rings_head(); r; r = r->next)
 		r->snap = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -814,7 +818,8 @@ static uint32_t crash_threads(struct cprof_wire_crash_thread *out, uint32_t max)
 		if (h == 0 || atomic_load_explicit(&r->state, memory_order_relaxed) == CPROF_RING_FREE)
 			continue;
 		e = &r->ev[(h - 1) & (CPROF_RING_EVENTS - 1)];
-		out[n] = (struct cprof_wire_crash_thread){ .start_ns = e->start_ns, .end_ns = e->end_ns, .tid = r->tid,
+		out[n] = (struct cprof_wire_crash_thread){ .start_ns = cprof_tick_ns(e->start_ns),
+							   .end_ns = cprof_tick_ns(e->end_ns), .tid = r->tid,
 							   .api = e->api, .flags = e->flags, .ret = e->ret,
 							   .name = (e->flags & CPROF_API_F_KERNEL_KEY) ? 0 : e->name };
 		n++;
@@ -1151,6 +1156,8 @@ static void crash_by_handler(uint64_t deadline)
 				n = CPROF_WIRE_API_PER_FRAME;
 			for (k = 0; k < n; k++) {
 				out[k] = r->ev[(t + k) & (CPROF_RING_EVENTS - 1)];
+				out[k].start_ns = cprof_tick_ns(out[k].start_ns);
+				out[k].end_ns = cprof_tick_ns(out[k].end_ns);
 				/* naming a kernel takes locks: left unnamed (the GPU record still has its name) */
 				if (out[k].flags & CPROF_API_F_KERNEL_KEY) {
 					out[k].flags &= ~CPROF_API_F_KERNEL_KEY;
