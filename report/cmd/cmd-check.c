@@ -100,7 +100,7 @@ int cmd_check(int argc, char **argv)
 	struct cprof_gate *gates = NULL;
 	struct cprof_change *changes = NULL;
 	struct cprof_check_result r = { 0 };
-	char sim[16], *end;
+	char *end;
 	size_t i;
 
 	r.top = 10;
@@ -186,7 +186,7 @@ int cmd_check(int argc, char **argv)
 	r.baseline = baseline;
 	r.now = &now;
 	r.old = baseline ? &old : NULL;
-	r.simulated = !strcmp(cprof_meta(now.db, "simulated_gpu", sim, sizeof(sim), "0"), "1");
+	r.simulated = now.simulated;
 	r.incomplete = require_complete && !now.complete;
 	if (!r.incomplete) {
 		if ((r.failed = cprof_gates_build(&now, r.old, &go, &gates, &r.ngates)) < 0 ||

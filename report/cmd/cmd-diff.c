@@ -50,7 +50,7 @@ int cmd_diff(int argc, char **argv)
 	struct cprof_diff_result r = { 0 };
 	const char *out = "-";
 	int opt, force = 0, err, ret = CPROF_EXIT_USAGE;
-	char sa[16], sb[16], *end;
+	char *end;
 	size_t i;
 
 	r.top = 20;
@@ -118,8 +118,7 @@ int cmd_diff(int argc, char **argv)
 	r.a = &a;
 	r.b = &b;
 	r.changes = c;
-	r.simulated = !strcmp(cprof_meta(a.db, "simulated_gpu", sa, sizeof(sa), "0"), "1") ||
-		      !strcmp(cprof_meta(b.db, "simulated_gpu", sb, sizeof(sb), "0"), "1");
+	r.simulated = a.simulated || b.simulated;
 	if (r.max_reg >= 0) {
 		struct cprof_gate_opts go = { NULL, -1, r.max_reg };
 

@@ -300,15 +300,17 @@ static int range_cause(const char *s)
 	return -1;
 }
 
-struct iev {
-	uint64_t t;
-	int8_t d;  /* +1 opens, -1 closes */
-	int8_t k;  /* a cause, IEV_OVH or IEV_STARVED */
+/* Intervals [s, e) of one source, clamped to the window; sorted by start and merged into disjoint ones
+ * (ivl_norm) they are sets that union, difference and intersection walk in one linear pass each. */
+struct ivls {
+	struct gap *v;
+	size_t n, cap;
 };
 #define IEV_OVH (CPROF_IDLE__N)
 #define IEV_STARVED (CPROF_IDLE__N + 1)
+#define IEV_SRC 4 /* sources a cause's intervals come from: calls, runtime records, driver launches, NVTX */
 
-static int iev_add(struct iev **e, size_t *n, size_t *cap, uint64_t s, uint64_t t, uint64_t ws, uint64_t we, int k)
+static int ivl_add(struct ivls *l, uint64_t s, uint64_t t, uint64_t ws, uint64_t we)
 {
 	if (s < ws)
 		s = ws;
@@ -316,30 +318,117 @@ static int iev_add(struct iev **e, size_t *n, size_t *cap, uint64_t s, uint64_t 
 		t = we;
 	if (t <= s)
 		return 0;
-	if (*n + 2 > *cap && cprof_grow(e, cap, *n + 1, sizeof(**e)) < 0)
+	if (cprof_grow(&l->v, &l->cap, l->n, sizeof(*l->v)) < 0)
 		return -ENOMEM;
-	(*e)[(*n)++] = (struct iev){ s, 1, (int8_t)k };
-	(*e)[(*n)++] = (struct iev){ t, -1, (int8_t)k };
+	l->v[l->n++] = (struct gap){ s, t };
 	return 0;
 }
 
-/* The starved time by what the host was doing: one sweep over the starved intervals, the outermost CUDA
- * calls, the op ranges of the process and CUPTI's overhead; each moment goes to the first cause (in enum
- * order) that covers it, CUPTI's overhead to none. */
+/* sorted by start (most sources are already: then no sort) and overlapping ones merged */
+static int ivl_norm(struct ivls *l)
+{
+	size_t i, k = 0;
+
+	for (i = 1; i < l->n && l->v[i - 1].s <= l->v[i].s; i++)
+		;
+	if (i < l->n && cprof_radix_sort(l->v, l->n, sizeof(*l->v)) < 0)
+		return -ENOMEM;
+	for (i = 0; i < l->n; i++) {
+		if (k && l->v[i].s <= l->v[k - 1].e) {
+			if (l->v[i].e > l->v[k - 1].e)
+				l->v[k - 1].e = l->v[i].e;
+			continue;
+		}
+		l->v[k++] = l->v[i];
+	}
+	l->n = k;
+	return 0;
+}
+
+/* a | b into *out (all disjoint and sorted); a and b are freed */
+static int ivl_union(struct ivls *a, struct ivls *b, struct ivls *out)
+{
+	size_t i = 0, j = 0;
+	struct ivls r = { NULL, 0, 0 };
+	int ret = 0;
+
+	while (i < a->n || j < b->n) {
+		struct gap x = j >= b->n || (i < a->n && a->v[i].s <= b->v[j].s) ? a->v[i++] : b->v[j++];
+
+		if (r.n && x.s <= r.v[r.n - 1].e) {
+			if (x.e > r.v[r.n - 1].e)
+				r.v[r.n - 1].e = x.e;
+			continue;
+		}
+		if ((ret = cprof_grow(&r.v, &r.cap, r.n, sizeof(*r.v))) < 0)
+			break;
+		r.v[r.n++] = x;
+	}
+	free(a->v);
+	free(b->v);
+	memset(a, 0, sizeof(*a));
+	memset(b, 0, sizeof(*b));
+	if (ret < 0) {
+		free(r.v);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+/* a \ b in place (both disjoint and sorted), and how much of a was in b */
+static uint64_t ivl_subtract(struct ivls *a, const struct ivls *b)
+{
+	size_t i, j = 0, k = 0;
+	uint64_t in = 0;
+	struct gap *o = a->v;
+	size_t n = a->n;
+	struct gap *res;
+
+	/* a piece of a can split in two around a piece of b: at most n + nb pieces */
+	if ((res = malloc((n + b->n + 1) * sizeof(*res))) == NULL)
+		return UINT64_MAX;
+	for (i = 0; i < n; i++) {
+		uint64_t s = o[i].s, e = o[i].e;
+
+		while (j < b->n && b->v[j].e <= s)
+			j++;
+		for (size_t q = j; q < b->n && b->v[q].s < e; q++) {
+			uint64_t bs = b->v[q].s > s ? b->v[q].s : s, be = b->v[q].e < e ? b->v[q].e : e;
+
+			if (bs > s)
+				res[k++] = (struct gap){ s, bs };
+			in += be - bs;
+			s = be;
+			if (s >= e)
+				break;
+		}
+		if (s < e)
+			res[k++] = (struct gap){ s, e };
+	}
+	free(a->v);
+	a->v = res;
+	a->n = k;
+	a->cap = n + b->n + 1;
+	return in;
+}
+
 static int idle_causes(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, const struct gap *g,
 		       size_t ng, struct cprof_verdict *v)
 {
-	struct iev *e = NULL;
-	size_t n = 0, cap = 0, i;
-	int64_t cnt[CPROF_IDLE__N + 2] = { 0 };
+	/* by cause and source; the starved time and CUPTI's overhead in source 0 of theirs */
+	struct ivls l[CPROF_IDLE__N + 2][IEV_SRC], u = { NULL, 0, 0 };
+	size_t i;
+	int k, src;
 	uint64_t hi = clamp_end(we);
 	int ret = -ENOMEM;
 
 	memset(v->idle_by, 0, sizeof(v->idle_by));
 	if (ng == 0)
 		return 0;
+	memset(l, 0, sizeof(l));
 	for (i = 0; i < ng; i++)
-		if (iev_add(&e, &n, &cap, g[i].s, g[i].e, ws, we, IEV_STARVED) < 0)
+		if (ivl_add(&l[IEV_STARVED][0], g[i].s, g[i].e, ws, we) < 0)
 			goto out;
 	i = cprof_model_calls_from(m, ws);
 	i = i > 4096 ? i - 4096 : 0; /* a call that began before the window counts for its part inside it */
@@ -348,7 +437,7 @@ static int idle_causes(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 
 		if (!c->outer || !IN_PROC(*c))
 			continue;
-		if (iev_add(&e, &n, &cap, c->start, c->end, ws, we, c->copy || c->memcpy ? CPROF_IDLE_COPY : CPROF_IDLE_API) < 0)
+		if (ivl_add(&l[c->copy || c->memcpy ? CPROF_IDLE_COPY : CPROF_IDLE_API][0], c->start, c->end, ws, we) < 0)
 			goto out;
 	}
 	/* calls no hook saw are CUDA calls too: CUPTI's runtime records, and the driver records of launches
@@ -368,13 +457,13 @@ static int idle_causes(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	}
 	for (; i < m->nrt && m->rt[i].start < hi; i++)
 		if (IN_PROC(m->rt[i]) && m->rt[i].end > ws &&
-		    iev_add(&e, &n, &cap, m->rt[i].start, m->rt[i].end, ws, we, CPROF_IDLE_API) < 0)
+		    ivl_add(&l[CPROF_IDLE_API][1], m->rt[i].start, m->rt[i].end, ws, we) < 0)
 			goto out;
 	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
 		const struct cprof_op *o = &m->ops[i];
 
 		if (IN_PROC(*o) && o->via == 2 && !o->hooked && o->enq > o->launch &&
-		    iev_add(&e, &n, &cap, o->launch, o->enq, ws, we, CPROF_IDLE_API) < 0)
+		    ivl_add(&l[CPROF_IDLE_API][2], o->launch, o->enq, ws, we) < 0)
 			goto out;
 	}
 	for (i = 0; i < m->nnvtx && m->nvtx[i].start < hi; i++) {
@@ -407,29 +496,40 @@ static int idle_causes(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		}
 		if (end <= ws)
 			continue;
-		if (iev_add(&e, &n, &cap, r->start, end, ws, we, k) < 0)
+		if (ivl_add(&l[k][3], r->start, end, ws, we) < 0)
 			goto out;
 	}
 	for (i = 0; i < m->novh && m->ovh[i].start < hi; i++)
-		if (IN_PROC(m->ovh[i]) && iev_add(&e, &n, &cap, m->ovh[i].start, m->ovh[i].end, ws, we, IEV_OVH) < 0)
+		if (IN_PROC(m->ovh[i]) && ivl_add(&l[IEV_OVH][0], m->ovh[i].start, m->ovh[i].end, ws, we) < 0)
 			goto out;
-	/* by time; the order of events at one time does not change the sums (no time passes between them) */
-	if (cprof_radix_sort(e, n, sizeof(*e)) < 0)
+	/* each moment of the starved time outside CUPTI's overhead goes to the first cause (in enum order)
+	 * whose intervals cover it, the rest to the host: set differences in one pass each, no sort */
+	for (k = 0; k < CPROF_IDLE__N + 2; k++)
+		for (src = 0; src < IEV_SRC; src++)
+			if (ivl_norm(&l[k][src]) < 0)
+				goto out;
+	u = l[IEV_STARVED][0];
+	memset(&l[IEV_STARVED][0], 0, sizeof(l[IEV_STARVED][0]));
+	if (ivl_subtract(&u, &l[IEV_OVH][0]) == UINT64_MAX)
 		goto out;
-	for (i = 0; i < n; i++) {
-		uint64_t len;
-		int k;
+	for (k = 0; k < CPROF_IDLE_HOST; k++) {
+		uint64_t in;
 
-		cnt[e[i].k] += e[i].d;
-		if (i + 1 == n || cnt[IEV_STARVED] <= 0 || cnt[IEV_OVH] > 0 || (len = e[i + 1].t - e[i].t) == 0)
-			continue;
-		for (k = 0; k < CPROF_IDLE_HOST && cnt[k] <= 0; k++)
-			;
-		v->idle_by[k] += len;
+		for (src = 1; src < IEV_SRC; src++)
+			if (ivl_union(&l[k][0], &l[k][src], &l[k][0]) < 0)
+				goto out;
+		if ((in = ivl_subtract(&u, &l[k][0])) == UINT64_MAX)
+			goto out;
+		v->idle_by[k] += in;
 	}
+	for (i = 0; i < u.n; i++)
+		v->idle_by[CPROF_IDLE_HOST] += u.v[i].e - u.v[i].s;
 	ret = 0;
 out:
-	free(e);
+	for (k = 0; k < CPROF_IDLE__N + 2; k++)
+		for (src = 0; src < IEV_SRC; src++)
+			free(l[k][src].v);
+	free(u.v);
 	return ret;
 }
 

@@ -156,7 +156,7 @@ struct cprof_step {
 	char name[64];
 };
 extern const char cprof_step_re_default[];
-int cprof_steps_load(sqlite3 *db, int64_t proc, const char *re, struct cprof_step **out);
+int cprof_steps_of(const struct cprof_model *m, int64_t proc, const char *re, struct cprof_step **out);
 int cprof_step_re_check(const char *re, char *err, size_t size);
 uint64_t cprof_steps_median(const struct cprof_step *s, int n, int from);
 /* 1 when the first of n steps took more than 1.5x the median of the others (n >= 3) */

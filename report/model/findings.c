@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,24 +79,6 @@ struct named {
 	int64_t d;
 };
 
-static int cmp_named(const void *a, const void *b)
-{
-	const struct named *x = a, *y = b;
-
-	if (x->name != y->name)
-		return x->name < y->name ? -1 : 1;
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* each call name whose first instance (per process) was far slower than the later ones */
 static int slow_first_calls(const struct cprof_model *m, int64_t proc, char *ev, size_t size)
 {
@@ -116,8 +99,10 @@ static int slow_first_calls(const struct cprof_model *m, int64_t proc, char *ev,
 			continue;
 		c[n++] = (struct named){ x->name, x->proc, i, (int64_t)(x->end - x->start) };
 	}
-	if (n)
-		qsort(c, n, sizeof(*c), cmp_named);
+	/* by (name, process, place in time): c is in time order, two stable sorts put it in that order */
+	if (cprof_radix_sort_at(c, n, sizeof(*c), offsetof(struct named, proc)) < 0 ||
+	    cprof_radix_sort_at(c, n, sizeof(*c), offsetof(struct named, name)) < 0)
+		goto oom;
 	for (i = 0; i < n; i = j) {
 		size_t nl = 0, k;
 		int64_t first = 0;
@@ -138,7 +123,8 @@ static int slow_first_calls(const struct cprof_model *m, int64_t proc, char *ev,
 		}
 		if (nl < 4)
 			continue;
-		qsort(later, nl, sizeof(*later), cmp_i64);
+		if (cprof_radix_sort_at(later, nl, sizeof(*later), 0) < 0)
+			goto oom;
 		{
 			double med = (double)later[nl / 2], f = (double)first;
 
@@ -152,6 +138,10 @@ static int slow_first_calls(const struct cprof_model *m, int64_t proc, char *ev,
 	free(c);
 	free(later);
 	return 0;
+oom:
+	free(c);
+	free(later);
+	return -ENOMEM;
 }
 
 /* calls that never need a context: device and version queries, error queries, registration */
@@ -188,7 +178,7 @@ static void startup_costs(const struct cprof_model *m, int64_t proc, char *ev, s
 		launches += m->calls[i].launch && m->calls[i].outer && (!proc || m->calls[i].proc == proc);
 	/* calls and CUPTI-only records merged by start; one process at a time is enough for the evidence:
 	 * the first process's costs (proc 0: each process restarts the walk) */
-	for (i = 0; i < m->ncalls || j < m->nrt;) {
+	for (i = 0; (i < m->ncalls || j < m->nrt) && !(seen_first && seen_ctx && first_launch_done);) {
 		const char *api;
 		uint64_t s, e;
 		int64_t p;
@@ -224,7 +214,9 @@ static void startup_costs(const struct cprof_model *m, int64_t proc, char *ev, s
 				break; /* the first process is the evidence */
 			cur = p;
 		}
-		cprof_fmt_dur(d, sizeof(d), (double)(e - s));
+		/* formatted only for the evidence: a call each would be a tenth of the report */
+		if (e - s >= STARTUP_COST_NS)
+			cprof_fmt_dur(d, sizeof(d), (double)(e - s));
 		if (!seen_first) {
 			seen_first = 1;
 			if (!needs_no_context(api)) {
@@ -345,7 +337,7 @@ static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 		if ((!proc || m->rt[i].proc == proc) && m->rt[i].name != CPROF_NO_ID && cprof_model_string(m, m->rt[i].name))
 			r[n++] = i;
 	thread_model = m;
-	qsort(r, n, sizeof(*r), cmp_rt_thread);
+	cprof_sort(r, n, sizeof(*r), cmp_rt_thread);
 	thread_model = NULL;
 	for (i = 1; i < n; i++) {
 		const struct cprof_rt *x = &m->rt[r[i]], *p = &m->rt[r[i - 1]];
@@ -496,7 +488,7 @@ static void dtod_before_gemm(const struct cprof_model *m, int64_t proc, struct f
 		ix[i] = (uint32_t)i;
 	stream_model = m;
 	if (m->nops)
-		qsort(ix, m->nops, sizeof(*ix), cmp_op_stream);
+		cprof_sort(ix, m->nops, sizeof(*ix), cmp_op_stream);
 	stream_model = NULL;
 	for (i = 0; i < m->nops; i++) {
 		const struct cprof_op *c = &m->ops[ix[i]];
@@ -604,18 +596,15 @@ static void cupti_overhead(const struct cprof_model *m, int64_t proc, const stru
 	}
 }
 
-/* order of kernels by (name, launch shape), then time */
-static const struct cprof_op *shape_ops;
-
-static int cmp_shape(const void *a, const void *b)
+/* the keys of kernels' order by (name, launch shape), then time */
+static int64_t op_kname(const void *ctx, uint32_t i)
 {
-	const struct cprof_op *x = &shape_ops[*(const uint32_t *)a], *y = &shape_ops[*(const uint32_t *)b];
+	return ((const struct cprof_op *)ctx)[i].kname;
+}
 
-	if (x->kname != y->kname)
-		return x->kname < y->kname ? -1 : 1;
-	if (x->shape != y->shape)
-		return x->shape < y->shape ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : *(const uint32_t *)a > *(const uint32_t *)b;
+static int64_t op_shape(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_op *)ctx)[i].shape;
 }
 
 /* The same kernel with very different run times between repetitions of the same work: contention, or
@@ -635,8 +624,12 @@ static void variance(const struct cprof_model *m, int64_t proc, struct flist *l)
 	for (i = 0; i < m->nops; i++)
 		if (m->ops[i].kind == CPROF_OP_KERNEL && m->ops[i].kname >= 0 && !(proc && m->ops[i].proc != proc))
 			idx[n++] = (uint32_t)i;
-	shape_ops = m->ops;
-	qsort(idx, n, sizeof(*idx), cmp_shape);
+	/* idx is in time order: stable by shape, then by name */
+	if (cprof_radix_sort_ix(idx, n, op_shape, m->ops) < 0 || cprof_radix_sort_ix(idx, n, op_kname, m->ops) < 0) {
+		free(idx);
+		not_evaluated(l, "kernel-variance", "out of memory");
+		return;
+	}
 	/* dense name indices follow nameId order, as SQL's GROUP BY did */
 	for (g = 0; g < n;) {
 		const struct cprof_op *f = &m->ops[idx[g]];
@@ -1250,8 +1243,8 @@ static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist
 			sy[nsy++] = i;
 	}
 	thread_model = m;
-	qsort(sy, nsy, sizeof(*sy), cmp_thread);
-	qsort(la, nla, sizeof(*la), cmp_thread);
+	cprof_sort(sy, nsy, sizeof(*sy), cmp_thread);
+	cprof_sort(la, nla, sizeof(*la), cmp_thread);
 	thread_model = NULL;
 	for (i = 1; i < nsy; i++) {
 		const struct cprof_call *s = &m->calls[sy[i]], *p = &m->calls[sy[i - 1]];

@@ -161,7 +161,7 @@ static int calls_by_corr(struct cprof_model *m)
 		m->calls_by_corr[i] = (uint32_t)i;
 	sort_model = m;
 	if (m->ncalls)
-		qsort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+		cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
 	sort_model = NULL;
 	return 0;
 }
@@ -224,7 +224,7 @@ static int64_t (*rt_keys(const struct cprof_model *m, size_t *n))[2]
 			rt[(*n)++][1] = m->rt[i].corr;
 		}
 	if (*n)
-		qsort(rt, *n, sizeof(*rt), cmp_key);
+		cprof_sort(rt, *n, sizeof(*rt), cmp_key);
 	return rt;
 }
 
@@ -264,7 +264,7 @@ static int enclosing_build(struct enclosing *en, const struct cprof_model *m)
 		en->ix[i] = (uint32_t)i;
 	sort_model = m;
 	if (m->ncalls)
-		qsort(en->ix, m->ncalls, sizeof(*en->ix), cmp_call_thread);
+		cprof_sort(en->ix, m->ncalls, sizeof(*en->ix), cmp_call_thread);
 	sort_model = NULL;
 	for (i = 0; i < m->ncalls; i++) {
 		const struct cprof_call *c = &m->calls[en->ix[i]], *p = i ? &m->calls[en->ix[i - 1]] : NULL;

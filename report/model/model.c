@@ -84,7 +84,7 @@ static int driver_corr(const struct cprof_drv_rec *d, size_t nd, struct corr **o
 			(*out)[(*n)++].end = d[i].end;
 		}
 	if (*n)
-		qsort(*out, *n, sizeof(**out), cmp_corr);
+		cprof_sort(*out, *n, sizeof(**out), cmp_corr);
 	return 0;
 }
 
@@ -119,7 +119,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 			rt[nrt++].end = m->rt[i].end;
 		}
 	if (nrt)
-		qsort(rt, nrt, sizeof(*rt), cmp_corr);
+		cprof_sort(rt, nrt, sizeof(*rt), cmp_corr);
 	if (attribute && (ret = driver_corr(d, nd, &drv, &ndrv)) < 0)
 		goto out;
 	for (t = 0; t < 3; t++) {
@@ -212,7 +212,8 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 	if (nnames) {
 		size_t u = 0;
 
-		qsort(names, nnames, sizeof(*names), cmp_name);
+		if ((ret = cprof_radix_sort_at(names, nnames, sizeof(*names), 0)) < 0)
+			goto out;
 		for (i = 0; i < nnames; i++)
 			if (u == 0 || names[u - 1] != names[i])
 				names[u++] = names[i];
@@ -274,6 +275,78 @@ static int load_torch_ranges(sqlite3 *db, struct cprof_model *m)
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* the NVTX ranges steps may be: NVTX_EVENTS and PROCESSES each in one scan, the joins (StringIds, the
+ * process's end) in memory; after load_strings */
+static int load_step_ranges(sqlite3 *db, struct cprof_model *m)
+{
+	struct { int64_t id, end; } *pe = NULL;
+	size_t npe = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -EIO;
+
+	if (!cprof_has_table(db, "NVTX_EVENTS"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, endNs FROM PROCESSES", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cprof_grow(&pe, &cap, npe, sizeof(*pe)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		pe[npe].id = sqlite3_column_int64(st, 0);
+		/* nullif(endNs, 0): NULL and 0 alike are no end */
+		pe[npe++].end = sqlite3_column_type(st, 1) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto out;
+	cprof_sort(pe, npe, sizeof(*pe), cmp_name); /* by id, the first member */
+	cap = 0;
+	if (sqlite3_prepare_v2(db, "SELECT processId, tid, start, end, textId FROM NVTX_EVENTS WHERE eventType = 'range'",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t proc = sqlite3_column_int64(st, 0), text = sqlite3_column_int64(st, 4), pend = 0;
+		size_t i;
+		int found = 0;
+
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 4) == SQLITE_NULL ||
+		    cprof_model_string(m, text) == NULL)
+			continue;
+		{
+			size_t lo = 0, hi = npe;
+
+			while (lo < hi) {
+				i = lo + (hi - lo) / 2;
+				if (pe[i].id < proc)
+					lo = i + 1;
+				else
+					hi = i;
+			}
+			if (lo < npe && pe[lo].id == proc) {
+				found = 1;
+				pend = pe[lo].end;
+			}
+		}
+		if (!found)
+			continue;
+		if (cprof_grow(&m->step_ranges, &cap, m->nstep_ranges, sizeof(*m->step_ranges)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m->step_ranges[m->nstep_ranges++] = (struct cprof_step_range){
+			proc, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+			sqlite3_column_type(st, 3) != SQLITE_NULL ? sqlite3_column_int64(st, 3)
+			: pend ? pend : sqlite3_column_int64(st, 2), text };
+	}
+	ret = rc == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	free(pe);
+	return ret;
 }
 
 static int load_calls(sqlite3 *db, struct cprof_model *m)
@@ -517,7 +590,7 @@ static int load_ext(sqlite3 *db, struct cprof_model *m)
 	if (rc != SQLITE_DONE)
 		return -EIO;
 	if (m->next)
-		qsort(m->ext, m->next, sizeof(*m->ext), cmp_ext_seq);
+		cprof_sort(m->ext, m->next, sizeof(*m->ext), cmp_ext_seq);
 	return 0;
 }
 
@@ -561,7 +634,7 @@ int cprof_model_launched(struct cprof_model *m, int64_t proc,
 			m->calls_by_corr[i] = (uint32_t)i;
 		sort_model = m;
 		if (m->ncalls)
-			qsort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+			cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
 		sort_model = NULL;
 	}
 	for (i = 0; i < m->nops; i++) {
@@ -629,7 +702,7 @@ int cprof_model_kernels_of(struct cprof_model *m, int64_t proc, int64_t corr,
 				m->kernels_by_corr[m->nkernels_by_corr++] = (uint32_t)i;
 		sort_model = m;
 		if (m->nkernels_by_corr)
-			qsort(m->kernels_by_corr, m->nkernels_by_corr, sizeof(*m->kernels_by_corr), cmp_kernel_corr);
+			cprof_sort(m->kernels_by_corr, m->nkernels_by_corr, sizeof(*m->kernels_by_corr), cmp_kernel_corr);
 		sort_model = NULL;
 	}
 	hi = m->nkernels_by_corr;
@@ -1152,7 +1225,6 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	size_t ndrv = 0;
 
 	memset(m, 0, sizeof(*m));
-	m->db = db;
 	m->exit_status = cprof_meta_int(db, "exit_status", -1);
 	/* the external ids first, so that the runtime loader can tell the calls only CUPTI saw; a profile that
 	 * lacks them fails below, at the table it failed at before */
@@ -1171,7 +1243,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
 	      (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
-	      (ret = load_run_facts(db, m)) < 0 ||
+	      (ret = load_run_facts(db, m)) < 0 || (ret = load_step_ranges(db, m)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
@@ -1180,7 +1252,6 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_strings(db, m)) < 0))) {
 		free(drv);
 		cprof_model_free(m);
-		m->db = db;
 		return ret;
 	}
 	free(drv);
@@ -1188,7 +1259,6 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	 * library's own launches inside a hooked cuBLAS call) are timed from CUPTI's records */
 	if ((parts & CPROF_MODEL_TIMELINE) && (ret = cprof_model_launched(m, 0, mark_hooked, m)) < 0) {
 		cprof_model_free(m);
-		m->db = db;
 		return ret;
 	}
 	return 0;
@@ -1246,6 +1316,7 @@ void cprof_model_free(struct cprof_model *m)
 	for (i = 0; i < m->nsteps_cache; i++)
 		free(m->steps[i].s);
 	free(m->steps);
+	free(m->step_ranges);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1262,9 +1333,7 @@ int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const
 			*out = m->steps[i].s;
 			return m->steps[i].n;
 		}
-	if (m->db == NULL)
-		return 0;
-	n = cprof_steps_load(m->db, proc, re, &s);
+	n = cprof_steps_of(m, proc, re, &s);
 	if (n < 0)
 		return n;
 	c = realloc(m->steps, (m->nsteps_cache + 1) * sizeof(*c));

@@ -240,8 +240,14 @@ struct cprof_steps_cache {
 	int n;
 };
 
+/* An NVTX range a step may be (TIMELINE): eventType 'range', its text in StringIds and its process in
+ * PROCESSES (what the steps' join kept); end as the steps take it: its own, else its process's end, else
+ * its start. In table order. */
+struct cprof_step_range {
+	int64_t proc, tid, start, end, text;
+};
+
 struct cprof_model {
-	sqlite3 *db;                 /* not owned */
 	int64_t exit_status;         /* the command's exit status, as cprof-run saw it (-1: not known) */
 	int windowed;                /* a window's copy (cprof report --window verdict): tables from the arrays only */
 	struct cprof_proc *procs;    /* by id */
@@ -287,6 +293,8 @@ struct cprof_model {
 	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
 	size_t nsteps_cache;
+	struct cprof_step_range *step_ranges; /* shared with a window's copy */
+	size_t nstep_ranges;
 	struct cprof_recording rec;  /* always loaded (a handful of rows) */
 	struct cprof_cost_row *cost;  /* CPROF_COST, table order */
 	size_t ncost;
@@ -416,6 +424,13 @@ size_t cprof_first_at(const void *arr, size_t n, size_t elem, uint64_t t);
 int cprof_ext_cmp(const void *a, const void *b);
 /* radix.c: the same sort, by radix (elements of at most 256 bytes); 0 or -ENOMEM. */
 int cprof_radix_sort(void *arr, size_t n, size_t elem);
+/* radix.c: stable sorts by a signed 64-bit key at byte off of each element, and of indices by key(ctx, i)
+ * (sort by the minor key first, then the major); 0 or -ENOMEM. cprof_sort is qsort after one pass that
+ * finds the array in order already (most tables are written in time and id order): then it is left as it
+ * is, which is qsort's result too whenever cmp is a total order. */
+int cprof_radix_sort_at(void *arr, size_t n, size_t elem, size_t off);
+int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, uint32_t i), const void *ctx);
+void cprof_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */
 int cprof_model_read_driver(sqlite3 *db, struct cprof_drv_rec **out, size_t *n);
 /* m->drv_api from the driver records, the calls and the runtime records (in memory, O(n log n)). */

@@ -5,6 +5,7 @@
 
 #include "common/wire.h"
 #include "report/cprof.h"
+#include "report/model/model.h"
 #include "report/model/ops-nvtx.h"
 
 struct oprange {
@@ -15,15 +16,203 @@ struct oprange {
 };
 
 
-static const char ops_sql[] =
-	"SELECT n.processId, n.tid, n.start, n.end, n.textId, coalesce(s.value, '(no message)') FROM NVTX_EVENTS n"
-	" LEFT JOIN StringIds s ON s.id = n.textId WHERE n.categoryId = ?1 AND n.eventType = 'range'"
-	" AND n.end IS NOT NULL AND (?2 = 0 OR n.processId = ?2) AND n.start >= ?3 AND n.start <= ?4"
-	" ORDER BY 1, 2, 3, 4 DESC";
-/* the GPU work each hooked call launched, at the call's start on its thread */
-static const char gpu_sql[] =
-	"SELECT a.processId, a.tid, a.start, g.end - g.start FROM API_GPU g JOIN CPROF_API a ON a.id = g.apiId"
-	" WHERE (?1 = 0 OR a.processId = ?1) ORDER BY 1, 2, 3";
+/* keys of the sorts: op ranges by (process, thread, start, end descending), table order within */
+static int64_t or_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_op_range *)ctx)[i].proc;
+}
+
+static int64_t or_tid(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_op_range *)ctx)[i].tid;
+}
+
+static int64_t or_start(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_op_range *)ctx)[i].start;
+}
+
+static int64_t or_end_desc(const void *ctx, uint32_t i)
+{
+	int64_t e = ((const struct cprof_op_range *)ctx)[i].end;
+
+	return e == INT64_MIN ? INT64_MAX : -e;
+}
+
+/* GPU work by (process, tid, time) */
+static int cmp_gpu(const void *a, const void *b)
+{
+	const struct cprof_op_gpu *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* (process, key, value) rows of a join */
+struct kv3 {
+	int64_t proc, key, v;
+};
+
+static int cmp_kv3(const void *a, const void *b)
+{
+	const struct kv3 *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static size_t kv3_lower(const struct kv3 *a, size_t n, int64_t proc, int64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid].proc < proc || (a[mid].proc == proc && a[mid].key < key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int kv3_add(struct kv3 **a, size_t *n, size_t *cap, int64_t proc, int64_t key, int64_t v)
+{
+	if (cprof_grow(a, cap, *n, sizeof(**a)) < 0)
+		return -ENOMEM;
+	(*a)[(*n)++] = (struct kv3){ proc, key, v };
+	return 0;
+}
+
+/* StringIds' ids and values (its INTEGER PRIMARY KEY: a rowid-order scan is id order) */
+static int read_strings(sqlite3 *db, struct cprof_string **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc, ret = -EIO;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, value FROM StringIds", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(st, 1);
+
+		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0 ||
+		    ((*out)[*n].value = v ? strdup((const char *)v) : NULL, v && (*out)[*n].value == NULL)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		(*out)[(*n)++].id = sqlite3_column_int64(st, 0);
+	}
+	ret = rc == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static const struct cprof_string *find_string(const struct cprof_string *s, size_t n, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && s[lo].id == id ? &s[lo] : NULL;
+}
+
+/* The GPU work each hooked call launched, at the call's start on its thread (API_GPU's rows: a call whose
+ * name is in StringIds, each external-correlation row of its id, each GPU op of that CUPTI id), by
+ * (process, thread, start): each table one scan in rowid order, the joins in memory. */
+static int read_gpu(sqlite3 *db, int64_t proc, const struct cprof_string *str, size_t nstr, struct cprof_op_ranges *r)
+{
+	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+					      "CUPTI_ACTIVITY_KIND_MEMSET" };
+	struct kv3 *ex = NULL, *work = NULL; /* (proc, CUPTI id, our id); (proc, our id, GPU ns) */
+	size_t nex = 0, capex = 0, nwork = 0, capwork = 0, cap = 0, i;
+	sqlite3_stmt *st = NULL;
+	int rc, ret = -EIO, t;
+
+	if (sqlite3_prepare_v2(db, "SELECT processId, externalId, correlationId, externalKind FROM"
+				   " CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
+		    sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_type(st, 3) == SQLITE_NULL ||
+		    sqlite3_column_int64(st, 3) != 5)
+			continue;
+		if (kv3_add(&ex, &nex, &capex, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
+			    sqlite3_column_int64(st, 1)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto out;
+	cprof_sort(ex, nex, sizeof(*ex), cmp_kv3);
+	for (t = 0; t < 3; t++) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "SELECT processId, correlationId, end - start FROM %s", tables[t]);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+			goto out;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t p = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
+
+			if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL)
+				continue;
+			for (i = kv3_lower(ex, nex, p, c); i < nex && ex[i].proc == p && ex[i].key == c; i++)
+				if (kv3_add(&work, &nwork, &capwork, p, ex[i].v, sqlite3_column_int64(st, 2)) < 0) {
+					ret = -ENOMEM;
+					goto out;
+				}
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+		if (rc != SQLITE_DONE)
+			goto out;
+	}
+	cprof_sort(work, nwork, sizeof(*work), cmp_kv3);
+	if (sqlite3_prepare_v2(db, "SELECT processId, tid, start, correlationId, nameId FROM CPROF_API", -1, &st, NULL) !=
+	    SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t p = sqlite3_column_int64(st, 0), x = sqlite3_column_int64(st, 3);
+
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 3) == SQLITE_NULL ||
+		    sqlite3_column_type(st, 4) == SQLITE_NULL || (proc != 0 && p != proc) ||
+		    find_string(str, nstr, sqlite3_column_int64(st, 4)) == NULL)
+			continue;
+		for (i = kv3_lower(work, nwork, p, x); i < nwork && work[i].proc == p && work[i].key == x; i++) {
+			if (cprof_grow(&r->g, &cap, r->ng, sizeof(*r->g)) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			r->g[r->ng++] = (struct cprof_op_gpu){ .proc = p, .tid = sqlite3_column_int64(st, 1),
+							       .at = sqlite3_column_int64(st, 2), .ns = (double)work[i].v };
+		}
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	cprof_sort(r->g, r->ng, sizeof(*r->g), cmp_gpu);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	free(ex);
+	free(work);
+	return ret;
+}
 
 static int cmp_text(const void *a, const void *b)
 {
@@ -84,55 +273,78 @@ static int attribute(struct oprange *o, size_t no, const struct cprof_op_gpu *g,
 
 int cprof_op_ranges_load(sqlite3 *db, int64_t proc, struct cprof_op_ranges *r)
 {
+	struct cprof_string *str = NULL;
+	struct cprof_op_range *v = NULL;
+	uint32_t *ix = NULL;
+	size_t cap = 0, nstr = 0, i, n = 0;
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
-	int ret = 0;
+	int rc, ret = 0;
 
 	memset(r, 0, sizeof(*r));
 	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
-	if (sqlite3_prepare_v2(db, ops_sql, -1, &st, NULL) != SQLITE_OK) {
-		ret = -EIO;
+	if ((ret = read_strings(db, &str, &nstr)) < 0)
 		goto out;
-	}
-	sqlite3_bind_int64(st, 1, CPROF_NVTX_CATEGORY_TORCH_OP);
-	sqlite3_bind_int64(st, 2, proc);
-	sqlite3_bind_int64(st, 3, 0);
-	sqlite3_bind_int64(st, 4, INT64_MAX);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cprof_grow(&r->r, &cap, r->n, sizeof(*r->r)) < 0) {
+	ret = -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT processId, tid, start, end, textId, categoryId, eventType FROM NVTX_EVENTS", -1,
+			       &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(st, 6);
+		const struct cprof_string *s;
+
+		/* ATen op ranges that ended, of process proc (0: all) */
+		if (sqlite3_column_type(st, 5) == SQLITE_NULL || sqlite3_column_int64(st, 5) != CPROF_NVTX_CATEGORY_TORCH_OP ||
+		    type == NULL || strcmp(type, "range") || sqlite3_column_type(st, 3) == SQLITE_NULL ||
+		    sqlite3_column_int64(st, 2) < 0 || (proc != 0 && sqlite3_column_int64(st, 0) != proc))
+			continue;
+		if (cprof_grow(&v, &cap, n, sizeof(*v)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		r->r[r->n] = (struct cprof_op_range){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
-						      .start = sqlite3_column_int64(st, 2), .end = sqlite3_column_int64(st, 3),
-						      .text = sqlite3_column_int64(st, 4) };
-		r->r[r->n].name = strdup((const char *)sqlite3_column_text(st, 5));
-		if (r->r[r->n++].name == NULL) {
+		v[n] = (struct cprof_op_range){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
+						.start = sqlite3_column_int64(st, 2), .end = sqlite3_column_int64(st, 3),
+						.text = sqlite3_column_int64(st, 4) };
+		s = sqlite3_column_type(st, 4) == SQLITE_NULL ? NULL : find_string(str, nstr, v[n].text);
+		v[n].name = strdup(s && s->value ? s->value : "(no message)");
+		if (v[n++].name == NULL) {
 			ret = -ENOMEM;
 			goto out;
 		}
 	}
 	sqlite3_finalize(st);
 	st = NULL;
-	if (r->n == 0)
+	if (rc != SQLITE_DONE)
 		goto out;
-	cap = 0;
-	if (sqlite3_prepare_v2(db, gpu_sql, -1, &st, NULL) != SQLITE_OK) {
-		ret = -EIO;
+	ret = 0;
+	if (n == 0)
+		goto out;
+	/* by (process, thread, start, end descending), table order within: stable sorts, the minor key first */
+	if ((ix = malloc(n * sizeof(*ix))) == NULL || (r->r = malloc(n * sizeof(*r->r))) == NULL) {
+		ret = -ENOMEM;
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, proc);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cprof_grow(&r->g, &cap, r->ng, sizeof(*r->g)) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		r->g[r->ng++] = (struct cprof_op_gpu){ .proc = sqlite3_column_int64(st, 0), .tid = sqlite3_column_int64(st, 1),
-						       .at = sqlite3_column_int64(st, 2), .ns = sqlite3_column_double(st, 3) };
+	for (i = 0; i < n; i++)
+		ix[i] = (uint32_t)i;
+	if (cprof_radix_sort_ix(ix, n, or_end_desc, v) < 0 || cprof_radix_sort_ix(ix, n, or_start, v) < 0 ||
+	    cprof_radix_sort_ix(ix, n, or_tid, v) < 0 || cprof_radix_sort_ix(ix, n, or_proc, v) < 0) {
+		ret = -ENOMEM;
+		goto out;
 	}
+	for (i = 0; i < n; i++)
+		r->r[i] = v[ix[i]];
+	r->n = n;
+	n = 0; /* the names are r's now */
+	ret = read_gpu(db, proc, str, nstr, r);
 out:
 	sqlite3_finalize(st);
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	free(ix);
+	for (i = 0; i < nstr; i++)
+		free(str[i].value);
+	free(str);
 	if (ret < 0)
 		cprof_op_ranges_free(r);
 	return ret;

@@ -1,4 +1,4 @@
-/* cprof_model_open: the one place report, html, stacks and info read a profile; the model's arrays, then the parts they ask for. */
+/* cprof_model_open: the one place report, html, stacks and info read a profile; the model's arrays, then the parts they ask for, then the profile is closed. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,21 +59,32 @@ static int fail(struct cprof_model_extra *x, sqlite3 *db, int ret, const char *w
 	return ret;
 }
 
+static int load_parts(sqlite3 *db, const struct cprof_model_opts *o, struct cprof_model *m);
+
 int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct cprof_model *m)
 {
-	struct cprof_model_extra *x;
 	sqlite3 *db;
-	unsigned p = o->parts;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
 	if ((db = cprof_profile_open(path)) == NULL)
 		return -ENOENT;
-	if ((x = calloc(1, sizeof(*x))) == NULL) {
-		sqlite3_close(db);
+	ret = load_parts(db, o, m);
+	/* what the commands may want to say about a failure, before the handle goes */
+	if (m->x)
+		snprintf(m->x->why, sizeof(m->x->why), "%s", cprof_model_errmsg(db));
+	sqlite3_close(db);
+	return ret;
+}
+
+static int load_parts(sqlite3 *db, const struct cprof_model_opts *o, struct cprof_model *m)
+{
+	struct cprof_model_extra *x;
+	unsigned p = o->parts;
+	int ret;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL)
 		return -ENOMEM;
-	}
-	x->db = db;
 	x->parts = p;
 	load_meta(db, &x->meta);
 	if (p & CPROF_MODEL_COUNTS)
@@ -112,7 +123,6 @@ void cprof_model_close(struct cprof_model *m)
 	cprof_op_ranges_free(&x->op_ranges);
 	cprof_ops_free(&x->torch_ops);
 	cprof_flame_free(&x->flame);
-	sqlite3_close(x->db);
 	free(x);
 }
 
@@ -129,5 +139,5 @@ const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size
 
 const char *cprof_model_why(const struct cprof_model *m)
 {
-	return m->x ? cprof_model_errmsg(m->x->db) : "not opened";
+	return m->x ? m->x->why : "not opened";
 }

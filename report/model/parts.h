@@ -51,7 +51,6 @@ struct cprof_meta_facts {
 };
 
 struct cprof_model_extra {
-	void *db;                   /* the profile, open until cprof_model_close (the model reads steps lazily) */
 	unsigned parts;
 	struct cprof_meta_facts meta;
 	struct cprof_stacks stacks;
@@ -61,17 +60,18 @@ struct cprof_model_extra {
 	struct cprof_op_table torch_ops; /* the whole run's */
 	struct cprof_flame flame;
 	char err[384];              /* why the load failed: "cannot read the call stacks: ..." */
+	char why[256];              /* SQLite's message (or the out-of-range time) when it failed: the profile is closed */
 };
 
-/* Opens the profile at path and reads what o->parts asks for, each once; afterwards the commands print from m
- * and m->x. Returns 0; -ENOENT when the profile could not be opened (said on stderr; m->x is NULL); another
+/* Opens the profile at path, reads what o->parts asks for, each once, and closes it; afterwards the commands
+ * print from m and m->x (no database handle is left). Returns 0; -ENOENT when the profile could not be opened (said on stderr; m->x is NULL); another
  * negative errno when a part could not be read (m->x->err says why; m->x->meta is read whenever m->x is set). */
 int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct cprof_model *m);
 /* Why reading the open profile failed last: an out-of-range time, else SQLite's message. */
 const char *cprof_model_why(const struct cprof_model *m);
 /* The command cut to size - 1 bytes (report and info show its first 1023) in buf. */
 const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size_t size);
-/* Frees the model and its parts and closes the profile. */
+/* Frees the model and its parts. */
 void cprof_model_close(struct cprof_model *m);
 
 #endif

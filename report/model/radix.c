@@ -1,4 +1,4 @@
-/* A stable radix sort of arrays whose elements begin with a uint64_t key: the model's arrays by start, sweeps' events by time. */
+/* Sorting for the model: a stable radix sort of arrays whose elements begin with a uint64_t key (the arrays by start, sweeps' events by time), by a signed key anywhere in the element or of an index, and a qsort that leaves an array already in order alone. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -7,11 +7,11 @@
 
 #include "report/model/model.h"
 
-/* 11-bit digits of the key less the smallest key: times of a run span ~2^40 ns, four passes at most, and
- * a pass whose digit is the same in every element is skipped. Elements of 16 bytes or less move themselves;
+/* Digits of the key less the smallest key, as few passes as digits of at most 13 bits allow (times of a
+ * run span ~2^33 ns: three passes; a phase's ~2^26: two), all digits counted in one read of the keys; a
+ * pass whose digit is the same in every element is skipped. Elements of 16 bytes or less move themselves;
  * bigger ones are sorted as (key, index) pairs and then permuted in place along their cycles. */
-#define DIGIT 11
-#define BUCKETS (1u << DIGIT)
+#define MAX_DIGIT 13
 
 static inline uint64_t key_at(const char *a, size_t elem, size_t i)
 {
@@ -24,49 +24,62 @@ static inline uint64_t key_at(const char *a, size_t elem, size_t i)
 /* LSD passes over elements of size elem in a, with scratch b of the same size; the result ends in a */
 static int radix_direct(char *a, size_t n, size_t elem, uint64_t min, uint64_t span)
 {
-	size_t *count = malloc(BUCKETS * sizeof(*count)), i;
-	char *b = malloc(n * elem), *src = a, *dst = b;
-	int shift;
+	int bits = span ? 64 - __builtin_clzll(span) : 0, passes = (bits + MAX_DIGIT - 1) / MAX_DIGIT, digit, p;
+	size_t *count, i, nb;
+	char *b, *src = a, *dst;
+	uint64_t mask;
 
+	if (passes == 0)
+		return 0;
+	digit = (bits + passes - 1) / passes;
+	nb = (size_t)1 << digit;
+	mask = nb - 1;
+	count = calloc((size_t)passes * nb, sizeof(*count));
+	b = malloc(n * elem);
 	if (count == NULL || b == NULL) {
 		free(count);
 		free(b);
 		return -ENOMEM;
 	}
-	for (shift = 0; shift < 64 && (span >> shift) != 0; shift += DIGIT) {
-		size_t sum = 0;
+	dst = b;
+	for (i = 0; i < n; i++) {
+		uint64_t k = key_at(a, elem, i) - min;
 
-		memset(count, 0, BUCKETS * sizeof(*count));
-		for (i = 0; i < n; i++)
-			count[((key_at(src, elem, i) - min) >> shift) & (BUCKETS - 1)]++;
-		for (i = 0; i < BUCKETS; i++) {
-			size_t c = count[i];
+		for (p = 0; p < passes; p++)
+			count[(size_t)p * nb + ((k >> (p * digit)) & mask)]++;
+	}
+	for (p = 0; p < passes; p++) {
+		size_t *c = count + (size_t)p * nb, sum = 0;
+		int shift = p * digit;
 
-			if (c == n)
+		for (i = 0; i < nb; i++) {
+			size_t x = c[i];
+
+			if (x == n)
 				break; /* one digit for all: this pass keeps the order */
-			count[i] = sum;
-			sum += c;
+			c[i] = sum;
+			sum += x;
 		}
-		if (i < BUCKETS)
+		if (i < nb)
 			continue;
 		/* constant sizes let the compiler move the common elements without a call each */
 		if (elem == 16) {
 			for (i = 0; i < n; i++) {
-				size_t d = ((key_at(src, 16, i) - min) >> shift) & (BUCKETS - 1);
+				size_t d = ((key_at(src, 16, i) - min) >> shift) & mask;
 
-				memcpy(dst + count[d]++ * 16, src + i * 16, 16);
+				memcpy(dst + c[d]++ * 16, src + i * 16, 16);
 			}
 		} else if (elem == 8) {
 			for (i = 0; i < n; i++) {
-				size_t d = ((key_at(src, 8, i) - min) >> shift) & (BUCKETS - 1);
+				size_t d = ((key_at(src, 8, i) - min) >> shift) & mask;
 
-				memcpy(dst + count[d]++ * 8, src + i * 8, 8);
+				memcpy(dst + c[d]++ * 8, src + i * 8, 8);
 			}
 		} else {
 			for (i = 0; i < n; i++) {
-				size_t d = ((key_at(src, elem, i) - min) >> shift) & (BUCKETS - 1);
+				size_t d = ((key_at(src, elem, i) - min) >> shift) & mask;
 
-				memcpy(dst + count[d]++ * elem, src + i * elem, elem);
+				memcpy(dst + c[d]++ * elem, src + i * elem, elem);
 			}
 		}
 		{
@@ -191,4 +204,77 @@ int cprof_radix_sort_doubles(double *d, size_t n)
 	}
 	_Static_assert(sizeof(double) == sizeof(uint64_t), "a double is 64 bits");
 	return cprof_radix_sort(d, n, sizeof(*d));
+}
+
+/* signed keys, biased so that unsigned order is theirs, with the element each came from */
+static int radix_pairs(struct kv *kv, size_t n)
+{
+	uint64_t min = kv[0].key, max = kv[0].key;
+	size_t i;
+
+	for (i = 1; i < n; i++) {
+		min = kv[i].key < min ? kv[i].key : min;
+		max = kv[i].key > max ? kv[i].key : max;
+	}
+	return radix_direct((char *)kv, n, sizeof(*kv), min, max - min);
+}
+
+int cprof_radix_sort_at(void *arr, size_t n, size_t elem, size_t off)
+{
+	char *a = arr, *b;
+	struct kv *kv;
+	size_t i;
+	int ret;
+
+	if (n < 2)
+		return 0;
+	if ((kv = malloc(n * sizeof(*kv))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		int64_t k;
+
+		memcpy(&k, a + i * elem + off, sizeof(k));
+		kv[i] = (struct kv){ biased(k), i };
+	}
+	if ((ret = radix_pairs(kv, n)) < 0 || (b = malloc(n * elem)) == NULL) {
+		free(kv);
+		return ret < 0 ? ret : -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(b + i * elem, a + kv[i].idx * elem, elem);
+	memcpy(a, b, n * elem);
+	free(b);
+	free(kv);
+	return 0;
+}
+
+int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, uint32_t i), const void *ctx)
+{
+	struct kv *kv;
+	size_t i;
+	int ret;
+
+	if (n < 2)
+		return 0;
+	if ((kv = malloc(n * sizeof(*kv))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		kv[i] = (struct kv){ biased(key(ctx, ix[i])), ix[i] };
+	if ((ret = radix_pairs(kv, n)) == 0)
+		for (i = 0; i < n; i++)
+			ix[i] = (uint32_t)kv[i].idx;
+	free(kv);
+	return ret;
+}
+
+void cprof_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *a = base;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (cmp(a + (i - 1) * size, a + i * size) > 0)
+			break;
+	if (i < n)
+		qsort(base, n, size, cmp);
 }

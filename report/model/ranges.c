@@ -11,13 +11,6 @@
 #include "report/model/model.h"
 #include "report/model/ranges.h"
 
-/* The latest time a process is known to have been alive: its exit, its last call, its last annotation. */
-const char cprof_sql_process_end[] =
-	"SELECT p.id, max(coalesce(p.endNs, 0), coalesce(a.e, 0), coalesce(n.e, 0)) FROM PROCESSES p"
-	" LEFT JOIN (SELECT processId, max(end) AS e FROM CPROF_API GROUP BY processId) a ON a.processId = p.id"
-	" LEFT JOIN (SELECT processId, max(coalesce(end, start)) AS e FROM NVTX_EVENTS GROUP BY processId) n"
-	" ON n.processId = p.id ORDER BY p.id";
-
 struct rng {
 	int64_t id, proc, tid, start, end, parent_id, domain_id;
 	int startend, open;
@@ -195,28 +188,168 @@ static int cmp_thread(int64_t p0, int64_t t0, int64_t p1, int64_t t1)
 	return t0 < t1 ? -1 : t0 > t1;
 }
 
-static const char ranges_sql[] =
-	"SELECT e.id, e.processId, e.tid, e.start, e.end, e.eventType = 'startend', e.parentId, e.domainId,"
-	" t.value, d.value FROM NVTX_EVENTS e LEFT JOIN StringIds t ON t.id = e.textId"
-	" LEFT JOIN StringIds d ON d.id = e.domainId"
-	" WHERE e.eventType IN ('range', 'startend') AND (?1 = 0 OR e.processId = ?1)";
+/* (process, key) pairs and values: the per-process latest times, the threads with ranges, the GPU sums */
+struct pv {
+	int64_t proc, key, v;
+};
 
-static int load_ranges(sqlite3 *db, int64_t proc, struct rng **out, size_t *n, struct cprof_range_table *t)
+static int cmp_pv(const void *a, const void *b)
+{
+	const struct pv *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* the first of (proc, key) in a sorted by (proc, key) */
+static size_t pv_lower(const struct pv *a, size_t n, int64_t proc, int64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid].proc < proc || (a[mid].proc == proc && a[mid].key < key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int pv_add(struct pv **a, size_t *n, size_t *cap, int64_t proc, int64_t key, int64_t v)
+{
+	if (cprof_grow(a, cap, *n, sizeof(**a)) < 0)
+		return -ENOMEM;
+	(*a)[(*n)++] = (struct pv){ proc, key, v };
+	return 0;
+}
+
+/* sorted by (proc, key), one entry each: the largest value (max) or the first (keep order) */
+static void pv_unique_max(struct pv *a, size_t *n)
+{
+	size_t i, k = 0;
+
+	cprof_sort(a, *n, sizeof(*a), cmp_pv);
+	for (i = 0; i < *n; i++) {
+		if (k && a[k - 1].proc == a[i].proc && a[k - 1].key == a[i].key) {
+			if (a[i].v > a[k - 1].v)
+				a[k - 1].v = a[i].v;
+			continue;
+		}
+		a[k++] = a[i];
+	}
+	*n = k;
+}
+
+/* StringIds by id (its INTEGER PRIMARY KEY: a rowid-order scan is id order) */
+struct rstr {
+	int64_t id;
+	char *value;
+};
+
+static const char *rstr_find(const struct rstr *s, size_t n, int nul, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	if (nul)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && s[lo].id == id ? s[lo].value : NULL;
+}
+
+static int load_strs(sqlite3 *db, struct rstr **out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	int rc, ret = -EIO;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT id, value FROM StringIds", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(st, 1);
+
+		if (v == NULL)
+			continue; /* NOT NULL in the schema; a damaged one joins as a missing string */
+		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0 || ((*out)[*n].value = strdup((const char *)v)) == NULL) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		(*out)[(*n)++].id = sqlite3_column_int64(st, 0);
+	}
+	ret = rc == SQLITE_DONE ? 0 : -EIO;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static void free_strs(struct rstr *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(s[i].value);
+	free(s);
+}
+
+/* What the table needs of NVTX_EVENTS, in one scan in rowid order: the ranges and start/end pairs of process
+ * proc (0: all) with their texts and domains, the marks, each process's latest time (end, else start) and
+ * the (process, thread) pairs that have ranges (every process's, as the calls' filter had them). */
+struct nvtx_scan {
+	struct pv *nend;  /* (proc, 0, latest time) */
+	size_t nnend, capnend;
+	struct pv *thr;   /* (proc, tid, 0) */
+	size_t nthr, capthr;
+};
+
+static int load_ranges(sqlite3 *db, int64_t proc, const struct rstr *s, size_t ns, struct rng **out, size_t *n,
+		       struct cprof_range_table *t, struct nvtx_scan *v)
 {
 	sqlite3_stmt *st = NULL;
 	struct rng *r = NULL;
 	size_t cap = 0, cnt = 0;
 	int rc, ret = 0;
 
-	if (sqlite3_prepare_v2(db, ranges_sql, -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT id, processId, tid, start, end, eventType, parentId, domainId, textId"
+				   " FROM NVTX_EVENTS", -1, &st, NULL) != SQLITE_OK) {
 		ret = -EIO;
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, proc);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const unsigned char *text = sqlite3_column_text(st, 8), *dom = sqlite3_column_text(st, 9);
+		const char *type = (const char *)sqlite3_column_text(st, 5), *text, *dom;
+		int64_t p = sqlite3_column_int64(st, 1);
+		int nul_p = sqlite3_column_type(st, 1) == SQLITE_NULL, is_range;
 		struct rng *x;
 
+		/* max(coalesce(end, start)) per process */
+		if (!nul_p && (sqlite3_column_type(st, 4) != SQLITE_NULL || sqlite3_column_type(st, 3) != SQLITE_NULL) &&
+		    (ret = pv_add(&v->nend, &v->nnend, &v->capnend, p, 0,
+				  sqlite3_column_int64(st, sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 : 3))) < 0)
+			goto out;
+		if (type == NULL)
+			continue;
+		if (!strcmp(type, "mark")) {
+			t->marks += proc == 0 || (!nul_p && p == proc);
+			continue;
+		}
+		is_range = !strcmp(type, "range") || !strcmp(type, "startend");
+		if (!is_range)
+			continue;
+		if (!nul_p && sqlite3_column_type(st, 2) != SQLITE_NULL &&
+		    (ret = pv_add(&v->thr, &v->nthr, &v->capthr, p, sqlite3_column_int64(st, 2), 0)) < 0)
+			goto out;
+		if (proc != 0 && (nul_p || p != proc))
+			continue;
 		if (!cprof_row_times_ok(st, 3, 4, 1)) {
 			ret = cprof_bad_time("NVTX_EVENTS", st, 3, 4);
 			goto out;
@@ -226,18 +359,20 @@ static int load_ranges(sqlite3 *db, int64_t proc, struct rng **out, size_t *n, s
 		x = &r[cnt];
 		memset(x, 0, sizeof(*x));
 		x->id = sqlite3_column_int64(st, 0);
-		x->proc = sqlite3_column_int64(st, 1);
+		x->proc = p;
 		x->tid = sqlite3_column_int64(st, 2);
 		x->start = sqlite3_column_int64(st, 3);
 		x->open = sqlite3_column_type(st, 4) == SQLITE_NULL;
 		x->end = x->open ? x->start : sqlite3_column_int64(st, 4);
-		x->startend = sqlite3_column_int(st, 5);
+		x->startend = !strcmp(type, "startend");
 		x->parent_id = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
 		x->domain_id = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
 		x->parent = x->row = -1;
+		text = rstr_find(s, ns, sqlite3_column_type(st, 8) == SQLITE_NULL, sqlite3_column_int64(st, 8));
+		dom = rstr_find(s, ns, sqlite3_column_type(st, 7) == SQLITE_NULL, sqlite3_column_int64(st, 7));
 		/* a range without a message still has a place in the tree */
-		x->text = strdup(text ? (const char *)text : "(no message)");
-		x->domain = dom ? strdup((const char *)dom) : NULL;
+		x->text = strdup(text ? text : "(no message)");
+		x->domain = dom ? strdup(dom) : NULL;
 		cnt++;
 		if (x->text == NULL || (dom && x->domain == NULL)) {
 			ret = -ENOMEM;
@@ -247,6 +382,8 @@ static int load_ranges(sqlite3 *db, int64_t proc, struct rng **out, size_t *n, s
 	}
 	if (rc != SQLITE_DONE)
 		ret = -EIO;
+	pv_unique_max(v->nend, &v->nnend);
+	pv_unique_max(v->thr, &v->nthr);
 out:
 	sqlite3_finalize(st);
 	*out = r;
@@ -254,31 +391,209 @@ out:
 	return ret;
 }
 
-/* A range never ended is measured up to its process's end. */
-static int close_open(sqlite3 *db, struct rng *r, size_t n)
+/* A call of a thread with ranges: its start, time, GPU time and ops (every call's), outermost or not. */
+struct rcall {
+	int64_t proc, tid, start, dur, gpu, ops;
+	int nested;
+};
+
+static int cmp_rcall(const void *a, const void *b)
 {
-	struct pend {
-		int64_t proc, end;
-	} *ends = NULL;
+	const struct rcall *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The GPU time and op count per (process, our correlation id): every external-correlation row of the id
+ * (kind 5) with every GPU op of its CUPTI id, as the old join summed them; each table one scan. */
+static int gpu_sums(sqlite3 *db, int64_t proc, struct pv **agg, size_t *nagg, int64_t **ops_n)
+{
+	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+					      "CUPTI_ACTIVITY_KIND_MEMSET" };
+	struct pv *ex = NULL; /* (proc, CUPTI id, index into agg) */
+	size_t nex = 0, capex = 0, cap = 0, i;
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0, cnt = 0, i;
+	int rc, ret = -EIO, t;
+
+	*agg = NULL;
+	*nagg = 0;
+	*ops_n = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT processId, externalId, correlationId, externalKind FROM"
+				   " CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION", -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t p = sqlite3_column_int64(st, 0);
+
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL ||
+		    sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_type(st, 3) == SQLITE_NULL ||
+		    sqlite3_column_int64(st, 3) != 5 || (proc != 0 && p != proc))
+			continue;
+		if (pv_add(agg, nagg, &cap, p, sqlite3_column_int64(st, 1), 0) < 0 ||
+		    pv_add(&ex, &nex, &capex, p, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (rc != SQLITE_DONE)
+		goto out;
+	/* the aggregates by (proc, our id); each row of ex points at its own */
+	pv_unique_max(*agg, nagg);
+	if ((*ops_n = calloc(*nagg ? *nagg : 1, sizeof(**ops_n))) == NULL) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < *nagg; i++)
+		(*agg)[i].v = 0;
+	for (i = 0; i < nex; i++)
+		ex[i].v = (int64_t)pv_lower(*agg, *nagg, ex[i].proc, ex[i].v);
+	cprof_sort(ex, nex, sizeof(*ex), cmp_pv);
+	for (t = 0; t < 3; t++) {
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "SELECT processId, correlationId, end - start FROM %s", tables[t]);
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+			goto out;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int64_t p = sqlite3_column_int64(st, 0), c = sqlite3_column_int64(st, 1);
+			int has_d = sqlite3_column_type(st, 2) != SQLITE_NULL;
+			int64_t d = sqlite3_column_int64(st, 2);
+
+			if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL)
+				continue;
+			for (i = pv_lower(ex, nex, p, c); i < nex && ex[i].proc == p && ex[i].key == c; i++) {
+				(*ops_n)[ex[i].v]++;
+				if (has_d)
+					(*agg)[ex[i].v].v += d;
+			}
+		}
+		sqlite3_finalize(st);
+		st = NULL;
+		if (rc != SQLITE_DONE)
+			goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	free(ex);
+	return ret;
+}
+
+/* The calls of the threads that have ranges, by (process, thread, start), with what they launched; and each
+ * process's latest call end (for ranges never ended). CPROF_API in one scan. */
+static int load_calls(sqlite3 *db, int64_t proc, const struct nvtx_scan *v, struct rcall **out, size_t *n,
+		      struct pv **api_end, size_t *napi_end)
+{
+	struct pv *agg = NULL;
+	int64_t *ops_n = NULL;
+	size_t nagg = 0, cap = 0, capend = 0;
+	sqlite3_stmt *st = NULL;
+	int rc, ret;
+
+	*out = NULL;
+	*n = 0;
+	*api_end = NULL;
+	*napi_end = 0;
+	if ((ret = gpu_sums(db, proc, &agg, &nagg, &ops_n)) < 0)
+		goto out;
+	ret = -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT processId, tid, start, end, nested, correlationId FROM CPROF_API", -1, &st,
+			       NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t p = sqlite3_column_int64(st, 0), tid = sqlite3_column_int64(st, 1);
+		int nul_p = sqlite3_column_type(st, 0) == SQLITE_NULL;
+		size_t k;
+		struct rcall *c;
+
+		/* max(end) per process */
+		if (!nul_p && sqlite3_column_type(st, 3) != SQLITE_NULL &&
+		    pv_add(api_end, napi_end, &capend, p, 0, sqlite3_column_int64(st, 3)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if (nul_p || sqlite3_column_type(st, 1) == SQLITE_NULL || (proc != 0 && p != proc))
+			continue;
+		k = pv_lower(v->thr, v->nthr, p, tid);
+		if (k == v->nthr || v->thr[k].proc != p || v->thr[k].key != tid)
+			continue;
+		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		c = &(*out)[(*n)++];
+		c->proc = p;
+		c->tid = tid;
+		c->start = sqlite3_column_int64(st, 2);
+		c->dur = sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_type(st, 3) == SQLITE_NULL
+				 ? 0 : sqlite3_column_int64(st, 3) - sqlite3_column_int64(st, 2);
+		c->nested = sqlite3_column_int(st, 4) != 0;
+		c->gpu = c->ops = 0;
+		if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
+			int64_t x = sqlite3_column_int64(st, 5);
+
+			k = pv_lower(agg, nagg, p, x);
+			if (k < nagg && agg[k].proc == p && agg[k].key == x) {
+				c->gpu = agg[k].v;
+				c->ops = ops_n[k];
+			}
+		}
+	}
+	if (rc != SQLITE_DONE)
+		goto out;
+	pv_unique_max(*api_end, napi_end);
+	cprof_sort(*out, *n, sizeof(**out), cmp_rcall);
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	free(agg);
+	free(ops_n);
+	return ret;
+}
+
+/* A range never ended is measured up to its process's end: the latest of its exit, its last call's end and
+ * its last annotation, over the processes PROCESSES has. */
+static int close_open(sqlite3 *db, struct rng *r, size_t n, const struct nvtx_scan *v, const struct pv *api_end,
+		      size_t napi_end)
+{
+	struct pv *ends = NULL;
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0, cnt = 0, i, k;
 	int rc, ret = 0;
 
-	if (sqlite3_prepare_v2(db, cprof_sql_process_end, -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT id, endNs FROM PROCESSES", -1, &st, NULL) != SQLITE_OK) {
 		ret = -EIO;
 		goto out;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if ((ret = cprof_grow(&ends, &cap, cnt, sizeof(*ends))) < 0)
+		/* max(coalesce(endNs, 0), coalesce(last call end, 0), coalesce(last annotation, 0)) */
+		int64_t p = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1), a = 0, b = 0;
+
+		k = pv_lower(api_end, napi_end, p, 0);
+		if (k < napi_end && api_end[k].proc == p)
+			a = api_end[k].v;
+		k = pv_lower(v->nend, v->nnend, p, 0);
+		if (k < v->nnend && v->nend[k].proc == p)
+			b = v->nend[k].v;
+		e = a > e ? a : e;
+		e = b > e ? b : e;
+		if ((ret = pv_add(&ends, &cnt, &cap, p, 0, e)) < 0)
 			goto out;
-		ends[cnt].proc = sqlite3_column_int64(st, 0);
-		ends[cnt].end = sqlite3_column_int64(st, 1);
-		cnt++;
 	}
 	if (rc != SQLITE_DONE) {
 		ret = -EIO;
 		goto out;
 	}
+	/* by process id, as the old ORDER BY p.id gave them (a repeated id: its first row) */
+	for (i = 1; i < cnt && ends[i - 1].proc < ends[i].proc; i++)
+		;
+	if (i < cnt)
+		qsort(ends, cnt, sizeof(*ends), cmp_pv);
 	for (i = 0; i < n; i++) {
 		size_t lo = 0, hi = cnt;
 
@@ -287,8 +602,8 @@ static int close_open(sqlite3 *db, struct rng *r, size_t n)
 			size_t mid = (lo + hi) / 2;
 
 			if (ends[mid].proc == r[i].proc) {
-				if (ends[mid].end > r[i].start)
-					r[i].end = ends[mid].end;
+				if (ends[mid].v > r[i].start)
+					r[i].end = ends[mid].v;
 				break;
 			}
 			if (ends[mid].proc < r[i].proc)
@@ -432,33 +747,17 @@ static void settle(struct rng *x, const struct sums *s)
 	x->ops = s->ops - x->snap_ops;
 }
 
-/* The calls of the threads that have ranges, ordered per thread; GPU time from every call (a library's nested
- * launches included), call count and time from the outermost ones, as the rest of the report counts them. The GPU
- * time per call is summed from the external correlations and each GPU table through its index (API_GPU would read
- * CPROF_API three times more, GPU_OPS would be copied whole). */
-#define CALL_OPS(table)                                                                                          \
-	" SELECT e.processId AS p, e.externalId AS x, o.end - o.start AS d"                                          \
-	" FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e JOIN " table " o ON o.processId = e.processId"             \
-	" AND o.correlationId = e.correlationId WHERE e.externalKind = 5 AND (?1 = 0 OR e.processId = ?1)"
-static const char calls_sql[] =
-	"SELECT a.processId, a.tid, a.start, a.end - a.start, a.nested, coalesce(g.gpu, 0), coalesce(g.n, 0)"
-	" FROM CPROF_API a LEFT JOIN (SELECT p, x, sum(d) AS gpu, count(*) AS n FROM ("
-	CALL_OPS("CUPTI_ACTIVITY_KIND_KERNEL") " UNION ALL" CALL_OPS("CUPTI_ACTIVITY_KIND_MEMCPY") " UNION ALL"
-	CALL_OPS("CUPTI_ACTIVITY_KIND_MEMSET") ") GROUP BY p, x) g ON g.p = a.processId AND g.x = a.correlationId"
-	" WHERE (?1 = 0 OR a.processId = ?1)"
-	" AND (a.processId, a.tid) IN (SELECT processId, tid FROM NVTX_EVENTS WHERE eventType IN ('range', 'startend'))"
-	" ORDER BY a.processId, a.tid, a.start";
-
 /* One ordered pass per thread: the running sums of the thread's calls are noted when a range begins (ranges by
- * start) and subtracted when it ends (ranges by end), so a call costs O(1) however many ranges hold it. */
-static int sweep(sqlite3 *db, int64_t proc, struct rng *r, size_t n)
+ * start) and subtracted when it ends (ranges by end), so a call costs O(1) however many ranges hold it. GPU
+ * time from every call (a library's nested launches included), call count and time from the outermost ones,
+ * as the rest of the report counts them. */
+static int sweep(const struct rcall *calls, size_t ncalls, struct rng *r, size_t n)
 {
-	sqlite3_stmt *st = NULL;
 	struct by_end *be = NULL;
 	struct sums s = { 0 };
-	size_t rs = 0, re = 0, i;
+	size_t rs = 0, re = 0, i, c;
 	int64_t cp = 0, ct = 0;
-	int rc, ret = 0, have = 0;
+	int have = 0;
 
 	be = malloc((n ? n : 1) * sizeof(*be));
 	if (be == NULL)
@@ -467,21 +766,11 @@ static int sweep(sqlite3 *db, int64_t proc, struct rng *r, size_t n)
 		be[i] = (struct by_end){ r[i].proc, r[i].tid, r[i].end, (int)i };
 	if (n)
 		qsort(be, n, sizeof(*be), cmp_by_end);
-	if (sqlite3_prepare_v2(db, calls_sql, -1, &st, NULL) != SQLITE_OK) {
-		ret = -EIO;
-		goto out;
-	}
-	sqlite3_bind_int64(st, 1, proc);
-	for (;;) {
-		int64_t p = 0, tid = 0, start = 0;
+	for (c = 0;; c++) {
+		int more = c < ncalls;
+		int64_t p = more ? calls[c].proc : 0, tid = more ? calls[c].tid : 0, start = more ? calls[c].start : 0;
 
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW) {
-			p = sqlite3_column_int64(st, 0);
-			tid = sqlite3_column_int64(st, 1);
-			start = sqlite3_column_int64(st, 2);
-		}
-		if (have && (rc != SQLITE_ROW || p != cp || tid != ct)) {
+		if (have && (!more || p != cp || tid != ct)) {
 			/* the thread's last call: what is left of its ranges began or ended after it */
 			for (; rs < n && r[rs].proc == cp && r[rs].tid == ct; rs++)
 				snap(&r[rs], &s);
@@ -489,7 +778,7 @@ static int sweep(sqlite3 *db, int64_t proc, struct rng *r, size_t n)
 				settle(&r[be[re].idx], &s);
 			have = 0;
 		}
-		if (rc != SQLITE_ROW)
+		if (!more)
 			break;
 		if (!have) {
 			/* ranges of threads without calls keep their zeros */
@@ -507,30 +796,10 @@ static int sweep(sqlite3 *db, int64_t proc, struct rng *r, size_t n)
 			snap(&r[rs], &s);
 		for (; re < n && be[re].proc == p && be[re].tid == tid && be[re].end < start; re++)
 			settle(&r[be[re].idx], &s);
-		add_sums(&s, sqlite3_column_int(st, 4), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 5),
-			 sqlite3_column_int64(st, 6));
+		add_sums(&s, calls[c].nested, calls[c].dur, calls[c].gpu, calls[c].ops);
 	}
-	if (rc != SQLITE_DONE)
-		ret = -EIO;
-out:
-	sqlite3_finalize(st);
 	free(be);
-	return ret;
-}
-
-static int64_t count_marks(sqlite3 *db, int64_t proc)
-{
-	sqlite3_stmt *st;
-	int64_t v = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 'mark' AND (?1 = 0 OR processId = ?1)",
-			       -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_int64(st, 1, proc);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return 0;
 }
 
 int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t)
@@ -543,7 +812,11 @@ int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_r
 	struct rng *r = NULL;
 	struct by_id *ids = NULL;
 	struct rowmap m = { 0 };
-	size_t n = 0, cap = 0, i;
+	struct nvtx_scan v = { 0 };
+	struct rstr *strs = NULL;
+	struct rcall *calls = NULL;
+	struct pv *api_end = NULL;
+	size_t n = 0, cap = 0, i, nstrs = 0, ncalls = 0, napi_end = 0;
 	int ret = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -553,13 +826,14 @@ int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_r
 	if (!cprof_has_table(db, "NVTX_EVENTS"))
 		return 0;
 	m.have_re = regcomp(&m.step, cprof_step_re_default, REG_EXTENDED | REG_NOSUB) == 0;
-	t->marks = (uint64_t)count_marks(db, proc);
-	if ((ret = load_ranges(db, proc, &r, &n, t)) < 0)
+	/* each table one scan in rowid order; the joins (strings, threads, GPU time per call) in memory */
+	if ((ret = load_strs(db, &strs, &nstrs)) < 0 || (ret = load_ranges(db, proc, strs, nstrs, &r, &n, t, &v)) < 0)
 		goto out;
 	t->ranges = n;
 	if (n == 0)
 		goto out;
-	if (t->open_ranges && (ret = close_open(db, r, n)) < 0)
+	if ((ret = load_calls(db, proc, &v, &calls, &ncalls, &api_end, &napi_end)) < 0 ||
+	    (t->open_ranges && (ret = close_open(db, r, n, &v, api_end, napi_end)) < 0))
 		goto out;
 	if (n)
 		qsort(r, n, sizeof(*r), cmp_thread_start);
@@ -585,7 +859,7 @@ int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_r
 	for (i = 0; i < n; i++)
 		if (r[i].parent >= 0)
 			r[r[i].parent].self -= r[i].end - r[i].start;
-	if ((ret = sweep(db, proc, r, n)) < 0)
+	if ((ret = sweep(calls, ncalls, r, n)) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct cprof_range_row *w;
@@ -621,6 +895,11 @@ out:
 	free(r);
 	free(ids);
 	free(m.slot);
+	free_strs(strs, nstrs);
+	free(v.nend);
+	free(v.thr);
+	free(calls);
+	free(api_end);
 	if (m.have_re)
 		regfree(&m.step);
 	return ret;

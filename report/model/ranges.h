@@ -27,9 +27,6 @@ struct cprof_range_table {
 	int by_name; /* rows by the range's own name (nsys's nvtx_sum, torch's key_averages), else by path */
 };
 
-/* The end of each process (columns processId, end): what a range left open is measured up to. */
-extern const char cprof_sql_process_end[];
-
 /* proc 0 = every process; an empty table for a profile without NVTX_EVENTS (older profiles). Rows by path
  * (the nesting, "step N/forward"); step names' numbers are N in either form. */
 int cprof_ranges_build(sqlite3 *db, int64_t proc, struct cprof_range_table *t);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report/cprof.h"
+#include "report/model/model.h"
 #include "report/model/stacks.h"
 
 #define ARROW " \xe2\x86\x92 " /* " → " */
@@ -540,7 +541,7 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 		if (w->calls[i].has_corr)
 			need[nneed++] = (struct attr_key){ w->calls[i].proc, w->calls[i].corr, 0 };
 	if (nneed > 1)
-		qsort(need, nneed, sizeof(*need), cmp_attr_key);
+		cprof_sort(need, nneed, sizeof(*need), cmp_attr_key);
 	cap = 0;
 	if (sqlite3_prepare_v2(db, "SELECT processId, externalId, correlationId FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION"
 				   " WHERE externalKind = 5 ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
@@ -565,7 +566,7 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 	if (rc != SQLITE_DONE)
 		goto out;
 	if (w->nlinks > 1)
-		qsort(w->links, w->nlinks, sizeof(*w->links), cmp_attr_key);
+		cprof_sort(w->links, w->nlinks, sizeof(*w->links), cmp_attr_key);
 	/* one aggregate per CUPTI id the calls reach */
 	w->gpu_of = malloc((w->nlinks ? w->nlinks : 1) * sizeof(*w->gpu_of));
 	w->agg = malloc((w->nlinks ? w->nlinks : 1) * sizeof(*w->agg));
@@ -576,7 +577,7 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 	for (i = 0; i < w->nlinks; i++)
 		w->gpu_of[i] = (struct attr_key){ w->links[i].proc, w->links[i].val, 0 };
 	if (w->nlinks > 1)
-		qsort(w->gpu_of, w->nlinks, sizeof(*w->gpu_of), cmp_attr_key);
+		cprof_sort(w->gpu_of, w->nlinks, sizeof(*w->gpu_of), cmp_attr_key);
 	for (i = 0; i < w->nlinks; i++)
 		if (w->ngpu_of == 0 || w->gpu_of[w->ngpu_of - 1].proc != w->gpu_of[i].proc ||
 		    w->gpu_of[w->ngpu_of - 1].key != w->gpu_of[i].key) {

@@ -24,68 +24,94 @@ int cprof_step_re_check(const char *re, char *err, size_t size)
 	return 0;
 }
 
-struct cand {
-	int64_t proc, tid, start, end;
-	char *name;
-};
+/* the text of a StringIds id, by binary search over the model's strings (steps.c stays below model.c) */
+static const char *text_of(const struct cprof_model *m, int64_t id)
+{
+	size_t lo = 0, hi = m->nstrings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->strings[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nstrings && m->strings[lo].id == id ? m->strings[lo].value : NULL;
+}
+
+/* a step range's place in the order the thread choice reads them: (process, thread, text), table order within */
+static int64_t by_text(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_step_range *)ctx)[i].text;
+}
+
+static int64_t by_tid(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_step_range *)ctx)[i].tid;
+}
+
+static int64_t by_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_step_range *)ctx)[i].proc;
+}
 
 /* The step ranges of one thread: the thread (of process proc, 0 = any) with the most matching ranges, its
- * outermost matching ones (a "step" inside "ProfilerStep#3" is not a step of its own), in time order. */
-int cprof_steps_load(sqlite3 *db, int64_t proc, const char *re, struct cprof_step **out)
+ * outermost matching ones (a "step" inside "ProfilerStep#3" is not a step of its own), in time order. From
+ * the model's step ranges (m->step_ranges), no query. */
+int cprof_steps_of(const struct cprof_model *m, int64_t proc, const char *re, struct cprof_step **out)
 {
-	sqlite3_stmt *st = NULL;
+	const struct cprof_step_range *r = m->step_ranges;
 	regex_t rx;
-	struct cand *c = NULL;
+	uint32_t *ix = NULL;
 	struct cprof_step *steps = NULL;
-	size_t n = 0, ncand = 0, cap = 0, i, best = 0, nsteps = 0, capsteps = 0;
+	size_t n = 0, i, best = 0, nsteps = 0, capsteps = 0;
 	int64_t last_text = -1, best_proc = 0, best_tid = 0, open_end = -1, cur_proc = -1, cur_tid = -1, count = 0;
-	int last_match = 0, ret = 0;
+	int last_match = 0, ret = 0, have_text = 0;
 
 	*out = NULL;
-	if (!cprof_has_table(db, "NVTX_EVENTS"))
+	if (m->nstep_ranges == 0)
 		return 0;
 	if (regcomp(&rx, re ? re : cprof_step_re_default, REG_EXTENDED | REG_NOSUB) != 0)
 		return -EINVAL;
-	/* ranges never closed end with their process */
-	if (sqlite3_prepare_v2(db,
-			       "SELECT n.processId, n.tid, n.start, coalesce(n.end, nullif(p.endNs, 0), n.start), n.textId, s.value"
-			       " FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId JOIN PROCESSES p ON p.id = n.processId"
-			       " WHERE n.eventType = 'range' AND (?1 = 0 OR n.processId = ?1)"
-			       " ORDER BY n.processId, n.tid, n.textId",
-			       -1, &st, NULL) != SQLITE_OK) {
-		ret = -EIO;
+	if ((ix = malloc(m->nstep_ranges * sizeof(*ix))) == NULL) {
+		ret = -ENOMEM;
 		goto out;
 	}
-	sqlite3_bind_int64(st, 1, proc);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		int64_t text = sqlite3_column_int64(st, 4);
-
-		/* rows come grouped by name: the pattern is tried once per name */
-		if (text != last_text) {
-			const unsigned char *s = sqlite3_column_text(st, 5);
-
-			last_match = s && regexec(&rx, (const char *)s, 0, NULL, 0) == 0;
-			last_text = text;
-		}
-		if (!last_match)
-			continue;
-		if (cprof_grow(&c, &cap, n, sizeof(*c)) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		c[n].proc = sqlite3_column_int64(st, 0);
-		c[n].tid = sqlite3_column_int64(st, 1);
-		c[n].start = sqlite3_column_int64(st, 2);
-		c[n].end = sqlite3_column_int64(st, 3);
-		c[n].name = strdup((const char *)sqlite3_column_text(st, 5));
-		n++;
+	for (i = 0; i < m->nstep_ranges; i++)
+		if (proc == 0 || r[i].proc == proc)
+			ix[n++] = (uint32_t)i;
+	/* grouped by name within each thread, as the pattern is tried once per name */
+	if (cprof_radix_sort_ix(ix, n, by_text, r) < 0 || cprof_radix_sort_ix(ix, n, by_tid, r) < 0 ||
+	    cprof_radix_sort_ix(ix, n, by_proc, r) < 0) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	ncand = n;
-	/* the thread with the most steps */
+	/* the matching ones, the thread with the most steps */
+	{
+		size_t k = 0;
+
+		for (i = 0; i < n; i++) {
+			const struct cprof_step_range *x = &r[ix[i]];
+
+			if (!have_text || x->text != last_text) {
+				const char *s = text_of(m, x->text);
+
+				last_match = s && regexec(&rx, s, 0, NULL, 0) == 0;
+				last_text = x->text;
+				have_text = 1;
+			}
+			if (last_match)
+				ix[k++] = ix[i];
+		}
+		n = k;
+	}
 	for (i = 0; i < n; i++) {
-		if (c[i].proc != cur_proc || c[i].tid != cur_tid) {
-			cur_proc = c[i].proc;
-			cur_tid = c[i].tid;
+		const struct cprof_step_range *x = &r[ix[i]];
+
+		if (x->proc != cur_proc || x->tid != cur_tid) {
+			cur_proc = x->proc;
+			cur_tid = x->tid;
 			count = 0;
 		}
 		if (++count > (int64_t)best) {
@@ -95,17 +121,19 @@ int cprof_steps_load(sqlite3 *db, int64_t proc, const char *re, struct cprof_ste
 		}
 	}
 	for (i = 0; i < n; i++) {
-		if (c[i].proc != best_proc || c[i].tid != best_tid)
+		const struct cprof_step_range *x = &r[ix[i]];
+
+		if (x->proc != best_proc || x->tid != best_tid)
 			continue;
 		if (cprof_grow(&steps, &capsteps, nsteps, sizeof(*steps)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		steps[nsteps].start = (uint64_t)c[i].start;
-		steps[nsteps].end = (uint64_t)c[i].end;
-		steps[nsteps].proc = c[i].proc;
-		steps[nsteps].tid = c[i].tid;
-		snprintf(steps[nsteps].name, sizeof(steps[nsteps].name), "%s", c[i].name);
+		steps[nsteps].start = (uint64_t)x->start;
+		steps[nsteps].end = (uint64_t)x->end;
+		steps[nsteps].proc = x->proc;
+		steps[nsteps].tid = x->tid;
+		snprintf(steps[nsteps].name, sizeof(steps[nsteps].name), "%s", text_of(m, x->text));
 		nsteps++;
 	}
 	/* time order, then drop the ones inside an earlier step */
@@ -130,11 +158,8 @@ int cprof_steps_load(sqlite3 *db, int64_t proc, const char *re, struct cprof_ste
 	steps = NULL;
 	ret = (int)n;
 out:
-	for (i = 0; c && i < ncand; i++)
-		free(c[i].name);
-	free(c);
+	free(ix);
 	free(steps);
-	sqlite3_finalize(st);
 	regfree(&rx);
 	return ret;
 }

@@ -49,21 +49,27 @@ static int load_names(sqlite3 *db, struct cprof_summary *s)
 int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struct cprof_summary *s)
 {
 	struct cprof_phase *ph = NULL;
+	char sim[16];
+	sqlite3 *db;
 	size_t i;
 
 	memset(s, 0, sizeof(*s));
-	s->db = cprof_profile_open(path);
-	if (s->db == NULL)
+	if ((db = cprof_profile_open(path)) == NULL)
 		return -1;
-	if (cprof_model_load(s->db, CPROF_MODEL_TIMELINE | CPROF_MODEL_HOST, &s->model) < 0 || cprof_headline(&s->model, 0, t, &s->v, &ph) < 0 ||
-	    load_names(s->db, s) < 0) {
+	if (cprof_model_load(db, CPROF_MODEL_TIMELINE | CPROF_MODEL_HOST, &s->model) < 0 || cprof_headline(&s->model, 0, t, &s->v, &ph) < 0 ||
+	    load_names(db, s) < 0) {
 		/* check and diff stop here: say why (a time out of range, a damaged page) */
-		pr_err("%s: cannot read the profile: %s", cprof_tx(path), cprof_model_errmsg(s->db));
+		pr_err("%s: cannot read the profile: %s", cprof_tx(path), cprof_model_errmsg(db));
 		free(ph);
+		sqlite3_close(db);
 		cprof_summary_free(s);
 		return -1;
 	}
 	free(ph);
+	s->complete = cprof_meta_int(db, "complete", 0) == 1;
+	s->simulated = !strcmp(cprof_meta(db, "simulated_gpu", sim, sizeof(sim), "0"), "1");
+	cprof_meta(db, "incomplete_reason", s->reason, sizeof(s->reason), "");
+	sqlite3_close(db);
 	{
 		const struct cprof_step *st = NULL;
 		int n = cprof_model_steps(&s->model, 0, t->step_re, &st);
@@ -78,8 +84,6 @@ int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struc
 		cprof_summary_free(s);
 		return -1;
 	}
-	s->complete = cprof_meta_int(s->db, "complete", 0) == 1;
-	cprof_meta(s->db, "incomplete_reason", s->reason, sizeof(s->reason), "");
 	for (i = 0; i < s->n; i++)
 		if (!s->names[i].api) {
 			s->kernel_count += s->names[i].count;
@@ -112,7 +116,5 @@ void cprof_summary_free(struct cprof_summary *s)
 		free(s->names[i].name);
 	free(s->names);
 	cprof_model_free(&s->model);
-	if (s->db)
-		sqlite3_close(s->db);
 	memset(s, 0, sizeof(*s));
 }

@@ -17,8 +17,8 @@ struct cprof_kstat {
 };
 
 struct cprof_summary {
-	sqlite3 *db;
 	struct cprof_model model;
+	int simulated;         /* META simulated_gpu */
 	struct cprof_verdict v;
 	int complete;
 	char reason[256];
@@ -31,7 +31,7 @@ struct cprof_summary {
 	struct cprof_compile_cost compile; /* torch.compile's host cost per call (calls 0: none, or no --torch-ops) */
 };
 
-/* Opens and reduces a profile; on failure prints one line and returns -1. */
+/* Opens and reduces a profile, and closes it; on failure prints one line and returns -1. */
 int cprof_summary_load(const char *path, const struct cprof_thresholds *t, struct cprof_summary *s);
 const struct cprof_kstat *cprof_summary_find(const struct cprof_summary *s, const char *name, int api);
 void cprof_summary_free(struct cprof_summary *s);

@@ -1,13 +1,17 @@
-/* Unit tests of the model's radix sorts (stable, signed keys, doubles) and of the stack attribution's joins over sorted arrays. */
+/* Unit tests of the model's sorts (stable radix by start, by a key anywhere, of indices; signed keys, doubles; qsort after an in-order check) and of the joins in memory of the stack attribution, the NVTX range table and the op ranges. */
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/schema.h"
+#include "common/wire.h"
 #include "report/model/model.h"
+#include "report/model/ops-nvtx.h"
+#include "report/model/ranges.h"
 #include "report/model/stacks.h"
 #include "tests/unit/tests.h"
 
@@ -64,6 +68,74 @@ START_TEST(test_radix_keyed_and_doubles)
 }
 END_TEST
 
+struct rec {
+	int64_t name, proc;
+	size_t seq;
+};
+
+static int64_t rec_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct rec *)ctx)[i].proc;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_seq_calls;
+
+static int cmp_seq(const void *a, const void *b)
+{
+	cmp_seq_calls++;
+	return cmp_rec(a, b);
+}
+
+/* two stable sorts by keys anywhere in the element (minor, then major) give the comparison sort's order,
+ * negative keys first; indices by a key; an array in order already costs one pass of the comparison */
+START_TEST(test_radix_at_ix_and_sorted)
+{
+	enum { N = 3000 };
+	struct rec *r = malloc(N * sizeof(*r)), *q = malloc(N * sizeof(*q));
+	uint32_t *ix = malloc(N * sizeof(*ix));
+	uint64_t x = 88172645463325252ull;
+	size_t i;
+
+	for (i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		r[i] = (struct rec){ (int64_t)(x % 7) - 3, (int64_t)(x % 5) * 1000000007ll - 2, i };
+		ix[i] = (uint32_t)(N - 1 - i);
+	}
+	memcpy(q, r, N * sizeof(*r));
+	ck_assert_int_eq(cprof_radix_sort_ix(ix, N, rec_proc, r), 0);
+	for (i = 1; i < N; i++)
+		ck_assert(r[ix[i - 1]].proc < r[ix[i]].proc || (r[ix[i - 1]].proc == r[ix[i]].proc && ix[i - 1] > ix[i]));
+	ck_assert_int_eq(cprof_radix_sort_at(r, N, sizeof(*r), offsetof(struct rec, proc)), 0);
+	ck_assert_int_eq(cprof_radix_sort_at(r, N, sizeof(*r), offsetof(struct rec, name)), 0);
+	qsort(q, N, sizeof(*q), cmp_rec);
+	ck_assert(!memcmp(r, q, N * sizeof(*r)));
+	ck_assert_int_eq(r[0].name, -3);
+	cmp_seq_calls = 0;
+	cprof_sort(q, N, sizeof(*q), cmp_seq);
+	ck_assert_int_eq(cmp_seq_calls, N - 1);
+	ck_assert(!memcmp(r, q, N * sizeof(*r)));
+	/* out of order: sorted as qsort sorts it */
+	q[0] = r[N - 1];
+	q[N - 1] = r[0];
+	cprof_sort(q, N, sizeof(*q), cmp_seq);
+	ck_assert(!memcmp(r, q, N * sizeof(*r)));
+	free(r);
+	free(q);
+	free(ix);
+}
+END_TEST
+
 /* Two calls with stack 1 (call site a.py:1): call 5 made CUPTI ids 50 (kernel 'kb', 100 ns) and 51
  * (kernel 'ka', 40 ns; a second external-correlation row for 51 counts it twice, as API_GPU's join does),
  * call 6 a copy (10 ns); call 7 has a stack no table knows. */
@@ -111,6 +183,93 @@ START_TEST(test_attr_joins_in_arrays)
 }
 END_TEST
 
+/* The NVTX range table from scans and joins in memory: a range nested in a step, an open step measured to
+ * the latest of its process's exit and last call, a mark counted, a call on a thread without ranges left out,
+ * the GPU time of every external-correlation row of a call (two CUPTI ids, two kernels). */
+START_TEST(test_ranges_joins_in_arrays)
+{
+	static const char *const rows =
+		"INSERT INTO PROCESSES(id, pid, endNs) VALUES (1, 100, 1000);"
+		"INSERT INTO StringIds VALUES (1, 'step'), (2, 'forward');"
+		"INSERT INTO NVTX_EVENTS(id, processId, tid, start, end, eventType, textId, parentId) VALUES"
+		" (1, 1, 1, 0, 500, 'range', 1, NULL), (2, 1, 1, 100, 200, 'range', 2, 1), (3, 1, 1, 600, NULL, 'range', 1, NULL),"
+		" (4, 1, 1, 650, NULL, 'mark', 2, NULL);"
+		"INSERT INTO CPROF_API(processId, tid, start, end, correlationId, nameId, class, nested) VALUES"
+		" (1, 1, 150, 160, 5, 1, 'launch', 0), (1, 1, 700, 1200, 6, 1, 'sync', 0), (1, 2, 120, 130, 7, 1, 'launch', 0);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES (1, 5, 5, 50), (1, 5, 5, 51), (1, 5, 7, 52);"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(processId, start, end, correlationId, nameId) VALUES"
+		" (1, 1000, 1100, 50, 2), (1, 2000, 2030, 51, 2), (1, 3000, 3900, 52, 2);";
+	struct cprof_range_table t;
+	sqlite3 *db;
+	char *err = NULL;
+
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, cprof_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	if (sqlite3_exec(db, rows, NULL, NULL, &err) != SQLITE_OK)
+		ck_abort_msg("fixture: %s", err);
+	ck_assert_int_eq(cprof_ranges_build(db, 0, &t), 0);
+	ck_assert_uint_eq(t.ranges, 3);
+	ck_assert_uint_eq(t.open_ranges, 1);
+	ck_assert_uint_eq(t.marks, 1);
+	ck_assert_uint_eq(t.n, 2);
+	ck_assert_str_eq(t.rows[0].path, "step");
+	ck_assert_uint_eq(t.rows[0].count, 2);
+	ck_assert(fabs(t.rows[0].cpu_ns - (500 + 600)) < 1e-9); /* the open one up to the last call's end, 1200 */
+	ck_assert_uint_eq(t.rows[0].calls, 2);
+	ck_assert(fabs(t.rows[0].api_ns - (10 + 500)) < 1e-9);
+	ck_assert(fabs(t.rows[0].gpu_ns - 130) < 1e-9);
+	ck_assert_uint_eq(t.rows[0].gpu_ops, 2);
+	ck_assert_str_eq(t.rows[1].path, "step/forward");
+	ck_assert_uint_eq(t.rows[1].calls, 1);
+	ck_assert(fabs(t.rows[1].gpu_ns - 130) < 1e-9);
+	ck_assert(fabs(t.rows[0].self_cpu_ns - (400 + 600)) < 1e-9);
+	cprof_ranges_free(&t);
+	sqlite3_close(db);
+}
+END_TEST
+
+/* ATen op ranges and the GPU work of each call from scans and joins in memory: ended op ranges only (an open
+ * one, a range of another category left out), by (thread, start, end descending) with ties in table order; a
+ * call's GPU work through each external-correlation row, a call whose name is in no string left out */
+START_TEST(test_op_ranges_joins_in_arrays)
+{
+	char rows[2048];
+	struct cprof_op_ranges r;
+	sqlite3 *db;
+	char *err = NULL;
+
+	snprintf(rows, sizeof(rows),
+		 "INSERT INTO PROCESSES(id, pid) VALUES (1, 100);"
+		 "INSERT INTO StringIds VALUES (1, 'aten::linear'), (2, 'aten::addmm'), (3, 'cudaLaunchKernel');"
+		 "INSERT INTO NVTX_EVENTS(id, processId, tid, start, end, eventType, textId, categoryId) VALUES"
+		 " (1, 1, 1, 10, 60, 'range', 2, %d), (2, 1, 1, 0, 100, 'range', 1, %d), (3, 1, 1, 10, 90, 'range', 1, %d),"
+		 " (4, 1, 1, 5, NULL, 'range', 1, %d), (5, 1, 1, 1, 2, 'range', 1, NULL), (6, 1, 2, 7, 8, 'range', 77, %d);"
+		 "INSERT INTO CPROF_API(processId, tid, start, end, correlationId, nameId, class, nested) VALUES"
+		 " (1, 1, 20, 30, 5, 3, 'launch', 0), (1, 1, 40, 45, 6, 99, 'launch', 0);"
+		 "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES (1, 5, 5, 50), (1, 5, 5, 51), (1, 5, 6, 52);"
+		 "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(processId, start, end, correlationId, nameId) VALUES"
+		 " (1, 1000, 1040, 50, 2), (1, 2000, 2005, 51, 2), (1, 3000, 3900, 52, 2);",
+		 CPROF_NVTX_CATEGORY_TORCH_OP, CPROF_NVTX_CATEGORY_TORCH_OP, CPROF_NVTX_CATEGORY_TORCH_OP,
+		 CPROF_NVTX_CATEGORY_TORCH_OP, CPROF_NVTX_CATEGORY_TORCH_OP);
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, cprof_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	if (sqlite3_exec(db, rows, NULL, NULL, &err) != SQLITE_OK)
+		ck_abort_msg("fixture: %s", err);
+	ck_assert_int_eq(cprof_op_ranges_load(db, 0, &r), 0);
+	ck_assert_uint_eq(r.n, 4);
+	ck_assert(r.r[0].start == 0 && r.r[0].end == 100);
+	ck_assert(r.r[1].start == 10 && r.r[1].end == 90); /* the longer of two at one start first */
+	ck_assert(r.r[2].start == 10 && r.r[2].end == 60);
+	ck_assert_str_eq(r.r[2].name, "aten::addmm");
+	ck_assert_int_eq(r.r[3].tid, 2);
+	ck_assert_str_eq(r.r[3].name, "(no message)");
+	ck_assert_uint_eq(r.ng, 2);
+	ck_assert(r.g[0].at == 20 && r.g[1].at == 20 && r.g[0].ns + r.g[1].ns == 45);
+	cprof_op_ranges_free(&r);
+	sqlite3_close(db);
+}
+END_TEST
+
 Suite *radix_attr_suite(void)
 {
 	Suite *s = suite_create("radix_attr");
@@ -118,7 +277,10 @@ Suite *radix_attr_suite(void)
 
 	tcase_add_test(tc, test_radix_stable_by_start);
 	tcase_add_test(tc, test_radix_keyed_and_doubles);
+	tcase_add_test(tc, test_radix_at_ix_and_sorted);
 	tcase_add_test(tc, test_attr_joins_in_arrays);
+	tcase_add_test(tc, test_ranges_joins_in_arrays);
+	tcase_add_test(tc, test_op_ranges_joins_in_arrays);
 	suite_add_tcase(s, tc);
 	return s;
 }

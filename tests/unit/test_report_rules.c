@@ -1,4 +1,4 @@
-/* Unit tests of the report's rules that moved off SQL and out of the printers in issue 28 (steps shown, streams, memory ops, ATen op tables, ranks), on in-memory models. */
+/* Unit tests of the report's rules that moved off SQL and out of the printers in issue 28 (steps shown, steps from the model's ranges, streams, memory ops, ATen op tables, ranks), on in-memory models. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -291,6 +291,42 @@ START_TEST(test_ranks_from_arrays)
 }
 END_TEST
 
+/* steps from the model's step ranges, no query: the thread with the most matching ranges (thread 2 has three,
+ * one nested in another, thread 1 two), matched by text once per name, outermost only, in time order; a
+ * process filter; a pattern that matches none */
+START_TEST(test_steps_of_ranges)
+{
+	struct cprof_string str[] = { { 1, "ProfilerStep#1" }, { 2, "forward" }, { 3, "step" } };
+	struct cprof_step_range r[] = {
+		{ 5, 1, 100, 200, 1 }, { 5, 1, 300, 400, 1 }, { 5, 2, 900, 1000, 3 }, { 5, 2, 500, 800, 3 },
+		{ 5, 2, 550, 600, 3 }, { 5, 2, 10, 20, 2 }, { 6, 2, 0, 50, 1 },
+	};
+	struct cprof_model m;
+	struct cprof_step *st = NULL;
+
+	memset(&m, 0, sizeof(m));
+	m.strings = str;
+	m.nstrings = 3;
+	m.step_ranges = r;
+	m.nstep_ranges = sizeof(r) / sizeof(r[0]);
+	ck_assert_int_eq(cprof_steps_of(&m, 0, NULL, &st), 2);
+	ck_assert(st[0].start == 500 && st[0].end == 800 && st[1].start == 900 && st[0].tid == 2 && st[0].proc == 5);
+	ck_assert_str_eq(st[1].name, "step");
+	free(st);
+	/* process 6 alone: its one range */
+	ck_assert_int_eq(cprof_steps_of(&m, 6, NULL, &st), 1);
+	ck_assert(st[0].start == 0 && !strcmp(st[0].name, "ProfilerStep#1"));
+	free(st);
+	st = NULL;
+	ck_assert_int_eq(cprof_steps_of(&m, 0, "^forward$", &st), 1);
+	ck_assert(st[0].start == 10);
+	free(st);
+	st = NULL;
+	ck_assert_int_eq(cprof_steps_of(&m, 0, "^nothing$", &st), 0);
+	free(st);
+}
+END_TEST
+
 /* The counted device queries: a process's count is its largest running total (cost.c keeps that at load);
  * the run's is the sum over processes, by name; a process filter keeps only its own; a name not in the
  * profile's strings, or a zero count, is left out. */
@@ -331,6 +367,7 @@ Suite *report_rules_suite(void)
 
 	tcase_add_test(tc, test_steps_view_text_shows_first_and_slow);
 	tcase_add_test(tc, test_steps_view_json_first_top);
+	tcase_add_test(tc, test_steps_of_ranges);
 	tcase_add_test(tc, test_memop_stats_by_kind);
 	tcase_add_test(tc, test_streams_by_time);
 	tcase_add_test(tc, test_torch_ops_self_and_window);

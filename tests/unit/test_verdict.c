@@ -315,6 +315,45 @@ START_TEST(test_verdict_cause_from_op_ranges)
 }
 END_TEST
 
+/* the starved time split by cause where causes overlap: each moment to the first cause in enum order (a
+ * DataLoader range over an ATen one, the launch call over both), the rest to the host; every gap alike */
+START_TEST(test_verdict_idle_causes_overlap_exact)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	int64_t aten, data;
+	uint64_t n;
+	int i;
+
+	memset(&f, 0, sizeof(f));
+	aten = str(&f, "aten::add");
+	data = str(&f, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+	launch_loop(&f, 1000 * US, 100, 4300, 100000, 2400, 3000);
+	for (i = 0; i < 100; i++) {
+		/* kernel i ends at c + 9700; the GPU starves until launch i + 1 returns at c + 108600 */
+		uint64_t c = 1000 * US + (uint64_t)i * (4300 + 100000);
+
+		f.nvtx[f.nnvtx++] = (struct cprof_nvtx_range){ .start = c + 20000, .end = c + 50000, .proc = 1, .text = aten };
+		f.nvtx[f.nnvtx++] = (struct cprof_nvtx_range){ .start = c + 40000, .end = c + 60000, .proc = 1, .text = data };
+		/* an ATen range over the next launch call: the call's time is the call's */
+		f.nvtx[f.nnvtx++] = (struct cprof_nvtx_range){ .start = c + 104000, .end = c + 105000, .proc = 1, .text = aten };
+	}
+	vverdict(&f, &v);
+	n = v.idle_by[CPROF_IDLE_DATA] / 20000;
+	ck_assert_uint_ge(n, 90);
+	ck_assert_uint_eq(v.idle_by[CPROF_IDLE_DATA], n * 20000);
+	ck_assert_uint_eq(v.idle_by[CPROF_IDLE_ATEN], n * (20000 + 300));
+	/* and the first launch call, before the first kernel */
+	ck_assert_uint_eq(v.idle_by[CPROF_IDLE_API], (n + 1) * 4300);
+	/* the rest is the host's: every moment once */
+	ck_assert_uint_eq(v.idle_by[CPROF_IDLE_HOST] + v.idle_by[CPROF_IDLE_DATA] + v.idle_by[CPROF_IDLE_ATEN] +
+				  v.idle_by[CPROF_IDLE_API], v.starved_ns);
+	ck_assert_uint_ge(v.idle_by[CPROF_IDLE_HOST], n * (98900 - 20000 - 20300 - 4300));
+	ck_assert_uint_eq(v.idle_by[CPROF_IDLE_COPY] + v.idle_by[CPROF_IDLE_COLL] + v.idle_by[CPROF_IDLE_DYNAMO], 0);
+	vfree(&f);
+}
+END_TEST
+
 /* issue 29 item 7: the advice leaves out what the program does already: copies from pinned memory, on a
  * stream of their own, asynchronous -> not "use pinned memory"; CUDA graphs replayed -> not "capture one" */
 START_TEST(test_verdict_advice_not_what_it_does)
@@ -600,6 +639,7 @@ Suite *verdict_suite(void)
 	tcase_add_test(tc, test_verdict_sync_copy_waiting_for_kernels_is_no_copy_cost);
 	tcase_add_test(tc, test_verdict_cause_is_largest_idle_share);
 	tcase_add_test(tc, test_verdict_cause_from_op_ranges);
+	tcase_add_test(tc, test_verdict_idle_causes_overlap_exact);
 	tcase_add_test(tc, test_verdict_advice_not_what_it_does);
 	tcase_add_test(tc, test_verdict_launch_time_from_cupti_records);
 	tcase_add_test(tc, test_verdict_run_spans_cupti_only_calls);
