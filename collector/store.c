@@ -100,8 +100,30 @@ struct thread_sum {
 	int64_t pending_first, pending_last, pending_calls;
 };
 
+/* cprof info's call totals (by the program, inside libraries, seen only by CUPTI), counted as the rows go in
+ * so that cprof-run's summary need not load the profile (issue 32). They are the report's totals
+ * (report/model/tables.c) only under conditions checked here; when one fails (a hooked library call, a
+ * driver record, CUPTI's records out of the order it writes them: an external id before the API record it
+ * annotates), the profile gets none and cprof info counts from the rows, as before. */
+#define SPLIT_PENDING 256
+struct call_split {
+	int64_t program, nested, cupti_only;
+	int inexact;
+	/* external ids (kind CUSTOM2) waiting for their API record: (process, CUPTI correlation id) */
+	int64_t pend[SPLIT_PENDING][2];
+	int npend;
+	/* per PROCESSES.id: the highest CUPTI id of a runtime record with an external id / counted without one */
+	int64_t (*last)[2];
+	size_t nlast;
+	uint8_t api_lib[CPROF_API__COUNT]; /* a library's entry point (cuBLAS, the driver API), not the runtime's */
+};
+
+static int library_api(const char *api);
+static void split_call(struct call_split *c, const struct cprof_wire_api *ev);
+
 struct cprof_store {
 	sqlite3 *db;
+	struct call_split split;
 	int lock_fd; /* the file as created, flock'ed shared while we write it: another cprof-run -f keeps off */
 	struct thread_sum *threads;
 	size_t nthreads, threads_cap, last_thread;
@@ -493,6 +515,7 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	for (i = 1; i < CPROF_API__COUNT; i++) {
 		const char *name = cprof_api_name(i);
 
+		s->split.api_lib[i] = (uint8_t)library_api(name);
 		if (cprof_store_string(s, name, strlen(name), &s->api_name_id[i]) < 0)
 			goto out_close;
 	}
@@ -723,6 +746,7 @@ int cprof_store_close(struct cprof_store *s)
 	free(s->threads);
 	free(s->thidx);
 	free(s->pending);
+	free(s->split.last);
 	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
 	if (ret == 0 && checkpoint(s) < 0)
 		pr_warn("the profile's WAL could not be merged into it (disk full, or a reader held it %d s); keep the -wal"
@@ -866,6 +890,7 @@ int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const 
 	v[23] = !!(ev->flags & CPROF_API_F_STACK_INHERITED);
 	if (!ev->stack)
 		*nulls |= 3u << 22;
+	split_call(&s->split, ev);
 	return batch_done(s, b);
 }
 
@@ -960,9 +985,107 @@ static int insert_ints(struct cprof_store *s, sqlite3_stmt *st, const int64_t *v
 	return ret;
 }
 
+/* as report/model/tables.c's library_call: a hooked entry point whose runtime calls CUPTI shows inside it */
+static int library_api(const char *api)
+{
+	return api && strncmp(api, "cuda", 4) != 0 && strncmp(api, "__cuda", 6) != 0 && strncmp(api, "cu", 2) == 0;
+}
+
+static int64_t *split_last(struct call_split *c, int64_t proc_id)
+{
+	if (proc_id <= 0 || proc_id > (1 << 24)) {
+		c->inexact = 1;
+		return NULL;
+	}
+	if ((size_t)proc_id >= c->nlast) {
+		size_t n = (size_t)proc_id * 2 + 16;
+		int64_t(*l)[2] = realloc(c->last, n * sizeof(*l));
+
+		if (l == NULL) {
+			c->inexact = 1;
+			return NULL;
+		}
+		memset(l + c->nlast, 0xff, (n - c->nlast) * sizeof(*l)); /* -1: none yet */
+		c->last = l;
+		c->nlast = n;
+	}
+	return c->last[proc_id];
+}
+
+static void split_call(struct call_split *c, const struct cprof_wire_api *ev)
+{
+	if (c->api_lib[ev->api])
+		c->inexact = 1; /* its runtime calls are shown inside it: that needs the join the report makes */
+	if (ev->flags & CPROF_API_F_NESTED)
+		c->nested++;
+	else
+		c->program++;
+}
+
+static void split_gpu(struct call_split *c, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id)
+{
+	int64_t *last;
+	int i;
+
+	if (c->inexact)
+		return;
+	if (g->kind == CPROF_GPU_DRIVER) {
+		c->inexact = 1; /* the report's driver-only rows need each thread's calls and times */
+		return;
+	}
+	if ((g->kind != CPROF_GPU_EXTCORR || g->u32[0] != 5) && g->kind != CPROF_GPU_RUNTIME)
+		return;
+	if ((last = split_last(c, proc_id)) == NULL)
+		return;
+	for (i = 0; i < c->npend; i++)
+		if (c->pend[i][0] == proc_id && c->pend[i][1] == (int64_t)g->corr)
+			break;
+	if (g->kind == CPROF_GPU_EXTCORR) {
+		/* a second id for one record, or one that came after a record counted without it */
+		if (i < c->npend || (int64_t)g->corr <= last[1] || c->npend == SPLIT_PENDING) {
+			c->inexact = 1;
+			return;
+		}
+		c->pend[c->npend][0] = proc_id;
+		c->pend[c->npend++][1] = (int64_t)g->corr;
+		return;
+	}
+	if (i < c->npend) {
+		/* the hook's own call: the report counts the hooked call, not this record */
+		c->pend[i][0] = c->pend[c->npend - 1][0];
+		c->pend[i][1] = c->pend[--c->npend][1];
+		if ((int64_t)g->corr > last[0])
+			last[0] = (int64_t)g->corr;
+		return;
+	}
+	/* none waiting: a call only CUPTI saw, unless this id was seen before (a record sent twice) */
+	if ((int64_t)g->corr <= last[0] || (int64_t)g->corr <= last[1]) {
+		c->inexact = 1;
+		return;
+	}
+	last[1] = (int64_t)g->corr;
+	if (name_id > 0)
+		c->cupti_only++;
+}
+
+int cprof_store_call_split(struct cprof_store *s)
+{
+	struct call_split *c = &s->split;
+
+	if (c->inexact)
+		return 0;
+	if (cprof_store_meta_int(s, "calls_by_program", c->program) < 0 ||
+	    cprof_store_meta_int(s, "calls_inside_libraries", c->nested) < 0 ||
+	    cprof_store_meta_int(s, "calls_seen_only_by_cupti", c->cupti_only) < 0)
+		return -EIO;
+	return 0;
+}
+
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id)
 {
 	const uint32_t *u = g->u32;
+
+	split_gpu(&s->split, proc_id, g, name_id);
 
 	switch (g->kind) {
 	case CPROF_GPU_KERNEL: {
@@ -1175,6 +1298,7 @@ void cprof_store_abort(struct cprof_store *s)
 	for (i = 0; i < B__N; i++)
 		s->batch[i].n = 0; /* rows of the failed transaction */
 	threads_settle(s, 0);
+	s->split.inexact = 1; /* its rows were counted */
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_txn = 0;
