@@ -461,6 +461,18 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		return store_ok(in, cprof_store_status(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
 	case CPROF_MSG_COST:
 		return store_ok(in, cprof_store_cost(in->store, p->proc_id, p->pid, (const void *)(h + 1))) < 0 ? -EIO : 0;
+	case CPROF_MSG_COUNTS: {
+		const struct cprof_wire_count *c = (const void *)(h + 1);
+
+		for (uint32_t i = 0; i < h->count; i++) {
+			/* a forged count must not overflow a reader's sums, nor name an API that does not exist */
+			if (c[i].api == 0 || c[i].api >= CPROF_API__COUNT || c[i].calls >= COUNT_MAX)
+				return -EBADMSG;
+			if (store_ok(in, cprof_store_count(in->store, p->proc_id, p->pid, in->arrival_ns, &c[i])) < 0)
+				return -EIO;
+		}
+		return 0;
+	}
 	case CPROF_MSG_LOST: {
 		const struct cprof_wire_lost *l = (const void *)(h + 1);
 

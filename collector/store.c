@@ -26,7 +26,7 @@
 #define COMMIT_NS   200000000ull /* a killed collector loses at most this much */
 
 enum { ST_API, ST_THREAD, ST_PROC, ST_PROC_END, ST_STR_INS, ST_STR_SEL, ST_META, ST_DIAG, ST_KERNEL, ST_MEMCPY, ST_MEMSET,
-       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_COST, ST_FRAME, ST_CRASH,
+       ST_RUNTIME, ST_DRIVER, ST_SYNC, ST_OVERHEAD, ST_EXTCORR, ST_STATUS, ST_LOST, ST_COST, ST_COUNT, ST_FRAME, ST_CRASH,
        ST_CRASH_CALL, ST__N };
 static const char *const stmt_sql[ST__N] = {
 	[ST_API] = "INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class,"
@@ -52,6 +52,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
 	[ST_COST] = "INSERT INTO CPROF_COST VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_COUNT] = "INSERT INTO CPROF_API_COUNTS VALUES(?,?,?,?,?)",
 	[ST_CRASH] = "INSERT INTO CPROF_CRASH VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_CRASH_CALL] = "INSERT INTO CPROF_CRASH_CALLS VALUES(?,?,?,?,?,?,?)",
 	/* OR IGNORE: a stack sent twice (a frame requeued after a full pipe) is the same stack */
@@ -1275,6 +1276,15 @@ int cprof_store_cost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const
 		if (v[i] < 0)
 			v[i] = 0;
 	return insert_ints(s, s->st[ST_COST], v, 15, "insert cost");
+}
+
+int cprof_store_count(struct cprof_store *s, int64_t proc_id, uint32_t pid, uint64_t time_ns,
+		      const struct cprof_wire_count *c)
+{
+	int64_t v[] = { proc_id, pid, (int64_t)time_ns, c->api > 0 && c->api < CPROF_API__COUNT ? s->api_name_id[c->api] : 0,
+			(int64_t)c->calls };
+
+	return insert_ints(s, s->st[ST_COUNT], v, 5, "insert count");
 }
 
 int cprof_store_crash(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_crash *c)

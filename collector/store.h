@@ -33,6 +33,9 @@ int cprof_store_symbolize(struct cprof_store *s);
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id);
 /* a process's running cost totals and losses by cause (CPROF_COST) */
 int cprof_store_cost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_cost *c);
+/* one API's running total of calls counted, not recorded (CPROF_API_COUNTS) */
+int cprof_store_count(struct cprof_store *s, int64_t proc_id, uint32_t pid, uint64_t time_ns,
+		      const struct cprof_wire_count *c);
 int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_status *w);
 int cprof_store_diag(struct cprof_store *s, uint32_t pid, const char *message);
 /* time_ns: when the frame reached the collector (0: now) */

@@ -77,6 +77,9 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	"CREATE TABLE CPROF_COST(processId INTEGER, pid INTEGER, timeNs INTEGER, hookCalls INTEGER, hookNs INTEGER,"
 	" sampledCalls INTEGER, stackCalls INTEGER, stackNs INTEGER, flusherCpuNs INTEGER, appRunNs INTEGER,"
 	" appWaitNs INTEGER, lostRingFull INTEGER, lostCupti INTEGER, lostPipe INTEGER, lostNested INTEGER);"
+	/* calls counted and not recorded (the device queries once CUPTI is on, common/wire.h's COUNTS): running
+	 * totals since the process started, a row each time they grew; the largest per (process, name) counts */
+	"CREATE TABLE CPROF_API_COUNTS(processId INTEGER, pid INTEGER, timeNs INTEGER, nameId INTEGER, calls INTEGER);"
 	/* a fatal signal the process took (at most one row per process): signo, si_code, faulting address,
 	 * CPROF_CRASH_F_* flags, events the crash drain sent; then each thread's last hooked call then */
 	"CREATE TABLE CPROF_CRASH(processId INTEGER, pid INTEGER, timeNs INTEGER, tid INTEGER, signal INTEGER,"

@@ -201,6 +201,8 @@ int cprof_wire_check(const void *buf, size_t avail, size_t *frame_len)
 		return check_fixed(h, plen, sizeof(struct cprof_wire_lost), 1);
 	case CPROF_MSG_COST:
 		return check_fixed(h, plen, sizeof(struct cprof_wire_cost), 1);
+	case CPROF_MSG_COUNTS:
+		return check_fixed(h, plen, sizeof(struct cprof_wire_count), CPROF_WIRE_COUNTS_PER_FRAME);
 	case CPROF_MSG_BYE:
 		return check_fixed(h, plen, sizeof(struct cprof_wire_bye), 1);
 	case CPROF_MSG_RUN_END:

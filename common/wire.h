@@ -25,6 +25,7 @@ enum cprof_msg_type {
 	CPROF_MSG_STACKS = 9,  /* call stacks captured at hooked calls, each sent once per process */
 	CPROF_MSG_CRASH = 10,  /* a fatal signal reached the process: what it was, each thread's last call */
 	CPROF_MSG_COST = 11,   /* what profiling has cost the process so far, and its losses by cause (running totals) */
+	CPROF_MSG_COUNTS = 12, /* calls counted and not recorded (device queries once CUPTI is on): running totals */
 	CPROF_MSG__MAX
 };
 
@@ -153,6 +154,18 @@ struct cprof_wire_cost {
 	uint64_t lost_nested;     /* events dropped: a signal handler's hooked call interrupted a record */
 };
 _Static_assert(sizeof(struct cprof_wire_cost) == 104, "cost layout");
+
+/* COUNTS payload: one record per API, the process's running totals since it started, sent with COST when they
+ * grew. The device queries PyTorch makes before most calls (cudaGetDevice: ~1,350 a training step) are
+ * counted in the hook once CUPTI is on, and CUPTI makes no record of them (cuptiActivityEnableRuntimeApi, as
+ * Kineto asks since CUDA 12.5): their count is what a reader can act on, their nanoseconds are not. */
+struct cprof_wire_count {
+	uint32_t api;   /* enum cprof_api_id */
+	uint32_t pad;
+	uint64_t calls;
+};
+_Static_assert(sizeof(struct cprof_wire_count) == 16, "count layout");
+#define CPROF_WIRE_COUNTS_PER_FRAME 64 /* more than the APIs counted */
 
 enum cprof_bye_reason { CPROF_BYE_EXIT = 1, CPROF_BYE__EXIT = 2, CPROF_BYE_EXEC = 3 };
 struct cprof_wire_bye {

@@ -20,6 +20,42 @@
  * outside a capture range (capture.c) and may go back ON. */
 enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
+/* tick.c: the hooks' clock. A tick is a TSC reading where the kernel keeps time with the TSC (cprof_tick_tsc),
+ * else CLOCK_REALTIME ns; ring events hold ticks, mapped to ns (cprof_tick_ns) when they leave the rings. */
+CPROF_HIDDEN extern int cprof_tick_tsc;
+CPROF_HIDDEN void cprof_tick_init(void);
+CPROF_HIDDEN void cprof_tick_anchor(void); /* the flusher, at each round: a fresh (TSC, ns) pair */
+CPROF_HIDDEN uint64_t cprof_tick_ns(uint64_t tick);
+CPROF_HIDDEN uint64_t cprof_tick_dur_ns(uint64_t ticks);
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+static inline __attribute__((always_inline)) uint64_t cprof_tick(void)
+{
+#if defined(__x86_64__)
+	if (likely(cprof_tick_tsc))
+		return __rdtsc();
+#endif
+	return cprof_now_ns();
+}
+
+/* The calls counted and not recorded (a slot each in a ring's counted[]; cprof_counted_api names them): first
+ * the device queries CPROF_HOOK_QUERY counts once CUPTI makes no record of them, then the cuBLAS handle
+ * settings CPROF_HOOK_COUNTED always counts */
+enum cprof_counted_slot {
+	CPROF_COUNTED_cudaGetDevice,
+	CPROF_COUNTED_cudaGetDeviceFlags,
+	CPROF_COUNTED_cudaDeviceGetAttribute,
+	CPROF_COUNTED_cudaDriverGetVersion,
+	CPROF_COUNTED_cudaRuntimeGetVersion,
+	CPROF_COUNTED__QUERIES, /* the device queries above */
+	CPROF_COUNTED_cublasSetStream_v2 = CPROF_COUNTED__QUERIES,
+	CPROF_COUNTED_cublasSetWorkspace_v2,
+	CPROF_COUNTED_cublasSetMathMode,
+	CPROF_COUNTED__N
+};
+CPROF_HIDDEN extern const uint16_t cprof_counted_api[CPROF_COUNTED__N];
+
 #define CPROF_RING_EVENTS 16384 /* per thread; power of two. 33 ms at 500k/s: a flusher that waits for a core on a busy machine loses nothing (4096 lost 11% there). mmap-ed: a thread pays only for what it touched */
 
 struct cprof_ring {
@@ -34,6 +70,8 @@ struct cprof_ring {
 	_Alignas(64) _Atomic uint64_t cost_sampled_ns; /* hook time of the sampled calls, stacks left out */
 	_Atomic uint64_t cost_sampled;                 /* calls measured */
 	_Atomic uint64_t stack_ns, stack_calls;        /* stack captures, each timed */
+	/* device queries counted, not recorded, once CUPTI is on (CPROF_HOOK_QUERY; owner-written) */
+	_Alignas(64) _Atomic uint64_t counted[CPROF_COUNTED__N];
 	/* the flusher's: the owner's schedstat when last read (a reused ring starts again with its new tid) */
 	uint32_t sched_tid;
 	uint64_t sched_run, sched_wait;
@@ -181,10 +219,29 @@ out:
 	cprof_tls.recording = 0;
 }
 
+/* A device query once CUPTI is on: one relaxed add in the thread's own ring, no clock read, no event. Outside a
+ * capture window (or stopped) it is not counted, as no call is. */
+static inline __attribute__((always_inline)) void cprof_count_query(unsigned slot)
+{
+	struct cprof_ring *r = cprof_tls.ring;
+
+	if (unlikely(atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON))
+		return;
+	if (unlikely(r == NULL || cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed))) {
+		r = cprof_ring_for_thread();
+		if (r == NULL)
+			return;
+	}
+	atomic_store_explicit(&r->counted[slot], atomic_load_explicit(&r->counted[slot], memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 /* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has
  * answered; until then cprof_cupti_on is PENDING. */
 enum { CPROF_CUPTI_OFF = 0, CPROF_CUPTI_ON = 1, CPROF_CUPTI_PENDING = 2, CPROF_CUPTI_STARTING = 3 };
 CPROF_HIDDEN extern _Atomic int cprof_cupti_on; /* ON while our CUPTI session is live: push external ids */
+/* 1 while CUPTI makes no records of the device queries (cprof switched them off): the hooks count them */
+CPROF_HIDDEN extern _Atomic int cprof_queries_counted;
 /* driver_known: called from the driver's own cuInit (InitializeInjection) */
 CPROF_HIDDEN void cprof_cupti_start_checked(int driver_known);
 /* Outside a capture range GPU records are not collected: pause flushes what is done and disables them. */
@@ -284,7 +341,7 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 			return 0;
 	}
 	/* one call in CPROF_COST_SAMPLE measures what the hook itself costs (two clock reads more) */
-	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_now_ns() : 0;
+	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_tick() : 0;
 	c->nested = cprof_tls.depth++ > 0;
 	/* unique in the process: thread id above, per-thread counter below */
 	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));
@@ -297,13 +354,13 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 	c->pushed = cu == CPROF_CUPTI_ON;
 	if (c->pushed)
 		cprof_cupti_push(c->corr);
-	c->start = cprof_now_ns();
+	c->start = cprof_tick();
 	return 1;
 }
 
 static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call *c, struct cprof_wire_api *ev, unsigned api, int ret)
 {
-	ev->end_ns = cprof_now_ns();
+	ev->end_ns = cprof_tick(); /* ticks until the flusher maps them (cprof_tick_ns) */
 	if (c->pushed)
 		cprof_cupti_pop();
 	cprof_tls.depth--;
@@ -320,7 +377,7 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 		cprof_stack_fast(ev, __builtin_return_address(0));
 	cprof_record(ev);
 	if (unlikely(c->t_in))
-		cprof_cost_sample(c->start - c->t_in + cprof_now_ns() - ev->end_ns - cprof_tls.stack_call_ns);
+		cprof_cost_sample(cprof_tick_dur_ns(c->start - c->t_in + cprof_tick() - ev->end_ns) - cprof_tls.stack_call_ns);
 }
 
 /* symbols.c: the next definition of sym in the hook chain (see DESIGN.md on version nodes). */

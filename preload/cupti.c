@@ -18,6 +18,33 @@
 #define BUF_SIZE (4u << 20)
 
 CPROF_HIDDEN _Atomic int cprof_cupti_on = CPROF_CUPTI_PENDING;
+CPROF_HIDDEN _Atomic int cprof_queries_counted;
+
+/* The device queries the hooks count once CUPTI makes no records of them, in enum cprof_counted_slot's order */
+static const uint32_t counted_cbid[CPROF_COUNTED__QUERIES] = {
+	[CPROF_COUNTED_cudaGetDevice] = CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+	[CPROF_COUNTED_cudaGetDeviceFlags] = CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceFlags_v7000,
+	[CPROF_COUNTED_cudaDeviceGetAttribute] = CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+	[CPROF_COUNTED_cudaDriverGetVersion] = CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+	[CPROF_COUNTED_cudaRuntimeGetVersion] = CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+};
+CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = {
+	[CPROF_COUNTED_cudaGetDevice] = CPROF_API_cudaGetDevice,
+	[CPROF_COUNTED_cudaGetDeviceFlags] = CPROF_API_cudaGetDeviceFlags,
+	[CPROF_COUNTED_cudaDeviceGetAttribute] = CPROF_API_cudaDeviceGetAttribute,
+	[CPROF_COUNTED_cudaDriverGetVersion] = CPROF_API_cudaDriverGetVersion,
+	[CPROF_COUNTED_cudaRuntimeGetVersion] = CPROF_API_cudaRuntimeGetVersion,
+	[CPROF_COUNTED_cublasSetStream_v2] = CPROF_API_cublasSetStream_v2,
+	[CPROF_COUNTED_cublasSetWorkspace_v2] = CPROF_API_cublasSetWorkspace_v2,
+	[CPROF_COUNTED_cublasSetMathMode] = CPROF_API_cublasSetMathMode,
+};
+/* The driver queries cudart makes around most calls (cuDevicePrimaryCtxGetState: ~450 a training step):
+ * CUPTI's records of them are switched off, as Kineto switches them off; they are not hooked, so not counted */
+static const uint32_t quiet_driver_cbid[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxGetState,
+	CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent,
+	CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
+};
 
 struct done_buf {
 	struct done_buf *next;
@@ -39,6 +66,8 @@ static struct {
 	__typeof__(&cuptiGetResultString) result_string;
 	__typeof__(&cuptiGetCallbackName) callback_name;
 	__typeof__(&cuptiGetTimestamp) timestamp;
+	__typeof__(&cuptiActivityEnableRuntimeApi) enable_runtime_api; /* CUPTI 12.5 on; NULL before */
+	__typeof__(&cuptiActivityEnableDriverApi) enable_driver_api;
 	_Atomic int started;   /* our session exists (and may be flushed) */
 	_Atomic int conflict;  /* the target used CUPTI before cprof's session could start: left to it */
 	_Atomic int paused;    /* outside a capture window: cprof keeps no records (the program may) */
@@ -263,6 +292,22 @@ static int cprof_wants(CUpti_ActivityKind kind)
 	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && !atomic_load(&cu.paused) && cprof_kind(kind);
 }
 
+/* Switch CUPTI's records of the device queries off (the hooks count those) and of cudart's driver queries.
+ * The hooks count only when every runtime query was switched off: else CUPTI records them, as before. */
+static void quiet_queries(void)
+{
+	int all = cu.enable_runtime_api != NULL;
+
+	for (size_t i = 0; all && i < CPROF_COUNTED__QUERIES; i++)
+		all = cu.enable_runtime_api(counted_cbid[i], 0) == CUPTI_SUCCESS;
+	for (size_t i = 0; cu.enable_driver_api && i < sizeof(quiet_driver_cbid) / sizeof(quiet_driver_cbid[0]); i++)
+		(void)cu.enable_driver_api(quiet_driver_cbid[i], 0);
+	if (!all)
+		for (size_t i = 0; cu.enable_runtime_api && i < CPROF_COUNTED__QUERIES; i++)
+			(void)cu.enable_runtime_api(counted_cbid[i], 1);
+	atomic_store(&cprof_queries_counted, all);
+}
+
 void cprof_cupti_pause(int pause)
 {
 	int shared = cprof_share_active();
@@ -279,6 +324,8 @@ void cprof_cupti_pause(int pause)
 			cu.enable(kinds[i]);
 		else if (!cprof_share_kind_on(kinds[i]))
 			cu.disable(kinds[i]);
+	if (!pause)
+		quiet_queries();
 }
 
 static void cprof_cupti_start(void)
@@ -313,6 +360,8 @@ static void cprof_cupti_start(void)
 	RESOLVE(result_string, "cuptiGetResultString");
 	RESOLVE(callback_name, "cuptiGetCallbackName");
 	cu.timestamp = (__typeof__(cu.timestamp))dlsym(cu.lib, "cuptiGetTimestamp"); /* for the program's clock only */
+	cu.enable_runtime_api = (__typeof__(cu.enable_runtime_api))dlsym(cu.lib, "cuptiActivityEnableRuntimeApi");
+	cu.enable_driver_api = (__typeof__(cu.enable_driver_api))dlsym(cu.lib, "cuptiActivityEnableDriverApi");
 	cprof_share_init(cu.next_record, cu.timestamp);
 
 	r = cu.register_callbacks(buffer_requested, buffer_completed);
@@ -328,6 +377,7 @@ static void cprof_cupti_start(void)
 		if (r != CUPTI_SUCCESS)
 			pr_dbg("activity kind %d not enabled: %s", kinds[i], result_str(r));
 	}
+	quiet_queries();
 	atomic_store(&cu.started, 1);
 	atomic_store(&cprof_cupti_on, CPROF_CUPTI_ON);
 	if (!cu.atexit_registered) {
@@ -412,6 +462,7 @@ void cprof_cupti_reset_after_fork(void)
 {
 	/* CUDA does not survive fork; the child never starts CUPTI and pushes nothing */
 	atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
+	atomic_store(&cprof_queries_counted, 0);
 	atomic_store(&cu.started, 0);
 	cprof_share_reset_after_fork();
 	pthread_mutex_init(&cu.lock, NULL);
@@ -757,28 +808,26 @@ CPROF_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampC
 	return CUPTI_SUCCESS;
 }
 
-CPROF_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+/* One API's records for the program: passed on while cprof has no session, else only its copies filtered */
+static CUptiResult enable_api(CUptiResult (*real)(CUpti_CallbackId, uint8_t), int driver, CUpti_CallbackId cbid,
+			      uint8_t enable)
 {
-	__typeof__(&cuptiActivityEnableRuntimeApi) real = CPROF_REAL(cuptiActivityEnableRuntimeApi, CUPTI_SONAME);
-
 	if (real == NULL)
 		return CUPTI_ERROR_NOT_INITIALIZED;
 	if (!sharing())
 		return real(cbid, enable);
-	cprof_share_api(0, cbid, enable); /* left out of the program's copies, kept in cprof's records */
+	cprof_share_api(driver, cbid, enable); /* left out of the program's copies, kept in cprof's records */
 	return CUPTI_SUCCESS;
+}
+
+CPROF_EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	return enable_api(CPROF_REAL(cuptiActivityEnableRuntimeApi, CUPTI_SONAME), 0, cbid, enable);
 }
 
 CPROF_EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
-	__typeof__(&cuptiActivityEnableDriverApi) real = CPROF_REAL(cuptiActivityEnableDriverApi, CUPTI_SONAME);
-
-	if (real == NULL)
-		return CUPTI_ERROR_NOT_INITIALIZED;
-	if (!sharing())
-		return real(cbid, enable);
-	cprof_share_api(1, cbid, enable);
-	return CUPTI_SUCCESS;
+	return enable_api(CPROF_REAL(cuptiActivityEnableDriverApi, CUPTI_SONAME), 1, cbid, enable);
 }
 
 /* cprof subscribes to nothing: the program's subscriber is CUPTI's one, cprof only remembers it */

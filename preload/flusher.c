@@ -72,6 +72,7 @@ static struct {
 	uint64_t last_cost_ms;         /* when the last COST went */
 	size_t sched_next;             /* send_cost: the ring whose schedstat is read first next time */
 	uint64_t app_run_ns, app_wait_ns; /* the program's threads' schedstat, summed over what the rings saw */
+	uint64_t counted_sent[CPROF_COUNTED__N]; /* the device-query totals in the last COUNTS */
 	struct cprof_hello_info hello;
 	struct cprof_wire_status *statuses; /* queued under strings_lock */
 	size_t nstatus;
@@ -165,17 +166,22 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 	}
 }
 
-static int send_simple(uint16_t type, const void *payload, size_t plen, uint64_t deadline)
+static int send_records(uint16_t type, const void *payload, size_t plen, uint32_t count, uint64_t deadline)
 {
 	struct cprof_wire_hdr *h = (void *)fl.frame;
 	int ret;
 
-	cprof_wire_hdr_init(h, type, fl.hello.fixed.pid, fl.seq, 1, sizeof(*h) + plen);
+	cprof_wire_hdr_init(h, type, fl.hello.fixed.pid, fl.seq, count, sizeof(*h) + plen);
 	memcpy(h + 1, payload, plen);
 	ret = write_frame(fl.frame, sizeof(*h) + plen, deadline);
 	if (ret == 0)
 		fl.seq++;
 	return ret;
+}
+
+static int send_simple(uint16_t type, const void *payload, size_t plen, uint64_t deadline)
+{
+	return send_records(type, payload, plen, 1, deadline);
 }
 
 /* The BYE when the pipe stayed full to the exit's deadline (the collector stopped or starved): a file beside
@@ -543,8 +549,11 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 			return -EAGAIN;
 		if (n > CPROF_WIRE_API_PER_FRAME)
 			n = CPROF_WIRE_API_PER_FRAME;
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			out[i] = r->ev[(t + i) & (CPROF_RING_EVENTS - 1)];
+			out[i].start_ns = cprof_tick_ns(out[i].start_ns);
+			out[i].end_ns = cprof_tick_ns(out[i].end_ns);
+		}
 		cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
 				    sizeof(*hdr) + n * sizeof(*out));
 		/* a crashing thread that takes over must see this ring's tail after our write, not before */
@@ -583,6 +592,33 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 }
 
 /* What profiling has cost the process so far (CPROF_MSG_COST). Flusher thread only. */
+/* The device queries' running totals, summed over the rings (a ring's counters never go back: a reused ring
+ * goes on from its last thread's), when they grew since the last COUNTS. */
+static int send_counts(uint64_t deadline)
+{
+	struct cprof_wire_count rec[CPROF_COUNTED__N];
+	uint64_t sum[CPROF_COUNTED__N] = { 0 };
+	struct cprof_ring *r;
+	uint32_t n = 0;
+	size_t i;
+
+	for (r = cprof_rings_head(); r; r = r->next)
+		for (i = 0; i < CPROF_COUNTED__N; i++)
+			sum[i] += atomic_load_explicit(&r->counted[i], memory_order_relaxed);
+	for (i = 0; i < CPROF_COUNTED__N; i++)
+		if (sum[i] != fl.counted_sent[i])
+			break;
+	if (i == CPROF_COUNTED__N)
+		return 0;
+	for (i = 0; i < CPROF_COUNTED__N; i++)
+		if (sum[i])
+			rec[n++] = (struct cprof_wire_count){ .api = cprof_counted_api[i], .calls = sum[i] };
+	if (n > 0 && send_records(CPROF_MSG_COUNTS, rec, n * sizeof(rec[0]), n, deadline) < 0)
+		return -EAGAIN;
+	memcpy(fl.counted_sent, sum, sizeof(sum));
+	return 0;
+}
+
 static int send_cost(uint64_t deadline)
 {
 	struct cprof_wire_cost c = { .time_ns = cprof_now_ns() };
@@ -599,8 +635,7 @@ static int send_cost(uint64_t deadline)
 		uint64_t run, wait, head = atomic_load_explicit(&r->head, memory_order_relaxed);
 		uint32_t tid = r->tid;
 
-		c.hook_calls += atomic_load_explicit(&r->head, memory_order_relaxed) +
-				atomic_load_explicit(&r->lost, memory_order_relaxed);
+		c.hook_calls += head + atomic_load_explicit(&r->lost, memory_order_relaxed);
 		sampled_ns += atomic_load_explicit(&r->cost_sampled_ns, memory_order_relaxed);
 		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
 		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
@@ -638,6 +673,8 @@ static int send_cost(uint64_t deadline)
 	c.lost_cupti = atomic_load(&fl.lost_cupti);
 	c.lost_pipe = atomic_load(&fl.lost_pipe);
 	fl.last_cost_ms = mono_ms();
+	if (send_counts(deadline) < 0)
+		return -EAGAIN;
 	return send_simple(CPROF_MSG_COST, &c, sizeof(c), deadline);
 }
 
@@ -664,6 +701,8 @@ static int drain_round(uint64_t deadline)
 		return 1;
 	if (!fl.hello_sent && send_hello(deadline) < 0)
 		return 0;
+	/* an anchor before the snapshot: every event drained now was recorded before it */
+	cprof_tick_anchor();
 	/* snapshot first: every event before it had its strings queued before it */
 	for (r = cprof_rings_head(); r; r = r->next)
 		r->snap = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -779,7 +818,8 @@ static uint32_t crash_threads(struct cprof_wire_crash_thread *out, uint32_t max)
 		if (h == 0 || atomic_load_explicit(&r->state, memory_order_relaxed) == CPROF_RING_FREE)
 			continue;
 		e = &r->ev[(h - 1) & (CPROF_RING_EVENTS - 1)];
-		out[n] = (struct cprof_wire_crash_thread){ .start_ns = e->start_ns, .end_ns = e->end_ns, .tid = r->tid,
+		out[n] = (struct cprof_wire_crash_thread){ .start_ns = cprof_tick_ns(e->start_ns),
+							   .end_ns = cprof_tick_ns(e->end_ns), .tid = r->tid,
 							   .api = e->api, .flags = e->flags, .ret = e->ret,
 							   .name = (e->flags & CPROF_API_F_KERNEL_KEY) ? 0 : e->name };
 		n++;
@@ -1034,6 +1074,7 @@ void cprof_flusher_reset_after_fork(void)
 	atomic_store(&fl.lost_pipe, 0);
 	fl.last_cost_ms = 0;
 	fl.app_run_ns = fl.app_wait_ns = 0; /* the child's rings are new; its threads' schedstat is its own */
+	memset(fl.counted_sent, 0, sizeof(fl.counted_sent));
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.stop, 0);
 	atomic_store(&fl.final_done, 0);
@@ -1115,6 +1156,8 @@ static void crash_by_handler(uint64_t deadline)
 				n = CPROF_WIRE_API_PER_FRAME;
 			for (k = 0; k < n; k++) {
 				out[k] = r->ev[(t + k) & (CPROF_RING_EVENTS - 1)];
+				out[k].start_ns = cprof_tick_ns(out[k].start_ns);
+				out[k].end_ns = cprof_tick_ns(out[k].end_ns);
 				/* naming a kernel takes locks: left unnamed (the GPU record still has its name) */
 				if (out[k].flags & CPROF_API_F_KERNEL_KEY) {
 					out[k].flags &= ~CPROF_API_F_KERNEL_KEY;

@@ -77,8 +77,8 @@ HOOK(cublasGemmBatchedEx, CUBLAS,
       cublasGemmAlgo_t algo),
      (h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch, comp, algo),
      fill_gemm(&ev, h, ta, tb, m, n, k, batch, at, ct))
-HOOK(cublasSetStream_v2, CUBLAS, (cublasHandle_t h, cudaStream_t s), (h, s),
-     { ev.ptr = (uintptr_t)h; ev.stream = (uintptr_t)s; })
+CPROF_HOOK_COUNTED(cublasStatus_t, cublasSetStream_v2, CUBLAS, CUBLAS_STATUS_NOT_INITIALIZED,
+		   (cublasHandle_t h, cudaStream_t s), (h, s))
 
 /* m, n, k of a cuBLASLt matmul live in its descriptors; reading them costs a few host calls. */
 static void fill_lt(struct cprof_wire_api *ev, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,

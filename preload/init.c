@@ -182,6 +182,7 @@ int cprof_init_slow(void)
 	if (simulated_gpu())
 		cfg.hello.fixed.flags |= CPROF_HELLO_SIMGPU;
 	cprof_ring_set_ops(&ring_ops);
+	cprof_tick_init();
 	if (cprof_flusher_start(&cfg) < 0) {
 		pr_warn("cannot start the flusher thread; not profiling");
 		atomic_store(&cprof_state, CPROF_ST_OFF);

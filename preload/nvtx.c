@@ -204,7 +204,7 @@ static void from_attrs(struct cprof_wire_api *ev, const nvtxEventAttributes_t *a
 static inline __attribute__((always_inline)) void emit(struct cprof_wire_api *ev, unsigned api, nvtxDomainHandle_t d,
 						      int ret)
 {
-	ev->start_ns = ev->end_ns = cprof_now_ns();
+	ev->start_ns = ev->end_ns = cprof_tick(); /* ticks, as every ring event (cprof_tick_ns) */
 	ev->api = (uint16_t)api;
 	ev->ret = ret;
 	if (d && d->magic == NVTX_MAGIC)

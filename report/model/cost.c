@@ -21,6 +21,104 @@ static int cost_cmp(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+static int counted_cmp(const void *pa, const void *pb)
+{
+	const struct cprof_counted *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+static int counted_name_cmp(const void *pa, const void *pb)
+{
+	const struct cprof_counted *a = pa, *b = pb;
+
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+static int counted_calls_desc(const void *pa, const void *pb)
+{
+	const struct cprof_counted *a = pa, *b = pb;
+
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+/* Running totals, a row each time they grew: one scan, the largest of each (process, name) kept. */
+static int load_counts(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0, i, n = 0;
+	int rc;
+
+	if (!cprof_has_table(db, "CPROF_API_COUNTS"))
+		return 0;
+	m->counted_table = 1;
+	if (sqlite3_prepare_v2(db, "SELECT processId, nameId, calls FROM CPROF_API_COUNTS", -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t calls = sqlite3_column_int64(st, 2);
+
+		if (cprof_grow(&m->counted, &cap, m->ncounted, sizeof(*m->counted)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		/* a forged negative or huge total is read as 0, never wrapped in a sum */
+		m->counted[m->ncounted++] = (struct cprof_counted){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+								    calls > 0 && calls < (1ll << 50) ? (uint64_t)calls : 0 };
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (m->ncounted > 1)
+		qsort(m->counted, m->ncounted, sizeof(*m->counted), counted_cmp);
+	for (i = 0; i < m->ncounted; i++) {
+		if (n && m->counted[n - 1].proc == m->counted[i].proc && m->counted[n - 1].name == m->counted[i].name) {
+			if (m->counted[i].calls > m->counted[n - 1].calls)
+				m->counted[n - 1].calls = m->counted[i].calls;
+			continue;
+		}
+		m->counted[n++] = m->counted[i];
+	}
+	m->ncounted = n;
+	return 0;
+}
+
+int cprof_model_counted_calls(const struct cprof_model *m, int64_t proc, struct cprof_counted **out)
+{
+	struct cprof_counted *o;
+	size_t i, n = 0, u = 0;
+
+	*out = NULL;
+	if (m->ncounted == 0)
+		return 0;
+	if ((o = malloc(m->ncounted * sizeof(*o))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ncounted; i++)
+		if ((!proc || m->counted[i].proc == proc) && cprof_model_string(m, m->counted[i].name) && m->counted[i].calls)
+			o[n++] = m->counted[i];
+	if (n > 1)
+		qsort(o, n, sizeof(*o), counted_name_cmp);
+	for (i = 0; i < n; i++) {
+		if (u && o[u - 1].name == o[i].name) {
+			o[u - 1].calls += o[i].calls;
+			continue;
+		}
+		o[u] = o[i];
+		o[u++].proc = proc;
+	}
+	if (u == 0) {
+		free(o);
+		return 0;
+	}
+	if (u > 1)
+		qsort(o, u, sizeof(*o), counted_calls_desc);
+	*out = o;
+	return (int)u;
+}
+
 /* The rows of proc: [*lo, *hi) in the (proc, time, table order) order cprof_model_load_cost sorts them in. */
 static void proc_rows(const struct cprof_model *m, int64_t proc, size_t *lo, size_t *hi)
 {
@@ -71,6 +169,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		m->collector_run_cpu_ns = intake + (idle ? 0 : writer);
 		m->collector_writer_idle = idle;
 	}
+	if ((rc = load_counts(db, m)) < 0)
+		return rc;
 	if (!cprof_has_table(db, "CPROF_COST"))
 		return 0;
 	/* lostNested came a little after the table: a profile of that build has none (read as 0) */

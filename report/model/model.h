@@ -226,6 +226,13 @@ struct cprof_cost_row {
 		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 };
 
+/* Calls counted and not recorded (CPROF_API_COUNTS: the device queries once CUPTI was on), a process's total
+ * for one name: the largest of its running totals. */
+struct cprof_counted {
+	int64_t proc, name;
+	uint64_t calls;
+};
+
 struct cprof_steps_cache {
 	int64_t proc;
 	const char *re;
@@ -283,13 +290,19 @@ struct cprof_model {
 	struct cprof_recording rec;  /* always loaded (a handful of rows) */
 	struct cprof_cost_row *cost;  /* CPROF_COST, table order */
 	size_t ncost;
+	struct cprof_counted *counted; /* by (proc, name) */
+	size_t ncounted;
+	int counted_table;            /* the profile has CPROF_API_COUNTS (its cprof counted the device queries) */
 	uint64_t collector_run_cpu_ns; /* cprofd's CPU while the program ran that competed with it (META) */
 	int collector_writer_idle;     /* its writer ran at idle priority */
 	struct cprof_model_extra *x;   /* cprof_model_open's parts (report/model/parts.h); NULL otherwise */
 };
 
-/* cost.c: CPROF_COST and cprofd's CPU (META) into the model. */
+/* cost.c: CPROF_COST, CPROF_API_COUNTS and cprofd's CPU (META) into the model. */
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
+/* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how
+ * many names, or a negative errno. *out is malloc'd (free it), NULL when none. */
+int cprof_model_counted_calls(const struct cprof_model *m, int64_t proc, struct cprof_counted **out);
 
 /* The model of the profile open as db: the parts asked for (enum cprof_model_part), each table read once,
  * in one statement. 0 or a negative errno. */

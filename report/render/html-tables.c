@@ -209,6 +209,25 @@ static void stats_table(struct html *h, const char *id, const char *title, const
 		fputs("<p class=\"note\">* seen only by CUPTI: called inside a library (cuBLAS, cuDNN) or not hooked</p>\n", f);
 }
 
+/* the device queries counted and not timed, over the whole run (CPROF_API_COUNTS) */
+static void counted_note(struct html *h)
+{
+	struct cprof_counted *c;
+	int n = cprof_model_counted_calls(&h->model, 0, &c);
+
+	if (n <= 0)
+		return;
+	fputs("<p class=\"note\">Counted, not timed (whole run; calls that make no GPU work: device queries, of which "
+	      "CUPTI made no record, as under torch.profiler, and cuBLAS handle settings):", h->f);
+	for (int i = 0; i < n; i++) {
+		fputs(i ? ", " : " ", h->f);
+		html_text(h->f, cprof_model_string(&h->model, c[i].name));
+		fprintf(h->f, " %llu", (unsigned long long)c[i].calls);
+	}
+	fputs("</p>\n", h->f);
+	free(c);
+}
+
 static void torch_table(struct html *h)
 {
 	FILE *f = h->f;
@@ -361,6 +380,7 @@ void html_tables_write(struct html *h)
 	stats_table(h, "t-kernels", "GPU kernels", &h->kernels, 0);
 	stats_table(h, "t-memops", "GPU memory operations", &h->memops, 1);
 	stats_table(h, "t-apis", "CUDA API", &h->apis, 0);
+	counted_note(h);
 	torch_table(h);
 	steps_table(h);
 	ranges_table(h);

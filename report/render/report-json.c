@@ -258,6 +258,22 @@ static void json_head(const struct report_doc *d)
 	report_json_windows(&d->model.rec);
 }
 
+/* the device queries counted and not timed, over the whole run: [{"name", "calls"}] */
+static void json_counted(const struct report_doc *d)
+{
+	struct cprof_counted *c;
+	int n = cprof_model_counted_calls(&d->model, 0, &c);
+
+	printf(",\"counted_calls\":[");
+	for (int i = 0; i < n; i++) {
+		printf("%s{\"name\":", i ? "," : "");
+		cprof_json_str(stdout, cprof_model_string(&d->model, c[i].name));
+		printf(",\"calls\":%llu}", (unsigned long long)c[i].calls);
+	}
+	printf("]");
+	free(c);
+}
+
 static void json_tables(const struct report_doc *d)
 {
 	const struct cprof_model_extra *x = d->model.x;
@@ -269,6 +285,7 @@ static void json_tables(const struct report_doc *d)
 	report_json_table(&d->memops, top, 0);
 	printf(",\"apis\":");
 	report_json_table(&d->apis, top, 0);
+	json_counted(d);
 	printf(",\"stacks\":%zu,\"ops\":", x->stacks.n);
 	cprof_attr_json(&x->ops, CPROF_BY_OP, top);
 	printf(",\"torch_ops_evidence\":");

@@ -549,6 +549,23 @@ static void text_verdicts(const struct report_doc *d)
 	report_print_ranks(d->ranks, d->nranks, d->procs, d->nprocs);
 }
 
+
+/* The device queries counted and not timed (CPROF_API_COUNTS): a count a reader can act on, over the run. */
+static void print_counted(const struct report_doc *d)
+{
+	struct cprof_counted *c;
+	int n = cprof_model_counted_calls(&d->model, 0, &c);
+
+	if (n <= 0)
+		return;
+	printf(" counted, not timed (whole run; calls that make no GPU work: device queries, of which CUPTI made no"
+	       " record, as under torch.profiler, and cuBLAS handle settings):");
+	for (int i = 0; i < n; i++)
+		printf("%s %s %llu", i ? "," : "", cprof_tx(cprof_model_string(&d->model, c[i].name)),
+		       (unsigned long long)c[i].calls);
+	printf("\n");
+	free(c);
+}
 static void text_tables(const struct report_doc *d)
 {
 	const struct cprof_model_extra *x = d->model.x;
@@ -566,6 +583,8 @@ static void text_tables(const struct report_doc *d)
 	snprintf(title, sizeof(title), "%s (%s)", d->nprocs > 1 ? "CUDA API, all processes" : "CUDA API", d->win_note);
 	if (all || by == REPORT_BY_API)
 		report_print_stats_table(title, &d->apis, by == REPORT_BY_API ? all_rows : top, 0);
+	if (all || by == REPORT_BY_API)
+		print_counted(d);
 	if (by == REPORT_BY_API && d->nprocs > 1)
 		for (i = 0; i < d->nprocs; i++) {
 			snprintf(title, sizeof(title), "CUDA API, process %lld: %.100s", (long long)d->procs[i].pid,

@@ -1,22 +1,36 @@
-# Device queries that make no GPU work (cudaGetDevice) pass straight through the hook once CUPTI is on:
-# CUPTI's runtime records carry them (count, thread, time), so the profile has them once each, and the
-# rings and the flusher carry none. Without CUPTI they are hooked calls as before.
+# Device queries that make no GPU work (cudaGetDevice) are only counted by the hook once CUPTI is on, and
+# CUPTI makes no record of them (cprof switches them off, as Kineto does): no event in the rings, no CUPTI
+# record, the count in CPROF_API_COUNTS and the report's counted_calls. Without CUPTI they are hooked calls.
 . "$(dirname "$0")/lib.sh"
 need_sim
 N=5000
 out=$(sim "$BIN/cprof-run" -o on.db -- "$WL/scenarios" queries $N 2> err.txt) || fail "run failed: $out $(cat err.txt)"
-assert_eq "$out" "queries $N" "stdout with CUPTI"
+assert_eq "$out" "queries $N settings $((N / 10))" "stdout with CUPTI"
 hooked=$(q on.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetDevice'")
 cupti=$(q on.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaGetDevice\_v%' ESCAPE '\\'")
 echo "with CUPTI: hooked $hooked, CUPTI records $cupti"
-# the first query brings the driver and CUPTI up inside its hook: a hooked call, and CUPTI's record of it
-# carries our external id, so the report counts it once
+# the first query brings the driver and CUPTI up inside its hook: a hooked call (CUPTI's record of it, made
+# before the switch, carries our external id); every later one is counted
 [ "$hooked" -le 1 ] || fail "queries recorded by the hook once CUPTI is on: got $hooked, want <= 1"
-assert_eq "$cupti" "$N" "CUPTI's runtime records of the queries"
+[ "$cupti" -le 1 ] || fail "CUPTI recorded $cupti of the queries: cprof did not switch their records off"
+counted=$(q on.db "SELECT max(c.calls) FROM CPROF_API_COUNTS c JOIN StringIds s ON s.id = c.nameId WHERE s.value = 'cudaGetDevice'")
+assert_eq "$((counted + hooked))" "$N" "counted + hooked queries"
 "$BIN/cprof" report on.db --format json > on.json || fail "report failed"
-n=$(python3 -c 'import json,sys; d=json.load(open("on.json")); print(sum(a["calls"] for a in d["apis"] if a["name"] == "cudaGetDevice"))')
-assert_eq "$n" "$N" "the report's cudaGetDevice calls"
+n=$(python3 -c 'import json,sys; d=json.load(open("on.json")); print(sum(a["calls"] for a in d["counted_calls"] if a["name"] == "cudaGetDevice"))')
+assert_eq "$n" "$counted" "the report's counted cudaGetDevice calls"
+"$BIN/cprof" report on.db > on.txt || fail "report failed"
+grep -q "counted, not timed .*cudaGetDevice $counted" on.txt || fail "the text report does not show the count: $(grep -i counted on.txt)"
+# cuBLAS's handle settings make no GPU work: counted, never recorded, with or without CUPTI
+settings() { # DB: the hook events and the counts of the three settings, one line
+	for s in cublasSetStream_v2 cublasSetMathMode cublasSetWorkspace_v2; do
+		printf '%s %s %s ' "$s" "$(q "$1" "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = '$s'")" \
+			"$(q "$1" "SELECT max(c.calls) FROM CPROF_API_COUNTS c JOIN StringIds s ON s.id = c.nameId WHERE s.value = '$s'")"
+	done
+}
+want="cublasSetStream_v2 0 $((N / 10)) cublasSetMathMode 0 $((N / 10)) cublasSetWorkspace_v2 0 $((N / 10)) "
+assert_eq "$(settings on.db)" "$want" "cuBLAS settings with CUPTI (name, hook events, counted)"
 out=$(CPROF_NO_CUPTI=1 sim "$BIN/cprof-run" -o off.db -- "$WL/scenarios" queries $N 2> err.txt) || fail "run failed: $out $(cat err.txt)"
 assert_eq "$(q off.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetDevice'")" \
 	"$N" "without CUPTI every query is a hooked call"
+assert_eq "$(settings off.db)" "$want" "cuBLAS settings without CUPTI (name, hook events, counted)"
 echo ok

@@ -13,7 +13,7 @@ done
 # the shape: twice as many driver calls (in no hooked call) as launches, and each in the API table
 assert_eq "$(q x16.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_DRIVER")" $((N * 16 * 20)) "driver calls at 16x"
 "$BIN/cprof" report x1.db --format csv > api.csv || fail "report --format csv"
-grep -Eq "^[^,]*,[^,]*,$((N * 20)),.*,\"?cuDevicePrimaryCtxGetState\"?$" api.csv || fail "driver calls not in the API table: $(head -5 api.csv)"
+grep -Eq "^[^,]*,[^,]*,$((N * 20)),.*,\"?cuCtxGetDevice\"?$" api.csv || fail "driver calls not in the API table: $(head -5 api.csv)"
 TIMEFORMAT='%3U %3S'
 cpu() { # cpu DB FORMAT: CPU seconds (user + system) of one report, or 'timeout'
 	local t

@@ -77,6 +77,32 @@ int simgpu_cupti_enabled(int kind)
 	return sg_act_on(kind);
 }
 
+/* cuptiActivityEnableRuntimeApi / EnableDriverApi: an API switched off makes no record at all (what Kineto asks
+ * for cudaGetDevice since CUDA 12.5), so a profiler that asks pays nothing for it here either. Kept across
+ * enabling and disabling the kind; cleared by cuptiFinalize. */
+static atomic_uchar g_api_off_rt[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static atomic_uchar g_api_off_drv[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+int simgpu_cupti_enable_api(int driver, uint32_t cbid, int on)
+{
+	if (no_driver())
+		return CUPTI_ERROR_UNKNOWN;
+	if (driver ? cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE : cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	atomic_store(driver ? &g_api_off_drv[cbid] : &g_api_off_rt[cbid], on ? 0 : 1);
+	if (simgpu_cfg()->verbose)
+		simgpu_log("%s api %u activity %s", driver ? "driver" : "runtime", cbid, on ? "enabled" : "disabled");
+	return CUPTI_SUCCESS;
+}
+
+static int api_off(int driver, uint32_t cbid)
+{
+	if (driver)
+		return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE &&
+		       atomic_load_explicit(&g_api_off_drv[cbid], memory_order_relaxed);
+	return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && atomic_load_explicit(&g_api_off_rt[cbid], memory_order_relaxed);
+}
+
 int simgpu_cupti_latency_timestamps(int on)
 {
 	atomic_store(&g_latency_ts, on ? 1 : 0);
@@ -577,8 +603,9 @@ int simgpu_cupti_pop_external(int kind, uint64_t *id)
 
 SG_HIDDEN void sg_emit_call(struct simgpu_call *c, uint64_t end, int ret)
 {
-	int api_kind = (c->flags & SIMGPU_ENTER_DRIVER_API) ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
-	if (sg_act_on(api_kind)) {
+	int drv = (c->flags & SIMGPU_ENTER_DRIVER_API) != 0;
+	int api_kind = drv ? CUPTI_ACTIVITY_KIND_DRIVER : CUPTI_ACTIVITY_KIND_RUNTIME;
+	if (sg_act_on(api_kind) && !api_off(drv, c->cbid)) {
 		/* External ids annotate API records only, one record per kind with an id pushed. */
 		if (sg_act_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
 			for (int k = 1; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
@@ -790,6 +817,10 @@ int simgpu_cupti_finalize(void)
 	flush_current();
 	for (int k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
 		atomic_store(&g_kind_on[k], 0);
+	for (size_t i = 0; i < CUPTI_RUNTIME_TRACE_CBID_SIZE; i++)
+		atomic_store(&g_api_off_rt[i], 0);
+	for (size_t i = 0; i < CUPTI_DRIVER_TRACE_CBID_SIZE; i++)
+		atomic_store(&g_api_off_drv[i], 0);
 	pthread_mutex_lock(&g_sub_lock);
 	callbacks_clear();
 	g_sub = NULL;

@@ -43,17 +43,14 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
 	return CUPTI_SUCCESS;
 }
 
-/* Runtime and driver API records are all-or-nothing here: selecting callback ids is accepted, nothing filtered. */
 CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
 {
-	(void)cbid, (void)enable;
-	return CUPTI_SUCCESS;
+	return (CUptiResult)simgpu_cupti_enable_api(0, cbid, enable);
 }
 
 CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
 {
-	(void)cbid, (void)enable;
-	return CUPTI_SUCCESS;
+	return (CUptiResult)simgpu_cupti_enable_api(1, cbid, enable);
 }
 
 static const char *result_name(CUptiResult r)

@@ -184,6 +184,7 @@ uint64_t simgpu_mem_used(void);
 /* CUPTI: the simulated libcupti forwards here, so records exist whether or not it is loaded. */
 int simgpu_cupti_enable(int kind, int on);
 int simgpu_cupti_enabled(int kind);
+int simgpu_cupti_enable_api(int driver, uint32_t cbid, int on);
 int simgpu_cupti_register(CUpti_BuffersCallbackRequestFunc req, CUpti_BuffersCallbackCompleteFunc done);
 int simgpu_cupti_flush_all(uint32_t flag);
 int simgpu_cupti_flush_period(uint32_t ms);

@@ -291,6 +291,39 @@ START_TEST(test_ranks_from_arrays)
 }
 END_TEST
 
+/* The counted device queries: a process's count is its largest running total (cost.c keeps that at load);
+ * the run's is the sum over processes, by name; a process filter keeps only its own; a name not in the
+ * profile's strings, or a zero count, is left out. */
+START_TEST(test_counted_calls_sum_by_name)
+{
+	struct cprof_string str[] = { { 3, (char *)"cudaGetDevice" }, { 5, (char *)"cudaDeviceGetAttribute" } };
+	struct cprof_counted rows[] = { { 1, 3, 700 }, { 1, 5, 12 }, { 2, 3, 300 }, { 2, 9, 40 }, { 2, 5, 0 } };
+	struct cprof_model m;
+	struct cprof_counted *out;
+	int n;
+
+	memset(&m, 0, sizeof(m));
+	m.strings = str;
+	m.nstrings = 2;
+	m.counted = rows;
+	m.ncounted = 5;
+	n = cprof_model_counted_calls(&m, 0, &out);
+	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(out[0].name, 3);
+	ck_assert_uint_eq(out[0].calls, 1000);
+	ck_assert_int_eq(out[1].name, 5);
+	ck_assert_uint_eq(out[1].calls, 12);
+	free(out);
+	n = cprof_model_counted_calls(&m, 2, &out);
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_eq(out[0].calls, 300);
+	free(out);
+	m.ncounted = 0;
+	ck_assert_int_eq(cprof_model_counted_calls(&m, 0, &out), 0);
+	ck_assert_ptr_null(out);
+}
+END_TEST
+
 Suite *report_rules_suite(void)
 {
 	Suite *s = suite_create("report_rules");
@@ -303,6 +336,7 @@ Suite *report_rules_suite(void)
 	tcase_add_test(tc, test_torch_ops_self_and_window);
 	tcase_add_test(tc, test_threshold_options);
 	tcase_add_test(tc, test_ranks_from_arrays);
+	tcase_add_test(tc, test_counted_calls_sum_by_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

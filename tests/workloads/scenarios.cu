@@ -227,14 +227,23 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "queries")) {
-		// N device queries (as PyTorch asks cudaGetDevice before most calls), then one launch
-		int n = argc > 2 ? atoi(argv[2]) : 1000, dev = -1, sum = 0;
+		// N device queries (as PyTorch asks cudaGetDevice before most calls), then one launch; then N/10
+		// cuBLAS handle settings of each kind, as PyTorch makes them around every GEMM
+		int n = argc > 2 ? atoi(argv[2]) : 1000, dev = -1, sum = 0, ok = 0;
+		cublasHandle_t h;
 		for (int i = 0; i < n; i++)
 			if (cudaGetDevice(&dev) == cudaSuccess)
 				sum += dev + 1;
 		launch_a(1);
 		cudaDeviceSynchronize();
-		printf("queries %d\n", sum);
+		if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
+			for (int i = 0; i < n / 10; i++)
+				ok += cublasSetStream(h, 0) == CUBLAS_STATUS_SUCCESS &&
+				      cublasSetMathMode(h, CUBLAS_DEFAULT_MATH) == CUBLAS_STATUS_SUCCESS &&
+				      cublasSetWorkspace(h, nullptr, 0) == CUBLAS_STATUS_SUCCESS;
+			cublasDestroy(h);
+		}
+		printf("queries %d settings %d\n", sum, ok);
 		return 0;
 	}
 	if (!strcmp(mode, "rate-paced")) {
@@ -261,26 +270,27 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "torch-shaped")) {
 		// N steps as PyTorch makes them: before each launch the caching allocator and the stream guard ask
-		// the driver (found through cudaGetDriverEntryPoint, as torch does) whether the primary context is
-		// up; those driver calls are in no hooked call, and there are as many as launches
+		// the driver (found through cudaGetDriverEntryPoint, as torch does) about the current context; those
+		// driver calls are in no hooked call, and there are as many as launches. (torch's own,
+		// cuDevicePrimaryCtxGetState, cprof has CUPTI make no record of, as Kineto does: cuCtxGetDevice keeps
+		// the shape in the profile.)
 		int n = argc > 2 ? atoi(argv[2]) : 100;
-		CUresult (*get_state)(CUdevice, unsigned int *, int *) = nullptr;
+		CUresult (*get_dev)(CUdevice *) = nullptr;
 		enum cudaDriverEntryPointQueryResult q;
-		unsigned int flags;
-		int active, *buf, *dst;
+		CUdevice dev;
+		int *buf, *dst;
 		cudaMalloc(&buf, 4096);
 		cudaMalloc(&dst, 4096);
-		if (cudaGetDriverEntryPointByVersion("cuDevicePrimaryCtxGetState", (void **)&get_state, CUDART_VERSION,
-						      cudaEnableDefault, &q) !=
-			    cudaSuccess || get_state == nullptr) {
-			fprintf(stderr, "scenarios: no cuDevicePrimaryCtxGetState\n");
+		if (cudaGetDriverEntryPointByVersion("cuCtxGetDevice", (void **)&get_dev, CUDART_VERSION, cudaEnableDefault,
+						      &q) != cudaSuccess || get_dev == nullptr) {
+			fprintf(stderr, "scenarios: no cuCtxGetDevice\n");
 			return 1;
 		}
 		for (int i = 0; i < n; i++) {
 			for (int j = 0; j < 10; j++) {
-				get_state(0, &flags, &active);
+				get_dev(&dev);
 				kern_a<<<1, 32>>>(buf);
-				get_state(0, &flags, &active);
+				get_dev(&dev);
 				kern_b<<<2, 64>>>(buf);
 			}
 			cudaMemcpyAsync(dst, buf, 4096, cudaMemcpyDeviceToDevice, 0);
