@@ -48,7 +48,9 @@ enum cprof_counted_slot {
 	CPROF_COUNTED_cudaDeviceGetAttribute,
 	CPROF_COUNTED_cudaDriverGetVersion,
 	CPROF_COUNTED_cudaRuntimeGetVersion,
-	CPROF_COUNTED__QUERIES, /* the device queries above */
+	CPROF_COUNTED_cudaGetLastError,
+	CPROF_COUNTED_cudaPeekAtLastError,
+	CPROF_COUNTED__QUERIES, /* the queries above: CUPTI's records of them switched off */
 	CPROF_COUNTED_cublasSetStream_v2 = CPROF_COUNTED__QUERIES,
 	CPROF_COUNTED_cublasSetWorkspace_v2,
 	CPROF_COUNTED_cublasSetMathMode,
@@ -166,7 +168,6 @@ CPROF_HIDDEN void cprof_flusher_wake(void);
 CPROF_HIDDEN void cprof_flusher_final(int reason);
 
 CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);
-CPROF_HIDDEN int cprof_strings_add(uint32_t id, uint16_t kind, const char *s);
 CPROF_HIDDEN int cprof_strings_add_once(_Atomic uint32_t *queued_gen, uint32_t gen, uint32_t id, uint16_t kind,
 					const char *s);
 CPROF_HIDDEN extern _Atomic int cprof_wake_pending;
@@ -234,6 +235,17 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 	}
 	atomic_store_explicit(&r->counted[slot], atomic_load_explicit(&r->counted[slot], memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+}
+
+/* A counted call that reported an error: an instant event with its code (the count has the call already) */
+static inline void cprof_record_error(unsigned api, int ret)
+{
+	struct cprof_wire_api ev = { 0 };
+
+	ev.start_ns = ev.end_ns = cprof_tick();
+	ev.api = (uint16_t)api;
+	ev.ret = ret;
+	cprof_record(&ev);
 }
 
 /* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has
@@ -400,7 +412,6 @@ CPROF_HIDDEN void cprof_kernel_register(const void *key, const char *name);
 CPROF_HIDDEN void cprof_kernel_alias(const void *alias, const void *key);
 CPROF_HIDDEN uint32_t cprof_kernel_name_id(const void *key);
 CPROF_HIDDEN void cprof_kernels_lock(int lock);
-CPROF_HIDDEN uint32_t cprof_string_id_new(void);
 
 /* MurmurHash3's 64-bit finaliser: hash table keys from pointers and mixed values. */
 static inline uint64_t cprof_fmix64(uint64_t k)
@@ -413,9 +424,14 @@ static inline uint64_t cprof_fmix64(uint64_t k)
 	return k;
 }
 
-/* strings.c: interned text (module paths, Python names, NVTX messages) -> per-process string id, queued
- * for the collector once per process; 0 when it cannot be interned. Lock-free when already known. */
+/* strings.c, the one interner: text of a kind (kernel and API names, module paths, Python names, NVTX
+ * messages) -> per-process string id, queued for the collector once per process; 0 when it cannot be
+ * interned. Lock-free when already known. cprof_intern_entry finds or adds the entry without queueing it
+ * (a kernel registered is named only if launched); cprof_intern_id queues it (once) and gives its id. */
+struct cprof_istr;
 CPROF_HIDDEN uint32_t cprof_intern(uint16_t kind, const char *s, size_t len);
+CPROF_HIDDEN struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len);
+CPROF_HIDDEN uint32_t cprof_intern_id(struct cprof_istr *e);
 CPROF_HIDDEN void cprof_strings_lock(int lock);
 
 /* flusher.c: a stack for the collector (sent after the strings it names, before later events). */

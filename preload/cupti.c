@@ -27,6 +27,8 @@ static const uint32_t counted_cbid[CPROF_COUNTED__QUERIES] = {
 	[CPROF_COUNTED_cudaDeviceGetAttribute] = CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
 	[CPROF_COUNTED_cudaDriverGetVersion] = CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
 	[CPROF_COUNTED_cudaRuntimeGetVersion] = CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+	[CPROF_COUNTED_cudaGetLastError] = CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+	[CPROF_COUNTED_cudaPeekAtLastError] = CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
 };
 CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = {
 	[CPROF_COUNTED_cudaGetDevice] = CPROF_API_cudaGetDevice,
@@ -34,6 +36,8 @@ CPROF_HIDDEN const uint16_t cprof_counted_api[CPROF_COUNTED__N] = {
 	[CPROF_COUNTED_cudaDeviceGetAttribute] = CPROF_API_cudaDeviceGetAttribute,
 	[CPROF_COUNTED_cudaDriverGetVersion] = CPROF_API_cudaDriverGetVersion,
 	[CPROF_COUNTED_cudaRuntimeGetVersion] = CPROF_API_cudaRuntimeGetVersion,
+	[CPROF_COUNTED_cudaGetLastError] = CPROF_API_cudaGetLastError,
+	[CPROF_COUNTED_cudaPeekAtLastError] = CPROF_API_cudaPeekAtLastError,
 	[CPROF_COUNTED_cublasSetStream_v2] = CPROF_API_cublasSetStream_v2,
 	[CPROF_COUNTED_cublasSetWorkspace_v2] = CPROF_API_cublasSetWorkspace_v2,
 	[CPROF_COUNTED_cublasSetMathMode] = CPROF_API_cublasSetMathMode,
@@ -490,21 +494,17 @@ static uint32_t name_id(const char *name)
 		if (names[i].ptr == name)
 			return names[i].id;
 		if (names[i].ptr == NULL) {
-			uint32_t id = cprof_string_id_new();
+			/* the text's one id (strings.c), the hooks' launches of the kernel included */
+			uint32_t id = cprof_intern(CPROF_STR_KERNEL, name, strlen(name));
 
-			if (cprof_strings_add(id, CPROF_STR_KERNEL, name) < 0)
+			if (id == 0)
 				return 0;
 			names[i].ptr = name;
 			names[i].id = id;
 			return id;
 		}
 	}
-	/* table full: send the name again under a new id rather than lose it */
-	{
-		uint32_t id = cprof_string_id_new();
-
-		return cprof_strings_add(id, CPROF_STR_KERNEL, name) < 0 ? 0 : id;
-	}
+	return cprof_intern(CPROF_STR_KERNEL, name, strlen(name)); /* pointer cache full: by text */
 }
 
 static uint32_t api_name_id(int driver, uint32_t cbid)
@@ -520,8 +520,7 @@ static uint32_t api_name_id(int driver, uint32_t cbid)
 		    CUPTI_SUCCESS ||
 	    name == NULL)
 		return 0;
-	id = cprof_string_id_new();
-	if (cprof_strings_add(id, CPROF_STR_API, name) < 0)
+	if ((id = cprof_intern(CPROF_STR_API, name, strlen(name))) == 0)
 		return 0;
 	api_names[driver][cbid] = id;
 	return id;

@@ -243,7 +243,7 @@ static int strings_add_locked(uint32_t id, uint16_t kind, const char *s)
 	return 0;
 }
 
-int cprof_strings_add(uint32_t id, uint16_t kind, const char *s)
+static int strings_add(uint32_t id, uint16_t kind, const char *s)
 {
 	int ret;
 
@@ -503,7 +503,7 @@ static int send_strings(uint64_t deadline)
 		size_t k;
 
 		for (k = i; k < n; k++)
-			if (ret == -EPIPE || cprof_strings_add(list[k].id, list[k].kind, list[k].s) < 0)
+			if (ret == -EPIPE || strings_add(list[k].id, list[k].kind, list[k].s) < 0)
 				break;
 	}
 	for (i = 0; i < n; i++)

@@ -59,4 +59,27 @@
 		return real args;                                                                    \
 	}
 
+/* An error check PyTorch makes after every launch (cudaGetLastError): counted, and recorded only when it reports
+ * an error (an instant event with the code, so the error is in the profile). Once CUPTI is on, counted only
+ * while CUPTI makes no record of it (cprof switched it off); before that always: a program that polls it
+ * without CUPTI fills no ring. */
+#define CPROF_HOOK_COUNTED_QUERY(rtype, sym, soname, noreal, params, args)                           \
+	CPROF_EXPORT rtype sym params                                                                \
+	{                                                                                            \
+		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
+		rtype ret;                                                                           \
+                                                                                                     \
+		if (unlikely(real == NULL))                                                          \
+			return noreal;                                                               \
+		ret = real args;                                                                     \
+		if (likely(cprof_active()) &&                                                        \
+		    (atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed) ||           \
+		     atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed) != CPROF_CUPTI_ON)) { \
+			cprof_count_query(CPROF_COUNTED_##sym);                                      \
+			if (unlikely(ret != 0))                                                      \
+				cprof_record_error(CPROF_API_##sym, (int)ret);                       \
+		}                                                                                    \
+		return ret;                                                                          \
+	}
+
 #endif

@@ -1,4 +1,4 @@
-/* Kernel names: host stub or cudaKernel_t -> string id, filled at registration, read lock-free at launch. */
+/* Kernel names: host stub or cudaKernel_t -> its name, filled at registration, interned (strings.c) at its first launch, read lock-free. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -18,8 +18,8 @@
 
 struct kname {
 	char *name;
-	uint32_t id;
-	_Atomic uint32_t queued_gen; /* generation in which the string was queued for the collector */
+	_Atomic(struct cprof_istr *) str; /* interned at the first launch: PyTorch registers tens of thousands of
+					   * kernels and launches a few hundred of them */
 };
 
 struct kslot {
@@ -29,12 +29,6 @@ struct kslot {
 
 static struct kslot *kmap;
 static size_t kmap_used;
-static _Atomic uint32_t next_id = 1;
-
-uint32_t cprof_string_id_new(void)
-{
-	return atomic_fetch_add(&next_id, 1);
-}
 static pthread_mutex_t kmap_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static inline uint32_t khash(const void *p)
@@ -107,7 +101,6 @@ static struct kname *kname_new(const char *name)
 		free(k);
 		return NULL;
 	}
-	k->id = cprof_string_id_new();
 	return k;
 }
 
@@ -171,7 +164,7 @@ static struct kname *name_unknown(const void *key)
 uint32_t cprof_kernel_name_id(const void *key)
 {
 	struct kname *k = lookup(key);
-	uint32_t gen;
+	struct cprof_istr *str;
 
 	if (unlikely(k == NULL)) {
 		if (key == NULL)
@@ -180,12 +173,16 @@ uint32_t cprof_kernel_name_id(const void *key)
 		if (k == NULL)
 			return 0;
 	}
-	gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
-	/* strings travel once per process, the first time a kernel is launched */
-	if (unlikely(atomic_load_explicit(&k->queued_gen, memory_order_acquire) != gen) &&
-	    cprof_strings_add_once(&k->queued_gen, gen, k->id, CPROF_STR_KERNEL, k->name) < 0)
-		return 0;
-	return k->id;
+	/* the name travels once per process, the first time the kernel is launched (strings.c); two threads
+	 * interning it at once get the one entry */
+	str = atomic_load_explicit(&k->str, memory_order_acquire);
+	if (unlikely(str == NULL)) {
+		str = cprof_intern_entry(CPROF_STR_KERNEL, k->name, strlen(k->name));
+		if (str == NULL)
+			return 0;
+		atomic_store_explicit(&k->str, str, memory_order_release);
+	}
+	return cprof_intern_id(str);
 }
 
 void cprof_kernels_lock(int lock)

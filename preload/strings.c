@@ -1,4 +1,4 @@
-/* Interned strings (module paths, Python names, NVTX messages): text -> per-process id, lock-free to read. */
+/* The one string interner (kernel and API names, module paths, Python names, NVTX messages): text -> per-process id, lock-free to read. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 #define SMAP_BITS 16
 #define SMAP_SIZE (1u << SMAP_BITS)
 
-struct istr {
+struct cprof_istr {
 	uint64_t hash;
 	uint32_t id;
 	uint16_t kind;
@@ -21,9 +21,23 @@ struct istr {
 	char text[];
 };
 
-static _Atomic(struct istr *) *smap;
+static _Atomic(struct cprof_istr *) *smap;
 static size_t smap_used;
 static pthread_mutex_t smap_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint32_t next_id = 1;
+
+static uint32_t string_id_new(void)
+{
+	return atomic_fetch_add(&next_id, 1);
+}
+
+/* How full the table may get for a kind: the strings a program makes up as it goes (NVTX messages with
+ * counters in them, Python names) stop at 5/8, so kernel, API and module names always have room */
+static size_t kind_limit(uint16_t kind)
+{
+	return kind == CPROF_STR_NVTX || kind == CPROF_STR_PYFILE || kind == CPROF_STR_PYFUNC ? SMAP_SIZE * 5 / 8
+											    : SMAP_SIZE * 3 / 4;
+}
 
 static uint64_t fnv(uint16_t kind, const char *s, size_t len)
 {
@@ -35,17 +49,17 @@ static uint64_t fnv(uint16_t kind, const char *s, size_t len)
 	return h ? h : 1;
 }
 
-static int same(const struct istr *e, uint64_t h, uint16_t kind, const char *s, size_t len)
+static int same(const struct cprof_istr *e, uint64_t h, uint16_t kind, const char *s, size_t len)
 {
 	return e->hash == h && e->kind == kind && e->len == len && memcmp(e->text, s, len) == 0;
 }
 
-static struct istr *find(uint64_t h, uint16_t kind, const char *s, size_t len, uint32_t *slot)
+static struct cprof_istr *find(uint64_t h, uint16_t kind, const char *s, size_t len, uint32_t *slot)
 {
 	uint32_t i = (uint32_t)h & (SMAP_SIZE - 1), n;
 
 	for (n = 0; n < SMAP_SIZE; n++, i = (i + 1) & (SMAP_SIZE - 1)) {
-		struct istr *e = atomic_load_explicit(&smap[i], memory_order_acquire);
+		struct cprof_istr *e = atomic_load_explicit(&smap[i], memory_order_acquire);
 
 		if (e == NULL) {
 			*slot = i;
@@ -59,7 +73,7 @@ static struct istr *find(uint64_t h, uint16_t kind, const char *s, size_t len, u
 }
 
 /* Once per process generation the string goes to the collector (a fork child sends its own). */
-static uint32_t queued(struct istr *e)
+uint32_t cprof_intern_id(struct cprof_istr *e)
 {
 	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_relaxed);
 
@@ -71,21 +85,21 @@ static uint32_t queued(struct istr *e)
 	return e->id;
 }
 
-uint32_t cprof_intern(uint16_t kind, const char *s, size_t len)
+struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len)
 {
-	struct istr *e;
+	struct cprof_istr *e;
 	uint64_t h;
 	uint32_t slot;
 
 	if (s == NULL)
-		return 0;
+		return NULL;
 	if (len > CPROF_WIRE_MAX_STRING - 8)
 		len = CPROF_WIRE_MAX_STRING - 8;
 	h = fnv(kind, s, len);
 	if (likely(smap != NULL)) {
 		e = find(h, kind, s, len, &slot);
 		if (likely(e != NULL))
-			return queued(e);
+			return e;
 	}
 	pthread_mutex_lock(&smap_lock);
 	if (smap == NULL) {
@@ -93,14 +107,14 @@ uint32_t cprof_intern(uint16_t kind, const char *s, size_t len)
 
 		if (m == MAP_FAILED) {
 			pthread_mutex_unlock(&smap_lock);
-			return 0;
+			return NULL;
 		}
 		smap = m;
 	}
 	e = find(h, kind, s, len, &slot);
-	if (e == NULL && smap_used >= SMAP_SIZE * 3 / 4) {
-		/* full (49152 distinct strings, e.g. NVTX messages with counters in them): later new strings
-		 * all become one placeholder, which the quarter kept free has room for */
+	if (e == NULL && smap_used >= kind_limit(kind)) {
+		/* full for its kind (40960 or 49152 distinct strings, e.g. NVTX messages with counters in them):
+		 * later new strings of the kind all become one placeholder, which the quarter kept free has room for */
 		static const char full[] = "(not kept: too many distinct strings)";
 
 		s = full;
@@ -111,12 +125,12 @@ uint32_t cprof_intern(uint16_t kind, const char *s, size_t len)
 	if (e == NULL) {
 		if (slot == UINT32_MAX || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
 			pthread_mutex_unlock(&smap_lock);
-			return 0;
+			return NULL;
 		}
 		e->hash = h;
 		e->kind = kind;
 		e->len = (uint16_t)len;
-		e->id = cprof_string_id_new();
+		e->id = string_id_new();
 		atomic_init(&e->queued_gen, 0);
 		memcpy(e->text, s, len);
 		e->text[len] = '\0';
@@ -124,7 +138,14 @@ uint32_t cprof_intern(uint16_t kind, const char *s, size_t len)
 		smap_used++;
 	}
 	pthread_mutex_unlock(&smap_lock);
-	return queued(e);
+	return e;
+}
+
+uint32_t cprof_intern(uint16_t kind, const char *s, size_t len)
+{
+	struct cprof_istr *e = cprof_intern_entry(kind, s, len);
+
+	return e ? cprof_intern_id(e) : 0;
 }
 
 void cprof_strings_lock(int lock)

@@ -5,7 +5,7 @@
 need_sim
 N=5000
 out=$(sim "$BIN/cprof-run" -o on.db -- "$WL/scenarios" queries $N 2> err.txt) || fail "run failed: $out $(cat err.txt)"
-assert_eq "$out" "queries $N settings $((N / 10))" "stdout with CUPTI"
+assert_eq "$out" "queries $N settings $((N / 10)) errors 1" "stdout with CUPTI"
 hooked=$(q on.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetDevice'")
 cupti=$(q on.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaGetDevice\_v%' ESCAPE '\\'")
 echo "with CUPTI: hooked $hooked, CUPTI records $cupti"
@@ -29,8 +29,17 @@ settings() { # DB: the hook events and the counts of the three settings, one lin
 }
 want="cublasSetStream_v2 0 $((N / 10)) cublasSetMathMode 0 $((N / 10)) cublasSetWorkspace_v2 0 $((N / 10)) "
 assert_eq "$(settings on.db)" "$want" "cuBLAS settings with CUPTI (name, hook events, counted)"
+# the error checks: counted, no CUPTI record, and the one that reported an error recorded with its code
+errors() { # DB: counted cudaGetLastError, its hook events, their codes, CUPTI's records of it
+	printf '%s %s %s %s' "$(q "$1" "SELECT max(c.calls) FROM CPROF_API_COUNTS c JOIN StringIds s ON s.id = c.nameId WHERE s.value = 'cudaGetLastError'")" \
+		"$(q "$1" "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetLastError'")" \
+		"$(q "$1" "SELECT group_concat(a.returnValue) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetLastError'")" \
+		"$(q "$1" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaGetLastError%'")"
+}
+assert_eq "$(errors on.db)" "$((N / 10)) 1 9 0" "error checks with CUPTI (counted, recorded, their codes, CUPTI records)"
 out=$(CPROF_NO_CUPTI=1 sim "$BIN/cprof-run" -o off.db -- "$WL/scenarios" queries $N 2> err.txt) || fail "run failed: $out $(cat err.txt)"
 assert_eq "$(q off.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value = 'cudaGetDevice'")" \
 	"$N" "without CUPTI every query is a hooked call"
 assert_eq "$(settings off.db)" "$want" "cuBLAS settings without CUPTI (name, hook events, counted)"
+assert_eq "$(errors off.db)" "$((N / 10)) 1 9 0" "error checks without CUPTI (counted, recorded, their codes, CUPTI records)"
 echo ok

@@ -243,7 +243,13 @@ int main(int argc, char **argv)
 				      cublasSetWorkspace(h, nullptr, 0) == CUBLAS_STATUS_SUCCESS;
 			cublasDestroy(h);
 		}
-		printf("queries %d settings %d\n", sum, ok);
+		// and N/10 error checks, as PyTorch makes after each launch; the last after a launch that failed
+		int errs = 0;
+		for (int i = 0; i < n / 10 - 1; i++)
+			errs += cudaGetLastError() != cudaSuccess;
+		kern_a<<<1, 0>>>(nullptr); // a block of no threads: cudaErrorInvalidConfiguration
+		errs += cudaGetLastError() != cudaSuccess;
+		printf("queries %d settings %d errors %d\n", sum, ok, errs);
 		return 0;
 	}
 	if (!strcmp(mode, "rate-paced")) {
