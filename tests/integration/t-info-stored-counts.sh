@@ -17,19 +17,20 @@ same_as_report() {
 	grep -qF "process(es), $want," info.txt || fail "$1: info says $(grep 'process(es)' info.txt), report $want"
 }
 
-# one thread, four threads, NVTX's calls that only CUPTI saw, and cuBLAS (the runtime calls it makes are
-# shown inside it)
+# one thread, four threads, NVTX, CUDA graphs (calls only CUPTI saw) and cuBLAS (the runtime calls it makes
+# are shown inside it)
 sim "$BIN/cprof-run" -q -o one.db -- "$WL/scenarios" rate 3000 > /dev/null 2>&1 || fail "rate"
 sim "$BIN/cprof-run" -q -o four.db -- "$WL/scenarios" threads 4 > /dev/null 2>&1 || fail "threads"
 sim "$BIN/cprof-run" -q -o nvtx.db -- "$WL/nvtx_demo" steps 10 > /dev/null 2>&1 || fail "nvtx_demo"
+sim "$BIN/cprof-run" -q -o graph.db -- "$WL/sample_graph" > /dev/null 2>&1 || fail "sample_graph"
 sim "$BIN/cprof-run" -q -o blas.db -- "$WL/matmul_sweep" --sizes 64,256 --steps 10 > /dev/null 2>&1 || fail "matmul_sweep"
-for p in one four nvtx blas; do
+for p in one four nvtx graph blas; do
 	assert_eq "$(q $p.db "SELECT count(*) FROM META WHERE key IN ('calls_by_program', 'calls_inside_libraries', 'calls_seen_only_by_cupti')")" 3 "$p: stored totals"
 	same_as_report $p.db
 	reads=$(row_reads $p.db)
 	[ -z "$reads" ] || fail "$p: cprof info read the rows: $(echo "$reads" | head -3)"
 done
-[ "$(q nvtx.db "SELECT value FROM META WHERE key = 'calls_seen_only_by_cupti'")" -gt 0 ] || fail "nvtx: no call seen only by CUPTI"
+[ "$(q graph.db "SELECT value FROM META WHERE key = 'calls_seen_only_by_cupti'")" -gt 0 ] || fail "graph: no call seen only by CUPTI"
 [ "$(q blas.db "SELECT value FROM META WHERE key = 'calls_inside_libraries'")" -gt 0 ] || fail "cuBLAS: no call inside a library"
 # cprof-run's own summary is that line too
 sim "$BIN/cprof-run" -o run.db -- "$WL/scenarios" rate 1000 > /dev/null 2> run.txt || fail "rate, summary"
