@@ -688,6 +688,8 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		failed = 1;
 	if (!failed && cprof_store_windows(s, in->cut_ns) < 0)
 		failed = 1;
+	if (!failed && !in->store_failed && cprof_store_call_split(s) < 0)
+		failed = 1;
 	if (in->interrupt_signal > 0)
 		snprintf(interrupted, sizeof(interrupted), "interrupted by %s: the run was stopped before the program finished",
 			 sig_name(in->interrupt_signal));

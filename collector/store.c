@@ -102,8 +102,41 @@ struct thread_sum {
 	int64_t pending_first, pending_last, pending_calls;
 };
 
+/* cprof info's call totals (by the program, inside libraries, seen only by CUPTI), counted as the rows go in
+ * so that cprof-run's summary need not load the profile (issue 32). They are the report's totals
+ * (report/model/tables.c) only under conditions checked here; when one fails (a driver record, CUPTI's
+ * records out of the order it writes them: an external id before the API record it annotates, a hooked
+ * library call whose runtime records came too long before it), the profile gets none and cprof info counts
+ * from the rows, as before. */
+#define SPLIT_PENDING 256
+#define SPLIT_RECENT  512     /* runtime records seen inside a hooked call not (yet) known as a library's */
+#define SPLIT_LIBS    (1 << 18) /* hooked library calls kept: cuBLAS's, the driver API's */
+struct call_split {
+	int64_t program, nested, cupti_only, in_libs;
+	int inexact;
+	/* external ids (kind CUSTOM2) waiting for their API record: (process, CUPTI correlation id, external id) */
+	int64_t pend[SPLIT_PENDING][3];
+	int npend;
+	/* per PROCESSES.id: the highest CUPTI id of a runtime record with an external id / counted without one,
+	 * and the highest external id that left recent[] unclaimed */
+	int64_t (*last)[3];
+	size_t nlast;
+	/* the hooked library calls by (process, our correlation id), open addressing, process 0 = empty */
+	int64_t (*libs)[2];
+	size_t nlibs, libs_cap;
+	/* the last named runtime records with an external id of no library call known then: (process, id,
+	 * records); the library call they belong to may come after them */
+	int64_t recent[SPLIT_RECENT][3];
+	size_t nrecent, recent_head;
+	uint8_t api_lib[CPROF_API__COUNT]; /* a library's entry point (cuBLAS, the driver API), not the runtime's */
+};
+
+static int library_api(const char *api);
+static void split_call(struct call_split *c, int64_t proc_id, const struct cprof_wire_api *ev);
+
 struct cprof_store {
 	sqlite3 *db;
+	struct call_split split;
 	int lock_fd; /* the file as created, flock'ed shared while we write it: another cprof-run -f keeps off */
 	struct thread_sum *threads;
 	size_t nthreads, threads_cap, last_thread;
@@ -470,14 +503,12 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 		unlink(path);
 		goto out_close;
 	}
-	/* the report cuts the run into phases and asks for each window. Kept up as rows go in (starts come
-	 * nearly in order, so each insert lands at the right edge): built after the run instead, they cost
-	 * 0.4 s per million calls after the target's exit, and a killed collector's profile had none */
-	if (exec(s, cprof_schema_sql) < 0 ||
-	    exec(s, "CREATE INDEX api_start ON CPROF_API(start);"
-		    "CREATE INDEX k_start ON CUPTI_ACTIVITY_KIND_KERNEL(start);"
-		    "CREATE INDEX mc_start ON CUPTI_ACTIVITY_KIND_MEMCPY(start);"
-		    "CREATE INDEX ms_start ON CUPTI_ACTIVITY_KIND_MEMSET(start);") < 0)
+	/* the ending's query and the crash finding walk back from a time on it (common/ending.h). Kept up as
+	 * rows go in (starts come nearly in order, so each insert lands at the right edge): built after the
+	 * run instead, it cost 0.4 s per million calls after the target's exit, and a killed collector's
+	 * profile had none. The GPU tables' start indexes (k_start, mc_start, ms_start) served the report's
+	 * per-window queries, gone since issue 28: no longer made (issue 32) */
+	if (exec(s, cprof_schema_sql) < 0 || exec(s, "CREATE INDEX api_start ON CPROF_API(start);") < 0)
 		goto out_close;
 	for (i = 0; i < ST__N; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
@@ -497,6 +528,7 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	for (i = 1; i < CPROF_API__COUNT; i++) {
 		const char *name = cprof_api_name(i);
 
+		s->split.api_lib[i] = (uint8_t)library_api(name);
 		if (cprof_store_string(s, name, strlen(name), &s->api_name_id[i]) < 0)
 			goto out_close;
 	}
@@ -727,6 +759,8 @@ int cprof_store_close(struct cprof_store *s)
 	free(s->threads);
 	free(s->thidx);
 	free(s->pending);
+	free(s->split.last);
+	free(s->split.libs);
 	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
 	if (ret == 0 && checkpoint(s) < 0)
 		pr_warn("the profile's WAL could not be merged into it (disk full, or a reader held it %d s); keep the -wal"
@@ -870,6 +904,7 @@ int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const 
 	v[23] = !!(ev->flags & CPROF_API_F_STACK_INHERITED);
 	if (!ev->stack)
 		*nulls |= 3u << 22;
+	split_call(&s->split, proc_id, ev);
 	return batch_done(s, b);
 }
 
@@ -964,9 +999,197 @@ static int insert_ints(struct cprof_store *s, sqlite3_stmt *st, const int64_t *v
 	return ret;
 }
 
+/* as report/model/tables.c's library_call: a hooked entry point whose runtime calls CUPTI shows inside it */
+static int library_api(const char *api)
+{
+	return api && strncmp(api, "cuda", 4) != 0 && strncmp(api, "__cuda", 6) != 0 && strncmp(api, "cu", 2) == 0;
+}
+
+static int64_t *split_last(struct call_split *c, int64_t proc_id)
+{
+	if (proc_id <= 0 || proc_id > (1 << 24)) {
+		c->inexact = 1;
+		return NULL;
+	}
+	if ((size_t)proc_id >= c->nlast) {
+		size_t n = (size_t)proc_id * 2 + 16;
+		int64_t(*l)[3] = realloc(c->last, n * sizeof(*l));
+
+		if (l == NULL) {
+			c->inexact = 1;
+			return NULL;
+		}
+		memset(l + c->nlast, 0xff, (n - c->nlast) * sizeof(*l)); /* -1: none yet */
+		c->last = l;
+		c->nlast = n;
+	}
+	return c->last[proc_id];
+}
+
+static size_t lib_slot(const struct call_split *c, int64_t proc_id, int64_t x)
+{
+	size_t mask = c->libs_cap - 1, i = (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)x * 2654435761u)) & mask;
+
+	while (c->libs[i][0] && (c->libs[i][0] != proc_id || c->libs[i][1] != x))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int lib_known(const struct call_split *c, int64_t proc_id, int64_t x)
+{
+	return c->nlibs && c->libs[lib_slot(c, proc_id, x)][0];
+}
+
+static void lib_add(struct call_split *c, int64_t proc_id, int64_t x)
+{
+	size_t i;
+
+	if (c->libs_cap && c->libs[lib_slot(c, proc_id, x)][0])
+		return;
+	if (2 * (c->nlibs + 1) > c->libs_cap) {
+		size_t cap = c->libs_cap ? c->libs_cap * 2 : 256, old = c->libs_cap;
+		int64_t(*o)[2] = c->libs, (*n)[2] = c->nlibs >= SPLIT_LIBS ? NULL : calloc(cap, sizeof(*n));
+
+		if (n == NULL) {
+			c->inexact = 1;
+			return;
+		}
+		c->libs = n;
+		c->libs_cap = cap;
+		for (i = 0; i < old; i++)
+			if (o[i][0])
+				memcpy(c->libs[lib_slot(c, o[i][0], o[i][1])], o[i], sizeof(o[i]));
+		free(o);
+	}
+	i = lib_slot(c, proc_id, x);
+	c->libs[i][0] = proc_id;
+	c->libs[i][1] = x;
+	c->nlibs++;
+}
+
+static void split_call(struct call_split *c, int64_t proc_id, const struct cprof_wire_api *ev)
+{
+	int64_t *last, x = (int64_t)ev->corr;
+	size_t i;
+
+	if (ev->flags & CPROF_API_F_NESTED)
+		c->nested++;
+	else
+		c->program++;
+	if (!c->api_lib[ev->api] || c->inexact)
+		return;
+	/* a library call: the runtime records inside it (its external id) are counted as inside libraries,
+	 * those that came before it too, unless they already left recent[] */
+	if ((last = split_last(c, proc_id)) == NULL)
+		return;
+	if (x < 0 || x <= last[2]) {
+		c->inexact = 1;
+		return;
+	}
+	for (i = 0; i < c->nrecent; i++)
+		if (c->recent[i][0] == proc_id && c->recent[i][1] == x) {
+			c->in_libs += c->recent[i][2];
+			c->recent[i][2] = 0;
+		}
+	lib_add(c, proc_id, x);
+}
+
+/* a named runtime record inside the hooked call of external id x, of no library call known now */
+static void recent_add(struct call_split *c, int64_t proc_id, int64_t x)
+{
+	int64_t *r, *last;
+
+	if (c->nrecent && c->recent[(c->recent_head + SPLIT_RECENT - 1) % SPLIT_RECENT][0] == proc_id &&
+	    c->recent[(c->recent_head + SPLIT_RECENT - 1) % SPLIT_RECENT][1] == x) {
+		c->recent[(c->recent_head + SPLIT_RECENT - 1) % SPLIT_RECENT][2]++;
+		return;
+	}
+	r = c->recent[c->recent_head];
+	if (c->nrecent == SPLIT_RECENT) {
+		/* the oldest leaves: a library call of its id coming later could not be counted */
+		if ((last = split_last(c, r[0])) != NULL && r[1] > last[2])
+			last[2] = r[1];
+	} else {
+		c->nrecent++;
+	}
+	r[0] = proc_id;
+	r[1] = x;
+	r[2] = 1;
+	c->recent_head = (c->recent_head + 1) % SPLIT_RECENT;
+}
+
+static void split_gpu(struct call_split *c, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id)
+{
+	int64_t *last, x;
+	int i;
+
+	if (c->inexact)
+		return;
+	if (g->kind == CPROF_GPU_DRIVER) {
+		c->inexact = 1; /* the report's driver-only rows need each thread's calls and times */
+		return;
+	}
+	if ((g->kind != CPROF_GPU_EXTCORR || g->u32[0] != 5) && g->kind != CPROF_GPU_RUNTIME)
+		return;
+	if ((last = split_last(c, proc_id)) == NULL)
+		return;
+	for (i = 0; i < c->npend; i++)
+		if (c->pend[i][0] == proc_id && c->pend[i][1] == (int64_t)g->corr)
+			break;
+	if (g->kind == CPROF_GPU_EXTCORR) {
+		/* a second id for one record, or one that came after a record counted without it */
+		if (i < c->npend || (int64_t)g->corr <= last[1] || c->npend == SPLIT_PENDING || (int64_t)g->u64[0] < 0) {
+			c->inexact = 1;
+			return;
+		}
+		c->pend[c->npend][0] = proc_id;
+		c->pend[c->npend][1] = (int64_t)g->corr;
+		c->pend[c->npend++][2] = (int64_t)g->u64[0];
+		return;
+	}
+	if (i < c->npend) {
+		/* inside a hooked call: the hook's own record (the report counts the hooked call, not this one),
+		 * or a runtime call a hooked library made, counted inside it */
+		x = c->pend[i][2];
+		memcpy(c->pend[i], c->pend[--c->npend], sizeof(c->pend[i]));
+		if ((int64_t)g->corr > last[0])
+			last[0] = (int64_t)g->corr;
+		if (name_id <= 0)
+			return;
+		if (lib_known(c, proc_id, x))
+			c->in_libs++;
+		else
+			recent_add(c, proc_id, x);
+		return;
+	}
+	/* none waiting: a call only CUPTI saw, unless this id was seen before (a record sent twice) */
+	if ((int64_t)g->corr <= last[0] || (int64_t)g->corr <= last[1]) {
+		c->inexact = 1;
+		return;
+	}
+	last[1] = (int64_t)g->corr;
+	if (name_id > 0)
+		c->cupti_only++;
+}
+
+int cprof_store_call_split(struct cprof_store *s)
+{
+	struct call_split *c = &s->split;
+
+	if (c->inexact)
+		return 0;
+	if (cprof_store_meta_int(s, "calls_by_program", c->program) < 0 ||
+	    cprof_store_meta_int(s, "calls_inside_libraries", c->nested + c->in_libs) < 0 ||
+	    cprof_store_meta_int(s, "calls_seen_only_by_cupti", c->cupti_only) < 0)
+		return -EIO;
+	return 0;
+}
+
 int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id)
 {
 	const uint32_t *u = g->u32;
+
+	split_gpu(&s->split, proc_id, g, name_id);
 
 	switch (g->kind) {
 	case CPROF_GPU_KERNEL: {
@@ -1188,6 +1411,7 @@ void cprof_store_abort(struct cprof_store *s)
 	for (i = 0; i < B__N; i++)
 		s->batch[i].n = 0; /* rows of the failed transaction */
 	threads_settle(s, 0);
+	s->split.inexact = 1; /* its rows were counted */
 	if (!sqlite3_get_autocommit(s->db))
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_txn = 0;

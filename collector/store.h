@@ -54,6 +54,9 @@ int64_t cprof_store_bytes(struct cprof_store *s);
 /* CPROF_WINDOWS from the capture-start/stop statuses, after every process ended; cut_ns: when --max-size
  * stopped the storing (0: never), which ends the windows open then (or the whole run's, when it had none). */
 int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns);
+/* META calls_by_program, calls_inside_libraries, calls_seen_only_by_cupti: cprof report's call totals, counted
+ * as the rows went in, when they could be (else none: cprof info then counts the rows). At the finish. */
+int cprof_store_call_split(struct cprof_store *s);
 /* Drops the open transaction (after a failed write, e.g. a full disk). */
 void cprof_store_abort(struct cprof_store *s);
 

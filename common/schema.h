@@ -105,15 +105,14 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
 	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
 	" JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.processId = a.processId AND m.correlationId = e.correlationId;"
-	/* the joins the report makes (call -> CUPTI id -> GPU op): indexed from the start, so the profile
-	 * of a collector killed mid-run reads as fast as a finished one */
+	/* call -> CUPTI id -> kernel, for the look-ups that remain by key: the crash finding's last kernels per
+	 * stream and the ending's query (common/ending.h), a few thousand probes on a profile of any size. The
+	 * model reads every table by one rowid-order scan and joins in memory (issue 28), so the other
+	 * correlation indexes (ext_corr, rt_corr, drv_corr, mc_corr, ms_corr) had no reader left and are no
+	 * longer made (issue 32: each cost the writer a B-tree insert per row); profiles that have them read
+	 * the same. Kept up from the start, so a killed collector's profile has them too. */
 	"CREATE INDEX ext_ext ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, externalId);"
-	"CREATE INDEX ext_corr ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, correlationId);"
-	"CREATE INDEX rt_corr ON CUPTI_ACTIVITY_KIND_RUNTIME(processId, correlationId);"
-	"CREATE INDEX drv_corr ON CUPTI_ACTIVITY_KIND_DRIVER(processId, correlationId);"
 	"CREATE INDEX k_corr ON CUPTI_ACTIVITY_KIND_KERNEL(processId, correlationId);"
-	"CREATE INDEX mc_corr ON CUPTI_ACTIVITY_KIND_MEMCPY(processId, correlationId);"
-	"CREATE INDEX ms_corr ON CUPTI_ACTIVITY_KIND_MEMSET(processId, correlationId);"
 	"CREATE VIEW GPU_OPS AS SELECT processId, deviceId, streamId, correlationId, start, end, 'kernel' AS kind,"
 	" nameId, NULL AS bytes FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT processId, deviceId, streamId,"
 	" correlationId, start, end, 'memcpy', NULL, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL"

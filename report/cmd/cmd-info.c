@@ -9,15 +9,22 @@
 #include "report/model/report.h"
 
 /* "N CUDA API calls (...)" as cprof report counts them (issue 29 item 2): its API table, named by what they
- * count; the hooked calls alone when the timeline cannot be read */
+ * count (from cprofd's totals when it stored them: issue 32); the hooked calls alone when the timeline
+ * cannot be read */
 static void call_counts(struct cprof_model *m, int loaded, int64_t calls, char *buf, size_t size)
 {
+	const struct cprof_meta_facts *f = &m->x->meta;
 	struct table apis = { 0 };
 	struct call_counts cc;
 	int n;
 
-	if (loaded && report_load_apis(m, 0, &apis) == 0) {
-		report_call_counts(m, 0, &apis, &cc);
+	if (f->calls_stored || (loaded && report_load_apis(m, 0, &apis) == 0)) {
+		if (f->calls_stored)
+			cc = (struct call_counts){ .program = f->calls_program, .in_libs = f->calls_in_libs,
+						   .cupti_only = f->calls_cupti_only,
+						   .total = f->calls_program + f->calls_in_libs + f->calls_cupti_only };
+		else
+			report_call_counts(m, 0, &apis, &cc);
 		n = snprintf(buf, size, "%lld CUDA API calls (", (long long)cc.total);
 		report_call_counts_text(&cc, buf + n, size - (size_t)n);
 		strncat(buf, ")", size - strlen(buf) - 1);
@@ -29,6 +36,9 @@ static void call_counts(struct cprof_model *m, int loaded, int64_t calls, char *
 
 int cmd_info(int argc, char **argv)
 {
+	/* a finished profile whose call totals cprofd stored is read no further than META and the small tables:
+	 * cprof-run's summary of a 30M-record run waited minutes for the rows (issue 32) */
+	const struct cprof_model_opts facts = { .parts = CPROF_MODEL_NO_ARRAYS | CPROF_MODEL_FACTS };
 	const struct cprof_model_opts mo = { .parts = CPROF_MODEL_TIMELINE | CPROF_MODEL_COUNTS };
 	const struct cprof_meta_facts *f;
 	char counts[160], command[1024];
@@ -43,7 +53,11 @@ int cmd_info(int argc, char **argv)
 		return argc == 2 && !strcmp(argv[1], "--help") ? CPROF_EXIT_OK : CPROF_EXIT_USAGE;
 	}
 	/* a profile whose timeline cannot be read still says what META and its tables hold */
-	loaded = cprof_model_open(argv[1], &mo, &model) == 0;
+	loaded = cprof_model_open(argv[1], &facts, &model) == 0;
+	if (model.x != NULL && !model.x->meta.calls_stored) {
+		cprof_model_close(&model);
+		loaded = cprof_model_open(argv[1], &mo, &model) == 0;
+	}
 	if (model.x == NULL)
 		return CPROF_EXIT_USAGE;
 	f = &model.x->meta;

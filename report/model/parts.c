@@ -29,6 +29,10 @@ static void load_meta(sqlite3 *db, struct cprof_meta_facts *f)
 	cprof_meta(db, "command", f->command, sizeof(f->command), "?");
 	cprof_meta(db, "incomplete_reason", f->reason, sizeof(f->reason), "");
 	cprof_meta(db, "gpu_records_note", f->gpu_note, sizeof(f->gpu_note), "");
+	f->calls_program = cprof_meta_int(db, "calls_by_program", -1);
+	f->calls_in_libs = cprof_meta_int(db, "calls_inside_libraries", -1);
+	f->calls_cupti_only = cprof_meta_int(db, "calls_seen_only_by_cupti", -1);
+	f->calls_stored = f->finalised && f->calls_program >= 0 && f->calls_in_libs >= 0 && f->calls_cupti_only >= 0;
 	if (cprof_cupti_shared(db, &f->cupti_shared) < 0)
 		memset(&f->cupti_shared, 0, sizeof(f->cupti_shared));
 }
@@ -44,6 +48,10 @@ static void load_counts(sqlite3 *db, struct cprof_meta_facts *f)
 	f->memset_api = cprof_query_int(db, "SELECT count(*) FROM CPROF_API WHERE class='memset'", 0);
 	f->proc_rows = cprof_query_int(db, "SELECT count(*) FROM PROCESSES", 0);
 	f->nvtx_rows = cprof_has_table(db, "NVTX_EVENTS") ? cprof_query_int(db, "SELECT count(*) FROM NVTX_EVENTS", 0) : 0;
+}
+
+static void load_facts(sqlite3 *db, struct cprof_meta_facts *f)
+{
 	f->killed = cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
 					" OR ending LIKE '%no goodbye%'", 0);
 	f->unaccounted = cprof_query_int(db, "SELECT coalesce(sum(max(eventsEmitted - eventsRecorded - lostEvents, 0)), 0)"
@@ -89,6 +97,8 @@ static int load_parts(sqlite3 *db, const struct cprof_model_opts *o, struct cpro
 	load_meta(db, &x->meta);
 	if (p & CPROF_MODEL_COUNTS)
 		load_counts(db, &x->meta);
+	if (p & (CPROF_MODEL_COUNTS | CPROF_MODEL_FACTS))
+		load_facts(db, &x->meta);
 	ret = p & CPROF_MODEL_NO_ARRAYS ? 0 : cprof_model_load(db, p & CPROF_MODEL_OWN_PARTS, m);
 	m->x = x;
 	if (ret < 0)

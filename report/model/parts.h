@@ -17,6 +17,7 @@
 enum cprof_model_extra_part {
 	CPROF_MODEL_META = 1 << 8,       /* META's facts (always read: a handful of rows) */
 	CPROF_MODEL_COUNTS = 1 << 9,     /* rows per table, as cprof info and report's JSON count them */
+	CPROF_MODEL_FACTS = 1 << 10,     /* COUNTS' small tables only: killed, unaccounted, windows (cprof info) */
 	CPROF_MODEL_STACKS = 1 << 11,    /* call stacks and the tables they attribute (by op, call site, chain) */
 	CPROF_MODEL_RANGES = 1 << 12,    /* the NVTX range table */
 	CPROF_MODEL_TORCH_OPS = 1 << 13, /* PyTorch's op ranges and their table */
@@ -39,6 +40,9 @@ struct cprof_meta_facts {
 	char command[4096];         /* "?" when not recorded */
 	char reason[256];           /* incomplete_reason */
 	char gpu_note[256];         /* gpu_records_note */
+	/* the report's call totals as cprofd counted them at the finish (issue 32); calls_stored 0: none */
+	int calls_stored;
+	int64_t calls_program, calls_in_libs, calls_cupti_only;
 	/* COUNTS */
 	int64_t kernels, memcpys, memsets;          /* CUPTI's records */
 	int64_t api, launch_api, memcpy_api, memset_api; /* hooked calls, all and by class */
