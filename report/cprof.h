@@ -88,9 +88,7 @@ void cprof_out_said(const char *cmd, const char *target, const char *what);
 /* Copies the file at path to an open stream (merge -o -): 0 or -errno. */
 int cprof_out_copy(const char *path, FILE *to);
 
-/* Shared SQL of the API summary (see profile.c), nsys's names for CUPTI copy kinds, and the length of
- * the valid UTF-8 sequence at s (0 when it is not one). */
-extern const char cprof_sql_api_hooked[], cprof_sql_api_cupti_only[];
+/* nsys's names for CUPTI copy kinds, and the length of the valid UTF-8 sequence at s (0 when it is not one). */
 const char *cprof_copy_kind_name(int k);
 int cprof_utf8_len(const unsigned char *s);
 

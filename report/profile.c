@@ -718,18 +718,7 @@ out:
 	return ret;
 }
 
-/* The API summary's three sources, shared by cprof report and cprof html so both show the same numbers:
- * hooked calls, then the calls only CUPTI saw (inside libraries, or not hooked), each counted once.
- * ?1 is a process id, 0 for all. */
-const char cprof_sql_api_hooked[] =
-	"SELECT a.nameId, s.value, a.end - a.start AS d FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId"
-	" WHERE (?1 = 0 OR a.processId = ?1) ORDER BY a.nameId, d";
-const char cprof_sql_api_cupti_only[] =
-	"SELECT r.nameId, rtrim(rtrim(s.value, '0123456789'), '_v'), r.end - r.start AS d"
-	" FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
-	" WHERE (?1 = 0 OR r.processId = ?1) AND NOT EXISTS (SELECT 1 FROM"
-	" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e WHERE e.processId = r.processId"
-	" AND e.correlationId = r.correlationId AND e.externalKind = 5) ORDER BY r.nameId, d";
+/* nsys's names for CUPTI's copy kinds */
 const char *cprof_copy_kind_name(int k)
 {
 	static const char *const names[] = { "[CUDA memcpy Unknown]", "[CUDA memcpy Host-to-Device]",

@@ -609,6 +609,56 @@ const char *cprof_model_string(const struct cprof_model *m, int64_t id)
 	return lo < m->nstrings && m->strings[lo].id == id ? m->strings[lo].value : NULL;
 }
 
+/* the counted calls by name (cost.c loads them; the names are the strings' here, above it) */
+static int counted_name_cmp(const void *pa, const void *pb)
+{
+	const struct cprof_counted *a = pa, *b = pb;
+
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+static int counted_calls_desc(const void *pa, const void *pb)
+{
+	const struct cprof_counted *a = pa, *b = pb;
+
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+int cprof_model_counted_calls(const struct cprof_model *m, int64_t proc, struct cprof_counted **out)
+{
+	struct cprof_counted *o;
+	size_t i, n = 0, u = 0;
+
+	*out = NULL;
+	if (m->ncounted == 0)
+		return 0;
+	if ((o = malloc(m->ncounted * sizeof(*o))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ncounted; i++)
+		if ((!proc || m->counted[i].proc == proc) && cprof_model_string(m, m->counted[i].name) && m->counted[i].calls)
+			o[n++] = m->counted[i];
+	if (n > 1)
+		qsort(o, n, sizeof(*o), counted_name_cmp);
+	for (i = 0; i < n; i++) {
+		if (u && o[u - 1].name == o[i].name) {
+			o[u - 1].calls += o[i].calls;
+			continue;
+		}
+		o[u] = o[i];
+		o[u++].proc = proc;
+	}
+	if (u == 0) {
+		free(o);
+		return 0;
+	}
+	if (u > 1)
+		qsort(o, u, sizeof(*o), counted_calls_desc);
+	*out = o;
+	return (int)u;
+}
+
 static const struct cprof_model *sort_model; /* qsort has no context argument */
 
 static int cmp_call_corr(const void *a, const void *b)
