@@ -53,10 +53,9 @@
 		CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)                              \
 	}
 
-/* A call that makes no GPU work and has no CUPTI record (cuBLAS's handle settings, which PyTorch makes around
- * every GEMM: 4 of the eager step's 6 hooked calls after the queries): counted, with or without CUPTI, and
- * recorded only when it fails (an instant event with its status). */
-#define CPROF_HOOK_COUNTED(rtype, sym, soname, noreal, params, args)                                 \
+/* A counted call: the real one, then, when cprof records and when holds, one more in the count, and an instant
+ * event with the code when it failed (0 is success for cudart and cuBLAS alike). */
+#define CPROF_HOOK_COUNTED_WHEN(rtype, sym, soname, noreal, params, args, when)                      \
 	CPROF_EXPORT rtype sym params                                                                \
 	{                                                                                            \
 		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
@@ -65,7 +64,7 @@
 		if (unlikely(real == NULL))                                                          \
 			return noreal;                                                               \
 		ret = real args;                                                                     \
-		if (likely(cprof_active())) {                                                        \
+		if (likely(cprof_active()) && (when)) {                                              \
 			cprof_count_query(CPROF_COUNTED_##sym);                                      \
 			if (unlikely(ret != 0))                                                      \
 				cprof_record_error(CPROF_API_##sym, (int)ret);                       \
@@ -73,27 +72,17 @@
 		return ret;                                                                          \
 	}
 
-/* An error check PyTorch makes after every launch (cudaGetLastError): counted, and recorded only when it reports
- * an error (an instant event with the code, so the error is in the profile). Once CUPTI is on, counted only
- * while CUPTI makes no record of it (cprof switched it off); before that always: a program that polls it
- * without CUPTI fills no ring. */
+/* A call that makes no GPU work and has no CUPTI record (cuBLAS's handle settings, which PyTorch makes around
+ * every GEMM: 4 of the eager step's 6 hooked calls after the queries): counted, with or without CUPTI. */
+#define CPROF_HOOK_COUNTED(rtype, sym, soname, noreal, params, args)                                 \
+	CPROF_HOOK_COUNTED_WHEN(rtype, sym, soname, noreal, params, args, 1)
+
+/* An error check PyTorch makes after every launch (cudaGetLastError): counted once CUPTI is on only while CUPTI
+ * makes no record of it (cprof switched it off), before that always (a program that polls it without CUPTI
+ * fills no ring). */
 #define CPROF_HOOK_COUNTED_QUERY(rtype, sym, soname, noreal, params, args)                           \
-	CPROF_EXPORT rtype sym params                                                                \
-	{                                                                                            \
-		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
-		rtype ret;                                                                           \
-                                                                                                     \
-		if (unlikely(real == NULL))                                                          \
-			return noreal;                                                               \
-		ret = real args;                                                                     \
-		if (likely(cprof_active()) &&                                                        \
-		    (atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed) ||           \
-		     atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed) != CPROF_CUPTI_ON)) { \
-			cprof_count_query(CPROF_COUNTED_##sym);                                      \
-			if (unlikely(ret != 0))                                                      \
-				cprof_record_error(CPROF_API_##sym, (int)ret);                       \
-		}                                                                                    \
-		return ret;                                                                          \
-	}
+	CPROF_HOOK_COUNTED_WHEN(rtype, sym, soname, noreal, params, args,                           \
+				atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed) ||        \
+					atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed) != CPROF_CUPTI_ON)
 
 #endif

@@ -422,6 +422,14 @@ uint8_t cprof_call_class_of(const char *cls);
 int cprof_sort_by_start(void *arr, size_t n, size_t elem);
 size_t cprof_first_at(const void *arr, size_t n, size_t elem, uint64_t t);
 int cprof_ext_cmp(const void *a, const void *b);
+/* rows.c: (process, key, value) rows of an in-memory join, sorted by (process, key): the order, the first
+ * row of (proc, key), one row more (0 or -ENOMEM) */
+struct cprof_pkv {
+	int64_t proc, key, v;
+};
+int cprof_pkv_cmp(const void *a, const void *b);
+size_t cprof_pkv_lower(const struct cprof_pkv *a, size_t n, int64_t proc, int64_t key);
+int cprof_pkv_add(struct cprof_pkv **a, size_t *n, size_t *cap, int64_t proc, int64_t key, int64_t v);
 /* radix.c: the same sort, by radix (elements of at most 256 bytes); 0 or -ENOMEM. */
 int cprof_radix_sort(void *arr, size_t n, size_t elem);
 /* radix.c: stable sorts by a signed 64-bit key at byte off of each element, and of indices by key(ctx, i)

@@ -51,42 +51,6 @@ static int cmp_gpu(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* (process, key, value) rows of a join */
-struct kv3 {
-	int64_t proc, key, v;
-};
-
-static int cmp_kv3(const void *a, const void *b)
-{
-	const struct kv3 *x = a, *y = b;
-
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static size_t kv3_lower(const struct kv3 *a, size_t n, int64_t proc, int64_t key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid].proc < proc || (a[mid].proc == proc && a[mid].key < key))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int kv3_add(struct kv3 **a, size_t *n, size_t *cap, int64_t proc, int64_t key, int64_t v)
-{
-	if (cprof_grow(a, cap, *n, sizeof(**a)) < 0)
-		return -ENOMEM;
-	(*a)[(*n)++] = (struct kv3){ proc, key, v };
-	return 0;
-}
 
 /* StringIds' ids and values (its INTEGER PRIMARY KEY: a rowid-order scan is id order) */
 static int read_strings(sqlite3 *db, struct cprof_string **out, size_t *n)
@@ -137,7 +101,7 @@ static int read_gpu(sqlite3 *db, int64_t proc, const struct cprof_string *str, s
 {
 	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
-	struct kv3 *ex = NULL, *work = NULL; /* (proc, CUPTI id, our id); (proc, our id, GPU ns) */
+	struct cprof_pkv *ex = NULL, *work = NULL; /* (proc, CUPTI id, our id); (proc, our id, GPU ns) */
 	size_t nex = 0, capex = 0, nwork = 0, capwork = 0, cap = 0, i;
 	sqlite3_stmt *st = NULL;
 	int rc, ret = -EIO, t;
@@ -150,7 +114,7 @@ static int read_gpu(sqlite3 *db, int64_t proc, const struct cprof_string *str, s
 		    sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_type(st, 3) == SQLITE_NULL ||
 		    sqlite3_column_int64(st, 3) != 5)
 			continue;
-		if (kv3_add(&ex, &nex, &capex, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
+		if (cprof_pkv_add(&ex, &nex, &capex, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 2),
 			    sqlite3_column_int64(st, 1)) < 0) {
 			ret = -ENOMEM;
 			goto out;
@@ -160,7 +124,7 @@ static int read_gpu(sqlite3 *db, int64_t proc, const struct cprof_string *str, s
 	st = NULL;
 	if (rc != SQLITE_DONE)
 		goto out;
-	cprof_sort(ex, nex, sizeof(*ex), cmp_kv3);
+	cprof_sort(ex, nex, sizeof(*ex), cprof_pkv_cmp);
 	for (t = 0; t < 3; t++) {
 		char sql[128];
 
@@ -172,8 +136,8 @@ static int read_gpu(sqlite3 *db, int64_t proc, const struct cprof_string *str, s
 
 			if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL)
 				continue;
-			for (i = kv3_lower(ex, nex, p, c); i < nex && ex[i].proc == p && ex[i].key == c; i++)
-				if (kv3_add(&work, &nwork, &capwork, p, ex[i].v, sqlite3_column_int64(st, 2)) < 0) {
+			for (i = cprof_pkv_lower(ex, nex, p, c); i < nex && ex[i].proc == p && ex[i].key == c; i++)
+				if (cprof_pkv_add(&work, &nwork, &capwork, p, ex[i].v, sqlite3_column_int64(st, 2)) < 0) {
 					ret = -ENOMEM;
 					goto out;
 				}
@@ -183,7 +147,7 @@ static int read_gpu(sqlite3 *db, int64_t proc, const struct cprof_string *str, s
 		if (rc != SQLITE_DONE)
 			goto out;
 	}
-	cprof_sort(work, nwork, sizeof(*work), cmp_kv3);
+	cprof_sort(work, nwork, sizeof(*work), cprof_pkv_cmp);
 	if (sqlite3_prepare_v2(db, "SELECT processId, tid, start, correlationId, nameId FROM CPROF_API", -1, &st, NULL) !=
 	    SQLITE_OK)
 		goto out;
@@ -194,7 +158,7 @@ static int read_gpu(sqlite3 *db, int64_t proc, const struct cprof_string *str, s
 		    sqlite3_column_type(st, 4) == SQLITE_NULL || (proc != 0 && p != proc) ||
 		    find_string(str, nstr, sqlite3_column_int64(st, 4)) == NULL)
 			continue;
-		for (i = kv3_lower(work, nwork, p, x); i < nwork && work[i].proc == p && work[i].key == x; i++) {
+		for (i = cprof_pkv_lower(work, nwork, p, x); i < nwork && work[i].proc == p && work[i].key == x; i++) {
 			if (cprof_grow(&r->g, &cap, r->ng, sizeof(*r->g)) < 0) {
 				ret = -ENOMEM;
 				goto out;

@@ -188,50 +188,15 @@ static int cmp_thread(int64_t p0, int64_t t0, int64_t p1, int64_t t1)
 	return t0 < t1 ? -1 : t0 > t1;
 }
 
-/* (process, key) pairs and values: the per-process latest times, the threads with ranges, the GPU sums */
-struct pv {
-	int64_t proc, key, v;
-};
-
-static int cmp_pv(const void *a, const void *b)
-{
-	const struct pv *x = a, *y = b;
-
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-/* the first of (proc, key) in a sorted by (proc, key) */
-static size_t pv_lower(const struct pv *a, size_t n, int64_t proc, int64_t key)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (a[mid].proc < proc || (a[mid].proc == proc && a[mid].key < key))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int pv_add(struct pv **a, size_t *n, size_t *cap, int64_t proc, int64_t key, int64_t v)
-{
-	if (cprof_grow(a, cap, *n, sizeof(**a)) < 0)
-		return -ENOMEM;
-	(*a)[(*n)++] = (struct pv){ proc, key, v };
-	return 0;
-}
+/* (process, key) pairs and values (struct cprof_pkv, rows.c): the per-process latest times, the threads with
+ * ranges, the GPU sums */
 
 /* sorted by (proc, key), one entry each: the largest value (max) or the first (keep order) */
-static void pv_unique_max(struct pv *a, size_t *n)
+static void pv_unique_max(struct cprof_pkv *a, size_t *n)
 {
 	size_t i, k = 0;
 
-	cprof_sort(a, *n, sizeof(*a), cmp_pv);
+	cprof_sort(a, *n, sizeof(*a), cprof_pkv_cmp);
 	for (i = 0; i < *n; i++) {
 		if (k && a[k - 1].proc == a[i].proc && a[k - 1].key == a[i].key) {
 			if (a[i].v > a[k - 1].v)
@@ -306,9 +271,9 @@ static void free_strs(struct rstr *s, size_t n)
  * proc (0: all) with their texts and domains, the marks, each process's latest time (end, else start) and
  * the (process, thread) pairs that have ranges (every process's, as the calls' filter had them). */
 struct nvtx_scan {
-	struct pv *nend;  /* (proc, 0, latest time) */
+	struct cprof_pkv *nend;  /* (proc, 0, latest time) */
 	size_t nnend, capnend;
-	struct pv *thr;   /* (proc, tid, 0) */
+	struct cprof_pkv *thr;   /* (proc, tid, 0) */
 	size_t nthr, capthr;
 };
 
@@ -333,7 +298,7 @@ static int load_ranges(sqlite3 *db, int64_t proc, const struct rstr *s, size_t n
 
 		/* max(coalesce(end, start)) per process */
 		if (!nul_p && (sqlite3_column_type(st, 4) != SQLITE_NULL || sqlite3_column_type(st, 3) != SQLITE_NULL) &&
-		    (ret = pv_add(&v->nend, &v->nnend, &v->capnend, p, 0,
+		    (ret = cprof_pkv_add(&v->nend, &v->nnend, &v->capnend, p, 0,
 				  sqlite3_column_int64(st, sqlite3_column_type(st, 4) != SQLITE_NULL ? 4 : 3))) < 0)
 			goto out;
 		if (type == NULL)
@@ -346,7 +311,7 @@ static int load_ranges(sqlite3 *db, int64_t proc, const struct rstr *s, size_t n
 		if (!is_range)
 			continue;
 		if (!nul_p && sqlite3_column_type(st, 2) != SQLITE_NULL &&
-		    (ret = pv_add(&v->thr, &v->nthr, &v->capthr, p, sqlite3_column_int64(st, 2), 0)) < 0)
+		    (ret = cprof_pkv_add(&v->thr, &v->nthr, &v->capthr, p, sqlite3_column_int64(st, 2), 0)) < 0)
 			goto out;
 		if (proc != 0 && (nul_p || p != proc))
 			continue;
@@ -410,11 +375,11 @@ static int cmp_rcall(const void *a, const void *b)
 
 /* The GPU time and op count per (process, our correlation id): every external-correlation row of the id
  * (kind 5) with every GPU op of its CUPTI id, as the old join summed them; each table one scan. */
-static int gpu_sums(sqlite3 *db, int64_t proc, struct pv **agg, size_t *nagg, int64_t **ops_n)
+static int gpu_sums(sqlite3 *db, int64_t proc, struct cprof_pkv **agg, size_t *nagg, int64_t **ops_n)
 {
 	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
-	struct pv *ex = NULL; /* (proc, CUPTI id, index into agg) */
+	struct cprof_pkv *ex = NULL; /* (proc, CUPTI id, index into agg) */
 	size_t nex = 0, capex = 0, cap = 0, i;
 	sqlite3_stmt *st = NULL;
 	int rc, ret = -EIO, t;
@@ -432,8 +397,8 @@ static int gpu_sums(sqlite3 *db, int64_t proc, struct pv **agg, size_t *nagg, in
 		    sqlite3_column_type(st, 2) == SQLITE_NULL || sqlite3_column_type(st, 3) == SQLITE_NULL ||
 		    sqlite3_column_int64(st, 3) != 5 || (proc != 0 && p != proc))
 			continue;
-		if (pv_add(agg, nagg, &cap, p, sqlite3_column_int64(st, 1), 0) < 0 ||
-		    pv_add(&ex, &nex, &capex, p, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1)) < 0) {
+		if (cprof_pkv_add(agg, nagg, &cap, p, sqlite3_column_int64(st, 1), 0) < 0 ||
+		    cprof_pkv_add(&ex, &nex, &capex, p, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 1)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -451,8 +416,8 @@ static int gpu_sums(sqlite3 *db, int64_t proc, struct pv **agg, size_t *nagg, in
 	for (i = 0; i < *nagg; i++)
 		(*agg)[i].v = 0;
 	for (i = 0; i < nex; i++)
-		ex[i].v = (int64_t)pv_lower(*agg, *nagg, ex[i].proc, ex[i].v);
-	cprof_sort(ex, nex, sizeof(*ex), cmp_pv);
+		ex[i].v = (int64_t)cprof_pkv_lower(*agg, *nagg, ex[i].proc, ex[i].v);
+	cprof_sort(ex, nex, sizeof(*ex), cprof_pkv_cmp);
 	for (t = 0; t < 3; t++) {
 		char sql[128];
 
@@ -466,7 +431,7 @@ static int gpu_sums(sqlite3 *db, int64_t proc, struct pv **agg, size_t *nagg, in
 
 			if (sqlite3_column_type(st, 0) == SQLITE_NULL || sqlite3_column_type(st, 1) == SQLITE_NULL)
 				continue;
-			for (i = pv_lower(ex, nex, p, c); i < nex && ex[i].proc == p && ex[i].key == c; i++) {
+			for (i = cprof_pkv_lower(ex, nex, p, c); i < nex && ex[i].proc == p && ex[i].key == c; i++) {
 				(*ops_n)[ex[i].v]++;
 				if (has_d)
 					(*agg)[ex[i].v].v += d;
@@ -487,9 +452,9 @@ out:
 /* The calls of the threads that have ranges, by (process, thread, start), with what they launched; and each
  * process's latest call end (for ranges never ended). CPROF_API in one scan. */
 static int load_calls(sqlite3 *db, int64_t proc, const struct nvtx_scan *v, struct rcall **out, size_t *n,
-		      struct pv **api_end, size_t *napi_end)
+		      struct cprof_pkv **api_end, size_t *napi_end)
 {
-	struct pv *agg = NULL;
+	struct cprof_pkv *agg = NULL;
 	int64_t *ops_n = NULL;
 	size_t nagg = 0, cap = 0, capend = 0;
 	sqlite3_stmt *st = NULL;
@@ -513,13 +478,13 @@ static int load_calls(sqlite3 *db, int64_t proc, const struct nvtx_scan *v, stru
 
 		/* max(end) per process */
 		if (!nul_p && sqlite3_column_type(st, 3) != SQLITE_NULL &&
-		    pv_add(api_end, napi_end, &capend, p, 0, sqlite3_column_int64(st, 3)) < 0) {
+		    cprof_pkv_add(api_end, napi_end, &capend, p, 0, sqlite3_column_int64(st, 3)) < 0) {
 			ret = -ENOMEM;
 			goto out;
 		}
 		if (nul_p || sqlite3_column_type(st, 1) == SQLITE_NULL || (proc != 0 && p != proc))
 			continue;
-		k = pv_lower(v->thr, v->nthr, p, tid);
+		k = cprof_pkv_lower(v->thr, v->nthr, p, tid);
 		if (k == v->nthr || v->thr[k].proc != p || v->thr[k].key != tid)
 			continue;
 		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0) {
@@ -537,7 +502,7 @@ static int load_calls(sqlite3 *db, int64_t proc, const struct nvtx_scan *v, stru
 		if (sqlite3_column_type(st, 5) != SQLITE_NULL) {
 			int64_t x = sqlite3_column_int64(st, 5);
 
-			k = pv_lower(agg, nagg, p, x);
+			k = cprof_pkv_lower(agg, nagg, p, x);
 			if (k < nagg && agg[k].proc == p && agg[k].key == x) {
 				c->gpu = agg[k].v;
 				c->ops = ops_n[k];
@@ -558,10 +523,10 @@ out:
 
 /* A range never ended is measured up to its process's end: the latest of its exit, its last call's end and
  * its last annotation, over the processes PROCESSES has. */
-static int close_open(sqlite3 *db, struct rng *r, size_t n, const struct nvtx_scan *v, const struct pv *api_end,
+static int close_open(sqlite3 *db, struct rng *r, size_t n, const struct nvtx_scan *v, const struct cprof_pkv *api_end,
 		      size_t napi_end)
 {
-	struct pv *ends = NULL;
+	struct cprof_pkv *ends = NULL;
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0, cnt = 0, i, k;
 	int rc, ret = 0;
@@ -574,15 +539,15 @@ static int close_open(sqlite3 *db, struct rng *r, size_t n, const struct nvtx_sc
 		/* max(coalesce(endNs, 0), coalesce(last call end, 0), coalesce(last annotation, 0)) */
 		int64_t p = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1), a = 0, b = 0;
 
-		k = pv_lower(api_end, napi_end, p, 0);
+		k = cprof_pkv_lower(api_end, napi_end, p, 0);
 		if (k < napi_end && api_end[k].proc == p)
 			a = api_end[k].v;
-		k = pv_lower(v->nend, v->nnend, p, 0);
+		k = cprof_pkv_lower(v->nend, v->nnend, p, 0);
 		if (k < v->nnend && v->nend[k].proc == p)
 			b = v->nend[k].v;
 		e = a > e ? a : e;
 		e = b > e ? b : e;
-		if ((ret = pv_add(&ends, &cnt, &cap, p, 0, e)) < 0)
+		if ((ret = cprof_pkv_add(&ends, &cnt, &cap, p, 0, e)) < 0)
 			goto out;
 	}
 	if (rc != SQLITE_DONE) {
@@ -593,7 +558,7 @@ static int close_open(sqlite3 *db, struct rng *r, size_t n, const struct nvtx_sc
 	for (i = 1; i < cnt && ends[i - 1].proc < ends[i].proc; i++)
 		;
 	if (i < cnt)
-		qsort(ends, cnt, sizeof(*ends), cmp_pv);
+		qsort(ends, cnt, sizeof(*ends), cprof_pkv_cmp);
 	for (i = 0; i < n; i++) {
 		size_t lo = 0, hi = cnt;
 
@@ -815,7 +780,7 @@ int cprof_ranges_build_by(sqlite3 *db, int64_t proc, int by_name, struct cprof_r
 	struct nvtx_scan v = { 0 };
 	struct rstr *strs = NULL;
 	struct rcall *calls = NULL;
-	struct pv *api_end = NULL;
+	struct cprof_pkv *api_end = NULL;
 	size_t n = 0, cap = 0, i, nstrs = 0, ncalls = 0, napi_end = 0;
 	int ret = 0;
 

@@ -110,3 +110,35 @@ int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
 
 	return cprof_model_ext_of(m, proc, corr, &ext);
 }
+
+int cprof_pkv_cmp(const void *a, const void *b)
+{
+	const struct cprof_pkv *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+size_t cprof_pkv_lower(const struct cprof_pkv *a, size_t n, int64_t proc, int64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid].proc < proc || (a[mid].proc == proc && a[mid].key < key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int cprof_pkv_add(struct cprof_pkv **a, size_t *n, size_t *cap, int64_t proc, int64_t key, int64_t v)
+{
+	if (cprof_grow(a, cap, *n, sizeof(**a)) < 0)
+		return -ENOMEM;
+	(*a)[(*n)++] = (struct cprof_pkv){ proc, key, v };
+	return 0;
+}
