@@ -216,6 +216,10 @@ out:
 
 /* A device query once CUPTI is on: one relaxed add in the thread's own ring, no clock read, no event. Outside a
  * capture window (or stopped) it is not counted, as no call is. */
+/* the counts of threads with no ring (their only calls were counted ones): a thread gets no ring, no signal
+ * stack and no key destructor for a query, e.g. one asked in its exit, as before the queries were counted */
+CPROF_HIDDEN extern _Atomic uint64_t cprof_counted_ringless[];
+
 static inline __attribute__((always_inline)) void cprof_count_query(unsigned slot)
 {
 	struct cprof_ring *r = cprof_tls.ring;
@@ -223,9 +227,8 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 	if (unlikely(atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON))
 		return;
 	if (unlikely(r == NULL || cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed))) {
-		r = cprof_ring_for_thread();
-		if (r == NULL)
-			return;
+		atomic_fetch_add_explicit(&cprof_counted_ringless[slot], 1, memory_order_relaxed);
+		return;
 	}
 	atomic_store_explicit(&r->counted[slot], atomic_load_explicit(&r->counted[slot], memory_order_relaxed) + 1,
 			      memory_order_relaxed);

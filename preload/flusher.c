@@ -85,6 +85,8 @@ static struct {
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* The crash path (crash.c's handler asks, the flusher answers; see cprof_flusher_crash). */
+CPROF_HIDDEN _Atomic uint64_t cprof_counted_ringless[CPROF_COUNTED__N];
+
 static struct {
 	_Atomic int req;           /* 1: a fatal signal came; drain everything, then send info */
 	_Atomic uint32_t done;     /* futex: 1 the flusher sent the CRASH frame, 2 it could not */
@@ -598,7 +600,8 @@ static size_t counts_build(uint8_t *frame, uint32_t seq, uint64_t *sum)
 	uint32_t n = 0;
 	size_t i;
 
-	memset(sum, 0, CPROF_COUNTED__N * sizeof(*sum));
+	for (i = 0; i < CPROF_COUNTED__N; i++)
+		sum[i] = atomic_load_explicit(&cprof_counted_ringless[i], memory_order_relaxed);
 	for (r = cprof_rings_head(); r; r = r->next)
 		for (i = 0; i < CPROF_COUNTED__N; i++)
 			sum[i] += atomic_load_explicit(&r->counted[i], memory_order_relaxed);
@@ -1087,6 +1090,8 @@ void cprof_flusher_reset_after_fork(void)
 	fl.last_cost_ms = 0;
 	fl.app_run_ns = fl.app_wait_ns = 0; /* the child's rings are new; its threads' schedstat is its own */
 	memset(fl.counted_sent, 0, sizeof(fl.counted_sent));
+	for (i = 0; i < CPROF_COUNTED__N; i++)
+		atomic_store(&cprof_counted_ringless[i], 0); /* the child counts its own */
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.stop, 0);
 	atomic_store(&fl.final_done, 0);

@@ -237,6 +237,19 @@ int main(int argc, char **argv)
 				sum += dev + 1;
 		launch_a(1);
 		cudaDeviceSynchronize();
+		// a thread whose only CUDA calls are N/10 device queries (it gets no ring of its own)
+		{
+			static int q10;
+			pthread_t qt;
+			q10 = n / 10;
+			if (pthread_create(&qt, nullptr, [](void *a) -> void * {
+				    int d;
+				    for (int i = 0; i < *(int *)a; i++)
+					    cudaGetDevice(&d);
+				    return nullptr;
+			    }, &q10) == 0)
+				pthread_join(qt, nullptr);
+		}
 		if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
 			for (int i = 0; i < n / 10; i++)
 				ok += cublasSetStream(h, 0) == CUBLAS_STATUS_SUCCESS &&
