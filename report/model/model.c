@@ -594,20 +594,6 @@ static int load_ext(sqlite3 *db, struct cprof_model *m)
 	return 0;
 }
 
-const char *cprof_model_string(const struct cprof_model *m, int64_t id)
-{
-	size_t lo = 0, hi = m->nstrings;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->strings[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nstrings && m->strings[lo].id == id ? m->strings[lo].value : NULL;
-}
 
 /* the counted calls by name (cost.c loads them; the names are the strings' here, above it) */
 static int counted_name_cmp(const void *pa, const void *pb)

@@ -142,3 +142,19 @@ int cprof_pkv_add(struct cprof_pkv **a, size_t *n, size_t *cap, int64_t proc, in
 	(*a)[(*n)++] = (struct cprof_pkv){ proc, key, v };
 	return 0;
 }
+
+/* by binary search over the model's strings (by id): here, below every model file that names things */
+const char *cprof_model_string(const struct cprof_model *m, int64_t id)
+{
+	size_t lo = 0, hi = m->nstrings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->strings[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nstrings && m->strings[lo].id == id ? m->strings[lo].value : NULL;
+}

@@ -24,22 +24,6 @@ int cprof_step_re_check(const char *re, char *err, size_t size)
 	return 0;
 }
 
-/* the text of a StringIds id, by binary search over the model's strings (steps.c stays below model.c) */
-static const char *text_of(const struct cprof_model *m, int64_t id)
-{
-	size_t lo = 0, hi = m->nstrings;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->strings[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nstrings && m->strings[lo].id == id ? m->strings[lo].value : NULL;
-}
-
 /* a step range's place in the order the thread choice reads them: (process, thread, text), table order within */
 static int64_t by_text(const void *ctx, uint32_t i)
 {
@@ -95,7 +79,7 @@ int cprof_steps_of(const struct cprof_model *m, int64_t proc, const char *re, st
 			const struct cprof_step_range *x = &r[ix[i]];
 
 			if (!have_text || x->text != last_text) {
-				const char *s = text_of(m, x->text);
+				const char *s = cprof_model_string(m, x->text);
 
 				last_match = s && regexec(&rx, s, 0, NULL, 0) == 0;
 				last_text = x->text;
@@ -133,7 +117,7 @@ int cprof_steps_of(const struct cprof_model *m, int64_t proc, const char *re, st
 		steps[nsteps].end = (uint64_t)x->end;
 		steps[nsteps].proc = x->proc;
 		steps[nsteps].tid = x->tid;
-		snprintf(steps[nsteps].name, sizeof(steps[nsteps].name), "%s", text_of(m, x->text));
+		snprintf(steps[nsteps].name, sizeof(steps[nsteps].name), "%s", cprof_model_string(m, x->text));
 		nsteps++;
 	}
 	/* time order, then drop the ones inside an earlier step */
