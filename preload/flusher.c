@@ -84,9 +84,10 @@ static struct {
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* The crash path (crash.c's handler asks, the flusher answers; see cprof_flusher_crash). */
+/* the counted calls of threads with no ring (cprof_count_query) */
 CPROF_HIDDEN _Atomic uint64_t cprof_counted_ringless[CPROF_COUNTED__N];
 
+/* The crash path (crash.c's handler asks, the flusher answers; see cprof_flusher_crash). */
 static struct {
 	_Atomic int req;           /* 1: a fatal signal came; drain everything, then send info */
 	_Atomic uint32_t done;     /* futex: 1 the flusher sent the CRASH frame, 2 it could not */
@@ -588,7 +589,6 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 	return 0;
 }
 
-/* What profiling has cost the process so far (CPROF_MSG_COST). Flusher thread only. */
 /* The counted calls' running totals, summed over the rings (a ring's counters never go back: a reused ring
  * goes on from its last thread's), as a COUNTS frame in frame; 0 when they did not grow since the last one
  * sent. Async-signal-safe (the crashing thread's fallback uses it). */
@@ -631,6 +631,8 @@ static int send_counts(uint64_t deadline)
 	return 0;
 }
 
+/* What profiling has cost the process so far (CPROF_MSG_COST), after the counted calls' totals. Flusher thread
+ * only. */
 static int send_cost(uint64_t deadline)
 {
 	struct cprof_wire_cost c = { .time_ns = cprof_now_ns() };
