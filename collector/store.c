@@ -111,15 +111,16 @@ struct thread_sum {
 #define SPLIT_PENDING 256
 #define SPLIT_RECENT  512     /* runtime records seen inside a hooked call not (yet) known as a library's */
 #define SPLIT_LIBS    (1 << 18) /* hooked library calls kept: cuBLAS's, the driver API's */
+#define SPLIT_SEEN    4096    /* runtime records remembered: the furthest out of id order one may come */
 struct call_split {
 	int64_t program, nested, cupti_only, in_libs;
 	int inexact;
 	/* external ids (kind CUSTOM2) waiting for their API record: (process, CUPTI correlation id, external id) */
 	int64_t pend[SPLIT_PENDING][3];
 	int npend;
-	/* per PROCESSES.id: the highest CUPTI id of a runtime record with an external id / counted without one,
-	 * and the highest external id that left recent[] unclaimed */
-	int64_t (*last)[3];
+	/* per PROCESSES.id: the highest CUPTI id that left seen[] (an id at or below it cannot be told new), and
+	 * the highest external id that left recent[] unclaimed */
+	int64_t (*last)[2];
 	size_t nlast;
 	/* the hooked library calls by (process, our correlation id), open addressing, process 0 = empty */
 	int64_t (*libs)[2];
@@ -128,6 +129,12 @@ struct call_split {
 	 * records); the library call they belong to may come after them */
 	int64_t recent[SPLIT_RECENT][3];
 	size_t nrecent, recent_head;
+	/* the last runtime records' (process, CUPTI id), a FIFO with a hash of it (slot: FIFO index + 1, 0 empty):
+	 * CUPTI gives an id at a call's start and writes the record at its end, so with several threads the
+	 * records come out of id order; a record sent twice is told from a late one by this set, not by order */
+	int64_t seen[SPLIT_SEEN][2];
+	size_t nseen, seen_head;
+	uint32_t seen_slot[2 * SPLIT_SEEN];
 	uint8_t api_lib[CPROF_API__COUNT]; /* a library's entry point (cuBLAS, the driver API), not the runtime's */
 };
 
@@ -1013,7 +1020,7 @@ static int64_t *split_last(struct call_split *c, int64_t proc_id)
 	}
 	if ((size_t)proc_id >= c->nlast) {
 		size_t n = (size_t)proc_id * 2 + 16;
-		int64_t(*l)[3] = realloc(c->last, n * sizeof(*l));
+		int64_t(*l)[2] = realloc(c->last, n * sizeof(*l));
 
 		if (l == NULL) {
 			c->inexact = 1;
@@ -1082,7 +1089,7 @@ static void split_call(struct call_split *c, int64_t proc_id, const struct cprof
 	 * those that came before it too, unless they already left recent[] */
 	if ((last = split_last(c, proc_id)) == NULL)
 		return;
-	if (x < 0 || x <= last[2]) {
+	if (x < 0 || x <= last[1]) {
 		c->inexact = 1;
 		return;
 	}
@@ -1107,8 +1114,8 @@ static void recent_add(struct call_split *c, int64_t proc_id, int64_t x)
 	r = c->recent[c->recent_head];
 	if (c->nrecent == SPLIT_RECENT) {
 		/* the oldest leaves: a library call of its id coming later could not be counted */
-		if ((last = split_last(c, r[0])) != NULL && r[1] > last[2])
-			last[2] = r[1];
+		if ((last = split_last(c, r[0])) != NULL && r[1] > last[1])
+			last[1] = r[1];
 	} else {
 		c->nrecent++;
 	}
@@ -1118,9 +1125,66 @@ static void recent_add(struct call_split *c, int64_t proc_id, int64_t x)
 	c->recent_head = (c->recent_head + 1) % SPLIT_RECENT;
 }
 
+static size_t seen_home(int64_t proc_id, int64_t x)
+{
+	return (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)x * 2654435761u)) & (2 * SPLIT_SEEN - 1);
+}
+
+static int seen_has(const struct call_split *c, int64_t proc_id, int64_t x)
+{
+	size_t i = seen_home(proc_id, x);
+
+	for (; c->seen_slot[i]; i = (i + 1) & (2 * SPLIT_SEEN - 1))
+		if (c->seen[c->seen_slot[i] - 1][0] == proc_id && c->seen[c->seen_slot[i] - 1][1] == x)
+			return 1;
+	return 0;
+}
+
+/* takes FIFO entry e out of the hash: linear probing's backward shift, so no tombstones pile up */
+static void seen_unhash(struct call_split *c, size_t e)
+{
+	const size_t mask = 2 * SPLIT_SEEN - 1;
+	size_t i = seen_home(c->seen[e][0], c->seen[e][1]), j, k;
+
+	while (c->seen_slot[i] != e + 1)
+		i = (i + 1) & mask;
+	for (j = i;;) {
+		j = (j + 1) & mask;
+		if (!c->seen_slot[j])
+			break;
+		k = seen_home(c->seen[c->seen_slot[j] - 1][0], c->seen[c->seen_slot[j] - 1][1]);
+		/* j's entry may fill the hole at i unless its home lies cyclically in (i, j] */
+		if (i <= j ? (k > i && k <= j) : (k > i || k <= j))
+			continue;
+		c->seen_slot[i] = c->seen_slot[j];
+		i = j;
+	}
+	c->seen_slot[i] = 0;
+}
+
+static void seen_add(struct call_split *c, int64_t proc_id, int64_t x)
+{
+	size_t e = c->seen_head, i;
+	int64_t *last;
+
+	if (c->nseen == SPLIT_SEEN) {
+		if ((last = split_last(c, c->seen[e][0])) != NULL && c->seen[e][1] > last[0])
+			last[0] = c->seen[e][1];
+		seen_unhash(c, e);
+	} else {
+		c->nseen++;
+	}
+	c->seen[e][0] = proc_id;
+	c->seen[e][1] = x;
+	for (i = seen_home(proc_id, x); c->seen_slot[i]; i = (i + 1) & (2 * SPLIT_SEEN - 1))
+		;
+	c->seen_slot[i] = (uint32_t)e + 1;
+	c->seen_head = (e + 1) % SPLIT_SEEN;
+}
+
 static void split_gpu(struct call_split *c, int64_t proc_id, const struct cprof_wire_gpu *g, int64_t name_id)
 {
-	int64_t *last, x;
+	int64_t *last, x, id = (int64_t)g->corr;
 	int i;
 
 	if (c->inexact)
@@ -1134,26 +1198,31 @@ static void split_gpu(struct call_split *c, int64_t proc_id, const struct cprof_
 	if ((last = split_last(c, proc_id)) == NULL)
 		return;
 	for (i = 0; i < c->npend; i++)
-		if (c->pend[i][0] == proc_id && c->pend[i][1] == (int64_t)g->corr)
+		if (c->pend[i][0] == proc_id && c->pend[i][1] == id)
 			break;
+	/* an id seen already (a record sent twice, an external id after the record it annotates, counted
+	 * without it), or one too old to tell */
+	if (id <= last[0] || seen_has(c, proc_id, id)) {
+		c->inexact = 1;
+		return;
+	}
 	if (g->kind == CPROF_GPU_EXTCORR) {
-		/* a second id for one record, or one that came after a record counted without it */
-		if (i < c->npend || (int64_t)g->corr <= last[1] || c->npend == SPLIT_PENDING || (int64_t)g->u64[0] < 0) {
+		/* a second id for one record */
+		if (i < c->npend || c->npend == SPLIT_PENDING || (int64_t)g->u64[0] < 0) {
 			c->inexact = 1;
 			return;
 		}
 		c->pend[c->npend][0] = proc_id;
-		c->pend[c->npend][1] = (int64_t)g->corr;
+		c->pend[c->npend][1] = id;
 		c->pend[c->npend++][2] = (int64_t)g->u64[0];
 		return;
 	}
+	seen_add(c, proc_id, id);
 	if (i < c->npend) {
 		/* inside a hooked call: the hook's own record (the report counts the hooked call, not this one),
 		 * or a runtime call a hooked library made, counted inside it */
 		x = c->pend[i][2];
 		memcpy(c->pend[i], c->pend[--c->npend], sizeof(c->pend[i]));
-		if ((int64_t)g->corr > last[0])
-			last[0] = (int64_t)g->corr;
 		if (name_id <= 0)
 			return;
 		if (lib_known(c, proc_id, x))
@@ -1162,12 +1231,7 @@ static void split_gpu(struct call_split *c, int64_t proc_id, const struct cprof_
 			recent_add(c, proc_id, x);
 		return;
 	}
-	/* none waiting: a call only CUPTI saw, unless this id was seen before (a record sent twice) */
-	if ((int64_t)g->corr <= last[0] || (int64_t)g->corr <= last[1]) {
-		c->inexact = 1;
-		return;
-	}
-	last[1] = (int64_t)g->corr;
+	/* none waiting: a call only CUPTI saw */
 	if (name_id > 0)
 		c->cupti_only++;
 }

@@ -196,6 +196,59 @@ START_TEST(test_store_batches_rows_in_order)
 }
 END_TEST
 
+/* cprof info's stored call totals (issue 32): CUPTI gives an id at a call's start and writes its record at the
+ * end, so two threads' records come out of id order; that is no reason to give the totals up (it was: a
+ * `scenarios threads 4` profile got none now and then). A record sent twice is: the profile then gets none. */
+static void split_feed(int twice)
+{
+	struct cprof_store *s;
+	struct cprof_wire_api ev = { .tid = 7, .api = CPROF_API_cudaLaunchKernel };
+	struct cprof_wire_gpu g = { 0 };
+	/* (kind, CUPTI id, external id): thread A's call 10 runs long; B's 11 and 12 (12 CUPTI's only) and a
+	 * CUPTI-only 9 of A's come before A's 10 is written */
+	static const int rec[][3] = { { CPROF_GPU_EXTCORR, 11, 2 }, { CPROF_GPU_RUNTIME, 11, 0 }, { CPROF_GPU_RUNTIME, 12, 0 },
+				      { CPROF_GPU_RUNTIME, 9, 0 },  { CPROF_GPU_EXTCORR, 10, 1 }, { CPROF_GPU_RUNTIME, 10, 0 } };
+	int64_t proc, name;
+	int i;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_store_process(s, hello(13), &proc), 0);
+	ck_assert_int_eq(cprof_store_string(s, "cudaLaunchKernel", 16, &name), 0);
+	for (i = 1; i <= 2; i++) {
+		ev.start_ns = 1000 * i;
+		ev.end_ns = ev.start_ns + 500;
+		ev.corr = i;
+		ck_assert_int_eq(cprof_store_api(s, proc, 13, &ev, 0), 0);
+	}
+	for (i = 0; i < (int)(sizeof(rec) / sizeof(rec[0])); i++) {
+		g.kind = rec[i][0];
+		g.corr = rec[i][1];
+		g.u32[0] = g.kind == CPROF_GPU_EXTCORR ? 5 : 7;
+		g.u64[0] = rec[i][2];
+		g.start_ns = 1000 + i;
+		g.end_ns = g.start_ns + 1;
+		ck_assert_int_eq(cprof_store_gpu(s, proc, &g, g.kind == CPROF_GPU_RUNTIME ? name : 0), 0);
+		if (twice && i == 2)
+			ck_assert_int_eq(cprof_store_gpu(s, proc, &g, name), 0);
+	}
+	ck_assert_int_eq(cprof_store_call_split(s), 0);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+}
+
+START_TEST(test_store_split_out_of_order)
+{
+	split_feed(0);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'calls_by_program'"), 2);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'calls_inside_libraries'"), 0);
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'calls_seen_only_by_cupti'"), 2);
+	rm_db();
+	split_feed(1);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM META WHERE key LIKE 'calls_%'"), 0);
+	rm_db();
+}
+END_TEST
+
 /* THREADS counts what is stored: calls of a transaction rolled back (a full disk) are not in it. */
 START_TEST(test_store_threads_skip_rolled_back)
 {
@@ -237,6 +290,7 @@ Suite *store_suite(void)
 	tcase_add_test(tc, test_store_file_is_private);
 	tcase_add_test(tc, test_store_batches_rows_in_order);
 	tcase_add_test(tc, test_store_threads_skip_rolled_back);
+	tcase_add_test(tc, test_store_split_out_of_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
