@@ -278,6 +278,7 @@ struct jrange {
 	int64_t proc, min, max;
 	int64_t pmax; /* the largest max of this range and every range before it of the same process */
 	uint32_t blk;
+	uint8_t alone; /* no other range of the process meets it: a key in it is in this block only */
 };
 
 #define JNONE UINT32_MAX
@@ -321,6 +322,7 @@ struct jindex {
 	size_t nslots, capslots;
 	uint32_t *cand;        /* the blocks one lookup reads */
 	size_t ncand, capcand;
+	size_t last;           /* the range of the last lookup when it was alone (the next key is likely in it) */
 };
 
 struct cprof_tsrc_join {
@@ -471,7 +473,7 @@ static int jix_close_block(struct jindex *x)
 			if (r == i || (uint64_t)k[r].b - (uint64_t)k[r - 1].b > gap) {
 				if (cprof_grow(&x->ranges, &x->capranges, x->nranges, sizeof(*x->ranges)) < 0)
 					return -ENOMEM;
-				x->ranges[x->nranges++] = (struct jrange){ k[r].a, k[r].b, k[r].b, k[r].b, (uint32_t)(x->nblocks - 1) };
+				x->ranges[x->nranges++] = (struct jrange){ k[r].a, k[r].b, k[r].b, k[r].b, (uint32_t)(x->nblocks - 1), 0 };
 			}
 			x->ranges[x->nranges - 1].max = k[r].b;
 		}
@@ -525,6 +527,13 @@ static int jix_finish(struct jindex *x)
 			x->ranges[i].pmax = x->ranges[i - 1].pmax;
 		else
 			x->ranges[i].pmax = x->ranges[i].max;
+	for (i = 0; i < x->nranges; i++) {
+		const struct jrange *r = &x->ranges[i];
+
+		x->ranges[i].alone = !(i > 0 && r[-1].proc == r->proc && r[-1].pmax >= r->min) &&
+				     !(i + 1 < x->nranges && r[1].proc == r->proc && r[1].min <= r->max);
+	}
+	x->last = SIZE_MAX;
 	x->slot_of = malloc((x->nblocks ? x->nblocks : 1) * sizeof(*x->slot_of));
 	if (x->slot_of == NULL)
 		return -ENOMEM;
@@ -543,9 +552,19 @@ static int cmp_u32(const void *x, const void *y)
 /* x->cand: the blocks whose range of proc holds key, in rowid order */
 static int jix_cands(struct jindex *x, int64_t proc, int64_t key)
 {
-	size_t lo = 0, hi = x->nranges, i;
+	size_t lo = 0, hi = x->nranges, i, hit = SIZE_MAX;
 
 	x->ncand = 0;
+	if (x->capcand == 0 && cprof_grow(&x->cand, &x->capcand, 0, sizeof(*x->cand)) < 0)
+		return -ENOMEM;
+	if (x->last < x->nranges) {
+		const struct jrange *r = &x->ranges[x->last];
+
+		if (r->proc == proc && r->min <= key && key <= r->max) {
+			x->cand[x->ncand++] = r->blk;
+			return 0;
+		}
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		const struct jrange *r = &x->ranges[mid];
@@ -561,8 +580,11 @@ static int jix_cands(struct jindex *x, int64_t proc, int64_t key)
 			if (cprof_grow(&x->cand, &x->capcand, x->ncand, sizeof(*x->cand)) < 0)
 				return -ENOMEM;
 			x->cand[x->ncand++] = x->ranges[i].blk;
+			hit = i;
 		}
 	sort_n(x->cand, x->ncand, sizeof(*x->cand), cmp_u32);
+	if (x->ncand == 1 && x->ranges[hit].alone)
+		x->last = hit;
 	return 0;
 }
 
