@@ -788,6 +788,11 @@ static int gpu_has(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
 	return 0;
 }
 
+int cprof_tsrc_corr_gpu(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
+{
+	return kept(s, proc) && gpu_has(s, proc, corr);
+}
+
 const struct cprof_tsrc_api *cprof_tsrc_api_find(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
 {
 	struct cprof_tsrc_api *x;
@@ -798,10 +803,6 @@ const struct cprof_tsrc_api *cprof_tsrc_api_find(const struct cprof_trace_src *s
 	if ((x = (struct cprof_tsrc_api *)jfirst(s, J_RT, proc, corr)) == NULL &&
 	    (x = (struct cprof_tsrc_api *)jfirst(s, J_DRV, proc, corr)) == NULL)
 		return NULL;
-	if (!x->known) {
-		x->gpu = (uint8_t)gpu_has(s, proc, corr);
-		x->known = 1;
-	}
 	return x;
 }
 

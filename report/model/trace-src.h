@@ -22,8 +22,6 @@
 struct cprof_tsrc_api {
 	int64_t proc, corr, name, cbid;
 	uint32_t seq;
-	uint8_t gpu;   /* a GPU op carries this correlation id */
-	uint8_t known; /* gpu is known (it is looked up once the record is) */
 };
 
 /* a hooked call by (proc, our correlation id = CUPTI's external id): the first row with it */
@@ -122,6 +120,8 @@ int cprof_tsrc_call_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t
 /* fn per CUPTI id of the call that reached the GPU, ascending */
 void cprof_tsrc_call_gpu_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t ext,
 			       void (*fn)(void *ctx, int64_t corr), void *ctx);
+/* 1: a GPU op carries CUPTI's (proc, corr) */
+int cprof_tsrc_corr_gpu(const struct cprof_trace_src *s, int64_t proc, int64_t corr);
 /* the external id of CUPTI's (proc, corr): 1 and *ext, or 0 */
 int cprof_tsrc_ext_of(const struct cprof_trace_src *s, int64_t proc, int64_t corr, int64_t *ext);
 

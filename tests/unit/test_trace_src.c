@@ -88,8 +88,11 @@ START_TEST(test_trace_src_call_corrs)
 	x = cprof_tsrc_api_find(&s, 1, 50);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_int_eq(x->cbid, 211);
-	ck_assert_int_eq(x->gpu, 1);
-	ck_assert_int_eq(cprof_tsrc_api_find(&s, 1, 52)->gpu, 0);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 1, 50), 1);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 1, 51), 1); /* a copy */
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 1, 52), 0);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 2, 50), 1);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 2, 52), 0);
 	ck_assert_int_eq(cprof_tsrc_api_find(&s, 1, 53)->cbid, 307);
 	cprof_trace_src_free(&s);
 	sqlite3_close(db);
