@@ -1,4 +1,4 @@
-/* cprof trace's model part: the call <-> CUPTI <-> GPU joins and the NVTX layout in memory, the big tables streamed in column batches. */
+/* cprof trace's model part: the call <-> CUPTI <-> GPU joins read back by block, the NVTX layout, the big tables streamed. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -264,11 +264,11 @@ int cprof_tsrc_innermost_op(const struct cprof_trace_src *s, int64_t proc, int64
 }
 
 /* ---- the joins, by block: each joined table is cut, during its key scan, into blocks of CPROF_TSRC_BLOCK rows
- * in rowid order, and each block keeps the smallest and largest join key of each process in it (a few bytes
- * per thousand rows). A lookup reads back, by rowid range, only the blocks whose key range holds its key, and
- * keeps a few of them loaded: the collector writes in time order, so the rows a batch joins lie in a few
- * neighbouring blocks and the memory stays the same however long the profile. The first row of a key is the
- * first in rowid order, as the in-memory index had it. ---- */
+ * in rowid order, and each block keeps the key ranges of each process in it (a few bytes per thousand rows).
+ * A lookup reads back, by rowid range, only the blocks whose ranges hold its key, and keeps a few of them
+ * loaded: the collector writes in time order, so the rows a batch joins lie in a few neighbouring blocks and
+ * the memory stays the same however long the profile (held whole, these joins took ~40 MiB per million
+ * records). The first row of a key is the first in rowid order, as the in-memory index had it. ---- */
 enum { J_HOOK, J_RT, J_DRV, J_EXTC, J_EXTE, J_KERNEL, J_MEMCPY, J_MEMSET, J__N };
 
 #define CPROF_TSRC_BLOCK 2048
@@ -332,7 +332,6 @@ struct cprof_tsrc_join {
 	int64_t *corrs; /* one call's CUPTI ids */
 	size_t ncorrs, capcorrs;
 };
-
 
 static void fill_hook(const struct cprof_trace_src *s, sqlite3_stmt *st, void *row, uint32_t seq)
 {
@@ -644,7 +643,7 @@ static uint32_t jslot_find(const struct jindex *x, const struct jslot *sl, int64
 	return JNONE;
 }
 
-/* block blk's rows by (proc, key, rowid), read when not loaded; NULL: it could not be read (j->err) */
+/* block blk loaded (read and hashed when it is not); NULL: it could not be read (j->err) */
 static const struct jslot *jix_block(const struct cprof_trace_src *s, struct jindex *x, uint32_t blk)
 {
 	struct cprof_tsrc_join *j = s->join;
