@@ -290,7 +290,9 @@ static inline __attribute__((always_inline)) uint64_t cprof_site_key(const void 
 	return (uintptr_t)ret_addr ^ (ev->ptr << 16);
 }
 
-/* The site's entry, or the one to reuse for it (its key differs): the set's older, moved to the front */
+/* The site's entry, moved to the front of its set; or, for a new site, the front one to reuse (its key
+ * differs), the newer having been moved over the older. Asking twice gives the same (the inline path asks,
+ * then cprof_stack_attach). */
 static inline __attribute__((always_inline)) struct cprof_site *cprof_site_of(struct cprof_sites *ts, uint64_t key)
 {
 	/* return addresses and host stubs differ in their low bits */
@@ -298,9 +300,13 @@ static inline __attribute__((always_inline)) struct cprof_site *cprof_site_of(st
 
 	if (likely(e[0].key == key))
 		return e;
-	t = e[1];
+	if (e[1].key == key) {
+		t = e[1];
+		e[1] = e[0];
+		e[0] = t;
+		return e;
+	}
 	e[1] = e[0];
-	e[0] = t;
 	return e;
 }
 

@@ -194,6 +194,11 @@ START_TEST(test_ring_sites_two_ways)
 	site_use(&ts, c); /* a is the older now */
 	ck_assert_uint_eq(site_use(&ts, b)->taken, 102);
 	ck_assert_uint_eq(site_use(&ts, a)->taken, 1);
+	/* a new site asked for twice (the inline path, then the slow one) still evicts the older: b, not a */
+	(void)cprof_site_of(&ts, c);
+	site_use(&ts, c);
+	ck_assert_uint_eq(site_use(&ts, a)->taken, 2);
+	ck_assert_uint_eq(site_use(&ts, b)->taken, 1);
 }
 END_TEST
 
