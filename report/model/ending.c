@@ -30,7 +30,7 @@ static size_t calls_after(const struct cprof_model *m, uint64_t t)
 int cprof_end_error(const struct cprof_model *m, int64_t proc, struct cprof_end_err *out)
 {
 	const struct cprof_call *c = m->calls;
-	size_t n = m->ncalls, i, e = SIZE_MAX, f = SIZE_MAX, seen = 0;
+	size_t n = m->ncalls, i, e = SIZE_MAX, f = SIZE_MAX, ok = SIZE_MAX, hi, seen = 0;
 	int64_t tid;
 
 	memset(out, 0, sizeof(*out));
@@ -52,16 +52,17 @@ int cprof_end_error(const struct cprof_model *m, int64_t proc, struct cprof_end_
 			return 0;
 	/* back to the thread's last success before it: the first failing call after that one names the run
 	 * (a sticky error such as 700 makes every later call fail too) */
-	for (i = calls_after(m, c[e].start); i-- > 0;) {
-		const struct cprof_call *x = &c[i];
-
-		if (x->proc != proc || x->tid != tid || !x->outer)
-			continue;
-		if (x->ret == 0 && x->start < c[e].start)
+	hi = calls_after(m, c[e].start);
+	for (i = hi; i-- > 0;)
+		if (c[i].proc == proc && c[i].tid == tid && c[i].outer && c[i].ret == 0 && c[i].start < c[e].start) {
+			ok = i;
 			break;
-		if (failing(x) && cprof_model_string(m, x->name) != NULL)
+		}
+	/* after it in time, not only in the array: a failing call that started with it is not after it */
+	for (i = ok == SIZE_MAX ? 0 : ok + 1; i < hi && f == SIZE_MAX; i++)
+		if (c[i].proc == proc && c[i].tid == tid && c[i].outer && failing(&c[i]) &&
+		    (ok == SIZE_MAX || c[i].start > c[ok].start) && cprof_model_string(m, c[i].name) != NULL)
 			f = i;
-	}
 	if (f == SIZE_MAX)
 		return 0;
 	out->tid = c[f].tid;
