@@ -915,7 +915,7 @@ static int load_end_kernels(sqlite3_stmt *st, struct cprof_end_kernel **out, siz
 static const char end_calls_crash_sql[] =
 	"SELECT c.tid, s.value, k.value, c.returnValue FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id = c.nameId"
 	" LEFT JOIN StringIds k ON k.id = c.kernelNameId WHERE c.processId = ?1 ORDER BY c.tid LIMIT 64";
-/* each thread's last outermost call: a short walk back on the api_start index from the thread's last end */
+/* each thread's last outermost call (the query of a model without its timeline; ending.c does it on the arrays) */
 static const char end_calls_api_sql[] =
 	"SELECT t.tid, s.value, k.value, a.returnValue FROM THREADS t"
 	" JOIN CPROF_API a ON a.id = (SELECT b.id FROM CPROF_API b WHERE b.start <= t.lastNs AND b.processId = t.processId"
@@ -923,9 +923,10 @@ static const char end_calls_api_sql[] =
 	" JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
 	" WHERE t.processId = ?1 ORDER BY t.tid LIMIT 64";
 /* The last launches on each stream: from the process's last call back over at most 20,000 calls (of
- * every process: in a merged job the others' calls are skipped, not counted), a short walk on the
- * api_start index whatever the profile's size (a window function over every call took 8 s on 1.4M
- * calls); a stream idle over all of them is left out. Names are looked up only for the rows kept. */
+ * every process: in a merged job the others' calls count too), a stream idle over all of them left out;
+ * names are looked up only for the rows kept. These queries are what a model without its timeline runs
+ * (report --by kernel, trace, stacks): on a profile without the indexes older cprofd made, a scan of the
+ * calls; a model with its timeline looks up on its arrays (report/model/ending.c) the same rows. */
 #define END_MAX_STREAMS 8
 #define END_PER_STREAM 3
 static const char end_scan_sql[] =
