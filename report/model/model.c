@@ -1239,11 +1239,31 @@ static int end_line(struct cprof_proc *p)
 	return p->bye ? 0 : -ENOMEM;
 }
 
-/* how each process that did not end normally ended; profiles older than PROCESSES.ending have none.
- * arrays: the model has its timeline (calls, ops, external ids, strings), the look-ups run on it; else
- * they are queries (slow on a large profile without the indexes older cprofd made) */
-static int load_ends(sqlite3 *db, struct cprof_model *m, int arrays)
+static int load_ext(sqlite3 *db, struct cprof_model *m);
+static int load_strings(sqlite3 *db, struct cprof_model *m);
+
+/* The arrays the ending's look-ups need, for a model loaded without its timeline (report --by kernel, trace,
+ * stacks): read only when a process ended abnormally, and freed after. 0, or < 0: the profile lacks a table
+ * (the queries then, as before) */
+static int end_arrays(sqlite3 *db, struct cprof_model *t)
 {
+	memset(t, 0, sizeof(*t));
+	if (load_ext(db, t) < 0 || load_ops(db, t, 0, NULL, 0) < 0 || load_calls(db, t) < 0 || load_strings(db, t) < 0) {
+		cprof_model_free(t);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* how each process that did not end normally ended; profiles older than PROCESSES.ending have none.
+ * arrays: the model has its timeline (calls, ops, external ids, strings), the look-ups run on it; else on
+ * arrays read for them alone: the queries (common/ending.h), without the indexes older cprofd made,
+ * are scans, one of them quadratic in the calls of a thread */
+enum { ENDS_READ_ARRAYS, ENDS_ON_MODEL, ENDS_BY_QUERY };
+static int load_ends(sqlite3 *db, struct cprof_model *m, int how)
+{
+	struct cprof_model tmp, *t = how == ENDS_ON_MODEL ? m : NULL;
+	int tried = how != ENDS_READ_ARRAYS;
 	sqlite3_stmt *st;
 	size_t i;
 	int ret = 0;
@@ -1266,10 +1286,17 @@ static int load_ends(sqlite3 *db, struct cprof_model *m, int arrays)
 		if (ending == NULL || (!sig && strncmp(ending, "CUDA error ", 11) && !strstr(ending, "killed by signal") &&
 				       strncmp(ending, "no goodbye", 10)))
 			continue;
-		if ((ret = load_end(db, arrays ? m : NULL, &m->procs[i], ending, sig)) == 0)
+		if (!tried) {
+			tried = 1;
+			if (end_arrays(db, &tmp) == 0)
+				t = &tmp;
+		}
+		if ((ret = load_end(db, t, &m->procs[i], ending, sig)) == 0)
 			ret = end_line(&m->procs[i]);
 	}
 	sqlite3_finalize(st);
+	if (t == &tmp)
+		cprof_model_free(&tmp);
 	return ret;
 }
 
@@ -1371,7 +1398,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	}
 	/* the driver table is read once, for the launches' times, the API table and the timeline; a profile
 	 * without it has no API table (report_load_apis fails, as its query did) */
-	if ((ret = load_procs(db, m)) < 0 || (!(parts & CPROF_MODEL_TIMELINE) && (ret = load_ends(db, m, 0)) < 0) ||
+	if ((ret = load_procs(db, m)) < 0 || (!(parts & CPROF_MODEL_TIMELINE) && (ret = load_ends(db, m, ENDS_READ_ARRAYS)) < 0) ||
 	    (ret = cprof_model_load_windows(db, m)) < 0 ||
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
@@ -1380,7 +1407,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
 	      (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
-	      (ret = load_run_facts(db, m)) < 0 || (ret = load_step_ranges(db, m)) < 0 || (ret = load_ends(db, m, 1)) < 0 ||
+	      (ret = load_run_facts(db, m)) < 0 || (ret = load_step_ranges(db, m)) < 0 || (ret = load_ends(db, m, ENDS_ON_MODEL)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
@@ -1399,6 +1426,16 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		return ret;
 	}
 	return 0;
+}
+
+int cprof_model_load_ends_by_query(sqlite3 *db, struct cprof_model *m)
+{
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m, ENDS_BY_QUERY)) < 0)
+		cprof_model_free(m);
+	return ret;
 }
 
 int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,

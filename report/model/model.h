@@ -349,6 +349,9 @@ struct cprof_end_err {
 	uint64_t start;
 	int scoped;      /* acts on its stream alone (a launch, *Async, a stream's sync); else on the device */
 };
+/* model.c: the processes and their endings only, looked up by common/ending.h's queries: what the arrays
+ * are held to (unit tests); a scan of the calls each on a profile without the old indexes */
+int cprof_model_load_ends_by_query(sqlite3 *db, struct cprof_model *m);
 int cprof_end_error(const struct cprof_model *m, int64_t proc, struct cprof_end_err *out);
 int cprof_end_err_kernels(const struct cprof_model *m, int64_t proc, uint64_t t, int any_stream, uint64_t stream,
 			  struct cprof_end_kernel **out, size_t *n);
