@@ -1397,8 +1397,11 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->next = 0;
 	}
 	/* the driver table is read once, for the launches' times, the API table and the timeline; a profile
-	 * without it has no API table (report_load_apis fails, as its query did) */
-	if ((ret = load_procs(db, m)) < 0 || (!(parts & CPROF_MODEL_TIMELINE) && (ret = load_ends(db, m, ENDS_READ_ARRAYS)) < 0) ||
+	 * without it has no API table (report_load_apis fails, as its query did). The endings: on the timeline's
+	 * arrays once loaded, on arrays read for them for the kernel table's model; a trace or the stacks show
+	 * none, and look none up */
+	if ((ret = load_procs(db, m)) < 0 || ((parts & (CPROF_MODEL_TIMELINE | CPROF_MODEL_GPU)) == CPROF_MODEL_GPU &&
+				      (ret = load_ends(db, m, ENDS_READ_ARRAYS)) < 0) ||
 	    (ret = cprof_model_load_windows(db, m)) < 0 ||
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
