@@ -83,7 +83,7 @@ $(OBJ)/pic/%.o: %.c $(wildcard common/*.h preload/*.h) $(GEN_API) | $(DEPS_STAMP
 	@$(if $(Q),echo "  CC(pic) $<")
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -c -o $@ $<
 
-$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h) $(GEN_API) | $(DEPS_STAMP)
+$(OBJ)/host/%.o: %.c $(wildcard common/*.h collector/*.h report/*.h report/*/*.h preload/*.h) $(GEN_API) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(SQLITE_CFLAGS) -c -o $@ $<

@@ -80,8 +80,9 @@ struct cprof_ring {
 enum { CPROF_RING_LIVE = 1, CPROF_RING_DEAD = 2, CPROF_RING_FREE = 3 };
 
 /* Per-thread call sites for sampled stacks (stacks.c): the hook's return address, the kernel, the
- * innermost Python line (when there is Python). */
-#define CPROF_SITES 256
+ * innermost Python line (when there is Python). Two ways a set, the newer first: direct-mapped, two sites of
+ * a PyTorch training step sharing a slot threw each other out, and each of their 3,000 calls took a stack. */
+#define CPROF_SITES 512
 struct cprof_site {
 	uint64_t key;
 	uint32_t left;  /* calls until the next stack is taken */
@@ -289,10 +290,24 @@ static inline __attribute__((always_inline)) uint64_t cprof_site_key(const void 
 	return (uintptr_t)ret_addr ^ (ev->ptr << 16);
 }
 
+/* The site's entry, moved to the front of its set; or, for a new site, the front one to reuse (its key
+ * differs), the newer having been moved over the older. Asking twice gives the same (the inline path asks,
+ * then cprof_stack_attach). */
 static inline __attribute__((always_inline)) struct cprof_site *cprof_site_of(struct cprof_sites *ts, uint64_t key)
 {
-	/* return addresses and host stubs differ in their low bits; a collision only costs a sample */
-	return &ts->s[(key ^ (key >> 8) ^ (key >> 20)) & (CPROF_SITES - 1)];
+	/* return addresses and host stubs differ in their low bits */
+	struct cprof_site *e = &ts->s[2 * ((key ^ (key >> 8) ^ (key >> 20)) & (CPROF_SITES / 2 - 1))], t;
+
+	if (likely(e[0].key == key))
+		return e;
+	if (e[1].key == key) {
+		t = e[1];
+		e[1] = e[0];
+		e[0] = t;
+		return e;
+	}
+	e[1] = e[0];
+	return e;
 }
 
 /* The common case inline: a known site between two samples reuses its stack; the rest (a new site, a

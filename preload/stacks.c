@@ -30,6 +30,9 @@ struct mod {
 	uintptr_t lo, hi, bias;
 	const char *path;
 	size_t len;
+	/* the path interned at its first frame (not under modtab_lock: fork's handlers take the interner's
+	 * lock first): hashing it for every frame of every stack cost ~40 us a PyTorch training step */
+	_Atomic(struct cprof_istr *) str;
 };
 struct modtab {
 	size_t n;
@@ -137,6 +140,18 @@ static const struct mod *mod_find(const struct modtab *t, uintptr_t a)
 			return &t->m[mid];
 	}
 	return NULL;
+}
+
+static uint32_t module_id(struct mod *m)
+{
+	struct cprof_istr *e = atomic_load_explicit(&m->str, memory_order_acquire);
+
+	if (unlikely(e == NULL)) {
+		if ((e = cprof_intern_entry(CPROF_STR_MODULE, m->path, m->len)) == NULL)
+			return 0;
+		atomic_store_explicit(&m->str, e, memory_order_release);
+	}
+	return cprof_intern_id(e);
 }
 
 /* ---- distinct stacks: hash -> id, lock-free to read ---- */
@@ -249,7 +264,7 @@ static uint32_t capture_stack(void)
 		}
 		k = st.nnative++;
 		f[k].off = m ? a - m->bias : a;
-		f[k].module = m ? cprof_intern(CPROF_STR_MODULE, m->path, m->len) : 0;
+		f[k].module = m ? module_id((struct mod *)m) : 0;
 		f[k].func = 0;
 		h = mix(h, a);
 	}

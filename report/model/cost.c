@@ -258,6 +258,80 @@ static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, ui
 	return (uint64_t)sum;
 }
 
+struct rt_dur {
+	int64_t proc, ext;
+	uint64_t dur;
+};
+
+static int rt_dur_cmp(const void *pa, const void *pb)
+{
+	const struct rt_dur *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	return a->ext < b->ext ? -1 : a->ext > b->ext;
+}
+
+static int i64_cmp(const void *pa, const void *pb)
+{
+	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+static int runtime_api(const char *name)
+{
+	return name && (strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0);
+}
+
+int cprof_model_cupti_in_calls(struct cprof_model *m)
+{
+	struct rt_dur *r = NULL;
+	int64_t *d = NULL, ext;
+	size_t nr = 0, nd = 0, i, lo, hi, mid;
+	int ret = -ENOMEM;
+
+	m->cupti_in_call_ns = 0;
+	for (i = 0; i < m->ncalls; i++)
+		m->calls[i].rt1 = 0; /* the loader fills the fields it knows */
+	if (m->nrt == 0 || m->ncalls == 0)
+		return 0;
+	if ((r = malloc(m->nrt * sizeof(*r))) == NULL || (d = malloc(m->ncalls * sizeof(*d))) == NULL)
+		goto out;
+	for (i = 0; i < m->nrt; i++)
+		if (m->rt[i].corr != CPROF_NO_ID && cprof_model_ext_of(m, m->rt[i].proc, m->rt[i].corr, &ext))
+			r[nr++] = (struct rt_dur){ .proc = m->rt[i].proc, .ext = ext, .dur = m->rt[i].end - m->rt[i].start };
+	cprof_sort(r, nr, sizeof(*r), rt_dur_cmp);
+	for (i = 0; i < m->ncalls; i++) {
+		struct cprof_call *c = &m->calls[i];
+
+		if (c->corr == CPROF_NO_ID || !runtime_api(cprof_model_string(m, c->name)))
+			continue;
+		for (lo = 0, hi = nr; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			if (r[mid].proc < c->proc || (r[mid].proc == c->proc && r[mid].ext < c->corr))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* one record: a library's call (cuBLAS) has several inside, and its own work between them */
+		if (lo >= nr || r[lo].proc != c->proc || r[lo].ext != c->corr ||
+		    (lo + 1 < nr && r[lo + 1].proc == c->proc && r[lo + 1].ext == c->corr))
+			continue;
+		c->rt1 = 1;
+		d[nd++] = (int64_t)(c->end - c->start) - (int64_t)r[lo].dur;
+	}
+	if (nd) {
+		cprof_sort(d, nd, sizeof(*d), i64_cmp);
+		m->cupti_in_call_ns = d[nd / 2] > 0 ? (uint64_t)d[nd / 2] : 0;
+	}
+	ret = 0;
+out:
+	free(r);
+	free(d);
+	return ret;
+}
+
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,
 		       struct cprof_cost *out)
 {
@@ -272,19 +346,25 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	if (proc == 0 || (m->calls_proc != 0 && m->calls_proc == proc)) {
 		/* every call counts: the calls are by start, the window's are found by two searches (a walk per
 		 * phase was O(calls x phases)) */
+		size_t lo = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws),
+		       hi = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), we); /* rows.c: cost.c sits below model.c */
+
 		all = m->ncalls;
-		calls = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), we) -
-			cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws); /* rows.c: cost.c sits below model.c */
-		if (we < ws)
-			calls = 0;
+		calls = we < ws || hi < lo ? 0 : hi - lo;
+		for (size_t i = lo; i < hi; i++)
+			out->cupti_calls += m->calls[i].rt1;
 	} else {
 		for (size_t i = 0; i < m->ncalls; i++) {
 			if (m->calls[i].proc != proc)
 				continue;
 			all++;
-			calls += m->calls[i].start >= ws && m->calls[i].start < we;
+			if (m->calls[i].start >= ws && m->calls[i].start < we) {
+				calls++;
+				out->cupti_calls += m->calls[i].rt1;
+			}
 		}
 	}
+	out->cupti_calls_ns = out->cupti_calls * m->cupti_in_call_ns;
 	out->calls = calls;
 	if (out->measured) {
 		/* the hooks' and stacks' cost is per call: the run's per-call cost times the window's calls */
@@ -308,7 +388,7 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		out->lost_pipe = t.lost_pipe;
 		out->lost_nested = t.lost_nested;
 	}
-	out->total_ns = out->hook_ns + out->stack_ns + out->wait_attributed_ns + out->cupti_overhead_ns;
+	out->total_ns = out->hook_ns + out->stack_ns + out->wait_attributed_ns + out->cupti_overhead_ns + out->cupti_calls_ns;
 	out->window_ns = we > ws ? we - ws : 0;
 }
 
@@ -321,6 +401,8 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->stack_ns += c->stack_ns;
 	to->stacks += c->stacks;
 	to->cupti_overhead_ns += c->cupti_overhead_ns;
+	to->cupti_calls_ns += c->cupti_calls_ns;
+	to->cupti_calls += c->cupti_calls;
 	to->flusher_cpu_ns += c->flusher_cpu_ns;
 	to->collector_cpu_ns += c->collector_cpu_ns;
 	to->app_wait_ns += c->app_wait_ns;

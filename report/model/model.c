@@ -1424,7 +1424,8 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	free(drv);
 	/* which ops a hooked launch call launched, once, not in every analysis: the others (driver API, a
 	 * library's own launches inside a hooked cuBLAS call) are timed from CUPTI's records */
-	if ((parts & CPROF_MODEL_TIMELINE) && (ret = cprof_model_launched(m, 0, mark_hooked, m)) < 0) {
+	if ((parts & CPROF_MODEL_TIMELINE) &&
+	    ((ret = cprof_model_launched(m, 0, mark_hooked, m)) < 0 || (ret = cprof_model_cupti_in_calls(m)) < 0)) {
 		cprof_model_free(m);
 		return ret;
 	}

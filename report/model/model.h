@@ -64,6 +64,7 @@ struct cprof_call {
 	uint8_t gemm;   /* class 'gemm' */
 	uint8_t memcpy; /* cudaMemcpy */
 	uint8_t cls;    /* enum cprof_call_class */
+	uint8_t rt1;    /* a runtime API call with its one CUPTI record: CUPTI's time inside it is measured */
 	uint8_t nested; /* the nested column is non-zero (outer is 0 also when it is NULL) */
 	uint8_t graph;  /* CPROF_GRAPH_REPLAY: cudaGraphLaunch; _CAPTURED: cudaStreamEndCapture; _INSTANTIATED */
 	int64_t kname;  /* kernelNameId: StringIds id of the kernel it launched (CPROF_NO_ID: none) */
@@ -261,6 +262,10 @@ struct cprof_model {
 	size_t ncalls;
 	int64_t calls_proc;          /* the process of every call when they share one (load_calls), else 0 */
 	struct cprof_ovh *ovh;       /* by start */
+	/* CUPTI's time inside a runtime API call on the program's thread: the median, over the calls with rt1, of
+	 * the hook's duration less CUPTI's own record's (CUPTI times the call inside its callbacks and writes its
+	 * records after; the median leaves out the calls a preemption lengthened, counted as waiting) */
+	uint64_t cupti_in_call_ns;
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
 	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */
@@ -308,6 +313,8 @@ struct cprof_model {
 };
 
 /* cost.c: CPROF_COST, CPROF_API_COUNTS and cprofd's CPU (META) into the model. */
+/* cost.c: marks the calls CUPTI's time inside is measured on (rt1) and sets cupti_in_call_ns */
+int cprof_model_cupti_in_calls(struct cprof_model *m);
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
 /* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how
  * many names, or a negative errno. *out is malloc'd (free it), NULL when none. */

@@ -77,13 +77,14 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	printf(",\"cprof_cost\":{\"measured\":%s,\"total_ns\":%llu,\"hook_ns\":%llu,\"calls\":%llu,"
 	       "\"sampled_calls\":%llu,\"stack_ns\":%llu,\"stacks\":%llu,\"cupti_overhead_ns\":%llu,"
 	       "\"flusher_cpu_ns\":%llu,\"collector_cpu_ns\":%llu,\"app_wait_ns\":%llu,\"wait_attributed_ns\":%llu,"
-	       "\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu}}",
+	       "\"cupti_calls_ns\":%llu,\"cupti_calls\":%llu,\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu}}",
 	       v->cost.measured ? "true" : "false", (unsigned long long)v->cost.total_ns,
 	       (unsigned long long)v->cost.hook_ns, (unsigned long long)v->cost.calls,
 	       (unsigned long long)v->cost.sampled_calls, (unsigned long long)v->cost.stack_ns,
 	       (unsigned long long)v->cost.stacks, (unsigned long long)v->cost.cupti_overhead_ns,
 	       (unsigned long long)v->cost.flusher_cpu_ns, (unsigned long long)v->cost.collector_cpu_ns,
 	       (unsigned long long)v->cost.app_wait_ns, (unsigned long long)v->cost.wait_attributed_ns,
+	       (unsigned long long)v->cost.cupti_calls_ns, (unsigned long long)v->cost.cupti_calls,
 	       (unsigned long long)v->cost.lost_ring_full, (unsigned long long)v->cost.lost_cupti,
 	       (unsigned long long)v->cost.lost_pipe, (unsigned long long)v->cost.lost_nested);
 }

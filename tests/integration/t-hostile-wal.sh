@@ -24,7 +24,7 @@ reader=$!
 # the program starts once the reader holds its snapshot: a run that ended before the reader's first read
 # (python's start-up under load) proved nothing and failed the check below
 sim "$BIN/cprof-run" -q -o w.db -- sh -c 'for i in $(seq 1000); do [ -e reading ] && break; sleep 0.01; done; exec "$@"' sh \
-	"$WL/scenarios" steady 20000 > /dev/null 2> err.txt || fail "run: $(cat err.txt)"
+	"$WL/scenarios" steady 12000 > /dev/null 2> err.txt || fail "run: $(cat err.txt)"
 [ -e reading ] || fail "the reader did not read during the run"
 [ -e released ] || fail "the run finished without waiting for the reader (the WAL could not have been merged)"
 wait $reader || fail "the reader failed"
@@ -32,6 +32,8 @@ wait $reader || fail "the reader failed"
 mkdir alone
 cp w.db alone/
 calls=$(q alone/w.db "SELECT count(*) FROM CPROF_API a JOIN StringIds s ON s.id = a.nameId WHERE s.value LIKE '%LaunchKernel'")
-assert_ge "$calls" 20000 "launches in the .db copied alone"
+# 12,000 launches fit the thread's ring (16,384 events) whatever the load: none can be lost to a starved
+# flusher, so a short count here is the WAL's tail, not load
+assert_ge "$calls" 12000 "launches in the .db copied alone"
 assert_eq "$(meta alone/w.db finalised)" 1 "the .db copied alone is the finished profile"
 echo OK

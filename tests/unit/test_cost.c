@@ -128,6 +128,54 @@ START_TEST(test_cost_unmeasured)
 }
 END_TEST
 
+/* CUPTI's time inside the runtime calls (issue 26: the stated cost left it out): the median of a call's hook
+ * time less CUPTI's record of it, times the window's calls that have one record; a call a preemption
+ * lengthened does not move it, and a cuBLAS call with two records inside (its own work between) is not one. */
+START_TEST(test_cost_cupti_in_calls)
+{
+	static struct cprof_call c[6];
+	static struct cprof_rt rt[7];
+	static struct cprof_ext ext[7];
+	static struct cprof_string str[] = { { 1, "cudaLaunchKernel" }, { 2, "cublasGemmEx" } };
+	struct cprof_cost cost;
+	int i, n = 0;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < 6; i++) {
+		uint64_t s = (uint64_t)i * MS;
+
+		c[i] = (struct cprof_call){ .start = s, .end = s + (i == 3 ? 100000 : 1000), .proc = 1, .outer = 1,
+					    .name = i == 5 ? 2 : 1, .corr = 100 + i };
+		/* CUPTI's record: 600 ns of the call's 1000 */
+		rt[n] = (struct cprof_rt){ .start = s + 100, .end = s + 700, .proc = 1, .corr = 10 + n };
+		ext[n] = (struct cprof_ext){ .proc = 1, .corr = 10 + n, .ext = 100 + i, .seq = (uint32_t)n };
+		n++;
+		if (i == 5) {
+			rt[n] = (struct cprof_rt){ .start = s + 800, .end = s + 900, .proc = 1, .corr = 10 + n };
+			ext[n] = (struct cprof_ext){ .proc = 1, .corr = 10 + n, .ext = 100 + i, .seq = (uint32_t)n };
+			n++;
+		}
+	}
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, c, 6, NULL, 0, 0), 0);
+	m.rt = rt;
+	m.nrt = (size_t)n;
+	m.ext = ext;
+	m.next = (size_t)n;
+	m.strings = str;
+	m.nstrings = 2;
+	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
+	ck_assert_uint_eq(m.cupti_in_call_ns, 400);
+	ck_assert_uint_eq(c[5].rt1, 0);
+	cprof_cost_window(&m, 0, 0, 10 * MS, 0, &cost);
+	ck_assert_uint_eq(cost.cupti_calls, 5);
+	ck_assert_uint_eq(cost.cupti_calls_ns, 5 * 400);
+	ck_assert_uint_eq(cost.total_ns, 5 * 400);
+	cprof_cost_window(&m, 0, 2 * MS, 10 * MS, 0, &cost);
+	ck_assert_uint_eq(cost.cupti_calls, 3);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -137,6 +185,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_wait_in_time_and_capped);
 	tcase_add_test(tc, test_cost_unmeasured);
 	tcase_add_test(tc, test_cost_window_calls_by_search);
+	tcase_add_test(tc, test_cost_cupti_in_calls);
 	suite_add_tcase(s, tc);
 	return s;
 }
