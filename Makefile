@@ -159,7 +159,7 @@ $(BUILD)/tests/cupti_user: tests/workloads/cupti_user.cu | $(DEPS_STAMP)
 TEST_PROGS := $(BUILD)/tests/unit $(BUILD)/tests/nodriver $(BUILD)/tests/scenarios $(BUILD)/tests/streams \
 	$(BUILD)/tests/cupti_user $(BUILD)/tests/aten_chain $(BUILD)/tests/nvtx_demo $(BUILD)/tests/hooks_tour $(BUILD)/tests/capture_demo \
 	$(BUILD)/tests/sample_device $(BUILD)/tests/sample_streams $(BUILD)/tests/sample_graph $(BUILD)/tests/sample_blas \
-	$(BUILD)/tests/shapes $(BUILD)/tests/window_loop
+	$(BUILD)/tests/shapes $(BUILD)/tests/window_loop $(BENCH_DIR)/store-bench
 
 check: $(DEPS_STAMP) binaries $(TEST_PROGS)
 	@echo "== unit tests (Check)"

@@ -1415,8 +1415,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
 	    ((parts & CPROF_MODEL_TRACE) && !(parts & (CPROF_MODEL_TIMELINE | CPROF_MODEL_GPU)) &&
-	     ((cprof_has_table(db, "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION") && (ret = load_ext(db, m)) < 0) ||
-	      (ret = load_strings(db, m)) < 0))) {
+	     (ret = load_strings(db, m)) < 0)) {
 		free(drv);
 		cprof_model_free(m);
 		return ret;

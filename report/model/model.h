@@ -217,7 +217,7 @@ enum cprof_model_part {
 	CPROF_MODEL_ALL = 3,
 	CPROF_MODEL_GPU = 4,      /* GPU ops and strings only, launches not attributed (a kernel table) */
 	CPROF_MODEL_HOST = 8,     /* with TIMELINE: driver calls no runtime record covers, NVTX ranges (a timeline) */
-	CPROF_MODEL_TRACE = 16,   /* the external ids and strings (report/model/trace-src.c loads the trace's rest) */
+	CPROF_MODEL_TRACE = 16,   /* the strings (report/model/trace-src.c reads the trace's joins by block) */
 };
 
 /* One CPROF_COST row: a process's running totals of what profiling cost it (see common/wire.h). */

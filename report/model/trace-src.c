@@ -1,4 +1,4 @@
-/* cprof trace's model part: the call <-> CUPTI <-> GPU joins and the NVTX layout in memory, the big tables streamed in column batches. */
+/* cprof trace's model part: the call <-> CUPTI <-> GPU joins read back by block, the NVTX layout, the big tables streamed. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -180,98 +180,6 @@ static size_t lower_pair(const void *arr, size_t n, size_t elem, int64_t a, int6
 	return lo;
 }
 
-_Static_assert(offsetof(struct cprof_tsrc_api, corr) == 8 && offsetof(struct cprof_tsrc_hook, ext) == 8 &&
-		       offsetof(struct cprof_tsrc_gop, corr) == 8 && offsetof(struct cprof_ext, corr) == 8,
-	       "lower_pair reads (proc, key) at the front");
-
-const struct cprof_tsrc_api *cprof_tsrc_api_find(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
-{
-	size_t i = lower_pair(s->api, s->napi, sizeof(*s->api), proc, corr);
-
-	return i < s->napi && s->api[i].proc == proc && s->api[i].corr == corr ? &s->api[i] : NULL;
-}
-
-const struct cprof_tsrc_hook *cprof_tsrc_hook_find(const struct cprof_trace_src *s, int64_t proc, int64_t ext)
-{
-	size_t i = lower_pair(s->hooks, s->nhooks, sizeof(*s->hooks), proc, ext);
-
-	return i < s->nhooks && s->hooks[i].proc == proc && s->hooks[i].ext == ext ? &s->hooks[i] : NULL;
-}
-
-/* index into m.ext of the first row with (proc, corr): the one CUPTI's join keeps */
-static size_t ext_first(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
-{
-	size_t i = lower_pair(s->m.ext, s->m.next, sizeof(*s->m.ext), proc, corr);
-
-	return i < s->m.next && s->m.ext[i].proc == proc && s->m.ext[i].corr == corr ? i : SIZE_MAX;
-}
-
-int cprof_tsrc_ext_of(const struct cprof_trace_src *s, int64_t proc, int64_t corr, int64_t *ext)
-{
-	size_t i = ext_first(s, proc, corr);
-
-	if (i == SIZE_MAX)
-		return 0;
-	*ext = s->m.ext[i].ext;
-	return 1;
-}
-
-/* the first of the call's entries in ext_by_ext */
-static size_t by_ext_first(const struct cprof_trace_src *s, int64_t proc, int64_t ext)
-{
-	size_t lo = 0, hi = s->next_by_ext;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct cprof_ext *e = &s->m.ext[s->ext_by_ext[mid]];
-
-		if (e->proc < proc || (e->proc == proc && e->ext < ext))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-int cprof_tsrc_call_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t ext, int64_t *gcorr, int64_t *anycorr,
-			  int64_t *ngpu)
-{
-	size_t i = by_ext_first(s, proc, ext);
-
-	*gcorr = *anycorr = CPROF_NO_ID;
-	*ngpu = 0;
-	for (; i < s->next_by_ext; i++) {
-		uint32_t k = s->ext_by_ext[i];
-		const struct cprof_ext *e = &s->m.ext[k];
-
-		if (e->proc != proc || e->ext != ext)
-			break;
-		if (*anycorr == CPROF_NO_ID)
-			*anycorr = e->corr;
-		if (s->ext_gpu[k]) {
-			if (*gcorr == CPROF_NO_ID)
-				*gcorr = e->corr;
-			(*ngpu)++;
-		}
-	}
-	return *anycorr != CPROF_NO_ID;
-}
-
-void cprof_tsrc_call_gpu_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t ext,
-			       void (*fn)(void *ctx, int64_t corr), void *ctx)
-{
-	size_t i;
-
-	for (i = by_ext_first(s, proc, ext); i < s->next_by_ext; i++) {
-		const struct cprof_ext *e = &s->m.ext[s->ext_by_ext[i]];
-
-		if (e->proc != proc || e->ext != ext)
-			break;
-		if (s->ext_gpu[s->ext_by_ext[i]])
-			fn(ctx, e->corr);
-	}
-}
-
 /* ---- ATen op ranges: the innermost ended one open at a time, by (proc, tid, start, id) with each range's
  * nearest earlier one that ends later (the only ones that can still be open once it has ended) ---- */
 struct oprng {
@@ -353,6 +261,643 @@ int cprof_tsrc_innermost_op(const struct cprof_trace_src *s, int64_t proc, int64
 			return 1;
 		}
 	return 0;
+}
+
+/* ---- the joins, by block: each joined table is cut, during its key scan, into blocks of CPROF_TSRC_BLOCK rows
+ * in rowid order, and each block keeps the key ranges of each process in it (a few bytes per thousand rows).
+ * A lookup reads back, by rowid range, only the blocks whose ranges hold its key, and keeps a few of them
+ * loaded: the collector writes in time order, so the rows a batch joins lie in a few neighbouring blocks and
+ * the memory stays the same however long the profile (held whole, these joins took ~40 MiB per million
+ * records). The first row of a key is the first in rowid order, as the in-memory index had it. ---- */
+enum { J_HOOK, J_RT, J_DRV, J_EXTC, J_EXTE, J_KERNEL, J_MEMCPY, J_MEMSET, J__N };
+
+#define CPROF_TSRC_BLOCK 2048
+#define JCACHE 6 /* blocks of one index kept loaded between batches */
+
+struct jrange {
+	int64_t proc, min, max;
+	int64_t pmax; /* the largest max of this range and every range before it of the same process */
+	uint32_t blk;
+	uint8_t alone; /* no other range of the process meets it: a key in it is in this block only */
+};
+
+#define JNONE UINT32_MAX
+
+/* a loaded block: its rows in rowid order, and a hash of their keys (each key's first row; next: the key's
+ * following row, in rowid order) */
+struct jslot {
+	char *rows;
+	size_t n, cap;
+	uint32_t *head, *tail, *next;
+	size_t hcap;
+	uint32_t blk;
+	uint64_t used; /* the batch that last used it: a block of this batch is never evicted */
+};
+
+/* an external-correlation row by (proc, ext) */
+struct extx {
+	int64_t proc, ext, corr;
+	uint32_t seq;
+};
+
+/* a GPU op's (proc, corr) */
+struct gkey {
+	int64_t proc, corr;
+	uint32_t seq;
+};
+
+struct jindex {
+	size_t size;
+	void (*fill)(const struct cprof_trace_src *s, sqlite3_stmt *st, void *row, uint32_t seq);
+	char sql[320];
+	sqlite3_stmt *st;
+	int64_t (*blocks)[2]; /* each block's first and last rowid */
+	size_t nblocks, capblocks, inblock;
+	struct cprof_tsrc_pair *keys; /* the key scan's current block: (proc, key) */
+	size_t nkeys;
+	struct jrange *ranges; /* by (proc, min, blk) once finished */
+	size_t nranges, capranges;
+	int32_t *slot_of;      /* by block: its slot, -1: not loaded */
+	struct jslot *slots;
+	size_t nslots, capslots;
+	uint32_t *cand;        /* the blocks one lookup reads */
+	size_t ncand, capcand;
+	size_t last;           /* the range of the last lookup when it was alone (the next key is likely in it) */
+};
+
+struct cprof_tsrc_join {
+	struct jindex ix[J__N];
+	uint64_t epoch;
+	int err; /* a block could not be read: the scan that asked fails with it */
+	int64_t *corrs; /* one call's CUPTI ids */
+	size_t ncorrs, capcorrs;
+};
+
+static void fill_hook(const struct cprof_trace_src *s, sqlite3_stmt *st, void *row, uint32_t seq)
+{
+	int64_t proc = I64(st, 0), tid = I64(st, 3), op;
+
+	*(struct cprof_tsrc_hook *)row = (struct cprof_tsrc_hook){ .proc = proc, .ext = I64(st, 1), .name = I64(st, 2),
+								    .tid = tid, .mintid = tid, .op = CPROF_NO_ID, .seq = seq };
+	if (g_nop && cprof_tsrc_innermost_op(s, proc, tid, I64(st, 4), &op))
+		((struct cprof_tsrc_hook *)row)->op = op;
+}
+
+static void fill_api(const struct cprof_trace_src *s, sqlite3_stmt *st, void *row, uint32_t seq)
+{
+	(void)s;
+	*(struct cprof_tsrc_api *)row = (struct cprof_tsrc_api){ .proc = I64(st, 0), .corr = I64(st, 1),
+								  .name = NUL(st, 2) ? CPROF_NO_ID : I64(st, 2),
+								  .cbid = I64(st, 3), .seq = seq };
+}
+
+static void fill_extc(const struct cprof_trace_src *s, sqlite3_stmt *st, void *row, uint32_t seq)
+{
+	(void)s;
+	*(struct cprof_ext *)row = (struct cprof_ext){ .proc = I64(st, 0), .corr = I64(st, 1), .ext = I64(st, 2), .seq = seq };
+}
+
+static void fill_exte(const struct cprof_trace_src *s, sqlite3_stmt *st, void *row, uint32_t seq)
+{
+	(void)s;
+	*(struct extx *)row = (struct extx){ .proc = I64(st, 0), .ext = I64(st, 2), .corr = I64(st, 1), .seq = seq };
+}
+
+static void fill_gkey(const struct cprof_trace_src *s, sqlite3_stmt *st, void *row, uint32_t seq)
+{
+	(void)s;
+	*(struct gkey *)row = (struct gkey){ .proc = I64(st, 0), .corr = I64(st, 1), .seq = seq };
+}
+
+static const char *const ext_table = "CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION";
+static const char *const ext_where = "externalKind = 5 AND correlationId IS NOT NULL AND externalId IS NOT NULL";
+
+static int join_init(struct cprof_trace_src *s)
+{
+	static const char *const gpu[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+					   "CUPTI_ACTIVITY_KIND_MEMSET" };
+	struct cprof_tsrc_join *j = calloc(1, sizeof(*j));
+	int t;
+
+	if (j == NULL)
+		return -ENOMEM;
+	s->join = j;
+	/* the rows each in-memory index held: a hooked call or a CUPTI record needs its process and id */
+	j->ix[J_HOOK] = (struct jindex){ .size = sizeof(struct cprof_tsrc_hook), .fill = fill_hook };
+	snprintf(j->ix[J_HOOK].sql, sizeof(j->ix[J_HOOK].sql),
+		 "SELECT processId, correlationId, nameId, tid, start FROM CPROF_API WHERE rowid BETWEEN ?1 AND ?2"
+		 " AND processId IS NOT NULL AND correlationId IS NOT NULL ORDER BY rowid");
+	for (t = 0; t < 2; t++) {
+		struct jindex *x = &j->ix[J_RT + t];
+
+		*x = (struct jindex){ .size = sizeof(struct cprof_tsrc_api), .fill = fill_api };
+		snprintf(x->sql, sizeof(x->sql),
+			 "SELECT processId, correlationId, nameId, cbid FROM %s WHERE rowid BETWEEN ?1 AND ?2"
+			 " AND processId IS NOT NULL AND correlationId IS NOT NULL ORDER BY rowid",
+			 t ? "CUPTI_ACTIVITY_KIND_DRIVER" : "CUPTI_ACTIVITY_KIND_RUNTIME");
+	}
+	/* as the model read them: a NULL process is process 0 */
+	j->ix[J_EXTC] = (struct jindex){ .size = sizeof(struct cprof_ext), .fill = fill_extc };
+	j->ix[J_EXTE] = (struct jindex){ .size = sizeof(struct extx), .fill = fill_exte };
+	for (t = J_EXTC; t <= J_EXTE; t++)
+		snprintf(j->ix[t].sql, sizeof(j->ix[t].sql),
+			 "SELECT processId, correlationId, externalId FROM %s WHERE rowid BETWEEN ?1 AND ?2 AND %s ORDER BY rowid",
+			 ext_table, ext_where);
+	for (t = 0; t < 3; t++) {
+		struct jindex *x = &j->ix[J_KERNEL + t];
+
+		*x = (struct jindex){ .size = sizeof(struct gkey), .fill = fill_gkey };
+		snprintf(x->sql, sizeof(x->sql),
+			 "SELECT processId, correlationId FROM %s WHERE rowid BETWEEN ?1 AND ?2"
+			 " AND processId IS NOT NULL AND correlationId IS NOT NULL ORDER BY rowid",
+			 gpu[t]);
+	}
+	return 0;
+}
+
+static void join_free(struct cprof_trace_src *s)
+{
+	struct cprof_tsrc_join *j = s->join;
+	size_t t, i;
+
+	if (j == NULL)
+		return;
+	for (t = 0; t < J__N; t++) {
+		struct jindex *x = &j->ix[t];
+
+		sqlite3_finalize(x->st);
+		free(x->blocks);
+		free(x->keys);
+		free(x->ranges);
+		free(x->slot_of);
+		for (i = 0; i < x->nslots; i++) {
+			free(x->slots[i].rows);
+			free(x->slots[i].head);
+			free(x->slots[i].tail);
+			free(x->slots[i].next);
+		}
+		free(x->slots);
+		free(x->cand);
+	}
+	free(j->corrs);
+	free(j);
+	s->join = NULL;
+}
+
+/* the key ranges of the block being scanned: per process, the runs of its sorted keys split where they jump
+ * by more than JGAP (our ids carry the thread in their high bits: one run per thread), at most JRUNS (the
+ * threshold doubles until they are few; a range may hold keys the block lacks, never the reverse) */
+#define JGAP 64
+#define JRUNS 32
+static int jix_close_block(struct jindex *x)
+{
+	struct cprof_tsrc_pair *k = x->keys;
+	size_t i, j, n = x->nkeys;
+
+	sort_n(k, n, sizeof(*k), cmp_pair);
+	for (i = 0; i < n; i = j) {
+		uint64_t gap = JGAP;
+		size_t runs, r;
+
+		for (j = i; j < n && k[j].a == k[i].a; j++)
+			;
+		for (;;) {
+			for (runs = 1, r = i + 1; r < j; r++)
+				runs += (uint64_t)k[r].b - (uint64_t)k[r - 1].b > gap;
+			if (runs <= JRUNS)
+				break;
+			gap = gap * 2 + 1;
+		}
+		for (r = i; r < j; r++) {
+			if (r == i || (uint64_t)k[r].b - (uint64_t)k[r - 1].b > gap) {
+				if (cprof_grow(&x->ranges, &x->capranges, x->nranges, sizeof(*x->ranges)) < 0)
+					return -ENOMEM;
+				x->ranges[x->nranges++] = (struct jrange){ k[r].a, k[r].b, k[r].b, k[r].b, (uint32_t)(x->nblocks - 1), 0 };
+			}
+			x->ranges[x->nranges - 1].max = k[r].b;
+		}
+	}
+	x->nkeys = 0;
+	return 0;
+}
+
+/* one row of the key scan, in rowid order; has_key: it can be joined by (proc, key) */
+static int jix_add(struct jindex *x, int64_t rowid, int has_key, int64_t proc, int64_t key)
+{
+	if (x->nblocks == 0 || x->inblock == CPROF_TSRC_BLOCK) {
+		if ((x->nblocks && jix_close_block(x) < 0) || cprof_grow(&x->blocks, &x->capblocks, x->nblocks, sizeof(*x->blocks)) < 0)
+			return -ENOMEM;
+		if (x->keys == NULL && (x->keys = malloc(CPROF_TSRC_BLOCK * sizeof(*x->keys))) == NULL)
+			return -ENOMEM;
+		x->blocks[x->nblocks][0] = rowid;
+		x->nblocks++;
+		x->inblock = 0;
+	}
+	x->blocks[x->nblocks - 1][1] = rowid;
+	x->inblock++;
+	if (has_key)
+		x->keys[x->nkeys++] = (struct cprof_tsrc_pair){ proc, key };
+	return 0;
+}
+
+static int cmp_jrange(const void *x, const void *y)
+{
+	const struct jrange *a = x, *b = y;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	if (a->min != b->min)
+		return a->min < b->min ? -1 : 1;
+	return a->blk < b->blk ? -1 : a->blk > b->blk;
+}
+
+/* the key scan is over: the ranges by (proc, min), no block loaded */
+static int jix_finish(struct jindex *x)
+{
+	size_t i;
+
+	if (x->nblocks && jix_close_block(x) < 0)
+		return -ENOMEM;
+	free(x->keys);
+	x->keys = NULL;
+	sort_n(x->ranges, x->nranges, sizeof(*x->ranges), cmp_jrange);
+	for (i = 0; i < x->nranges; i++)
+		if (i > 0 && x->ranges[i - 1].proc == x->ranges[i].proc && x->ranges[i - 1].pmax > x->ranges[i].max)
+			x->ranges[i].pmax = x->ranges[i - 1].pmax;
+		else
+			x->ranges[i].pmax = x->ranges[i].max;
+	for (i = 0; i < x->nranges; i++) {
+		const struct jrange *r = &x->ranges[i];
+
+		x->ranges[i].alone = !(i > 0 && r[-1].proc == r->proc && r[-1].pmax >= r->min) &&
+				     !(i + 1 < x->nranges && r[1].proc == r->proc && r[1].min <= r->max);
+	}
+	x->last = SIZE_MAX;
+	x->slot_of = malloc((x->nblocks ? x->nblocks : 1) * sizeof(*x->slot_of));
+	if (x->slot_of == NULL)
+		return -ENOMEM;
+	for (i = 0; i < x->nblocks; i++)
+		x->slot_of[i] = -1;
+	return 0;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* x->cand: the blocks whose range of proc holds key, in rowid order */
+static int jix_cands(struct jindex *x, int64_t proc, int64_t key)
+{
+	size_t lo = 0, hi = x->nranges, i, hit = SIZE_MAX;
+
+	x->ncand = 0;
+	if (x->capcand == 0 && cprof_grow(&x->cand, &x->capcand, 0, sizeof(*x->cand)) < 0)
+		return -ENOMEM;
+	if (x->last < x->nranges) {
+		const struct jrange *r = &x->ranges[x->last];
+
+		if (r->proc == proc && r->min <= key && key <= r->max) {
+			x->cand[x->ncand++] = r->blk;
+			return 0;
+		}
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct jrange *r = &x->ranges[mid];
+
+		if (r->proc < proc || (r->proc == proc && r->min <= key))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* every range before lo of this process starts at or below key; pmax says when none further back reaches it */
+	for (i = lo; i-- > 0 && x->ranges[i].proc == proc && x->ranges[i].pmax >= key;)
+		if (x->ranges[i].max >= key) {
+			if (cprof_grow(&x->cand, &x->capcand, x->ncand, sizeof(*x->cand)) < 0)
+				return -ENOMEM;
+			x->cand[x->ncand++] = x->ranges[i].blk;
+			hit = i;
+		}
+	sort_n(x->cand, x->ncand, sizeof(*x->cand), cmp_u32);
+	if (x->ncand == 1 && x->ranges[hit].alone)
+		x->last = hit;
+	return 0;
+}
+
+static const int64_t *jrow_key(const struct jindex *x, const struct jslot *sl, uint32_t i)
+{
+	return (const int64_t *)(sl->rows + (size_t)i * x->size);
+}
+
+static int jslot_hash(const struct jindex *x, struct jslot *sl)
+{
+	size_t need = 16, i, h;
+
+	while (need < 2 * sl->n)
+		need *= 2;
+	if (sl->hcap < need) {
+		uint32_t *head = realloc(sl->head, need * sizeof(*head)), *tail;
+
+		if (head == NULL)
+			return -ENOMEM;
+		sl->head = head;
+		if ((tail = realloc(sl->tail, need * sizeof(*tail))) == NULL)
+			return -ENOMEM;
+		sl->tail = tail;
+		sl->hcap = need;
+	}
+	memset(sl->head, 0xff, sl->hcap * sizeof(*sl->head));
+	for (i = 0; i < sl->n; i++) {
+		const int64_t *k = jrow_key(x, sl, (uint32_t)i);
+
+		for (h = pair_hash(k[0], k[1], sl->hcap); sl->head[h] != JNONE; h = (h + 1) & (sl->hcap - 1)) {
+			const int64_t *o = jrow_key(x, sl, sl->head[h]);
+
+			if (o[0] == k[0] && o[1] == k[1])
+				break;
+		}
+		if (sl->head[h] == JNONE)
+			sl->head[h] = (uint32_t)i;
+		else
+			sl->next[sl->tail[h]] = (uint32_t)i;
+		sl->tail[h] = (uint32_t)i;
+		sl->next[i] = JNONE;
+	}
+	return 0;
+}
+
+/* the first row of (proc, key) in a loaded block, JNONE: none */
+static uint32_t jslot_find(const struct jindex *x, const struct jslot *sl, int64_t proc, int64_t key)
+{
+	size_t h;
+
+	for (h = pair_hash(proc, key, sl->hcap); sl->head[h] != JNONE; h = (h + 1) & (sl->hcap - 1)) {
+		const int64_t *o = jrow_key(x, sl, sl->head[h]);
+
+		if (o[0] == proc && o[1] == key)
+			return sl->head[h];
+	}
+	return JNONE;
+}
+
+/* block blk loaded (read and hashed when it is not); NULL: it could not be read (j->err) */
+static const struct jslot *jix_block(const struct cprof_trace_src *s, struct jindex *x, uint32_t blk)
+{
+	struct cprof_tsrc_join *j = s->join;
+	struct jslot *sl;
+	size_t i, pick = SIZE_MAX;
+	uint32_t seq = 0;
+	int rc;
+
+	if (x->slot_of[blk] >= 0) {
+		sl = &x->slots[x->slot_of[blk]];
+		sl->used = j->epoch;
+		return sl;
+	}
+	/* a new slot while there are few, else the least recently used one of an earlier batch */
+	if (x->nslots >= JCACHE)
+		for (i = 0; i < x->nslots; i++)
+			if (x->slots[i].used < j->epoch && (pick == SIZE_MAX || x->slots[i].used < x->slots[pick].used))
+				pick = i;
+	if (pick == SIZE_MAX) {
+		if (cprof_grow(&x->slots, &x->capslots, x->nslots, sizeof(*x->slots)) < 0)
+			goto nomem;
+		pick = x->nslots++;
+		memset(&x->slots[pick], 0, sizeof(x->slots[pick]));
+	} else {
+		x->slot_of[x->slots[pick].blk] = -1;
+	}
+	sl = &x->slots[pick];
+	sl->n = 0;
+	if (x->st == NULL && sqlite3_prepare_v2(s->db, x->sql, -1, &x->st, NULL) != SQLITE_OK)
+		goto ioerr;
+	sqlite3_reset(x->st);
+	sqlite3_bind_int64(x->st, 1, x->blocks[blk][0]);
+	sqlite3_bind_int64(x->st, 2, x->blocks[blk][1]);
+	while ((rc = sqlite3_step(x->st)) == SQLITE_ROW) {
+		if (sl->n == sl->cap) {
+			size_t cap = sl->cap ? sl->cap * 2 : CPROF_TSRC_BLOCK;
+			char *rows = realloc(sl->rows, cap * x->size);
+			uint32_t *next;
+
+			if (rows == NULL)
+				goto nomem;
+			sl->rows = rows;
+			if ((next = realloc(sl->next, cap * sizeof(*next))) == NULL)
+				goto nomem;
+			sl->next = next;
+			sl->cap = cap;
+		}
+		x->fill(s, x->st, sl->rows + sl->n++ * x->size, seq++);
+	}
+	if (rc != SQLITE_DONE)
+		goto ioerr;
+	if (jslot_hash(x, sl) < 0)
+		goto nomem;
+	sl->blk = blk;
+	sl->used = j->epoch;
+	x->slot_of[blk] = (int32_t)pick;
+	return sl;
+nomem:
+	if (!j->err)
+		j->err = -ENOMEM;
+	return NULL;
+ioerr:
+	if (!j->err) {
+		pr_err("reading the profile failed: %s", cprof_model_errmsg(s->db));
+		j->err = -EIO;
+	}
+	return NULL;
+}
+
+/* the rows of (proc, key) of an index, in rowid order: it = { proc, key }, then jit_next until NULL */
+struct jiter {
+	int64_t proc, key;
+	size_t c;
+	const struct jslot *sl;
+	uint32_t i;
+	int started;
+};
+
+static const void *jit_next(const struct cprof_trace_src *s, struct jindex *x, struct jiter *it)
+{
+	for (;;) {
+		if (it->sl != NULL && it->i != JNONE) {
+			uint32_t i = it->i;
+
+			it->i = it->sl->next[i];
+			return it->sl->rows + (size_t)i * x->size;
+		}
+		if (!it->started) {
+			it->started = 1;
+			if (jix_cands(x, it->proc, it->key) < 0) {
+				if (!s->join->err)
+					s->join->err = -ENOMEM;
+				return NULL;
+			}
+			it->c = 0;
+		} else {
+			it->c++;
+		}
+		/* x->cand holds until the next lookup in this index: nothing below looks up in it again */
+		if (it->c >= x->ncand)
+			return NULL;
+		/* it->sl holds while no other lookup in this index runs (the slot array may grow) */
+		if ((it->sl = jix_block(s, x, x->cand[it->c])) == NULL)
+			return NULL;
+		it->i = jslot_find(x, it->sl, it->proc, it->key);
+	}
+}
+
+static const void *jfirst(const struct cprof_trace_src *s, int ix, int64_t proc, int64_t key)
+{
+	struct jiter it = { .proc = proc, .key = key };
+
+	return jit_next(s, &s->join->ix[ix], &it);
+}
+
+/* a new batch: the blocks the last one read may be evicted */
+static void jnext(const struct cprof_trace_src *s)
+{
+	s->join->epoch++;
+}
+
+/* the batch callback's result, or the error a lookup in it met */
+static int jresult(const struct cprof_trace_src *s, int ret)
+{
+	return ret < 0 ? ret : s->join->err;
+}
+
+_Static_assert(offsetof(struct cprof_tsrc_api, corr) == 8 && offsetof(struct cprof_tsrc_hook, ext) == 8 &&
+		       offsetof(struct cprof_tsrc_gop, corr) == 8 && offsetof(struct cprof_ext, corr) == 8 &&
+		       offsetof(struct extx, ext) == 8 && offsetof(struct gkey, corr) == 8,
+	       "lower_pair reads (proc, key) at the front");
+
+/* a GPU op carries CUPTI's (proc, corr) */
+static int gpu_has(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
+{
+	int t;
+
+	for (t = J_KERNEL; t <= J_MEMSET; t++)
+		if (jfirst(s, t, proc, corr) != NULL)
+			return 1;
+	return 0;
+}
+
+int cprof_tsrc_corr_gpu(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
+{
+	return kept(s, proc) && gpu_has(s, proc, corr);
+}
+
+const struct cprof_tsrc_api *cprof_tsrc_api_find(const struct cprof_trace_src *s, int64_t proc, int64_t corr)
+{
+	struct cprof_tsrc_api *x;
+
+	if (!kept(s, proc))
+		return NULL;
+	/* the runtime record, else the driver's */
+	if ((x = (struct cprof_tsrc_api *)jfirst(s, J_RT, proc, corr)) == NULL &&
+	    (x = (struct cprof_tsrc_api *)jfirst(s, J_DRV, proc, corr)) == NULL)
+		return NULL;
+	return x;
+}
+
+const struct cprof_tsrc_hook *cprof_tsrc_hook_find(const struct cprof_trace_src *s, int64_t proc, int64_t ext)
+{
+	struct jiter it = { .proc = proc, .key = ext };
+	struct jindex *x = &s->join->ix[J_HOOK];
+	struct cprof_tsrc_hook *h, *r;
+
+	if (!kept(s, proc) || (h = (struct cprof_tsrc_hook *)jit_next(s, x, &it)) == NULL)
+		return NULL;
+	/* the first row stands for the id; the thread map's join sees every row's tid */
+	while ((r = (struct cprof_tsrc_hook *)jit_next(s, x, &it)) != NULL)
+		if (r->tid < h->mintid)
+			h->mintid = r->tid;
+	return h;
+}
+
+int cprof_tsrc_ext_of(const struct cprof_trace_src *s, int64_t proc, int64_t corr, int64_t *ext)
+{
+	const struct cprof_ext *e = jfirst(s, J_EXTC, proc, corr);
+
+	if (e == NULL)
+		return 0;
+	*ext = e->ext;
+	return 1;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* s->join->corrs: the CUPTI ids of the call, ascending, each one whose first external-correlation row is this
+ * call's (CUPTI's join keeps one) */
+static void call_corr_list(const struct cprof_trace_src *s, int64_t proc, int64_t ext)
+{
+	struct cprof_tsrc_join *j = s->join;
+	struct jiter it = { .proc = proc, .key = ext };
+	const struct extx *e;
+	size_t i, k = 0;
+
+	j->ncorrs = 0;
+	while ((e = jit_next(s, &j->ix[J_EXTE], &it)) != NULL) {
+		if (cprof_grow(&j->corrs, &j->capcorrs, j->ncorrs, sizeof(*j->corrs)) < 0) {
+			if (!j->err)
+				j->err = -ENOMEM;
+			j->ncorrs = 0;
+			return;
+		}
+		j->corrs[j->ncorrs++] = e->corr;
+	}
+	sort_n(j->corrs, j->ncorrs, sizeof(*j->corrs), cmp_i64);
+	for (i = 0; i < j->ncorrs; i++) {
+		int64_t first;
+
+		if ((k && j->corrs[k - 1] == j->corrs[i]) || !cprof_tsrc_ext_of(s, proc, j->corrs[i], &first) || first != ext)
+			continue;
+		j->corrs[k++] = j->corrs[i];
+	}
+	j->ncorrs = k;
+}
+
+int cprof_tsrc_call_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t ext, int64_t *gcorr, int64_t *anycorr,
+			  int64_t *ngpu)
+{
+	struct cprof_tsrc_join *j = s->join;
+	size_t i;
+
+	*gcorr = *anycorr = CPROF_NO_ID;
+	*ngpu = 0;
+	call_corr_list(s, proc, ext);
+	for (i = 0; i < j->ncorrs; i++) {
+		if (*anycorr == CPROF_NO_ID)
+			*anycorr = j->corrs[i];
+		if (kept(s, proc) && gpu_has(s, proc, j->corrs[i])) {
+			if (*gcorr == CPROF_NO_ID)
+				*gcorr = j->corrs[i];
+			(*ngpu)++;
+		}
+	}
+	return *anycorr != CPROF_NO_ID;
+}
+
+void cprof_tsrc_call_gpu_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t ext,
+			       void (*fn)(void *ctx, int64_t corr), void *ctx)
+{
+	struct cprof_tsrc_join *j = s->join;
+	size_t i;
+
+	call_corr_list(s, proc, ext);
+	for (i = 0; i < j->ncorrs; i++)
+		if (kept(s, proc) && gpu_has(s, proc, j->corrs[i]))
+			fn(ctx, j->corrs[i]);
 }
 
 /* ---- loading ---- */
@@ -635,31 +1180,16 @@ struct lcalls {
 	size_t nthreads;
 };
 
-static int cmp_hook(const void *x, const void *y)
-{
-	const struct cprof_tsrc_hook *a = x, *b = y;
-
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (a->ext != b->ext)
-		return a->ext < b->ext ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* CPROF_API's key columns: the hooked calls by id, the latest end of each process, what NVTX needs */
+/* CPROF_API's key columns: the hooked calls' blocks, the latest end of each process, what NVTX needs */
 static int scan_call_keys(struct cprof_trace_src *s, int64_t *api_end, struct lcalls *lc, struct names_work *w, int *have,
 			  int64_t *min)
 {
+	struct jindex *x = &s->join->ix[J_HOOK];
 	sqlite3_stmt *st;
-	size_t cap = 0, i, k;
-	uint32_t seq = 0;
+	size_t k;
 	int rc, ret;
 
-	/* the array at its size at once: growing it by doubling copies it and keeps a spare half */
-	cap = (size_t)cprof_query_int(s->db, "SELECT count(*) FROM CPROF_API", 0);
-	if (cap && (s->hooks = malloc(cap * sizeof(*s->hooks))) == NULL)
-		return -ENOMEM;
-	if ((ret = prep(s->db, "SELECT processId, tid, start, end, correlationId, nameId, stream FROM CPROF_API ORDER BY rowid",
+	if ((ret = prep(s->db, "SELECT processId, tid, start, end, correlationId, nameId, stream, rowid FROM CPROF_API ORDER BY rowid",
 			&st)) < 0)
 		return ret;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -671,18 +1201,10 @@ static int scan_call_keys(struct cprof_trace_src *s, int64_t *api_end, struct lc
 		note_start(s, st, 2, have, min);
 		if ((p = proc_index(s, proc)) != SIZE_MAX && !NUL(st, 3) && I64(st, 3) > api_end[p])
 			api_end[p] = I64(st, 3);
+		if (jix_add(x, I64(st, 7), !NUL(st, 4) && !NUL(st, 0), proc, I64(st, 4)) < 0)
+			goto nomem;
 		if (NUL(st, 4) || NUL(st, 0))
 			continue;
-		if (cprof_grow(&s->hooks, &cap, s->nhooks, sizeof(*s->hooks)) < 0)
-			goto nomem;
-		s->hooks[s->nhooks++] = (struct cprof_tsrc_hook){ .proc = proc, .ext = I64(st, 4), .name = I64(st, 5),
-								   .tid = tid, .mintid = tid, .op = CPROF_NO_ID, .seq = seq++ };
-		if (g_nop) {
-			int64_t op;
-
-			if (cprof_tsrc_innermost_op(s, proc, tid, start, &op))
-				s->hooks[s->nhooks - 1].op = op;
-		}
 		if (lc->nthreads) {
 			struct cprof_tsrc_pair key = { proc, tid };
 
@@ -702,81 +1224,52 @@ static int scan_call_keys(struct cprof_trace_src *s, int64_t *api_end, struct lc
 	sqlite3_finalize(st);
 	if ((ret = step_done(s->db, rc)) < 0)
 		return ret;
-	/* the first row of each id stands for it; the thread map's join sees every row's tid */
-	sort_n(s->hooks, s->nhooks, sizeof(*s->hooks), cmp_hook);
-	for (i = 0, k = 0; i < s->nhooks; i++) {
-		if (k && s->hooks[k - 1].proc == s->hooks[i].proc && s->hooks[k - 1].ext == s->hooks[i].ext) {
-			if (s->hooks[i].tid < s->hooks[k - 1].mintid)
-				s->hooks[k - 1].mintid = s->hooks[i].tid;
-			continue;
-		}
-		s->hooks[k++] = s->hooks[i];
-	}
-	s->nhooks = k;
-	return 0;
+	return jix_finish(x);
 nomem:
 	sqlite3_finalize(st);
 	return -ENOMEM;
 }
 
-static int cmp_api(const void *x, const void *y)
-{
-	const struct cprof_tsrc_api *a = x, *b = y;
-
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (a->corr != b->corr)
-		return a->corr < b->corr ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-/* CUPTI's runtime then driver records: (proc, corr) -> name and cbid, the CUPTI threads, the thread map */
+/* CUPTI's runtime then driver records: their blocks, the CUPTI threads, the thread map */
 static int scan_api_keys(struct cprof_trace_src *s, struct pairmap *threads, struct pairmap *tmap, int *have,
 			 int64_t *min)
 {
 	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER" };
-	size_t cap = 0, i, k;
-	uint32_t seq = 0;
+	size_t nrow = 0;
 	int t, rc, ret, added;
 
-	size_t nrt = 0;
-
-	/* sized for the runtime records at once (most driver records are not kept) */
-	if (cprof_has_table(s->db, tables[0])) {
-		cap = (size_t)cprof_query_int(s->db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME", 0);
-		if (cap && (s->api = malloc(cap * sizeof(*s->api))) == NULL)
-			return -ENOMEM;
-	}
 	for (t = 0; t < 2; t++) {
+		struct jindex *x = &s->join->ix[J_RT + t];
 		sqlite3_stmt *st;
 		char sql[160];
 
-		if (t == 1) {
-			/* the runtime records by id: a driver record with a runtime record's id is not kept (the
-			 * runtime one is joined), which saves most of the driver table's rows */
-			sort_n(s->api, s->napi, sizeof(*s->api), cmp_api);
-			nrt = s->napi;
-		}
-		if (!cprof_has_table(s->db, tables[t]))
+		if (!cprof_has_table(s->db, tables[t])) {
+			if ((ret = jix_finish(x)) < 0)
+				return ret;
 			continue;
-		snprintf(sql, sizeof(sql), "SELECT processId, correlationId, nameId, cbid, threadId, start FROM %s ORDER BY rowid",
+		}
+		snprintf(sql, sizeof(sql), "SELECT processId, correlationId, nameId, cbid, threadId, start, rowid FROM %s ORDER BY rowid",
 			 tables[t]);
 		if ((ret = prep(s->db, sql, &st)) < 0)
 			return ret;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			int64_t proc = I64(st, 0), corr = I64(st, 1), handle = I64(st, 4);
+			struct jiter it = { .proc = proc, .key = corr };
+			const struct cprof_ext *e;
 
 			if (!kept(s, proc))
 				continue;
 			note_start(s, st, 5, have, min);
-			if (pairmap_get(threads, proc, handle, 0, &added) == NULL)
+			if (jix_add(x, I64(st, 6), !NUL(st, 0) && !NUL(st, 1), proc, corr) < 0 ||
+			    pairmap_get(threads, proc, handle, 0, &added) == NULL)
 				goto nomem;
 			if (NUL(st, 1))
 				continue;
+			if (++nrow % CPROF_TSRC_BATCH == 0)
+				jnext(s);
 			/* the thread map: the smallest tid of a hooked call whose CUPTI side this is */
-			for (i = lower_pair(s->m.ext, s->m.next, sizeof(*s->m.ext), proc, corr);
-			     i < s->m.next && s->m.ext[i].proc == proc && s->m.ext[i].corr == corr; i++) {
-				const struct cprof_tsrc_hook *h = cprof_tsrc_hook_find(s, proc, s->m.ext[i].ext);
+			while ((e = jit_next(s, &s->join->ix[J_EXTC], &it)) != NULL) {
+				const struct cprof_tsrc_hook *h = cprof_tsrc_hook_find(s, proc, e->ext);
 				int64_t *v;
 
 				if (h == NULL)
@@ -786,33 +1279,19 @@ static int scan_api_keys(struct cprof_trace_src *s, struct pairmap *threads, str
 				if (h->mintid < *v)
 					*v = h->mintid;
 			}
-			if (NUL(st, 0))
-				continue;
-			if (t == 1) {
-				size_t r = lower_pair(s->api, nrt, sizeof(*s->api), proc, corr);
-
-				if (r < nrt && s->api[r].proc == proc && s->api[r].corr == corr)
-					continue;
+			if (s->join->err) {
+				sqlite3_finalize(st);
+				return s->join->err;
 			}
-			if (cprof_grow(&s->api, &cap, s->napi, sizeof(*s->api)) < 0)
-				goto nomem;
-			s->api[s->napi++] = (struct cprof_tsrc_api){ .proc = proc, .corr = corr,
-								    .name = NUL(st, 2) ? CPROF_NO_ID : I64(st, 2),
-								    .cbid = I64(st, 3), .seq = seq++ };
 			continue;
 nomem:
 			sqlite3_finalize(st);
 			return -ENOMEM;
 		}
 		sqlite3_finalize(st);
-		if ((ret = step_done(s->db, rc)) < 0)
+		if ((ret = step_done(s->db, rc)) < 0 || (ret = jix_finish(x)) < 0)
 			return ret;
 	}
-	sort_n(s->api, s->napi, sizeof(*s->api), cmp_api);
-	for (i = 0, k = 0; i < s->napi; i++)
-		if (!k || s->api[k - 1].proc != s->api[i].proc || s->api[k - 1].corr != s->api[i].corr)
-			s->api[k++] = s->api[i];
-	s->napi = k;
 	return 0;
 }
 
@@ -842,7 +1321,7 @@ static int scan_gpu_keys(struct cprof_trace_src *s, struct pairmap *lanes, int k
 
 		if (!cprof_has_table(s->db, tables[t]))
 			continue;
-		snprintf(sql, sizeof(sql), "SELECT processId, correlationId, deviceId, streamId, start, end FROM %s ORDER BY rowid",
+		snprintf(sql, sizeof(sql), "SELECT processId, correlationId, deviceId, streamId, start, end, rowid FROM %s ORDER BY rowid",
 			 tables[t]);
 		if ((ret = prep(s->db, sql, &st)) < 0)
 			return ret;
@@ -852,19 +1331,11 @@ static int scan_gpu_keys(struct cprof_trace_src *s, struct pairmap *lanes, int k
 			if (!kept(s, proc))
 				continue;
 			note_start(s, st, 4, have, min);
-			if (pairmap_get(lanes, I64(st, 2), I64(st, 3), 0, &added) == NULL)
+			if (pairmap_get(lanes, I64(st, 2), I64(st, 3), 0, &added) == NULL ||
+			    jix_add(&s->join->ix[J_KERNEL + t], I64(st, 6), !NUL(st, 0) && !NUL(st, 1), proc, corr) < 0)
 				goto nomem;
 			if (NUL(st, 0) || NUL(st, 1))
 				continue;
-			{
-				size_t e = ext_first(s, proc, corr);
-				size_t a = lower_pair(s->api, s->napi, sizeof(*s->api), proc, corr);
-
-				if (e != SIZE_MAX)
-					s->ext_gpu[e] = 1;
-				if (a < s->napi && s->api[a].proc == proc && s->api[a].corr == corr)
-					s->api[a].gpu = 1;
-			}
 			if (keep_ops) {
 				if (cprof_grow(&s->gops, &cap, s->ngops, sizeof(*s->gops)) < 0)
 					goto nomem;
@@ -880,40 +1351,39 @@ nomem:
 		if ((ret = step_done(s->db, rc)) < 0)
 			return ret;
 	}
+	for (t = 0; t < 3; t++)
+		if ((ret = jix_finish(&s->join->ix[J_KERNEL + t])) < 0)
+			return ret;
 	if (s->ngops)
 		sort_n(s->gops, s->ngops, sizeof(*s->gops), cmp_gop);
 	return 0;
 }
 
-static const struct cprof_model *g_sort_m;
-
-static int cmp_by_ext(const void *x, const void *y)
+/* the external correlations' blocks, by CUPTI id and by our id (the rows the model's join reads) */
+static int scan_ext_keys(struct cprof_trace_src *s)
 {
-	const struct cprof_ext *a = &g_sort_m->ext[*(const uint32_t *)x], *b = &g_sort_m->ext[*(const uint32_t *)y];
+	struct jindex *c = &s->join->ix[J_EXTC], *e = &s->join->ix[J_EXTE];
+	char sql[256];
+	sqlite3_stmt *st;
+	int rc, ret;
 
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	if (a->ext != b->ext)
-		return a->ext < b->ext ? -1 : 1;
-	return a->corr < b->corr ? -1 : a->corr > b->corr;
-}
-
-/* CUPTI ids by the call they belong to: the first row of each CUPTI id only, as CUPTI's join keeps one */
-static int index_ext(struct cprof_trace_src *s)
-{
-	size_t i;
-
-	s->ext_gpu = calloc(s->m.next ? s->m.next : 1, 1);
-	s->ext_by_ext = malloc((s->m.next ? s->m.next : 1) * sizeof(*s->ext_by_ext));
-	if (s->ext_gpu == NULL || s->ext_by_ext == NULL)
-		return -ENOMEM;
-	for (i = 0; i < s->m.next; i++)
-		if (i == 0 || s->m.ext[i].proc != s->m.ext[i - 1].proc || s->m.ext[i].corr != s->m.ext[i - 1].corr)
-			s->ext_by_ext[s->next_by_ext++] = (uint32_t)i;
-	g_sort_m = &s->m;
-	sort_n(s->ext_by_ext, s->next_by_ext, sizeof(*s->ext_by_ext), cmp_by_ext);
-	g_sort_m = NULL;
-	return 0;
+	if (cprof_has_table(s->db, ext_table)) {
+		snprintf(sql, sizeof(sql), "SELECT rowid, processId, correlationId, externalId FROM %s WHERE %s ORDER BY rowid",
+			 ext_table, ext_where);
+		if ((ret = prep(s->db, sql, &st)) < 0)
+			return ret;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			if (jix_add(c, I64(st, 0), 1, I64(st, 1), I64(st, 2)) < 0 || jix_add(e, I64(st, 0), 1, I64(st, 1), I64(st, 3)) < 0) {
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
+		sqlite3_finalize(st);
+		if ((ret = step_done(s->db, rc)) < 0)
+			return ret;
+	}
+	if ((ret = jix_finish(c)) < 0)
+		return ret;
+	return jix_finish(e);
 }
 
 static int cmp_lcall(const void *x, const void *y)
@@ -946,7 +1416,7 @@ static int cmp_proj(const void *x, const void *y)
 
 int cprof_tsrc_project(struct cprof_trace_src *s, struct cprof_tsrc_lcall *calls, size_t ncalls)
 {
-	size_t r, cap = 0;
+	size_t r, cap = 0, nlook = 0;
 
 	sort_n(calls, ncalls, sizeof(*calls), cmp_lcall);
 	for (r = 0; r < s->nev; r++) {
@@ -967,14 +1437,15 @@ int cprof_tsrc_project(struct cprof_trace_src *s, struct cprof_tsrc_lcall *calls
 		for (c = lo; c < ncalls && calls[c].proc == e->proc && calls[c].tid == e->tid && calls[c].start <= e->end; c++) {
 			size_t x;
 
-			for (x = by_ext_first(s, e->proc, calls[c].ext); x < s->next_by_ext; x++) {
-				const struct cprof_ext *ex = &s->m.ext[s->ext_by_ext[x]];
+			if (++nlook % CPROF_TSRC_BATCH == 0)
+				jnext(s);
+			call_corr_list(s, e->proc, calls[c].ext);
+			for (x = 0; x < s->join->ncorrs; x++) {
+				int64_t corr = s->join->corrs[x];
 				size_t g;
 
-				if (ex->proc != e->proc || ex->ext != calls[c].ext)
-					break;
-				for (g = lower_pair(s->gops, s->ngops, sizeof(*s->gops), ex->proc, ex->corr);
-				     g < s->ngops && s->gops[g].proc == ex->proc && s->gops[g].corr == ex->corr; g++) {
+				for (g = lower_pair(s->gops, s->ngops, sizeof(*s->gops), e->proc, corr);
+				     g < s->ngops && s->gops[g].proc == e->proc && s->gops[g].corr == corr; g++) {
 					const struct cprof_tsrc_gop *o = &s->gops[g];
 					size_t k;
 
@@ -997,7 +1468,7 @@ int cprof_tsrc_project(struct cprof_trace_src *s, struct cprof_tsrc_lcall *calls
 		}
 	}
 	sort_n(s->proj, s->nproj, sizeof(*s->proj), cmp_proj);
-	return 0;
+	return s->join->err;
 }
 
 static int cmp_ev(const void *x, const void *y)
@@ -1046,19 +1517,22 @@ static int resolve_names(struct cprof_trace_src *s, struct names_work *w)
 		struct stream_key *key = &w->keys[w->cand[i].key];
 		size_t x;
 
+		if ((i + 1) % CPROF_TSRC_BATCH == 0)
+			jnext(s);
 		if (key->lane != CPROF_NO_ID)
 			continue;
-		for (x = by_ext_first(s, key->proc, w->cand[i].ext); x < s->next_by_ext && key->lane == CPROF_NO_ID; x++) {
-			const struct cprof_ext *ex = &s->m.ext[s->ext_by_ext[x]];
+		call_corr_list(s, key->proc, w->cand[i].ext);
+		for (x = 0; x < s->join->ncorrs && key->lane == CPROF_NO_ID; x++) {
+			int64_t corr = s->join->corrs[x];
 			size_t g;
 
-			if (ex->proc != key->proc || ex->ext != w->cand[i].ext)
-				break;
-			g = lower_pair(s->gops, s->ngops, sizeof(*s->gops), ex->proc, ex->corr);
-			if (g < s->ngops && s->gops[g].proc == ex->proc && s->gops[g].corr == ex->corr)
+			g = lower_pair(s->gops, s->ngops, sizeof(*s->gops), key->proc, corr);
+			if (g < s->ngops && s->gops[g].proc == key->proc && s->gops[g].corr == corr)
 				key->lane = (int64_t)((uint64_t)s->gops[g].dev * 4294967296u + (uint64_t)s->gops[g].stream);
 		}
 	}
+	if (s->join->err)
+		return s->join->err;
 	s->names = malloc((w->nrows ? w->nrows : 1) * sizeof(*s->names));
 	sn = malloc((w->nrows ? w->nrows : 1) * sizeof(*sn));
 	if (s->names == NULL || sn == NULL) {
@@ -1149,7 +1623,7 @@ int cprof_trace_src_load(sqlite3 *db, int64_t rank, struct cprof_trace_src *s)
 		goto out;
 	}
 	if ((ret = load_nvtx(s, nvtx_end, &have, &min)) < 0 || (ret = load_names(s, &w)) < 0 || (ret = oprng_build(s)) < 0 ||
-	    (ret = load_threads_table(s, &cpu)) < 0 || (ret = index_ext(s)) < 0)
+	    (ret = load_threads_table(s, &cpu)) < 0 || (ret = join_init(s)) < 0 || (ret = scan_ext_keys(s)) < 0)
 		goto out;
 	s->nvtx = s->nvtx || s->nev;
 	/* the threads whose calls a range that is not an ATen op can project onto the GPU */
@@ -1194,6 +1668,8 @@ int cprof_trace_src_load(sqlite3 *db, int64_t rank, struct cprof_trace_src *s)
 		for (i = 0; i < lc.n; i++) {
 			int64_t g, a, n;
 
+			if ((i + 1) % CPROF_TSRC_BATCH == 0)
+				jnext(s);
 			cprof_tsrc_call_corrs(s, lc.v[i].proc, lc.v[i].ext, &g, &a, &n);
 			if (n > 0)
 				lc.v[k++] = lc.v[i];
@@ -1239,10 +1715,7 @@ void cprof_trace_src_free(struct cprof_trace_src *s)
 	cprof_model_free(&s->m);
 	cprof_stacks_free(&s->stacks);
 	free(s->command);
-	free(s->ext_by_ext);
-	free(s->ext_gpu);
-	free(s->api);
-	free(s->hooks);
+	join_free(s);
 	free(s->gops);
 	free(s->cpu_threads);
 	free(s->cupti_threads);
@@ -1321,13 +1794,16 @@ int cprof_tsrc_scan_calls(struct cprof_trace_src *s, int (*fn)(void *ctx, const 
 		b->has_stack[i] = !NUL(st, 20);
 		b->stack[i] = I64(st, 20);
 		if (++b->n == CPROF_TSRC_BATCH) {
-			if ((ret = fn(ctx, b)) < 0)
+			jnext(s);
+			if ((ret = jresult(s, fn(ctx, b))) < 0)
 				break;
 			b->n = 0;
 		}
 	}
-	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad))
-		ret = fn(ctx, b);
+	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad)) {
+		jnext(s);
+		ret = jresult(s, fn(ctx, b));
+	}
 	free(b);
 	if (ret < 0) {
 		sqlite3_finalize(st);
@@ -1375,13 +1851,16 @@ int cprof_tsrc_scan_apis(struct cprof_trace_src *s, enum cprof_tsrc_api_table ta
 		b->cbid[i] = I64(st, 5);
 		b->thread[i] = I64(st, 6);
 		if (++b->n == CPROF_TSRC_BATCH) {
-			if ((ret = fn(ctx, b)) < 0)
+			jnext(s);
+			if ((ret = jresult(s, fn(ctx, b))) < 0)
 				break;
 			b->n = 0;
 		}
 	}
-	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad))
-		ret = fn(ctx, b);
+	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad)) {
+		jnext(s);
+		ret = jresult(s, fn(ctx, b));
+	}
 	free(b);
 	if (ret < 0) {
 		sqlite3_finalize(st);
@@ -1455,13 +1934,16 @@ int cprof_tsrc_scan_ops(struct cprof_trace_src *s, enum cprof_op_kind kind,
 			b->mem[i] = I64(st, 8);
 		}
 		if (++b->n == CPROF_TSRC_BATCH) {
-			if ((ret = fn(ctx, b)) < 0)
+			jnext(s);
+			if ((ret = jresult(s, fn(ctx, b))) < 0)
 				break;
 			b->n = 0;
 		}
 	}
-	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad))
-		ret = fn(ctx, b);
+	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad)) {
+		jnext(s);
+		ret = jresult(s, fn(ctx, b));
+	}
 	free(b);
 	if (ret < 0) {
 		sqlite3_finalize(st);
@@ -1498,13 +1980,16 @@ int cprof_tsrc_scan_overhead(struct cprof_trace_src *s, int (*fn)(void *ctx, con
 		b->end[b->n] = I64(st, 2);
 		b->kind[b->n] = I64(st, 3);
 		if (++b->n == CPROF_TSRC_BATCH) {
-			if ((ret = fn(ctx, b)) < 0)
+			jnext(s);
+			if ((ret = jresult(s, fn(ctx, b))) < 0)
 				break;
 			b->n = 0;
 		}
 	}
-	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad))
-		ret = fn(ctx, b);
+	if (ret == 0 && b->n && (rc == SQLITE_DONE || bad)) {
+		jnext(s);
+		ret = jresult(s, fn(ctx, b));
+	}
 	free(b);
 	if (ret < 0) {
 		sqlite3_finalize(st);

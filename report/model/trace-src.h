@@ -10,18 +10,18 @@
 #include "report/model/model.h"
 #include "report/model/stacks.h"
 
-/* Each big table (hooked calls, CUPTI's API records, GPU ops) is read twice, both times by one scan in
- * rowid order with no sort: once for the few key columns the joins need (kept in sorted arrays, a few
- * dozen bytes a row), once in batches of CPROF_TSRC_BATCH rows, one array per column, that the trace
- * writes out and forgets. What needs an order SQLite would have to sort (NVTX, the lanes) is small and
- * sorted here. */
+/* Each big table (hooked calls, CUPTI's API records, external correlations, GPU ops) is read by one scan in
+ * rowid order with no sort for the few key columns the joins need, which keeps each block of a few thousand
+ * rows' key range per process (tens of bytes a block); the trace then reads the tables in batches of
+ * CPROF_TSRC_BATCH rows, one array per column, that it writes out and forgets, and each lookup reads back by
+ * rowid range the blocks whose key range holds its key, keeping a few loaded: the memory does not grow with
+ * the profile. What needs an order SQLite would have to sort (NVTX, the lanes) is small and sorted here. */
 #define CPROF_TSRC_BATCH 512
 
 /* a CUPTI runtime or driver record by (proc, corr): the first of the two tables that has it */
 struct cprof_tsrc_api {
 	int64_t proc, corr, name, cbid;
 	uint32_t seq;
-	uint8_t gpu; /* a GPU op carries this correlation id */
 };
 
 /* a hooked call by (proc, our correlation id = CUPTI's external id): the first row with it */
@@ -65,12 +65,12 @@ struct cprof_tsrc_name {
 	const char *name; /* the model's string */
 };
 
+struct cprof_tsrc_join;
+
 struct cprof_trace_src {
 	sqlite3 *db;                /* open while the trace streams */
-	struct cprof_model m;       /* processes (this rank's only), windows, strings, external ids, thread map */
+	struct cprof_model m;       /* processes (this rank's only), windows, strings, thread map */
 	int64_t rank;               /* >= 0: only this rank's processes */
-	uint8_t *keep;              /* by process row id (rank filter); NULL: every row */
-	int64_t keep_max;
 	struct cprof_stacks stacks;
 	/* header */
 	int64_t first_rank, first_world; /* the first process's rank and world size (-1/1: none) */
@@ -78,14 +78,8 @@ struct cprof_trace_src {
 	int complete, simulated;
 	char *command;
 	int64_t first_start;        /* the earliest start of any event (-1: none) */
-	/* joins */
-	uint32_t *ext_by_ext;       /* indices into m.ext, first of each (proc, corr) only, by (proc, ext, corr) */
-	size_t next_by_ext;
-	uint8_t *ext_gpu;           /* by m.ext index: a GPU op carries its corr */
-	struct cprof_tsrc_api *api; /* by (proc, corr) */
-	size_t napi;
-	struct cprof_tsrc_hook *hooks; /* by (proc, ext) */
-	size_t nhooks;
+	/* joins: the blocks of each joined table (trace-src.c) */
+	struct cprof_tsrc_join *join;
 	struct cprof_tsrc_gop *gops;   /* by (proc, corr, seq); only when NVTX needs them */
 	size_t ngops;
 	/* metadata */
@@ -115,7 +109,8 @@ void cprof_trace_src_close(struct cprof_trace_src *s);
 /* The ranks the profile's processes carry, ascending, and the largest world size the launcher gave (0: none). */
 int cprof_trace_src_ranks(const char *path, int64_t **ranks, size_t *n, int64_t *world);
 
-/* lookups */
+/* Lookups. A record found stays valid until the batch after the one it was looked up in (a lookup outside a
+ * scan: until the source is freed); a block that cannot be read makes the scan fail (-EIO, said). */
 const struct cprof_tsrc_api *cprof_tsrc_api_find(const struct cprof_trace_src *s, int64_t proc, int64_t corr);
 const struct cprof_tsrc_hook *cprof_tsrc_hook_find(const struct cprof_trace_src *s, int64_t proc, int64_t ext);
 /* The CUPTI ids of one hooked call: the first that reached the GPU (*gcorr, CPROF_NO_ID none), the first of
@@ -125,6 +120,8 @@ int cprof_tsrc_call_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t
 /* fn per CUPTI id of the call that reached the GPU, ascending */
 void cprof_tsrc_call_gpu_corrs(const struct cprof_trace_src *s, int64_t proc, int64_t ext,
 			       void (*fn)(void *ctx, int64_t corr), void *ctx);
+/* 1: a GPU op carries CUPTI's (proc, corr) */
+int cprof_tsrc_corr_gpu(const struct cprof_trace_src *s, int64_t proc, int64_t corr);
 /* the external id of CUPTI's (proc, corr): 1 and *ext, or 0 */
 int cprof_tsrc_ext_of(const struct cprof_trace_src *s, int64_t proc, int64_t corr, int64_t *ext);
 

@@ -222,17 +222,16 @@ static int write_api_batch(void *ctx, const struct cprof_tsrc_apis *b)
 		int64_t proc = b->proc[i], start = b->start[i], pid = trace_proc_pid(t, proc), tid, ext = 0;
 		int64_t corr = trace_corr_id(t, proc, b->corr[i]);
 		const struct cprof_tsrc_hook *h = NULL;
-		const struct cprof_tsrc_api *x = NULL;
 		const char *rname = b->name[i] != CPROF_NO_ID ? cprof_model_string(&t->src.m, b->name[i]) : NULL;
-		int has_ext = 0, to_gpu;
+		int has_ext = 0, to_gpu = 0;
 
 		if (b->has_corr[i]) {
 			has_ext = cprof_tsrc_ext_of(&t->src, proc, b->corr[i], &ext);
 			if (has_ext)
 				h = cprof_tsrc_hook_find(&t->src, proc, ext);
-			x = cprof_tsrc_api_find(&t->src, proc, b->corr[i]);
+			/* this very record has the id: whether the id reached the GPU is all its join says */
+			to_gpu = cprof_tsrc_corr_gpu(&t->src, proc, b->corr[i]);
 		}
-		to_gpu = x && x->gpu;
 		if (rname == NULL)
 			rname = "";
 		if (h) {

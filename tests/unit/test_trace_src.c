@@ -88,8 +88,11 @@ START_TEST(test_trace_src_call_corrs)
 	x = cprof_tsrc_api_find(&s, 1, 50);
 	ck_assert_ptr_nonnull(x);
 	ck_assert_int_eq(x->cbid, 211);
-	ck_assert_int_eq(x->gpu, 1);
-	ck_assert_int_eq(cprof_tsrc_api_find(&s, 1, 52)->gpu, 0);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 1, 50), 1);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 1, 51), 1); /* a copy */
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 1, 52), 0);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 2, 50), 1);
+	ck_assert_int_eq(cprof_tsrc_corr_gpu(&s, 2, 52), 0);
 	ck_assert_int_eq(cprof_tsrc_api_find(&s, 1, 53)->cbid, 307);
 	cprof_trace_src_free(&s);
 	sqlite3_close(db);
@@ -317,6 +320,93 @@ START_TEST(test_trace_src_batches_and_bad_time)
 }
 END_TEST
 
+/* The joins over many blocks of each table, looked up the way the trace does while it streams (batches, so
+ * loaded blocks are evicted): 8 blocks and more of calls from two threads whose ids interleave (tid in the
+ * high bits, as the preload makes them), each with its external correlation, runtime record and, one call in
+ * three, a kernel. At the end, a second row of call 5's id (tid 3) and a forged second correlation of
+ * CUPTI id 1 (to call 7): the first rows stand, wherever the later ones lie. */
+#define BLK_CALLS (8 * 2048 + 100)
+#define BLK_EXT(i) ((int64_t)(((i) % 2) + 1) * 1099511627776 + (i) / 2)
+
+struct blk_check {
+	struct cprof_trace_src *s;
+	size_t n;
+};
+
+static int check_block_joins(void *ctx, const struct cprof_tsrc_calls *b)
+{
+	struct blk_check *c = ctx;
+	size_t k;
+
+	for (k = 0; k < b->n; k++, c->n++) {
+		int64_t i = c->n < BLK_CALLS ? (int64_t)c->n : 5, g, a, n, ext;
+		const struct cprof_tsrc_hook *h = cprof_tsrc_hook_find(c->s, 1, b->ext[k]);
+		const struct cprof_tsrc_api *x;
+
+		ck_assert_int_eq(b->ext[k], BLK_EXT(i));
+		ck_assert_int_eq(cprof_tsrc_call_corrs(c->s, 1, b->ext[k], &g, &a, &n), 1);
+		ck_assert_int_eq(a, i + 1);
+		ck_assert_int_eq(g, i % 3 == 0 ? i + 1 : CPROF_NO_ID);
+		ck_assert_int_eq(n, i % 3 == 0);
+		ck_assert_int_eq(cprof_tsrc_corr_gpu(c->s, 1, i + 1), i % 3 == 0);
+		ck_assert_ptr_nonnull(h);
+		ck_assert_int_eq(h->tid, 10 + i % 2);
+		ck_assert_int_eq(h->mintid, i == 5 ? 3 : 10 + i % 2);
+		x = cprof_tsrc_api_find(c->s, 1, i + 1);
+		ck_assert_ptr_nonnull(x);
+		ck_assert_int_eq(x->cbid, i);
+		ck_assert_int_eq(cprof_tsrc_ext_of(c->s, 1, i + 1, &ext), 1);
+		ck_assert_int_eq(ext, BLK_EXT(i));
+	}
+	return 0;
+}
+
+START_TEST(test_trace_src_joins_by_block)
+{
+	static const char *const rows =
+		"INSERT INTO PROCESSES(id, pid) VALUES (1, 100);"
+		"INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel'), (2, 'k');"
+		"WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 16483)"
+		" INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class)"
+		" SELECT 1, 100, 10 + i % 2, 1000 + 2 * i, 1001 + 2 * i, (i % 2 + 1) * 1099511627776 + i / 2, 1, 'launch' FROM c;"
+		"INSERT INTO CPROF_API(processId, pid, tid, start, end, correlationId, nameId, class)"
+		" VALUES (1, 100, 3, 90000, 90001, 1099511627776 * 2 + 2, 1, 'launch');"
+		"WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 16483)"
+		" INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION SELECT 1, 5, (i % 2 + 1) * 1099511627776 + i / 2, i + 1 FROM c;"
+		"INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES (1, 5, 1099511627776 * 2 + 3, 1);"
+		"WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 16483)"
+		" INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME(processId, start, end, correlationId, nameId, cbid, threadId)"
+		" SELECT 1, 1000 + 2 * i, 1001 + 2 * i, i + 1, 1, i, 4096 + i % 2 FROM c;"
+		"WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 3 FROM c WHERE i + 3 < 16484)"
+		" INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(processId, start, end, deviceId, streamId, correlationId, nameId)"
+		" SELECT 1, 100000 + i, 100001 + i, 0, 7, i + 1, 2 FROM c;";
+	struct cprof_trace_src s;
+	struct blk_check c = { &s, 0 };
+	sqlite3 *db;
+	int64_t tid;
+
+	ck_assert_int_eq(BLK_CALLS, 16484);
+	ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, cprof_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(db, rows, NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(cprof_trace_src_load(db, -1, &s), 0);
+	ck_assert_int_eq(cprof_tsrc_scan_calls(&s, check_block_joins, &c), 0);
+	ck_assert_uint_eq(c.n, BLK_CALLS + 1);
+	/* the thread map: handle 4096 made the even calls' CUPTI side (tid 10), 4097 the odd ones' (tid 11; call 5's
+	 * second row has tid 3) */
+	ck_assert_int_eq(cprof_model_tid(&s.m, 1, 4096, &tid), 1);
+	ck_assert_int_eq(tid, 10);
+	ck_assert_int_eq(cprof_model_tid(&s.m, 1, 4097, &tid), 1);
+	ck_assert_int_eq(tid, 3);
+	/* a key no block holds, and one between two threads' runs */
+	ck_assert_ptr_null(cprof_tsrc_hook_find(&s, 1, 1099511627776 * 3));
+	ck_assert_ptr_null(cprof_tsrc_hook_find(&s, 1, 1099511627776 + 9000));
+	ck_assert_ptr_null(cprof_tsrc_api_find(&s, 1, 16485));
+	cprof_trace_src_free(&s);
+	sqlite3_close(db);
+}
+END_TEST
+
 Suite *trace_src_suite(void)
 {
 	Suite *s = suite_create("trace_src");
@@ -329,6 +419,7 @@ Suite *trace_src_suite(void)
 	tcase_add_test(tc, test_trace_src_nvtx_layout);
 	tcase_add_test(tc, test_trace_src_rank_filter);
 	tcase_add_test(tc, test_trace_src_batches_and_bad_time);
+	tcase_add_test(tc, test_trace_src_joins_by_block);
 	suite_add_tcase(s, tc);
 	return s;
 }
