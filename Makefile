@@ -140,7 +140,8 @@ $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collect
 
 # issue 28: the report's rules on arrays (tests/unit/test_report_rules.c)
 $(BUILD)/tests/unit: $(call obj_of,host,report/model/memops.c report/model/report-tables.c report/model/ops-nvtx.c \
-	report/model/rows.c report/model/steps-view.c report/cmd/thresholds.c report/model/ranges.c)
+	report/model/rows.c report/model/steps-view.c report/cmd/thresholds.c report/model/ranges.c \
+	report/model/ending.c)
 
 WORKLOAD_NVCC := $(NVCC) -O2 -cudart shared -gencode arch=compute_90,code=[sm_90,compute_90]
 $(BUILD)/tests/%: tests/workloads/%.cu | $(DEPS_STAMP)

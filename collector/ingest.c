@@ -682,8 +682,7 @@ int cprof_ingest_finish(struct cprof_ingest *in, int clean)
 		failed = 1;
 		cprof_store_abort(s);
 	}
-	/* after the threads step, whose api_start index lets the ending's CUDA-error query walk back from the
-	 * end instead of scanning every call */
+	/* each process's ending, its CUDA error from the state the store kept as the calls went in (no query) */
 	if (!failed && cprof_store_endings(s, in->run_ended ? in->run_end_pid : 0, in->run_ended ? &in->run_end : NULL) < 0)
 		failed = 1;
 	if (!failed && cprof_store_windows(s, in->cut_ns) < 0)

@@ -100,6 +100,29 @@ struct thread_sum {
 	int64_t proc_id, tid;
 	int64_t first, last, calls;
 	int64_t pending_first, pending_last, pending_calls;
+	/* the ending's CUDA error (common/ending.h), kept as the rows go in: the start of the thread's last
+	 * successful outermost call, and the first failing one since (a thread's outermost calls come in order) */
+	int64_t ok_start;
+	int32_t run_ret;
+	uint16_t run_api;
+	uint8_t has_ok, has_run;
+};
+
+/* What common/ending.h's query found through the api_start index, kept per process (by PROCESSES.id) as the
+ * rows go in instead (issue 32: the index cost every call a B-tree insert, for one query per process that
+ * ended abnormally): the keys (start, order stored, which is id order) of its last END_OUTER outermost
+ * calls, a min-heap (calls of several threads come out of start order), and its latest failing one. */
+#define END_OUTER 1000
+struct end_key {
+	int64_t start;
+	uint64_t seq;
+};
+struct end_proc {
+	struct end_key *heap;
+	uint32_t n, cap;
+	struct end_key fail;
+	int64_t fail_tid;
+	int has_fail;
 };
 
 /* cprof info's call totals (by the program, inside libraries, seen only by CUPTI), counted as the rows go in
@@ -156,6 +179,10 @@ struct cprof_store {
 	sqlite3_stmt *st[ST__N];
 	struct batch batch[B__N];
 	int64_t api_name_id[CPROF_API__COUNT];
+	struct end_proc *endp; /* by PROCESSES.id */
+	size_t nendp;
+	uint64_t api_seq;
+	int end_inexact; /* out of memory once: the ending's query is run instead */
 	int in_txn;
 	uint64_t txn_rows;
 	uint64_t txn_start_ns;
@@ -502,6 +529,9 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 	if (flock(fd, LOCK_SH) < 0)
 		pr_warn("cannot lock %s: %s", path, strerror(errno));
 	s->lock_fd = fd;
+	/* SQLite's memory statistics take a mutex and a counter update on every allocation; cprofd reads none.
+	 * Refused (SQLITE_MISUSE, harmless) once SQLite is initialised: then it keeps them */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	/* NOFOLLOW: a symlink swapped in after the create, or planted at the -wal/-shm names, is refused */
 	/* one thread uses this connection: no per-call mutex (8% of cprofd at 500k events/s) */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -510,12 +540,11 @@ int cprof_store_open(struct cprof_store **out, const char *path)
 		unlink(path);
 		goto out_close;
 	}
-	/* the ending's query and the crash finding walk back from a time on it (common/ending.h). Kept up as
-	 * rows go in (starts come nearly in order, so each insert lands at the right edge): built after the
-	 * run instead, it cost 0.4 s per million calls after the target's exit, and a killed collector's
-	 * profile had none. The GPU tables' start indexes (k_start, mc_start, ms_start) served the report's
-	 * per-window queries, gone since issue 28: no longer made (issue 32) */
-	if (exec(s, cprof_schema_sql) < 0 || exec(s, "CREATE INDEX api_start ON CPROF_API(start);") < 0)
+	/* no index but the tables' keys (issue 32): the ending's look-ups that walked back on api_start run on
+	 * state kept as the rows go in (end_note) and, in cprof, on the model's arrays; built after the run
+	 * instead, an index cost 0.4 s per million calls after the target's exit, kept up, a B-tree insert
+	 * per row. Profiles that have them (api_start, ext_ext, k_corr, and the eight before) read the same. */
+	if (exec(s, cprof_schema_sql) < 0)
 		goto out_close;
 	for (i = 0; i < ST__N; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) != SQLITE_OK) {
@@ -768,6 +797,9 @@ int cprof_store_close(struct cprof_store *s)
 	free(s->pending);
 	free(s->split.last);
 	free(s->split.libs);
+	for (size_t e = 0; e < s->nendp; e++)
+		free(s->endp[e].heap);
+	free(s->endp);
 	/* a failed checkpoint loses nothing: the WAL keeps the commits, and readers see them */
 	if (ret == 0 && checkpoint(s) < 0)
 		pr_warn("the profile's WAL could not be merged into it (disk full, or a reader held it %d s); keep the -wal"
@@ -861,6 +893,106 @@ int cprof_store_process_end(struct cprof_store *s, int64_t proc_id, const struct
 	return ret;
 }
 
+static int end_key_lt(struct end_key a, struct end_key b)
+{
+	return a.start < b.start || (a.start == b.start && a.seq < b.seq);
+}
+
+static struct end_proc *end_proc(struct cprof_store *s, int64_t proc_id)
+{
+	if (proc_id <= 0 || proc_id > (1 << 24))
+		return NULL;
+	if ((size_t)proc_id >= s->nendp) {
+		size_t n = (size_t)proc_id * 2 + 16;
+		struct end_proc *e = realloc(s->endp, n * sizeof(*e));
+
+		if (e == NULL)
+			return NULL;
+		memset(e + s->nendp, 0, (n - s->nendp) * sizeof(*e));
+		s->endp = e;
+		s->nendp = n;
+	}
+	return &s->endp[proc_id];
+}
+
+/* an outermost call of thread t, as stored (s->api_seq: its place) */
+static void end_note(struct cprof_store *s, struct thread_sum *t, int64_t proc_id, const struct cprof_wire_api *ev)
+{
+	struct end_key k = { (int64_t)ev->start_ns, s->api_seq };
+	struct end_proc *p = end_proc(s, proc_id);
+	int fail = ev->ret != 0 && ev->ret != 600; /* 600 cudaErrorNotReady: polling returns it all along */
+	uint32_t i, c;
+
+	if (p == NULL) {
+		s->end_inexact = 1;
+		return;
+	}
+	if (p->n < END_OUTER) {
+		if (p->n == p->cap) {
+			uint32_t cap = p->cap ? 2 * p->cap : 16;
+			struct end_key *h = realloc(p->heap, (cap < END_OUTER ? cap : END_OUTER) * sizeof(*h));
+
+			if (h == NULL) {
+				s->end_inexact = 1;
+				return;
+			}
+			p->heap = h;
+			p->cap = cap < END_OUTER ? cap : END_OUTER;
+		}
+		/* nearly always the latest: it stays at the bottom */
+		for (i = p->n++; i > 0 && end_key_lt(k, p->heap[(i - 1) / 2]); i = (i - 1) / 2)
+			p->heap[i] = p->heap[(i - 1) / 2];
+		p->heap[i] = k;
+	} else if (end_key_lt(p->heap[0], k)) {
+		for (i = 0; (c = 2 * i + 1) < p->n; i = c) {
+			if (c + 1 < p->n && end_key_lt(p->heap[c + 1], p->heap[c]))
+				c++;
+			if (!end_key_lt(p->heap[c], k))
+				break;
+			p->heap[i] = p->heap[c];
+		}
+		p->heap[i] = k;
+	}
+	if (fail && (!p->has_fail || end_key_lt(p->fail, k))) {
+		p->fail = k;
+		p->fail_tid = ev->tid;
+		p->has_fail = 1;
+	}
+	if (ev->ret == 0) {
+		if (!t->has_ok || k.start >= t->ok_start) {
+			t->ok_start = k.start;
+			t->has_ok = 1;
+			t->has_run = 0;
+		}
+	} else if (fail && !t->has_run) {
+		t->has_run = 1;
+		t->run_api = ev->api;
+		t->run_ret = ev->ret;
+	}
+}
+
+/* common/ending.h's query on the state above: 1 and the call that named the error of process proc_id, 0 none */
+static int end_error(struct cprof_store *s, int64_t proc_id, int *api, int64_t *ret)
+{
+	const struct end_proc *p = proc_id > 0 && (size_t)proc_id < s->nendp ? &s->endp[proc_id] : NULL;
+	const struct thread_sum *t;
+	size_t slot;
+
+	/* not among the last END_OUTER outermost calls: too far back to be the ending */
+	if (p == NULL || !p->has_fail || (p->n == END_OUTER && end_key_lt(p->fail, p->heap[0])) || !s->thidx_cap)
+		return 0;
+	slot = thread_slot(s, proc_id, p->fail_tid);
+	if (!s->thidx[slot])
+		return 0;
+	t = &s->threads[s->thidx[slot] - 1];
+	/* its thread made a successful call after it: it went on */
+	if ((t->has_ok && t->ok_start > p->fail.start) || !t->has_run)
+		return 0;
+	*api = t->run_api;
+	*ret = t->run_ret;
+	return 1;
+}
+
 int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const struct cprof_wire_api *ev,
 		    int64_t kernel_name_id)
 {
@@ -912,6 +1044,9 @@ int cprof_store_api(struct cprof_store *s, int64_t proc_id, uint32_t pid, const 
 	if (!ev->stack)
 		*nulls |= 3u << 22;
 	split_call(&s->split, proc_id, ev);
+	if (!(ev->flags & CPROF_API_F_NESTED))
+		end_note(s, t, proc_id, ev);
+	s->api_seq++;
 	return batch_done(s, b);
 }
 
@@ -1378,17 +1513,27 @@ static void signal_words(char *buf, size_t len, const char *what, int sig)
 
 /* "CUDA error 700 (cudaErrorIllegalAddress) from cudaStreamSynchronize, then " when process id ended
  * after a CUDA call failed (common/ending.h), else "" */
-static void cuda_error_words(sqlite3_stmt *err, int64_t id, char *buf, size_t len)
+static void cuda_error_words(struct cprof_store *s, sqlite3_stmt *err, int64_t id, char *buf, size_t len)
 {
+	char words[96];
+	int64_t code;
+	int api;
+
 	buf[0] = '\0';
+	if (err == NULL) {
+		if (end_error(s, id, &api, &code)) {
+			cprof_name_code(words, sizeof(words), cprof_api_name(api), (int)code);
+			snprintf(buf, len, "CUDA error %s from %s, then ", words, cprof_api_name(api));
+		}
+		return;
+	}
 	sqlite3_reset(err);
 	sqlite3_bind_int64(err, 1, id);
 	if (sqlite3_step(err) == SQLITE_ROW) {
 		const char *api = (const char *)sqlite3_column_text(err, 2);
-		int code = sqlite3_column_int(err, 3);
-		char words[96];
+		int c = sqlite3_column_int(err, 3);
 
-		cprof_name_code(words, sizeof(words), api ? api : "", code);
+		cprof_name_code(words, sizeof(words), api ? api : "", c);
 		snprintf(buf, len, "CUDA error %s from %s, then ", words, api ? api : "?");
 	}
 	sqlite3_reset(err);
@@ -1408,7 +1553,8 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 				      " LEFT JOIN CPROF_CRASH c ON c.processId = p.id GROUP BY p.id", -1, &sel,
 			       NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "UPDATE PROCESSES SET ending=? WHERE id=?", -1, &upd, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, cprof_ending_error_sql, -1, &err, NULL) != SQLITE_OK) {
+	    /* without the state kept as the rows went in, the query (a scan of every call: no index) */
+	    (s->end_inexact && sqlite3_prepare_v2(s->db, cprof_ending_error_sql, -1, &err, NULL) != SQLITE_OK)) {
 		ret = db_err(s, "prepare endings");
 		goto out;
 	}
@@ -1449,7 +1595,7 @@ int cprof_store_endings(struct cprof_store *s, uint32_t top_ppid, const struct c
 		} else
 			snprintf(text, sizeof(text), "no goodbye (killed, or still running)");
 		if (abnormal)
-			cuda_error_words(err, sqlite3_column_int64(sel, 0), cuda, sizeof(cuda));
+			cuda_error_words(s, err, sqlite3_column_int64(sel, 0), cuda, sizeof(cuda));
 		snprintf(all, sizeof(all), "%s%s", cuda, text);
 		sqlite3_bind_text(upd, 1, all, -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(upd, 2, sqlite3_column_int64(sel, 0));

@@ -2,9 +2,13 @@
 #ifndef CPROF_COMMON_ENDING_H
 #define CPROF_COMMON_ENDING_H
 
-/* ?1 = PROCESSES.id. The last outermost call of the process that returned an error (not 0, not 600
- * cudaErrorNotReady, which polling returns all along), among its last 1,000 outermost calls (a walk back
- * on the api_start index: 1 ms on 1.4M calls, where a scan of them all took 6.5 s), provided its thread
+/* The definitions of the ending's look-ups. cprofd keeps what the first needs as the rows go in
+ * (collector/store.c end_note) and cprof runs them on its arrays (report/model/ending.c); the queries are
+ * the fallback (cprofd out of memory, a model without its timeline) and what the unit tests hold the
+ * others to. No index serves them since issue 32: on a large profile each is a scan of the calls.
+ *
+ * ?1 = PROCESSES.id. The last outermost call of the process that returned an error (not 0, not 600
+ * cudaErrorNotReady, which polling returns all along), among its last 1,000 outermost calls, provided its thread
  * made no successful call after it; named as the first of the run of failing calls on that thread that ends with it, since an error
  * such as 700 is sticky and every later call returns it too. Columns: id, tid, API name, returnValue,
  * stream (the handle; 0 when the call has none), start, end, stream_scoped (1 when the call acts on

@@ -105,14 +105,10 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	" JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.processId = a.processId"
 	"  AND e.externalKind = 5 AND e.externalId = a.correlationId"
 	" JOIN CUPTI_ACTIVITY_KIND_MEMSET m ON m.processId = a.processId AND m.correlationId = e.correlationId;"
-	/* call -> CUPTI id -> kernel, for the look-ups that remain by key: the crash finding's last kernels per
-	 * stream and the ending's query (common/ending.h), a few thousand probes on a profile of any size. The
-	 * model reads every table by one rowid-order scan and joins in memory (issue 28), so the other
-	 * correlation indexes (ext_corr, rt_corr, drv_corr, mc_corr, ms_corr) had no reader left and are no
-	 * longer made (issue 32: each cost the writer a B-tree insert per row); profiles that have them read
-	 * the same. Kept up from the start, so a killed collector's profile has them too. */
-	"CREATE INDEX ext_ext ON CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION(processId, externalId);"
-	"CREATE INDEX k_corr ON CUPTI_ACTIVITY_KIND_KERNEL(processId, correlationId);"
+	/* No index but the tables' keys: the model reads every table by one rowid-order scan and joins in memory
+	 * (issue 28), and the ending's look-ups by key (common/ending.h, the crash finding's last kernels per
+	 * stream) run on its arrays and on state cprofd keeps as the rows go in (issue 32: each index cost the
+	 * writer a B-tree insert per row). Profiles that have the indexes older cprofd made read the same. */
 	"CREATE VIEW GPU_OPS AS SELECT processId, deviceId, streamId, correlationId, start, end, 'kernel' AS kind,"
 	" nameId, NULL AS bytes FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT processId, deviceId, streamId,"
 	" correlationId, start, end, 'memcpy', NULL, bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION ALL"

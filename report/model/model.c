@@ -369,7 +369,7 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	int rc, ret = -EIO;
 
 	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, nested = 0, class, nameId, tid, correlationId, a0,"
-				    " stream, coalesce(bytes, 0), coalesce(returnValue, 0), a1, a2, a3 FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
+				    " stream, coalesce(bytes, 0), coalesce(returnValue, 0), a1, a2, a3, kernelNameId FROM CPROF_API", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *cls = (const char *)sqlite3_column_text(st, 4);
@@ -407,6 +407,7 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 		c->copy = cls && !strcmp(cls, "memcpy");
 		c->cls = cprof_call_class_of(cls);
 		c->nested = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int(st, 3) == 0;
+		c->kname = sqlite3_column_type(st, 15) == SQLITE_NULL ? CPROF_NO_ID : sqlite3_column_int64(st, 15);
 		if (!c->nested && (ret = cprof_first_note(&first, c->name, c->cls)) < 0)
 			goto out;
 		if (c->gemm) {
@@ -914,7 +915,7 @@ static int load_end_kernels(sqlite3_stmt *st, struct cprof_end_kernel **out, siz
 static const char end_calls_crash_sql[] =
 	"SELECT c.tid, s.value, k.value, c.returnValue FROM CPROF_CRASH_CALLS c JOIN StringIds s ON s.id = c.nameId"
 	" LEFT JOIN StringIds k ON k.id = c.kernelNameId WHERE c.processId = ?1 ORDER BY c.tid LIMIT 64";
-/* each thread's last outermost call: a short walk back on the api_start index from the thread's last end */
+/* each thread's last outermost call (the query of a model without its timeline; ending.c does it on the arrays) */
 static const char end_calls_api_sql[] =
 	"SELECT t.tid, s.value, k.value, a.returnValue FROM THREADS t"
 	" JOIN CPROF_API a ON a.id = (SELECT b.id FROM CPROF_API b WHERE b.start <= t.lastNs AND b.processId = t.processId"
@@ -922,9 +923,10 @@ static const char end_calls_api_sql[] =
 	" JOIN StringIds s ON s.id = a.nameId LEFT JOIN StringIds k ON k.id = a.kernelNameId"
 	" WHERE t.processId = ?1 ORDER BY t.tid LIMIT 64";
 /* The last launches on each stream: from the process's last call back over at most 20,000 calls (of
- * every process: in a merged job the others' calls are skipped, not counted), a short walk on the
- * api_start index whatever the profile's size (a window function over every call took 8 s on 1.4M
- * calls); a stream idle over all of them is left out. Names are looked up only for the rows kept. */
+ * every process: in a merged job the others' calls count too), a stream idle over all of them left out;
+ * names are looked up only for the rows kept. These queries are what a model without its timeline runs
+ * (report --by kernel, trace, stacks): on a profile without the indexes older cprofd made, a scan of the
+ * calls; a model with its timeline looks up on its arrays (report/model/ending.c) the same rows. */
 #define END_MAX_STREAMS 8
 #define END_PER_STREAM 3
 static const char end_scan_sql[] =
@@ -1032,7 +1034,101 @@ static int end_scan(sqlite3 *db, int64_t proc, struct cprof_end *e)
 	return ret;
 }
 
-static int load_end(sqlite3 *db, struct cprof_proc *p, const char *ending, int signal)
+/* THREADS of proc as (tid, lastNs) pairs, by tid; a NULL lastNs is -1 (no call is before it) */
+static int end_threads(sqlite3 *db, int64_t proc, int64_t (**out)[2], size_t *n, int64_t *bound)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc, any = 0;
+
+	*out = NULL;
+	*n = 0;
+	*bound = INT64_MAX;
+	if (sqlite3_prepare_v2(db, "SELECT tid, lastNs FROM THREADS WHERE processId = ?1 ORDER BY tid", -1, &st, NULL) != SQLITE_OK)
+		return 1; /* an older profile: none */
+	sqlite3_bind_int64(st, 1, proc);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t last = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1);
+
+		if (cprof_grow(out, &cap, *n, sizeof(**out)) < 0) {
+			sqlite3_finalize(st);
+			return -ENOMEM;
+		}
+		(*out)[*n][0] = sqlite3_column_int64(st, 0);
+		(*out)[(*n)++][1] = last;
+		/* max(lastNs) ignores NULLs */
+		if (sqlite3_column_type(st, 1) != SQLITE_NULL && (!any || last > *bound)) {
+			*bound = last;
+			any = 1;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+/* load_end on the model's arrays (a model with its timeline): no query that needs an index */
+static int load_end_arrays(sqlite3 *db, const struct cprof_model *m, struct cprof_proc *p, struct cprof_end *e,
+			   int has_err, int signal)
+{
+	int64_t(*threads)[2] = NULL, bound;
+	size_t nthreads = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc, ret = 0, old;
+
+	if (has_err) {
+		struct cprof_end_err r;
+
+		if (cprof_end_error(m, p->id, &r)) {
+			e->err_tid = r.tid;
+			if ((e->err_api = strdup(r.api)) == NULL)
+				return -ENOMEM;
+			e->err = r.ret;
+			e->err_device = !r.scoped;
+			if (e->err && (ret = cprof_end_err_kernels(m, p->id, r.start, e->err_device, r.stream, &e->err_kernels,
+								   &e->nerr_kernels)) < 0)
+				return ret;
+		}
+	}
+	if ((old = end_threads(db, p->id, &threads, &nthreads, &bound)) < 0)
+		return old;
+	if (signal) {
+		if (sqlite3_prepare_v2(db, end_calls_crash_sql, -1, &st, NULL) != SQLITE_OK)
+			goto out;
+		sqlite3_bind_int64(st, 1, p->id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct cprof_end_call *c;
+
+			if (cprof_grow(&e->calls, &cap, e->ncalls, sizeof(*e->calls)) < 0) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			c = &e->calls[e->ncalls++];
+			c->tid = sqlite3_column_int64(st, 0);
+			c->api = col_dup_or_null(st, 1);
+			c->kernel = col_dup_or_null(st, 2);
+			c->ret = sqlite3_column_int64(st, 3);
+			if (c->api == NULL) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+		if (rc != SQLITE_DONE) {
+			ret = -EIO;
+			goto out;
+		}
+	} else if (old) {
+		goto out; /* no THREADS table: the query failed to prepare, and so stopped here */
+	} else if ((ret = cprof_end_thread_calls(m, p->id, (const int64_t(*)[2])threads, nthreads, &e->calls, &e->ncalls)) < 0)
+		goto out;
+	if (!old) /* the query that reads THREADS failed to prepare: none, as before */
+		ret = cprof_end_stream_kernels(m, p->id, bound, &e->kernels, &e->nkernels);
+out:
+	sqlite3_finalize(st);
+	free(threads);
+	return ret;
+}
+
+static int load_end(sqlite3 *db, const struct cprof_model *m, struct cprof_proc *p, const char *ending, int signal)
 {
 	struct cprof_end *e = calloc(1, sizeof(*e));
 	sqlite3_stmt *st = NULL;
@@ -1048,6 +1144,8 @@ static int load_end(sqlite3 *db, struct cprof_proc *p, const char *ending, int s
 	e->killed = strstr(ending, "killed by signal") != NULL || !strncmp(ending, "no goodbye", 10);
 	if ((e->ending = strdup(ending)) == NULL)
 		return -ENOMEM;
+	if (m != NULL)
+		return load_end_arrays(db, m, p, e, has_err, signal);
 	if (has_err) {
 		if (sqlite3_prepare_v2(db, cprof_ending_error_sql, -1, &st, NULL) != SQLITE_OK)
 			goto out;
@@ -1141,9 +1239,31 @@ static int end_line(struct cprof_proc *p)
 	return p->bye ? 0 : -ENOMEM;
 }
 
-/* how each process that did not end normally ended; profiles older than PROCESSES.ending have none */
-static int load_ends(sqlite3 *db, struct cprof_model *m)
+static int load_ext(sqlite3 *db, struct cprof_model *m);
+static int load_strings(sqlite3 *db, struct cprof_model *m);
+
+/* The arrays the ending's look-ups need, for a model loaded without its timeline (report --by kernel, trace,
+ * stacks): read only when a process ended abnormally, and freed after. 0, or < 0: the profile lacks a table
+ * (the queries then, as before) */
+static int end_arrays(sqlite3 *db, struct cprof_model *t)
 {
+	memset(t, 0, sizeof(*t));
+	if (load_ext(db, t) < 0 || load_ops(db, t, 0, NULL, 0) < 0 || load_calls(db, t) < 0 || load_strings(db, t) < 0) {
+		cprof_model_free(t);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* how each process that did not end normally ended; profiles older than PROCESSES.ending have none.
+ * arrays: the model has its timeline (calls, ops, external ids, strings), the look-ups run on it; else on
+ * arrays read for them alone: the queries (common/ending.h), without the indexes older cprofd made,
+ * are scans, one of them quadratic in the calls of a thread */
+enum { ENDS_READ_ARRAYS, ENDS_ON_MODEL, ENDS_BY_QUERY };
+static int load_ends(sqlite3 *db, struct cprof_model *m, int how)
+{
+	struct cprof_model tmp, *t = how == ENDS_ON_MODEL ? m : NULL;
+	int tried = how != ENDS_READ_ARRAYS;
 	sqlite3_stmt *st;
 	size_t i;
 	int ret = 0;
@@ -1166,10 +1286,17 @@ static int load_ends(sqlite3 *db, struct cprof_model *m)
 		if (ending == NULL || (!sig && strncmp(ending, "CUDA error ", 11) && !strstr(ending, "killed by signal") &&
 				       strncmp(ending, "no goodbye", 10)))
 			continue;
-		if ((ret = load_end(db, &m->procs[i], ending, sig)) == 0)
+		if (!tried) {
+			tried = 1;
+			if (end_arrays(db, &tmp) == 0)
+				t = &tmp;
+		}
+		if ((ret = load_end(db, t, &m->procs[i], ending, sig)) == 0)
 			ret = end_line(&m->procs[i]);
 	}
 	sqlite3_finalize(st);
+	if (t == &tmp)
+		cprof_model_free(&tmp);
 	return ret;
 }
 
@@ -1270,8 +1397,12 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		m->next = 0;
 	}
 	/* the driver table is read once, for the launches' times, the API table and the timeline; a profile
-	 * without it has no API table (report_load_apis fails, as its query did) */
-	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m)) < 0 || (ret = cprof_model_load_windows(db, m)) < 0 ||
+	 * without it has no API table (report_load_apis fails, as its query did). The endings: on the timeline's
+	 * arrays once loaded, on arrays read for them for the kernel table's model; a trace or the stacks show
+	 * none, and look none up */
+	if ((ret = load_procs(db, m)) < 0 || ((parts & (CPROF_MODEL_TIMELINE | CPROF_MODEL_GPU)) == CPROF_MODEL_GPU &&
+				      (ret = load_ends(db, m, ENDS_READ_ARRAYS)) < 0) ||
+	    (ret = cprof_model_load_windows(db, m)) < 0 ||
 	    ((parts & CPROF_MODEL_THREADS) && (ret = load_threads(db, m, !host_threads)) < 0) ||
 	    ((parts & CPROF_MODEL_TIMELINE) &&
 	     ((ret = load_runtime(db, m)) < 0 || (ret = cprof_model_read_driver(db, &drv, &ndrv)) < 0 ||
@@ -1279,7 +1410,7 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 	      (ret = load_overhead(db, m)) < 0 || (ret = cprof_model_load_cost(db, m)) < 0 ||
 	      (ret = load_strings(db, m)) < 0 ||
 	      (!ext_loaded && (ret = load_ext(db, m)) < 0) || (ret = cprof_model_driver_api(m, drv, ndrv)) < 0 ||
-	      (ret = load_run_facts(db, m)) < 0 || (ret = load_step_ranges(db, m)) < 0 ||
+	      (ret = load_run_facts(db, m)) < 0 || (ret = load_step_ranges(db, m)) < 0 || (ret = load_ends(db, m, ENDS_ON_MODEL)) < 0 ||
 	      ((parts & CPROF_MODEL_HOST) && (ret = cprof_model_load_host(db, m, host_threads, drv, ndrv)) < 0))) ||
 	    (!(parts & CPROF_MODEL_TIMELINE) && (parts & CPROF_MODEL_GPU) &&
 	     ((ret = load_ops(db, m, 0, NULL, 0)) < 0 || (ret = load_strings(db, m)) < 0)) ||
@@ -1298,6 +1429,16 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		return ret;
 	}
 	return 0;
+}
+
+int cprof_model_load_ends_by_query(sqlite3 *db, struct cprof_model *m)
+{
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	if ((ret = load_procs(db, m)) < 0 || (ret = load_ends(db, m, ENDS_BY_QUERY)) < 0)
+		cprof_model_free(m);
+	return ret;
 }
 
 int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,

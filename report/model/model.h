@@ -67,6 +67,7 @@ struct cprof_call {
 	uint8_t rt1;    /* a runtime API call with its one CUPTI record: CUPTI's time inside it is measured */
 	uint8_t nested; /* the nested column is non-zero (outer is 0 also when it is NULL) */
 	uint8_t graph;  /* CPROF_GRAPH_REPLAY: cudaGraphLaunch; _CAPTURED: cudaStreamEndCapture; _INSTANTIATED */
+	int64_t kname;  /* kernelNameId: StringIds id of the kernel it launched (CPROF_NO_ID: none) */
 };
 
 enum { CPROF_GRAPH_NONE = 0, CPROF_GRAPH_REPLAY = 1, CPROF_GRAPH_CAPTURED = 2, CPROF_GRAPH_INSTANTIATED = 3 };
@@ -337,6 +338,34 @@ int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t 
 			    size_t ncalls, struct cprof_ovh *ovh, size_t novh, size_t nknames);
 void cprof_model_free(struct cprof_model *m);
 void cprof_end_free(struct cprof_end *e);
+/* ending.c: the ending's look-ups on the arrays of a model loaded with CPROF_MODEL_TIMELINE (calls, ops, external
+ * ids, strings), as common/ending.h's queries and the crash finding's gave them through the indexes cprofd
+ * no longer makes. cprof_end_error: the CUDA error process proc ended after (1, *out filled; 0: none);
+ * cprof_end_err_kernels: the last 3 launches made by t, on stream (any_stream: on any), latest first;
+ * cprof_end_thread_calls: each thread's last outermost call up to its THREADS.lastNs (threads: (tid, lastNs)
+ * pairs; 64 at most, by tid); cprof_end_stream_kernels: the last launches of each stream among the last
+ * CPROF_END_WALK calls (of every process) up to bound, CPROF_END_PER_STREAM on each of the first
+ * CPROF_END_STREAMS streams, by handle. Lists are appended to *out (strings strdup'ed); 0 or -ENOMEM. */
+#define CPROF_END_STREAMS    8
+#define CPROF_END_PER_STREAM 3
+#define CPROF_END_WALK       20000
+struct cprof_end_err {
+	int64_t tid, ret;
+	const char *api; /* the model's string */
+	uint64_t stream; /* the handle it passed (0: none) */
+	uint64_t start;
+	int scoped;      /* acts on its stream alone (a launch, *Async, a stream's sync); else on the device */
+};
+/* model.c: the processes and their endings only, looked up by common/ending.h's queries: what the arrays
+ * are held to (unit tests); a scan of the calls each on a profile without the old indexes */
+int cprof_model_load_ends_by_query(sqlite3 *db, struct cprof_model *m);
+int cprof_end_error(const struct cprof_model *m, int64_t proc, struct cprof_end_err *out);
+int cprof_end_err_kernels(const struct cprof_model *m, int64_t proc, uint64_t t, int any_stream, uint64_t stream,
+			  struct cprof_end_kernel **out, size_t *n);
+int cprof_end_thread_calls(const struct cprof_model *m, int64_t proc, const int64_t (*threads)[2], size_t nthreads,
+			   struct cprof_end_call **out, size_t *n);
+int cprof_end_stream_kernels(const struct cprof_model *m, int64_t proc, int64_t bound, struct cprof_end_kernel **out,
+			     size_t *n);
 /* "kern_a(int*)" for "_Z6kern_aPi": the demangled name, shortened as the tables do, in buf. */
 const char *cprof_end_kernel_name(const char *mangled, char *buf, size_t size);
 

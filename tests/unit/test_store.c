@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/api.h"
+#include "common/ending.h"
 #include "common/wire.h"
 #include "collector/ingest.h"
 #include "collector/store.h"
@@ -691,6 +692,169 @@ START_TEST(test_ingest_endings)
 }
 END_TEST
 
+/* ---- the ending's CUDA error, kept as the rows go in (collector/store.c end_note) instead of common/ending.h's
+ * query on the api_start index cprofd no longer makes ---- */
+struct tcall {
+	uint32_t tid;
+	uint64_t start;
+	uint16_t api;
+	int32_t ret;
+	int nested;
+};
+
+/* c[0..n) of process pid, in frames of up to 39 events in the order given (the FIFO's order) */
+static void feed_calls(struct cprof_ingest *in, uint32_t pid, uint32_t *seq, const struct tcall *c, size_t n)
+{
+	uint8_t f[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
+	struct cprof_wire_hdr *h = (void *)f;
+	struct cprof_wire_api *ev = (void *)(h + 1);
+	size_t i = 0, k;
+
+	while (i < n) {
+		memset(f, 0, sizeof(f));
+		for (k = 0; k < 39 && i < n; k++, i++) {
+			ev[k].start_ns = c[i].start;
+			ev[k].end_ns = c[i].start + 3;
+			ev[k].api = c[i].api;
+			ev[k].ret = c[i].ret;
+			ev[k].tid = c[i].tid;
+			ev[k].corr = i + 1;
+			ev[k].flags = c[i].nested ? CPROF_API_F_NESTED : 0;
+		}
+		cprof_wire_hdr_init(h, CPROF_MSG_API, pid, (*seq)++, (uint32_t)k, sizeof(*h) + k * sizeof(*ev));
+		ck_assert_int_eq(cprof_ingest_feed(in, f, h->len), 0);
+	}
+}
+
+/* a profile of process 100's calls c (no goodbye: an abnormal end); its PROCESSES.ending in buf */
+static void ending_of(const struct tcall *c, size_t n, char *buf, size_t len)
+{
+	struct cprof_store *s;
+	struct cprof_ingest in;
+	uint32_t seq = 1;
+
+	slen = 0;
+	put_hello_ppid(100, 1, 0);
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_ingest_init(&in, s), 0);
+	ck_assert_int_eq(cprof_ingest_feed(&in, stream, slen), 0);
+	feed_calls(&in, 100, &seq, c, n);
+	ck_assert_int_eq(cprof_ingest_finish(&in, 1), 0);
+	cprof_ingest_free(&in);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+	snprintf(buf, len, "%s", q_text("SELECT ending FROM PROCESSES"));
+}
+
+/* what the query (which the api_start index served) says of the profile: "API code", or "" */
+static void ending_query(char *buf, size_t len)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	buf[0] = '\0';
+	ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_prepare_v2(db, cprof_ending_error_sql, -1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, 1);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		snprintf(buf, len, "%s %d", sqlite3_column_text(st, 2), sqlite3_column_int(st, 3));
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+}
+
+START_TEST(test_ingest_ending_error_streamed)
+{
+	const struct tcall known[] = {
+		{ 100, 10, CPROF_API_cudaMalloc, 0, 0 },
+		{ 101, 15, CPROF_API_cudaMalloc, 0, 0 },
+		{ 100, 20, CPROF_API_cudaStreamSynchronize, 700, 0 }, /* names the error: the first of the run */
+		{ 101, 25, CPROF_API_cudaMalloc, 600, 0 },           /* polling: neither */
+		{ 100, 30, CPROF_API_cudaLaunchKernel, 700, 0 },
+		{ 100, 31, CPROF_API_cudaMalloc, 2, 1 },             /* nested: not the ending's */
+		{ 100, 40, CPROF_API_cudaMalloc, 0, 0 },             /* (the thread went on: only in the 2nd case) */
+	};
+	char got[300], want[300];
+	static struct tcall c[3000];
+	unsigned seed;
+
+	ending_of(known, 6, got, sizeof(got));
+	ck_assert_str_eq(got, "CUDA error 700 (cudaErrorIllegalAddress) from cudaStreamSynchronize, then no goodbye"
+			      " (killed, or still running)");
+	rm_db();
+	ending_of(known, 7, got, sizeof(got));
+	ck_assert_str_eq(got, "no goodbye (killed, or still running)");
+	rm_db();
+
+	/* the failing call is the 1000th outermost call from the end, then the 1001st: too far back; whether
+	 * the later calls of the other thread came before it or after (several threads' frames interleave) */
+	for (int late = 0; late < 2; late++)
+		for (int more = 0; more < 2; more++) {
+			size_t n = 1000 + (size_t)more + 1, k = 0, j;
+
+			if (!late)
+				c[k++] = (struct tcall){ 100, 10, CPROF_API_cudaDeviceSynchronize, 700, 0 };
+			for (j = 0; j < 999 + (size_t)more; j++)
+				c[k++] = (struct tcall){ 101, 20 + j, CPROF_API_cudaMalloc, 0, 0 };
+			c[k++] = (struct tcall){ 101, 5000, CPROF_API_cudaMalloc, 0, 1 }; /* nested: not counted */
+			if (late)
+				c[k++] = (struct tcall){ 100, 10, CPROF_API_cudaDeviceSynchronize, 700, 0 };
+			ending_of(c, n, got, sizeof(got));
+			ck_assert_msg(!strncmp(got, "CUDA error 700", 14) == !more, "%s 1000 (%s): '%s'", more ? "past" : "within",
+				      late ? "sent late" : "in order", got);
+			ending_query(want, sizeof(want));
+			ck_assert_msg((want[0] == 0) == more, "the query: '%s'", want);
+			rm_db();
+		}
+
+	/* against the query, on runs of three threads whose frames come out of start order, past the last 1000
+	 * outermost calls; mode 0: errors anywhere, 1: only early (too far back), 2: thread 100 fails for good */
+	for (seed = 1; seed <= 12; seed++) {
+		uint64_t t[3] = { 1000, 1000, 1000 }, r = seed;
+		size_t n = seed % 4 == 0 ? 40 : 2500, i = 0;
+		int mode = seed % 3;
+
+		while (i < n) {
+			/* a run of one thread's calls, as its flusher sends them */
+			size_t run, k;
+			unsigned th;
+
+			r = r * 6364136223846793005ull + 1442695040888963407ull;
+			th = (unsigned)(r >> 33) % 3;
+			run = 1 + (size_t)((r >> 40) % 60);
+			for (k = 0; k < run && i < n; k++, i++) {
+				static const int32_t rets[] = { 0, 0, 0, 0, 600, 700, 2 };
+				static const uint16_t apis[] = { CPROF_API_cudaMalloc, CPROF_API_cudaLaunchKernel,
+								 CPROF_API_cudaStreamSynchronize, CPROF_API_cudaDeviceSynchronize };
+
+				r = r * 6364136223846793005ull + 1442695040888963407ull;
+				c[i].tid = 100 + th;
+				c[i].start = t[th] += 1 + (r >> 60);
+				c[i].api = apis[(r >> 33) % 4];
+				c[i].ret = rets[(r >> 36) % 7];
+				c[i].nested = (r >> 44) % 10 == 0;
+				if (mode == 1 && i > n / 2 && c[i].ret != 600)
+					c[i].ret = 0;
+				if (mode == 2 && i > n / 2 && th == 0)
+					c[i].ret = 700;
+			}
+		}
+		ending_of(c, n, got, sizeof(got));
+		ending_query(want, sizeof(want));
+		if (want[0]) {
+			char api[100];
+			int code;
+
+			ck_assert_int_eq(sscanf(want, "%99s %d", api, &code), 2);
+			ck_assert_msg(!strncmp(got, "CUDA error ", 11) && atoi(got + 11) == code && strstr(got, api) != NULL,
+				      "seed %u: '%s', the query says %s", seed, got, want);
+		} else {
+			ck_assert_msg(!strcmp(got, "no goodbye (killed, or still running)"), "seed %u: '%s', the query says none", seed, got);
+		}
+		rm_db();
+	}
+}
+END_TEST
+
 /* A forged STRINGS frame with a huge id cost cprofd 128 MiB per pid, and a forger could invent pids
  * without end (issue 21, item 5): the map grows with the strings sent, not their ids (a real process's
  * ids are sparse too: PyTorch registers ~10^5 kernel names and sends the few it runs), and live
@@ -753,6 +917,7 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, test_ingest_memory_bounded);
 	tcase_add_test(tc, test_ingest_crash_stored);
 	tcase_add_test(tc, test_ingest_endings);
+	tcase_add_test(tc, test_ingest_ending_error_streamed);
 	suite_add_tcase(s, tc);
 	return s;
 }

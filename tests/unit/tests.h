@@ -23,5 +23,6 @@ Suite *report_rules_suite(void);
 Suite *findings_compiled_suite(void);
 Suite *trace_src_suite(void);
 Suite *radix_attr_suite(void);
+Suite *ending_suite(void);
 
 #endif
