@@ -1066,6 +1066,27 @@ static int end_threads(sqlite3 *db, int64_t proc, int64_t (**out)[2], size_t *n,
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
+/* The rows of end_calls_crash_sql / end_calls_api_sql into e->calls (tid, api, kernel, ret). */
+static int end_call_rows(sqlite3_stmt *st, struct cprof_end *e, size_t *cap)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cprof_end_call *c;
+
+		if (cprof_grow(&e->calls, cap, e->ncalls, sizeof(*e->calls)) < 0)
+			return -ENOMEM;
+		c = &e->calls[e->ncalls++];
+		c->tid = sqlite3_column_int64(st, 0);
+		c->api = col_dup_or_null(st, 1);
+		c->kernel = col_dup_or_null(st, 2);
+		c->ret = sqlite3_column_int64(st, 3);
+		if (c->api == NULL)
+			return -ENOMEM;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 /* load_end on the model's arrays (a model with its timeline): no query that needs an index */
 static int load_end_arrays(sqlite3 *db, const struct cprof_model *m, struct cprof_proc *p, struct cprof_end *e,
 			   int has_err, int signal)
@@ -1073,7 +1094,7 @@ static int load_end_arrays(sqlite3 *db, const struct cprof_model *m, struct cpro
 	int64_t(*threads)[2] = NULL, bound;
 	size_t nthreads = 0, cap = 0;
 	sqlite3_stmt *st = NULL;
-	int rc, ret = 0, old;
+	int ret = 0, old;
 
 	if (has_err) {
 		struct cprof_end_err r;
@@ -1095,27 +1116,8 @@ static int load_end_arrays(sqlite3 *db, const struct cprof_model *m, struct cpro
 		if (sqlite3_prepare_v2(db, end_calls_crash_sql, -1, &st, NULL) != SQLITE_OK)
 			goto out;
 		sqlite3_bind_int64(st, 1, p->id);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			struct cprof_end_call *c;
-
-			if (cprof_grow(&e->calls, &cap, e->ncalls, sizeof(*e->calls)) < 0) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			c = &e->calls[e->ncalls++];
-			c->tid = sqlite3_column_int64(st, 0);
-			c->api = col_dup_or_null(st, 1);
-			c->kernel = col_dup_or_null(st, 2);
-			c->ret = sqlite3_column_int64(st, 3);
-			if (c->api == NULL) {
-				ret = -ENOMEM;
-				goto out;
-			}
-		}
-		if (rc != SQLITE_DONE) {
-			ret = -EIO;
+		if ((ret = end_call_rows(st, e, &cap)) < 0)
 			goto out;
-		}
 	} else if (old) {
 		goto out; /* no THREADS table: the query failed to prepare, and so stopped here */
 	} else if ((ret = cprof_end_thread_calls(m, p->id, (const int64_t(*)[2])threads, nthreads, &e->calls, &e->ncalls)) < 0)
@@ -1134,7 +1136,7 @@ static int load_end(sqlite3 *db, const struct cprof_model *m, struct cprof_proc 
 	sqlite3_stmt *st = NULL;
 	size_t cap = 0;
 	/* a table this profile lacks (older ones) leaves that part empty */
-	int rc, ret = 0, has_err = !strncmp(ending, "CUDA error ", 11);
+	int ret = 0, has_err = !strncmp(ending, "CUDA error ", 11);
 	uint64_t err_start = 0, err_stream = 0;
 
 	if (e == NULL)
@@ -1176,29 +1178,11 @@ static int load_end(sqlite3 *db, const struct cprof_model *m, struct cprof_proc 
 	if (sqlite3_prepare_v2(db, signal ? end_calls_crash_sql : end_calls_api_sql, -1, &st, NULL) != SQLITE_OK)
 		goto out;
 	sqlite3_bind_int64(st, 1, p->id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct cprof_end_call *c;
-
-		if (cprof_grow(&e->calls, &cap, e->ncalls, sizeof(*e->calls)) < 0) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		c = &e->calls[e->ncalls++];
-		c->tid = sqlite3_column_int64(st, 0);
-		c->api = col_dup_or_null(st, 1);
-		c->kernel = col_dup_or_null(st, 2);
-		c->ret = sqlite3_column_int64(st, 3);
-		if (c->api == NULL) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
+	ret = end_call_rows(st, e, &cap);
 	sqlite3_finalize(st);
 	st = NULL;
-	if (rc != SQLITE_DONE) {
-		ret = -EIO;
+	if (ret < 0)
 		goto out;
-	}
 	ret = end_scan(db, p->id, e);
 out:
 	sqlite3_finalize(st);
