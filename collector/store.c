@@ -317,9 +317,15 @@ static int flush_all(struct cprof_store *s)
 
 static int begin(struct cprof_store *s);
 
+/* a (process, key) pair's hash, for the open-addressing tables below (threads, library calls, CUPTI ids) */
+static inline size_t pair_hash(int64_t proc_id, int64_t x)
+{
+	return (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)x * 2654435761u));
+}
+
 static size_t thread_slot(const struct cprof_store *s, int64_t proc_id, int64_t tid)
 {
-	size_t mask = s->thidx_cap - 1, i = (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ (uint64_t)tid * 2654435761u) & mask;
+	size_t mask = s->thidx_cap - 1, i = pair_hash(proc_id, tid) & mask;
 
 	while (s->thidx[i] && (s->threads[s->thidx[i] - 1].tid != tid || s->threads[s->thidx[i] - 1].proc_id != proc_id))
 		i = (i + 1) & mask;
@@ -1170,7 +1176,7 @@ static int64_t *split_last(struct call_split *c, int64_t proc_id)
 
 static size_t lib_slot(const struct call_split *c, int64_t proc_id, int64_t x)
 {
-	size_t mask = c->libs_cap - 1, i = (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)x * 2654435761u)) & mask;
+	size_t mask = c->libs_cap - 1, i = pair_hash(proc_id, x) & mask;
 
 	while (c->libs[i][0] && (c->libs[i][0] != proc_id || c->libs[i][1] != x))
 		i = (i + 1) & mask;
@@ -1262,7 +1268,7 @@ static void recent_add(struct call_split *c, int64_t proc_id, int64_t x)
 
 static size_t seen_home(int64_t proc_id, int64_t x)
 {
-	return (size_t)(((uint64_t)proc_id * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)x * 2654435761u)) & (2 * SPLIT_SEEN - 1);
+	return pair_hash(proc_id, x) & (2 * SPLIT_SEEN - 1);
 }
 
 static int seen_has(const struct call_split *c, int64_t proc_id, int64_t x)
