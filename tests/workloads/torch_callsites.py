@@ -1,6 +1,7 @@
 """PyTorch call sites: the seed's loop, its two ops on two lines, an nn.Linear forward from a user function and
 its backward. torch releases the GIL around each op. Each launching line ends in a marker comment (hash,
 CALLSITE, a name): a test finds its line with grep. usage: torch_callsites.py seed|split|linear|all STEPS"""
+import os
 import sys
 
 import torch
@@ -48,6 +49,14 @@ def main():
     for m in modes if mode == "all" else [mode]:
         out = modes[m](steps)
         print(f"{m} steps={steps} shape={tuple(out.shape)}")
+    # End without Python's finalisation: after the last backward() torch's autograd thread may still drop the
+    # graph task, whose thread-local state decrefs a Python object under the GIL; once finalisation has begun,
+    # taking the GIL calls pthread_exit inside that noexcept destructor and libstdc++ aborts the process
+    # ("terminate called without an active exception", PyTorch 2.15 with Python 3.11; pytorch/pytorch#190489,
+    # #38228). Seen 1 in 60 bare runs under load, so it is PyTorch's race, not the profiler's.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
