@@ -904,21 +904,32 @@ static int end_key_lt(struct end_key a, struct end_key b)
 	return a.start < b.start || (a.start == b.start && a.seq < b.seq);
 }
 
-static struct end_proc *end_proc(struct cprof_store *s, int64_t proc_id)
+/* The slot of PROCESSES.id proc_id in an array grown on demand, new slots filled with the byte fill; NULL for
+ * an id out of range or no memory. */
+static void *proc_slot(void **arr, size_t *n, size_t size, int64_t proc_id, int fill)
 {
 	if (proc_id <= 0 || proc_id > (1 << 24))
 		return NULL;
-	if ((size_t)proc_id >= s->nendp) {
-		size_t n = (size_t)proc_id * 2 + 16;
-		struct end_proc *e = realloc(s->endp, n * sizeof(*e));
+	if ((size_t)proc_id >= *n) {
+		size_t m = (size_t)proc_id * 2 + 16;
+		char *a = realloc(*arr, m * size);
 
-		if (e == NULL)
+		if (a == NULL)
 			return NULL;
-		memset(e + s->nendp, 0, (n - s->nendp) * sizeof(*e));
-		s->endp = e;
-		s->nendp = n;
+		memset(a + *n * size, fill, (m - *n) * size);
+		*arr = a;
+		*n = m;
 	}
-	return &s->endp[proc_id];
+	return (char *)*arr + (size_t)proc_id * size;
+}
+
+static struct end_proc *end_proc(struct cprof_store *s, int64_t proc_id)
+{
+	void *a = s->endp;
+	struct end_proc *p = proc_slot(&a, &s->nendp, sizeof(*s->endp), proc_id, 0);
+
+	s->endp = a;
+	return p;
 }
 
 /* an outermost call of thread t, as stored (s->api_seq: its place) */
@@ -1155,23 +1166,15 @@ static int library_api(const char *api)
 
 static int64_t *split_last(struct call_split *c, int64_t proc_id)
 {
-	if (proc_id <= 0 || proc_id > (1 << 24)) {
+	void *a = c->last;
+	int64_t(*l)[2] = proc_slot(&a, &c->nlast, sizeof(*c->last), proc_id, 0xff); /* -1: none yet */
+
+	c->last = a;
+	if (l == NULL) {
 		c->inexact = 1;
 		return NULL;
 	}
-	if ((size_t)proc_id >= c->nlast) {
-		size_t n = (size_t)proc_id * 2 + 16;
-		int64_t(*l)[2] = realloc(c->last, n * sizeof(*l));
-
-		if (l == NULL) {
-			c->inexact = 1;
-			return NULL;
-		}
-		memset(l + c->nlast, 0xff, (n - c->nlast) * sizeof(*l)); /* -1: none yet */
-		c->last = l;
-		c->nlast = n;
-	}
-	return c->last[proc_id];
+	return *l;
 }
 
 static size_t lib_slot(const struct call_split *c, int64_t proc_id, int64_t x)
