@@ -1,10 +1,17 @@
 # make bench: a PyTorch step loop timed from inside the script (bare, under cprof-run, or in torch.profiler).
-"""Usage: torch_loop.py eager|train [--steps N] [--warmup N] [--torch-profiler]
+"""Usage: torch_loop.py eager|train [--steps N] [--warmup N] [--torch-profiler | --alternate cuda|torch [--blocks K]]
 
 eager: the guide's step, torch.add(torch.matmul(x, w), b) on 64x64; train: one training step of a 2-layer
 nn.TransformerEncoder (d_model 64, 4 heads, batch 8 x 16 tokens, SGD). The loop is timed with
 time.perf_counter_ns around it and a final torch.cuda.synchronize(); prints one JSON line with ns per step
-and the loop's wall and CPU time (process CPU, all threads)."""
+and the loop's wall and CPU time (process CPU, all threads).
+
+--alternate: 2K blocks of N steps in one process, profiled and not in the order off, on, on, off (repeated K/2
+times), each block timed alone: `cuda` opens each profiled block with torch.cuda.profiler.start() and closes it with
+stop() (cudaProfilerStart/Stop: what `cprof-run --capture-range cudaProfilerApi` records), `torch` runs it inside
+torch.profiler.profile(CPU, CUDA). One process's layout for both halves: the per-process spread of the step time
+(several us on a shared VM) cancels, which separate bare and profiled processes cannot do. Prints the blocks' ns
+per step, off and on."""
 import json
 import os
 import sys
@@ -56,6 +63,31 @@ def threads():
     return out
 
 
+def alternate(step, how, steps, blocks):
+    """Blocks profiled and not, ABBA order; each block's ns per step, off and on."""
+    from torch.profiler import ProfilerActivity, profile
+    got = {"off": [], "on": []}
+    for i in range(2 * blocks):
+        on = i % 4 in (1, 2)
+        prof = None
+        if on and how == "cuda":
+            torch.cuda.profiler.start()
+        elif on:
+            prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+            prof.__enter__()
+        t0 = time.perf_counter_ns()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        t1 = time.perf_counter_ns()
+        if on and how == "cuda":
+            torch.cuda.profiler.stop()
+        elif on:
+            prof.__exit__(None, None, None)
+        got["on" if on else "off"].append((t1 - t0) / steps)
+    return got
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -67,6 +99,15 @@ def main():
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    if "--alternate" in args:
+        how = args[args.index("--alternate") + 1]
+        if how not in ("cuda", "torch"):
+            raise SystemExit(f"torch_loop.py: --alternate {how!r}: cuda or torch")
+        blocks = int(args[args.index("--blocks") + 1]) if "--blocks" in args else 8
+        got = alternate(step, how, steps, blocks + blocks % 2)
+        print(json.dumps({"mode": mode, "steps": steps, "alternate": how, "off_ns_per_step": got["off"],
+                          "on_ns_per_step": got["on"]}), flush=True)
+        return
     prof = None
     if "--torch-profiler" in args:
         from torch.profiler import ProfilerActivity, profile
