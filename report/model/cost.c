@@ -351,18 +351,22 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 
 		all = m->ncalls;
 		calls = we < ws || hi < lo ? 0 : hi - lo;
-		for (size_t i = lo; i < hi; i++)
-			out->cupti_calls += m->calls[i].rt1;
 	} else {
 		for (size_t i = 0; i < m->ncalls; i++) {
 			if (m->calls[i].proc != proc)
 				continue;
 			all++;
-			if (m->calls[i].start >= ws && m->calls[i].start < we) {
-				calls++;
-				out->cupti_calls += m->calls[i].rt1;
-			}
+			calls += m->calls[i].start >= ws && m->calls[i].start < we;
 		}
+	}
+	/* CUPTI does that work in every runtime call it records, not only in those the median is measured on: the
+	 * calls a library makes inside a hooked one (cuBLAS's launch and occupancy query inside cublasGemmEx) and
+	 * those only CUPTI saw count as well */
+	if (we > ws) {
+		size_t lo = cprof_first_at(m->rt, m->nrt, sizeof(*m->rt), ws), hi = cprof_first_at(m->rt, m->nrt, sizeof(*m->rt), we);
+
+		for (size_t i = lo; i < hi; i++)
+			out->cupti_calls += proc == 0 || m->rt[i].proc == proc;
 	}
 	out->cupti_calls_ns = out->cupti_calls * m->cupti_in_call_ns;
 	out->calls = calls;

@@ -129,8 +129,9 @@ START_TEST(test_cost_unmeasured)
 END_TEST
 
 /* CUPTI's time inside the runtime calls (issue 26: the stated cost left it out): the median of a call's hook
- * time less CUPTI's record of it, times the window's calls that have one record; a call a preemption
- * lengthened does not move it, and a cuBLAS call with two records inside (its own work between) is not one. */
+ * time less CUPTI's record of it, measured on the calls that have one record (a call a preemption lengthened
+ * does not move it; a cuBLAS call with two records inside, its own work between, is not measured), times the
+ * window's runtime records, the two inside the cuBLAS call included. */
 START_TEST(test_cost_cupti_in_calls)
 {
 	static struct cprof_call c[6];
@@ -167,11 +168,14 @@ START_TEST(test_cost_cupti_in_calls)
 	ck_assert_uint_eq(m.cupti_in_call_ns, 400);
 	ck_assert_uint_eq(c[5].rt1, 0);
 	cprof_cost_window(&m, 0, 0, 10 * MS, 0, &cost);
-	ck_assert_uint_eq(cost.cupti_calls, 5);
-	ck_assert_uint_eq(cost.cupti_calls_ns, 5 * 400);
-	ck_assert_uint_eq(cost.total_ns, 5 * 400);
+	ck_assert_uint_eq(cost.cupti_calls, 7);
+	ck_assert_uint_eq(cost.cupti_calls_ns, 7 * 400);
+	ck_assert_uint_eq(cost.total_ns, 7 * 400);
 	cprof_cost_window(&m, 0, 2 * MS, 10 * MS, 0, &cost);
-	ck_assert_uint_eq(cost.cupti_calls, 3);
+	ck_assert_uint_eq(cost.cupti_calls, 5);
+	/* one process's window counts its records only */
+	cprof_cost_window(&m, 2, 0, 10 * MS, 0, &cost);
+	ck_assert_uint_eq(cost.cupti_calls, 0);
 	done();
 }
 END_TEST
