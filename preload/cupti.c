@@ -154,13 +154,36 @@ static void *load_cupti(char *where, size_t size)
 	return NULL;
 }
 
+/* Buffers the flusher has converted, kept for CUPTI's next requests: a fresh 4 MiB block page-faults on the
+ * program's thread as CUPTI writes its records (~1,000 faults a buffer; docs/bench.md, sixth session). */
+#define BUF_POOL 2
+static struct {
+	void *buf[BUF_POOL];
+	int n;
+} pool; /* under cu.lock */
+
+static void buffer_recycle(void *p)
+{
+	pthread_mutex_lock(&cu.lock);
+	if (pool.n < BUF_POOL) {
+		pool.buf[pool.n++] = p;
+		p = NULL;
+	}
+	pthread_mutex_unlock(&cu.lock);
+	free(p);
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	void *p = NULL;
 
 	/* a plain malloc'd block: if another tool takes CUPTI over, it gets our buffers and free()s them */
 	*max_records = 0;
-	if (posix_memalign(&p, 8, BUF_SIZE) != 0) {
+	pthread_mutex_lock(&cu.lock);
+	if (pool.n > 0)
+		p = pool.buf[--pool.n];
+	pthread_mutex_unlock(&cu.lock);
+	if (p == NULL && posix_memalign(&p, 8, BUF_SIZE) != 0) {
 		*buffer = NULL;
 		*size = 0;
 		return;
@@ -664,7 +687,7 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 			if (convert(rec, &g) == 0 && emit(&g, ctx) == 0)
 				n++;
 		}
-		free(buf);
+		buffer_recycle(buf);
 		free(d);
 	}
 	return n;

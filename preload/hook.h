@@ -34,8 +34,11 @@
  * records them and the hook passes them through. Until CUPTI is on (or without it) they are recorded as any
  * call, so a run where CUDA never came up still says which query failed. */
 #define CPROF_HOOK_QUERY(rtype, sym, soname, noreal, params, args, fill)                             \
+	static __attribute__((noinline, cold)) rtype cprof_slow_##sym params                          \
+		CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)                              \
 	CPROF_EXPORT rtype sym params                                                                \
 	{                                                                                            \
+		/* the slow path (recorded as any call) is out of line: this one saves no registers */  \
 		if (likely(atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed) == CPROF_CUPTI_ON)) { \
 			__typeof__(&sym) real_q = CPROF_REAL(sym, soname);                           \
 			rtype ret_q;                                                                 \
@@ -50,7 +53,7 @@
 			}                                                                            \
 			return ret_q;                                                                \
 		}                                                                                    \
-		CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)                              \
+		return cprof_slow_##sym args;                                                        \
 	}
 
 /* A counted call: the real one, then, when cprof records and when holds, one more in the count, and an instant
