@@ -1397,6 +1397,16 @@ int cprof_store_gpu(struct cprof_store *s, int64_t proc_id, const struct cprof_w
 {
 	const uint32_t *u = g->u32;
 
+	/* an API record with its external id folded in (common/wire.h): the id's row first, as if sent alone */
+	if ((g->kind == CPROF_GPU_RUNTIME || g->kind == CPROF_GPU_DRIVER) && u[4] != 0) {
+		struct cprof_wire_gpu e = { .kind = CPROF_GPU_EXTCORR, .corr = g->corr };
+		int ret;
+
+		e.u32[0] = u[4];
+		e.u64[0] = g->u64[0];
+		if ((ret = cprof_store_gpu(s, proc_id, &e, 0)) < 0)
+			return ret;
+	}
 	split_gpu(&s->split, proc_id, g, name_id);
 
 	switch (g->kind) {

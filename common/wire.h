@@ -189,7 +189,9 @@ enum cprof_gpu_kind {
 	CPROF_GPU_KERNEL = 1,   /* u32: grid x,y,z, block x,y,z, registers, static smem, dynamic smem, graphId; u64: graphNodeId, gridId */
 	CPROF_GPU_MEMCPY = 2,   /* u32: copyKind, srcKind, dstKind, graphId; u64: bytes */
 	CPROF_GPU_MEMSET = 3,   /* u32: value, memoryKind, graphId; u64: bytes */
-	CPROF_GPU_RUNTIME = 4,  /* u32: cbid, processId, threadId, returnValue; name = the call's name */
+	/* u32: cbid, processId, threadId, returnValue, then the externalKind of cprof's external id CUPTI gave this
+	 * record (0: none) with u64[0] its externalId: the EXTCORR record folded in (a third of a launch's bytes) */
+	CPROF_GPU_RUNTIME = 4,  /* name = the call's name */
 	CPROF_GPU_DRIVER = 5,   /* as RUNTIME */
 	CPROF_GPU_SYNC = 6,     /* u32: type, cudaEventId, returnValue */
 	CPROF_GPU_OVERHEAD = 7, /* u32: overheadKind, objectKind, objectId[0], objectId[1], objectId[2] */

@@ -264,8 +264,9 @@ CPROF_HIDDEN void cprof_cupti_flush(int forced);
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);
 CPROF_HIDDEN void cprof_cupti_reset_after_fork(void);
 struct cprof_gpu_sink;
-/* Converts completed CUPTI buffers into wire records; called by the drainer only. */
-CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx);
+/* Converts completed CUPTI buffers into wire records, at most max a call (the next call goes on from there);
+ * returns how many. Called by the drainer only. */
+CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max);
 
 /* stacks.c: call stacks at launches, copies, memsets, GEMMs and syncs (CPROF_STACKS). */
 enum { CPROF_STACKS_OFF = 0, CPROF_STACKS_SAMPLED, CPROF_STACKS_ALL };

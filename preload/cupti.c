@@ -154,6 +154,15 @@ static void *load_cupti(char *where, size_t size)
 	return NULL;
 }
 
+/* The flusher's place in the completed buffers between two calls: a round converts at most max records, so
+ * that what it holds for the pipe stays in the cache (a whole 4 MiB buffer's 40,000 records did not). */
+static struct {
+	struct done_buf *list; /* taken from cu.done, not yet converted; list->buf is the one in progress */
+	CUpti_Activity *rec;   /* the last record read from it, NULL before its first */
+	struct cprof_wire_gpu ext; /* an external id read, its API record not yet */
+	int have_ext;
+} collecting;
+
 /* Buffers the flusher has converted, kept for CUPTI's next requests: a fresh 4 MiB block page-faults on the
  * program's thread as CUPTI writes its records (~1,000 faults a buffer; docs/bench.md, sixth session). */
 #define BUF_POOL 2
@@ -486,6 +495,8 @@ void cprof_cupti_reset_after_fork(void)
 	pthread_mutex_init(&cu.lock, NULL);
 	cu.done = NULL;
 	cu.done_tail = &cu.done;
+	collecting.list = NULL; /* the parent's buffers: the child converts none of them */
+	collecting.have_ext = 0;
 }
 
 /* ---- converting records (drainer thread only) ---- */
@@ -661,35 +672,63 @@ static int convert(const CUpti_Activity *a, struct cprof_wire_gpu *g)
 	}
 }
 
-int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx)
+int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max)
 {
-	struct done_buf *list, *d;
+	struct done_buf *d;
 	int n = 0;
 
-	pthread_mutex_lock(&cu.lock);
-	list = cu.done;
-	cu.done = NULL;
-	cu.done_tail = &cu.done;
-	pthread_mutex_unlock(&cu.lock);
+	if (collecting.list == NULL) {
+		pthread_mutex_lock(&cu.lock);
+		collecting.list = cu.done;
+		cu.done = NULL;
+		cu.done_tail = &cu.done;
+		pthread_mutex_unlock(&cu.lock);
+		collecting.rec = NULL;
+	}
+	while ((d = collecting.list) != NULL) {
+		while (d->keep && n < max && cu.next_record(d->buf, d->valid, &collecting.rec) == CUPTI_SUCCESS) {
+			const CUpti_Activity *rec = collecting.rec;
+			struct cprof_wire_gpu g;
 
-	while ((d = list) != NULL) {
-		uint8_t *buf = d->buf;
-		CUpti_Activity *rec = NULL;
-		struct cprof_wire_gpu g;
-
-		list = d->next;
-		while (d->keep && cu.next_record(buf, d->valid, &rec) == CUPTI_SUCCESS) {
 			/* external ids other than cprof's are the program's profiler's (Kineto's CUSTOM0/1) */
 			if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION &&
-			    ((CUpti_ActivityExternalCorrelation *)(void *)rec)->externalKind !=
+			    ((const CUpti_ActivityExternalCorrelation *)(const void *)rec)->externalKind !=
 				    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2)
 				continue;
-			if (convert(rec, &g) == 0 && emit(&g, ctx) == 0)
+			if (convert(rec, &g) != 0)
+				continue;
+			/* CUPTI writes an API record's external id just before it: folded into it (common/wire.h);
+			 * one that is not followed by its record (another thread's came between) goes alone */
+			if (g.kind == CPROF_GPU_EXTCORR) {
+				if (collecting.have_ext && emit(&collecting.ext, ctx) == 0)
+					n++;
+				collecting.ext = g;
+				collecting.have_ext = 1;
+				continue;
+			}
+			if (collecting.have_ext) {
+				collecting.have_ext = 0;
+				if ((g.kind == CPROF_GPU_RUNTIME || g.kind == CPROF_GPU_DRIVER) && g.corr == collecting.ext.corr) {
+					g.u32[4] = collecting.ext.u32[0];
+					g.u64[0] = collecting.ext.u64[0];
+				} else if (emit(&collecting.ext, ctx) == 0) {
+					n++;
+				}
+			}
+			if (emit(&g, ctx) == 0)
 				n++;
 		}
-		buffer_recycle(buf);
+		if (n >= max)
+			return n; /* the rest of this buffer in the next call */
+		collecting.list = d->next;
+		collecting.rec = NULL;
+		buffer_recycle(d->buf);
 		free(d);
 	}
+	/* nothing more to look at: an external id still waiting goes alone */
+	if (collecting.have_ext && emit(&collecting.ext, ctx) == 0)
+		n++;
+	collecting.have_ext = 0;
 	return n;
 }
 

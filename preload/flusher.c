@@ -702,11 +702,14 @@ static uint64_t lost_total(void)
 	return lost;
 }
 
+/* CUPTI records converted at a time: 192 KiB, which stay in the cache until they are written */
+#define GPU_BATCH 2048
+
 /* One round; returns 1 when every ring was empty at its snapshot. Flusher thread only. */
 static int drain_round(uint64_t deadline)
 {
 	struct cprof_ring *r;
-	int empty = 1, ret;
+	int empty = 1, ret, ngpu;
 	uint64_t lost;
 	uint8_t *stacks;
 	size_t stacks_len;
@@ -721,7 +724,8 @@ static int drain_round(uint64_t deadline)
 	for (r = cprof_rings_head(); r; r = r->next)
 		r->snap = atomic_load_explicit(&r->head, memory_order_acquire);
 	/* CUPTI records are converted here; the names they need are queued before the strings go */
-	if (cprof_cupti_collect(gpu_keep, NULL) > 0)
+	ngpu = cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
+	if (ngpu > 0)
 		empty = 0;
 	stacks = stacks_take(&stacks_len);
 	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0) {
@@ -744,6 +748,12 @@ static int drain_round(uint64_t deadline)
 	if (fl.ngpu > 0) {
 		empty = 0;
 		if (send_gpu(deadline) == -EAGAIN)
+			return 0;
+	}
+	/* the rest of what CUPTI completed, a batch at a time, each batch's names before it */
+	while (ngpu == GPU_BATCH) {
+		ngpu = cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
+		if (send_strings(deadline) < 0 || (fl.ngpu > 0 && send_gpu(deadline) == -EAGAIN))
 			return 0;
 	}
 	lost = lost_total();
