@@ -245,7 +245,7 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 }
 
 /* A counted call that reported an error: an instant event with its code (the count has the call already) */
-CPROF_HIDDEN void cprof_record_error(unsigned api, int ret) __attribute__((cold)); /* ring.c */
+CPROF_HIDDEN void cprof_record_error(unsigned api, int ret) __attribute__((cold)); /* init.c */
 
 /* cupti.c: the GPU lane. CUPTI starts at the first call that brings the driver up, once a driver has
  * answered; until then cprof_cupti_on is PENDING. */

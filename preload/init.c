@@ -306,3 +306,16 @@ CPROF_EXPORT int InitializeInjection(void)
 		cprof_cupti_start_checked(1);
 	return 1;
 }
+
+/* A counted call that reported an error: an instant event with its code (the count has the call already) */
+void cprof_record_error(unsigned api, int ret)
+{
+	struct cprof_wire_api ev = { 0 };
+
+	if (atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON)
+		return;
+	ev.start_ns = ev.end_ns = cprof_tick();
+	ev.api = (uint16_t)api;
+	ev.ret = ret;
+	cprof_record(&ev);
+}

@@ -134,16 +134,3 @@ void cprof_rings_reset_after_fork(void)
 	cprof_tls.ring = NULL;
 	cprof_tls.generation = 0;
 }
-
-/* A counted call that reported an error: an instant event with its code (the count has the call already) */
-void cprof_record_error(unsigned api, int ret)
-{
-	struct cprof_wire_api ev = { 0 };
-
-	if (atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON)
-		return;
-	ev.start_ns = ev.end_ns = cprof_tick();
-	ev.api = (uint16_t)api;
-	ev.ret = ret;
-	cprof_record(&ev);
-}

@@ -1009,7 +1009,7 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 			if (m->ovh[i].start >= ws && IN_PROC(m->ovh[i]))
 				o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
 		v->overhead_ns = o;
-		cprof_cost_window(m, proc, ws, we, o, &v->cost);
+		cprof_cost_window(m, proc, ws, we, cprof_cost_program_overhead(m, proc, ws, hi), &v->cost);
 		if (queue_times(m, proc, ws, we, v, &gaps, &ngaps) < 0)
 			goto out;
 		v->host_wait_ns -= o < v->host_wait_ns ? o : v->host_wait_ns;

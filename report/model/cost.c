@@ -284,6 +284,56 @@ static int runtime_api(const char *name)
 	return name && (strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0);
 }
 
+static int pt_cmp(const void *pa, const void *pb)
+{
+	const int64_t *a = pa, *b = pb;
+
+	if (a[0] != b[0])
+		return a[0] < b[0] ? -1 : 1;
+	return a[1] < b[1] ? -1 : a[1] > b[1];
+}
+
+/* A CUPTI buffer flush on cprof's flusher (or CUPTI's own thread) is CPU cprof's threads took, counted where it
+ * made the program wait for a core; only what CUPTI did on the program's threads is the program's cost. The
+ * program's threads are those CUPTI recorded runtime calls of. */
+static int mark_background_overhead(struct cprof_model *m)
+{
+	int64_t (*pt)[2];
+	size_t n = 0, i, matched = 0;
+
+	if (m->novh == 0 || m->nrt == 0)
+		return 0; /* no thread known to be the program's: every record counts */
+	if ((pt = malloc(m->nrt * sizeof(*pt))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nrt; i++) {
+		pt[n][0] = m->rt[i].proc;
+		pt[n++][1] = m->rt[i].tid;
+	}
+	cprof_sort(pt, n, sizeof(*pt), pt_cmp);
+	for (i = 0; i < m->novh; i++) {
+		int64_t key[2] = { m->ovh[i].proc, m->ovh[i].tid };
+
+		m->ovh[i].background = m->ovh[i].tid != 0 && bsearch(key, pt, n, sizeof(*pt), pt_cmp) == NULL;
+		matched += m->ovh[i].tid != 0 && !m->ovh[i].background;
+	}
+	/* no record on a thread that made calls: the two records may number threads differently; none is
+	 * taken off (the cost is never stated smaller than it may be) */
+	for (i = 0; matched == 0 && i < m->novh; i++)
+		m->ovh[i].background = 0;
+	free(pt);
+	return 0;
+}
+
+uint64_t cprof_cost_program_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi)
+{
+	uint64_t o = 0;
+
+	for (size_t i = 0; i < m->novh && m->ovh[i].start < hi; i++)
+		if (m->ovh[i].start >= ws && (proc == 0 || m->ovh[i].proc == proc) && !m->ovh[i].background)
+			o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
+	return o;
+}
+
 int cprof_model_cupti_in_calls(struct cprof_model *m)
 {
 	struct rt_dur *r = NULL;
@@ -291,6 +341,8 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 	size_t nr = 0, nd = 0, i, lo, hi, mid;
 	int ret = -ENOMEM;
 
+	if (mark_background_overhead(m) < 0)
+		return -ENOMEM;
 	m->cupti_in_call_ns = 0;
 	for (i = 0; i < m->ncalls; i++)
 		m->calls[i].rt1 = 0; /* the loader fills the fields it knows */

@@ -457,8 +457,10 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 		m->no_ovh_table = 1;
 		return 0;
 	}
-	if (sqlite3_prepare_v2(db, "SELECT processId, start, end FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE overheadKind IN "
-				   CPROF_PROFILER_OVERHEAD_KINDS, -1, &st, NULL) != SQLITE_OK)
+	/* objectKind 2 (THREAD): contextId holds objectId's threadId (collector/store.c) */
+	if (sqlite3_prepare_v2(db, "SELECT processId, start, end, CASE WHEN objectKind = 2 THEN coalesce(contextId, 0) ELSE 0 END"
+				   " FROM CUPTI_ACTIVITY_KIND_OVERHEAD WHERE overheadKind IN " CPROF_PROFILER_OVERHEAD_KINDS,
+				   -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!cprof_row_times_ok(st, 1, 2, 0)) {
@@ -473,7 +475,9 @@ static int load_overhead(sqlite3 *db, struct cprof_model *m)
 		}
 		m->ovh[m->novh].proc = sqlite3_column_int64(st, 0);
 		m->ovh[m->novh].start = (uint64_t)sqlite3_column_int64(st, 1);
-		m->ovh[m->novh++].end = (uint64_t)sqlite3_column_int64(st, 2);
+		m->ovh[m->novh].end = (uint64_t)sqlite3_column_int64(st, 2);
+		m->ovh[m->novh].tid = sqlite3_column_int64(st, 3);
+		m->ovh[m->novh++].background = 0;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)

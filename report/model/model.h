@@ -145,6 +145,8 @@ struct cprof_first_name {
 struct cprof_ovh {
 	uint64_t start, end;
 	int64_t proc;
+	int64_t tid;        /* CUPTI's thread id when the record is a thread's (objectKind THREAD), else 0 */
+	uint8_t background; /* on a thread of the process that made no runtime call (cprof's flusher, CUPTI's own) */
 };
 
 /* How a process that did not end normally ended (a fatal signal, a kill, a CUDA error, no goodbye):
@@ -313,8 +315,11 @@ struct cprof_model {
 };
 
 /* cost.c: CPROF_COST, CPROF_API_COUNTS and cprofd's CPU (META) into the model. */
-/* cost.c: marks the calls CUPTI's time inside is measured on (rt1) and sets cupti_in_call_ns */
+/* cost.c: marks the calls CUPTI's time inside is measured on (rt1) and sets cupti_in_call_ns; marks the overhead
+ * records of threads that made no runtime call (background) */
 int cprof_model_cupti_in_calls(struct cprof_model *m);
+/* cost.c: CUPTI's overhead on the program's own threads in [ws, hi), each record cut at hi */
+uint64_t cprof_cost_program_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi);
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
 /* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how
  * many names, or a negative errno. *out is malloc'd (free it), NULL when none. */

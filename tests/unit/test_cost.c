@@ -180,6 +180,41 @@ START_TEST(test_cost_cupti_in_calls)
 }
 END_TEST
 
+/* CUPTI's buffer flushes on a thread that made no runtime call (cprof's flusher) are not the program's cost; its
+ * buffer requests on the calling thread are. Records that match no calling thread at all are all kept. */
+START_TEST(test_cost_overhead_program_threads)
+{
+	static struct cprof_call c[1];
+	static struct cprof_rt rt[2];
+	static struct cprof_ovh ovh[3];
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	c[0] = (struct cprof_call){ .start = 0, .end = 1000, .proc = 1, .outer = 1, .name = 1, .corr = 100 };
+	for (i = 0; i < 2; i++)
+		rt[i] = (struct cprof_rt){ .start = (uint64_t)i * MS, .end = (uint64_t)i * MS + 500, .proc = 1, .tid = 7,
+					   .corr = CPROF_NO_ID };
+	ovh[0] = (struct cprof_ovh){ .start = 1 * MS, .end = 1 * MS + 20000, .proc = 1, .tid = 7 }; /* a request */
+	ovh[1] = (struct cprof_ovh){ .start = 2 * MS, .end = 2 * MS + 200000, .proc = 1, .tid = 9 }; /* a flush */
+	ovh[2] = (struct cprof_ovh){ .start = 3 * MS, .end = 3 * MS + 1000, .proc = 1, .tid = 0 }; /* no thread */
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, c, 1, ovh, 3, 0), 0);
+	m.rt = rt;
+	m.nrt = 2;
+	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
+	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 0, 10 * MS), 20000 + 1000);
+	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 2 * MS, 10 * MS), 1000);
+	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 2, 0, 10 * MS), 0);
+	/* cut at the window's end */
+	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 0, 1 * MS + 5000), 5000);
+	/* the calling thread's records numbered otherwise: nothing is taken off */
+	for (i = 0; i < 2; i++)
+		rt[i].tid = 70;
+	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
+	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 0, 10 * MS), 20000 + 200000 + 1000);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -190,6 +225,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_unmeasured);
 	tcase_add_test(tc, test_cost_window_calls_by_search);
 	tcase_add_test(tc, test_cost_cupti_in_calls);
+	tcase_add_test(tc, test_cost_overhead_program_threads);
 	suite_add_tcase(s, tc);
 	return s;
 }
