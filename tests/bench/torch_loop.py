@@ -11,10 +11,12 @@ times), each block timed alone: `cuda` opens each profiled block with torch.cuda
 stop() (cudaProfilerStart/Stop: what `cprof-run --capture-range cudaProfilerApi` records), `torch` runs it inside
 torch.profiler.profile(CPU, CUDA). One process's layout for both halves: the per-process spread of the step time
 (several us on a shared VM) cancels, which separate bare and profiled processes cannot do. Prints the blocks' ns
-per step, off and on."""
+per step, off and on, and the loop thread's run and run-queue wait per step in each block (schedstat: what a
+profiler's threads working on between the blocks take from it)."""
 import json
 import os
 import sys
+import threading
 import time
 
 import torch
@@ -66,7 +68,12 @@ def threads():
 def alternate(step, how, steps, blocks):
     """Blocks profiled and not, ABBA order; each block's ns per step, off and on."""
     from torch.profiler import ProfilerActivity, profile
-    got = {"off": [], "on": []}
+    got = {"off": [], "on": [], "wait_off": [], "wait_on": [], "run_off": [], "run_on": []}
+
+    def sched():
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+            run, wait, _ = (int(v) for v in f.read().split())
+        return run, wait
     for i in range(2 * blocks):
         on = i % 4 in (1, 2)
         prof = None
@@ -75,16 +82,20 @@ def alternate(step, how, steps, blocks):
         elif on:
             prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
             prof.__enter__()
+        s0 = sched()
         t0 = time.perf_counter_ns()
         for _ in range(steps):
             step()
         torch.cuda.synchronize()
         t1 = time.perf_counter_ns()
+        s1 = sched()
         if on and how == "cuda":
             torch.cuda.profiler.stop()
         elif on:
             prof.__exit__(None, None, None)
         got["on" if on else "off"].append((t1 - t0) / steps)
+        got["run_on" if on else "run_off"].append((s1[0] - s0[0]) / steps)
+        got["wait_on" if on else "wait_off"].append((s1[1] - s0[1]) / steps)
     return got
 
 
@@ -106,7 +117,9 @@ def main():
         blocks = int(args[args.index("--blocks") + 1]) if "--blocks" in args else 8
         got = alternate(step, how, steps, blocks + blocks % 2)
         print(json.dumps({"mode": mode, "steps": steps, "alternate": how, "off_ns_per_step": got["off"],
-                          "on_ns_per_step": got["on"]}), flush=True)
+                          "on_ns_per_step": got["on"],
+                          "main_thread_ns_per_step": {k: got[k] for k in ("run_off", "run_on", "wait_off", "wait_on")}}),
+              flush=True)
         return
     prof = None
     if "--torch-profiler" in args:
