@@ -166,19 +166,17 @@ static struct {
 /* Buffers the flusher has converted, kept for CUPTI's next requests: a fresh 4 MiB block page-faults on the
  * program's thread as CUPTI writes its records (~1,000 faults a buffer; docs/bench.md, sixth session). */
 #define BUF_POOL 2
-static struct {
-	void *buf[BUF_POOL];
-	int n;
-} pool; /* under cu.lock */
+/* lock-free: CUPTI asks from whichever thread fills a buffer, a crash handler's flush may complete one */
+static _Atomic(void *) pool[BUF_POOL];
 
 static void buffer_recycle(void *p)
 {
-	pthread_mutex_lock(&cu.lock);
-	if (pool.n < BUF_POOL) {
-		pool.buf[pool.n++] = p;
-		p = NULL;
+	for (int i = 0; i < BUF_POOL && p != NULL; i++) {
+		void *none = NULL;
+
+		if (atomic_compare_exchange_strong(&pool[i], &none, p))
+			p = NULL;
 	}
-	pthread_mutex_unlock(&cu.lock);
 	free(p);
 }
 
@@ -188,10 +186,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 
 	/* a plain malloc'd block: if another tool takes CUPTI over, it gets our buffers and free()s them */
 	*max_records = 0;
-	pthread_mutex_lock(&cu.lock);
-	if (pool.n > 0)
-		p = pool.buf[--pool.n];
-	pthread_mutex_unlock(&cu.lock);
+	for (int i = 0; i < BUF_POOL && p == NULL; i++)
+		p = atomic_exchange(&pool[i], NULL);
 	if (p == NULL && posix_memalign(&p, 8, BUF_SIZE) != 0) {
 		*buffer = NULL;
 		*size = 0;
