@@ -152,8 +152,10 @@ struct cprof_wire_cost {
 	uint64_t lost_cupti;      /* GPU records CUPTI dropped, or cprof could not hold for a stalled collector */
 	uint64_t lost_pipe;       /* events that could not be sent: the collector was gone */
 	uint64_t lost_nested;     /* events dropped: a signal handler's hooked call interrupted a record */
+	uint64_t counted_calls;   /* calls counted, not recorded (the device queries, cuBLAS's settings) */
+	uint64_t counted_ns;      /* their hooks' own time, the real call left out (one in CPROF_COST_SAMPLE timed, scaled) */
 };
-_Static_assert(sizeof(struct cprof_wire_cost) == 104, "cost layout");
+_Static_assert(sizeof(struct cprof_wire_cost) == 120, "cost layout");
 
 /* COUNTS payload: one record per API, the process's running totals since it started, sent with COST when they
  * grew. The device queries PyTorch makes before most calls (cudaGetDevice: ~1,350 a training step) are

@@ -32,6 +32,12 @@ CPROF_HIDDEN void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width);
 CPROF_HIDDEN uint64_t cprof_tick_ns(uint64_t tick);     /* on the flusher's thread */
 CPROF_HIDDEN uint64_t cprof_tick_ns_any(uint64_t tick); /* any thread, async-signal-safe (the crash paths) */
 CPROF_HIDDEN uint64_t cprof_tick_dur_ns(uint64_t ticks);
+/* tick.c: the least two back-to-back reads differ by (a timed stretch's reads are taken off it) */
+CPROF_HIDDEN extern uint64_t cprof_tick_floor;
+static inline uint64_t cprof_tick_less_read(uint64_t ticks)
+{
+	return ticks > cprof_tick_floor ? ticks - cprof_tick_floor : 0;
+}
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
@@ -68,6 +74,7 @@ struct cprof_ring {
 	_Atomic uint64_t stack_ns, stack_calls;        /* stack captures, each timed */
 	/* device queries counted, not recorded, once CUPTI is on (CPROF_HOOK_QUERY; owner-written) */
 	_Alignas(64) _Atomic uint64_t counted[CPROF_COUNTED__N];
+	_Atomic uint64_t counted_sampled_ns, counted_sampled; /* one counted call in CPROF_COST_SAMPLE timed */
 	/* the flusher's: the owner's schedstat when last read (a reused ring starts again with its new tid) */
 	uint32_t sched_tid;
 	uint64_t sched_run, sched_wait;
@@ -105,6 +112,7 @@ struct cprof_tls {
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
 	int recording;       /* inside cprof_record: a signal handler's hooked call must not write the same slot */
 	uint32_t ncalls;     /* calls entered: one in CPROF_COST_SAMPLE is timed (cprof_enter) */
+	uint32_t ncounted;   /* counted calls: one in CPROF_COST_SAMPLE is timed (preload/hook.h) */
 	uint64_t corr_lo;
 	uint64_t stack_call_ns; /* the current call's stack capture, left out of its sampled hook time */
 };
@@ -243,6 +251,14 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 	atomic_store_explicit(&r->counted[slot], atomic_load_explicit(&r->counted[slot], memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
+
+/* Whether this counted call is the one in CPROF_COST_SAMPLE whose hook is timed (the timed path is out of line) */
+static inline __attribute__((always_inline)) int cprof_counted_timed(void)
+{
+	return unlikely((++cprof_tls.ncounted & (CPROF_COST_SAMPLE - 1)) == 0);
+}
+/* init.c: a timed counted call's own time (ticks), into its thread's ring */
+CPROF_HIDDEN void cprof_counted_cost_sample(uint64_t ticks);
 
 /* A counted call that reported an error: an instant event with its code (the count has the call already) */
 CPROF_HIDDEN void cprof_record_error(unsigned api, int ret) __attribute__((cold)); /* init.c */
@@ -403,7 +419,9 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 		cprof_stack_fast(ev, __builtin_return_address(0));
 	cprof_record(ev);
 	if (unlikely(c->t_in))
-		cprof_cost_sample(cprof_tick_dur_ns(c->start - c->t_in + cprof_tick() - ev->end_ns) - cprof_tls.stack_call_ns);
+		cprof_cost_sample(cprof_tick_dur_ns(cprof_tick_less_read(c->start - c->t_in) +
+						    cprof_tick_less_read(cprof_tick() - ev->end_ns)) -
+				  cprof_tls.stack_call_ns);
 }
 
 /* symbols.c: the next definition of sym in the hook chain (see DESIGN.md on version nodes). */

@@ -636,9 +636,12 @@ static int send_counts(uint64_t deadline)
 static int send_cost(uint64_t deadline)
 {
 	struct cprof_wire_cost c = { .time_ns = cprof_now_ns() };
-	uint64_t sampled_ns = 0;
+	uint64_t sampled_ns = 0, counted_ns = 0, counted_sampled = 0;
 	struct cprof_ring *r;
 	struct timespec ts;
+
+	for (size_t i = 0; i < CPROF_COUNTED__N; i++)
+		c.counted_calls += atomic_load_explicit(&cprof_counted_ringless[i], memory_order_relaxed);
 
 	/* a program with thousands of threads must not pay thousands of /proc reads ten times a second: only
 	 * threads that made calls since their last reading are read, at most SCHED_READS a round, the turn
@@ -654,6 +657,10 @@ static int send_cost(uint64_t deadline)
 		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
 		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
 		c.stack_calls += atomic_load_explicit(&r->stack_calls, memory_order_relaxed);
+		for (size_t i = 0; i < CPROF_COUNTED__N; i++)
+			c.counted_calls += atomic_load_explicit(&r->counted[i], memory_order_relaxed);
+		counted_ns += atomic_load_explicit(&r->counted_sampled_ns, memory_order_relaxed);
+		counted_sampled += atomic_load_explicit(&r->counted_sampled, memory_order_relaxed);
 		c.lost_nested += atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
 		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed) -
 				    atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
@@ -680,6 +687,7 @@ static int send_cost(uint64_t deadline)
 	if (reads < SCHED_READS)
 		fl.sched_next = 0; /* the end of the list was reached: start from the head next time */
 	c.hook_ns = c.sampled_calls ? (uint64_t)((double)sampled_ns * c.hook_calls / c.sampled_calls) : 0;
+	c.counted_ns = counted_sampled ? (uint64_t)((double)counted_ns * c.counted_calls / counted_sampled) : 0;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 		c.flusher_cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	c.app_run_ns = fl.app_run_ns;

@@ -36,6 +36,26 @@
 #define CPROF_HOOK_QUERY(rtype, sym, soname, noreal, params, args, fill)                             \
 	static __attribute__((noinline, cold)) rtype cprof_slow_##sym params                          \
 		CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)                              \
+	/* one call in CPROF_COST_SAMPLE: the hook's own time after the real call (the count; before it there is   \
+	 * one load), its clock read taken off, for the stated cost */                                        \
+	static __attribute__((noinline, cold)) rtype cprof_timed_##sym params                         \
+	{                                                                                            \
+		__typeof__(&sym) real_q = CPROF_REAL(sym, soname);                                   \
+		rtype ret_q;                                                                         \
+		uint64_t t_q;                                                                        \
+                                                                                                     \
+		if (unlikely(real_q == NULL))                                                        \
+			return noreal;                                                               \
+		ret_q = real_q args;                                                                 \
+		t_q = cprof_tick();                                                                  \
+		if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed))) {    \
+			cprof_count_query(CPROF_COUNTED_##sym);                                      \
+			if (unlikely(ret_q != 0))                                                    \
+				cprof_record_error(CPROF_API_##sym, (int)ret_q);                     \
+		}                                                                                    \
+		cprof_counted_cost_sample(cprof_tick_less_read(cprof_tick() - t_q));                 \
+		return ret_q;                                                                        \
+	}                                                                                            \
 	CPROF_EXPORT rtype sym params                                                                \
 	{                                                                                            \
 		/* the slow path (recorded as any call) is out of line: this one saves no registers */  \
@@ -45,6 +65,8 @@
                                                                                                      \
 			if (unlikely(real_q == NULL))                                                \
 				return noreal;                                                       \
+			if (cprof_counted_timed())                                                   \
+				return cprof_timed_##sym args;                                       \
 			ret_q = real_q args;                                                         \
 			if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed))) { \
 				cprof_count_query(CPROF_COUNTED_##sym);                              \
@@ -59,6 +81,26 @@
 /* A counted call: the real one, then, when cprof records and when holds, one more in the count, and an instant
  * event with the code when it failed (0 is success for cudart and cuBLAS alike). */
 #define CPROF_HOOK_COUNTED_WHEN(rtype, sym, soname, noreal, params, args, when)                      \
+	static __attribute__((noinline, cold)) rtype cprof_timed_##sym params                         \
+	{                                                                                            \
+		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
+		rtype ret;                                                                           \
+		uint64_t t_c;                                                                        \
+		int counts;                                                                          \
+                                                                                                     \
+		if (unlikely(real == NULL))                                                          \
+			return noreal;                                                               \
+		ret = real args;                                                                     \
+		counts = likely(cprof_active()) && (when); /* outside the timing: it may start cprof */  \
+		t_c = cprof_tick();                                                                  \
+		if (counts) {                                                                        \
+			cprof_count_query(CPROF_COUNTED_##sym);                                      \
+			if (unlikely(ret != 0))                                                      \
+				cprof_record_error(CPROF_API_##sym, (int)ret);                       \
+			cprof_counted_cost_sample(cprof_tick_less_read(cprof_tick() - t_c));         \
+		}                                                                                    \
+		return ret;                                                                          \
+	}                                                                                            \
 	CPROF_EXPORT rtype sym params                                                                \
 	{                                                                                            \
 		__typeof__(&sym) real = CPROF_REAL(sym, soname);                                     \
@@ -66,6 +108,8 @@
                                                                                                      \
 		if (unlikely(real == NULL))                                                          \
 			return noreal;                                                               \
+		if (cprof_counted_timed())                                                           \
+			return cprof_timed_##sym args;                                               \
 		ret = real args;                                                                     \
 		if (likely(cprof_active()) && (when)) {                                              \
 			cprof_count_query(CPROF_COUNTED_##sym);                                      \

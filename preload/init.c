@@ -319,3 +319,17 @@ void cprof_record_error(unsigned api, int ret)
 	ev.ret = ret;
 	cprof_record(&ev);
 }
+
+void cprof_counted_cost_sample(uint64_t ticks)
+{
+	struct cprof_ring *r = cprof_tls.ring;
+	uint64_t ns = cprof_tick_dur_ns(ticks);
+
+	if (r == NULL || cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed) ||
+	    atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON || (int64_t)ns < 0)
+		return;
+	atomic_store_explicit(&r->counted_sampled_ns,
+			      atomic_load_explicit(&r->counted_sampled_ns, memory_order_relaxed) + ns, memory_order_relaxed);
+	atomic_store_explicit(&r->counted_sampled, atomic_load_explicit(&r->counted_sampled, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}

@@ -100,6 +100,8 @@ static void reset_to(uint64_t t, uint64_t n)
 	map.nb = n;
 }
 
+CPROF_HIDDEN uint64_t cprof_tick_floor;
+
 void cprof_tick_init(void)
 {
 	/* CPROF_TSC=0 keeps CLOCK_REALTIME in the hooks (a machine whose TSC one does not trust) */
@@ -108,6 +110,16 @@ void cprof_tick_init(void)
 
 	cprof_tick_tsc = kernel_uses_tsc() && !(e && strcmp(e, "0") == 0);
 	pr_dbg("the hooks read %s", cprof_tick_tsc ? "the TSC" : "CLOCK_REALTIME");
+	/* what one read costs, at the least (two back to back): a timed call's own time has the reads in it */
+	cprof_tick_floor = UINT64_MAX;
+	for (int i = 0; i < 64; i++) {
+		uint64_t a = cprof_tick(), b = cprof_tick();
+
+		if (b >= a && b - a < cprof_tick_floor)
+			cprof_tick_floor = b - a;
+	}
+	if (cprof_tick_floor == UINT64_MAX)
+		cprof_tick_floor = 0;
 	atomic_store(&map.seq, 0);
 	map.rate = 1.0;
 	if (!cprof_tick_tsc)

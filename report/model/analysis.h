@@ -45,12 +45,13 @@ struct cprof_cost {
 	uint64_t hook_ns;          /* the hooks' own time on the program's threads (sampled_calls timed, scaled) */
 	uint64_t sampled_calls;
 	uint64_t stack_ns, stacks; /* stack captures */
+	uint64_t counted_ns, counted_calls; /* the counted calls' hooks (one in CPROF_COST_SAMPLE timed, scaled) */
 	uint64_t cupti_overhead_ns; /* CUPTI's overhead records (buffer requests and flushes) */
 	uint64_t cupti_calls_ns, cupti_calls; /* CUPTI's time inside the runtime calls it measured (median x calls) */
 	uint64_t flusher_cpu_ns, collector_cpu_ns; /* cprof's own threads' CPU (an idle-priority writer left out) */
 	uint64_t app_wait_ns;      /* the program's threads runnable and not running */
 	uint64_t wait_attributed_ns; /* of that, at most cprof's own threads' CPU */
-	uint64_t total_ns;         /* hook + stack + wait_attributed + cupti_overhead + cupti_calls */
+	uint64_t total_ns;         /* hook + stack + counted + wait_attributed + cupti_overhead + cupti_calls */
 	uint64_t lost_ring_full, lost_cupti, lost_pipe, lost_nested; /* over the whole run */
 };
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,

@@ -125,24 +125,30 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		return rc;
 	if (!cprof_has_table(db, "CPROF_COST"))
 		return 0;
-	/* lostNested came a little after the table: a profile of that build has none (read as 0) */
+	/* lostNested came a little after the table, countedCalls and countedNs later (2026-12-02): a profile of
+	 * such a build has none (read as 0) */
 	if (sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
-				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, lostNested FROM CPROF_COST",
+				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, lostNested,"
+				   " countedCalls, countedNs FROM CPROF_COST",
 			       -1, &st, NULL) != SQLITE_OK &&
 	    sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
-				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, 0 FROM CPROF_COST",
+				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, lostNested, 0, 0"
+				   " FROM CPROF_COST",
+			       -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
+				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, 0, 0, 0 FROM CPROF_COST",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct cprof_cost_row *c;
-		uint64_t v[14];
+		uint64_t v[16];
 
 		if (cprof_grow(&m->cost, &cap, m->ncost, sizeof(*m->cost)) < 0) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
 		}
 		/* totals a reader sums: a forged negative or huge value is read as 0, never wrapped */
-		for (int i = 1; i < 14; i++) {
+		for (int i = 1; i < 16; i++) {
 			int64_t x = sqlite3_column_int64(st, i);
 
 			v[i] = x > 0 && x < (1ll << 62) ? (uint64_t)x : 0;
@@ -163,6 +169,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		c->lost_cupti = v[11];
 		c->lost_pipe = v[12];
 		c->lost_nested = v[13];
+		c->counted_calls = v[14];
+		c->counted_ns = v[15];
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -432,6 +440,9 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		out->sampled_calls = t.sampled_calls;
 		/* the threads' CPU and waiting are read in time (about ten rows a second): their growth over the window */
 		out->flusher_cpu_ns = grew(m, proc, offsetof(struct cprof_cost_row, flusher_cpu_ns), ws, we);
+		/* the counted calls are not in the calls' table: their totals' growth over the window, as the CPU's */
+		out->counted_ns = grew(m, proc, offsetof(struct cprof_cost_row, counted_ns), ws, we);
+		out->counted_calls = grew(m, proc, offsetof(struct cprof_cost_row, counted_calls), ws, we);
 		out->app_wait_ns = grew(m, proc, offsetof(struct cprof_cost_row, app_wait_ns), ws, we);
 		/* cprofd's CPU is known for the whole run only: its intake grows with the events, as the calls do */
 		out->collector_cpu_ns = proc == 0 || m->nprocs <= 1 ? share(m->collector_run_cpu_ns, calls, base) : 0;
@@ -444,7 +455,8 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		out->lost_pipe = t.lost_pipe;
 		out->lost_nested = t.lost_nested;
 	}
-	out->total_ns = out->hook_ns + out->stack_ns + out->wait_attributed_ns + out->cupti_overhead_ns + out->cupti_calls_ns;
+	out->total_ns = out->hook_ns + out->stack_ns + out->counted_ns + out->wait_attributed_ns + out->cupti_overhead_ns +
+			out->cupti_calls_ns;
 	out->window_ns = we > ws ? we - ws : 0;
 }
 
@@ -456,6 +468,8 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->hook_ns += c->hook_ns;
 	to->stack_ns += c->stack_ns;
 	to->stacks += c->stacks;
+	to->counted_ns += c->counted_ns;
+	to->counted_calls += c->counted_calls;
 	to->cupti_overhead_ns += c->cupti_overhead_ns;
 	to->cupti_calls_ns += c->cupti_calls_ns;
 	to->cupti_calls += c->cupti_calls;

@@ -228,6 +228,7 @@ struct cprof_cost_row {
 	size_t seq; /* table order: the tie-break between rows of one time */
 	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
 		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
+	uint64_t counted_calls, counted_ns; /* the counted calls' hooks (0 in a profile from before them) */
 };
 
 /* Calls counted and not recorded (CPROF_API_COUNTS: the device queries once CUPTI was on), a process's total

@@ -75,13 +75,15 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	/* what cprof itself cost the program in the window, measured (issue 26); profiler_overhead_ns above is
 	 * CUPTI's part alone, kept for readers of that key */
 	printf(",\"cprof_cost\":{\"measured\":%s,\"total_ns\":%llu,\"hook_ns\":%llu,\"calls\":%llu,"
-	       "\"sampled_calls\":%llu,\"stack_ns\":%llu,\"stacks\":%llu,\"cupti_overhead_ns\":%llu,"
+	       "\"sampled_calls\":%llu,\"stack_ns\":%llu,\"stacks\":%llu,\"counted_ns\":%llu,\"counted_calls\":%llu,"
+	       "\"cupti_overhead_ns\":%llu,"
 	       "\"flusher_cpu_ns\":%llu,\"collector_cpu_ns\":%llu,\"app_wait_ns\":%llu,\"wait_attributed_ns\":%llu,"
 	       "\"cupti_calls_ns\":%llu,\"cupti_calls\":%llu,\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu}}",
 	       v->cost.measured ? "true" : "false", (unsigned long long)v->cost.total_ns,
 	       (unsigned long long)v->cost.hook_ns, (unsigned long long)v->cost.calls,
 	       (unsigned long long)v->cost.sampled_calls, (unsigned long long)v->cost.stack_ns,
-	       (unsigned long long)v->cost.stacks, (unsigned long long)v->cost.cupti_overhead_ns,
+	       (unsigned long long)v->cost.stacks, (unsigned long long)v->cost.counted_ns,
+	       (unsigned long long)v->cost.counted_calls, (unsigned long long)v->cost.cupti_overhead_ns,
 	       (unsigned long long)v->cost.flusher_cpu_ns, (unsigned long long)v->cost.collector_cpu_ns,
 	       (unsigned long long)v->cost.app_wait_ns, (unsigned long long)v->cost.wait_attributed_ns,
 	       (unsigned long long)v->cost.cupti_calls_ns, (unsigned long long)v->cost.cupti_calls,

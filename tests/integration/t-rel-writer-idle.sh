@@ -48,7 +48,8 @@ for prio in idle normal; do
 import json, sys
 c = json.load(sys.stdin)["cprof_cost"]
 assert c["measured"] is True, c
-assert c["total_ns"] >= c["hook_ns"] + c["stack_ns"] + c["wait_attributed_ns"] + c["cupti_overhead_ns"] + c["cupti_calls_ns"] - 1, c
+assert c["total_ns"] >= c["hook_ns"] + c["stack_ns"] + c["counted_ns"] + c["wait_attributed_ns"] + c["cupti_overhead_ns"] + c["cupti_calls_ns"] - 1, c
+assert c["counted_ns"] == 0 or c["counted_calls"] > 0, c
 assert c["wait_attributed_ns"] <= c["app_wait_ns"], c
 assert c["hook_ns"] > 0 and c["calls"] > 0, c
 ' || fail "cprof_cost in the JSON ($prio): $(printf '%s' "$json" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("cprof_cost"))')"
@@ -59,6 +60,8 @@ LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o gpu.db -- "$WL/matmul_sweep" --si
 	fail "matmul_sweep under cprof-run"
 "$BIN/cprof" report gpu.db > gpu.txt || fail "report"
 grep -Eq "^  cprof's own cost: at least .* hooks .* calls, 1 in 64 timed" gpu.txt || fail "no cost line in the text report: $(cat gpu.txt)"
+# the counted calls (device queries, cuBLAS's settings) are in it with their count
+grep -Eq "counted calls [0-9.]+ [num]?s \([1-9][0-9]*\)" gpu.txt || fail "no counted-calls part: $(grep "own cost" gpu.txt)"
 # CUPTI's time inside the runtime calls is measured (the hook's time less CUPTI's record of the call)
 grep -Eq "CUPTI inside [1-9][0-9]* runtime calls [0-9.]+ [num]?s" gpu.txt || fail "no CUPTI-inside part: $(grep "own cost" gpu.txt)"
 echo PASS

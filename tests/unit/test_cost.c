@@ -215,6 +215,37 @@ START_TEST(test_cost_overhead_program_threads)
 }
 END_TEST
 
+/* the counted calls' hooks (cudaGetDevice, cuBLAS's settings) are not in the calls' table: their running totals'
+ * growth over the window is theirs, and it is in the total */
+START_TEST(test_cost_counted_in_time)
+{
+	static const uint64_t w[] = { 0, 0, 0 }, fcpu[] = { 0, 0, 0 };
+	struct cprof_cost c, sum = { 0 };
+
+	build(w, fcpu, 3);
+	/* rows at 100, 600, 1100 ms: 1,000 counted calls (20 us) by the first, 51,000 (1.02 ms) by the last */
+	for (int i = 0; i < 3; i++) {
+		rows[i].counted_calls = i == 0 ? 1000 : 1000 + (uint64_t)i * 25000;
+		rows[i].counted_ns = rows[i].counted_calls * 20;
+	}
+	cprof_cost_window(&m, 0, 600 * MS, 1100 * MS, 0, &c);
+	ck_assert_uint_eq(c.counted_calls, 25000);
+	ck_assert_uint_eq(c.counted_ns, 25000 * 20);
+	ck_assert_uint_eq(c.total_ns, c.hook_ns + c.stack_ns + 25000 * 20);
+	/* another process's window has none */
+	cprof_cost_window(&m, 2, 600 * MS, 1100 * MS, 0, &c);
+	ck_assert_uint_eq(c.counted_ns, 0);
+	/* phases add up */
+	cprof_cost_window(&m, 0, 100 * MS, 600 * MS, 0, &c);
+	cprof_cost_add(&sum, &c);
+	cprof_cost_window(&m, 0, 600 * MS, 1100 * MS, 0, &c);
+	cprof_cost_add(&sum, &c);
+	ck_assert_uint_eq(sum.counted_calls, 50000);
+	ck_assert_uint_eq(sum.counted_ns, 50000 * 20);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -226,6 +257,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_window_calls_by_search);
 	tcase_add_test(tc, test_cost_cupti_in_calls);
 	tcase_add_test(tc, test_cost_overhead_program_threads);
+	tcase_add_test(tc, test_cost_counted_in_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
