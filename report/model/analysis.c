@@ -1003,13 +1003,10 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	}
 	/* what CUPTI itself cost is shown apart, not blamed on the program */
 	{
-		uint64_t o = 0;
+		uint64_t o = cprof_cost_overhead(m, proc, ws, hi, 0);
 
-		for (i = 0; i < m->novh && m->ovh[i].start < hi; i++)
-			if (m->ovh[i].start >= ws && IN_PROC(m->ovh[i]))
-				o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
 		v->overhead_ns = o;
-		cprof_cost_window(m, proc, ws, we, cprof_cost_program_overhead(m, proc, ws, hi), &v->cost);
+		cprof_cost_window(m, proc, ws, we, cprof_cost_overhead(m, proc, ws, hi, 1), &v->cost);
 		if (queue_times(m, proc, ws, we, v, &gaps, &ngaps) < 0)
 			goto out;
 		v->host_wait_ns -= o < v->host_wait_ns ? o : v->host_wait_ns;

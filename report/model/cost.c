@@ -332,12 +332,12 @@ static int mark_background_overhead(struct cprof_model *m)
 	return 0;
 }
 
-uint64_t cprof_cost_program_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi)
+uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi, int program_only)
 {
 	uint64_t o = 0;
 
 	for (size_t i = 0; i < m->novh && m->ovh[i].start < hi; i++)
-		if (m->ovh[i].start >= ws && (proc == 0 || m->ovh[i].proc == proc) && !m->ovh[i].background)
+		if (m->ovh[i].start >= ws && (proc == 0 || m->ovh[i].proc == proc) && !(program_only && m->ovh[i].background))
 			o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
 	return o;
 }

@@ -319,8 +319,9 @@ struct cprof_model {
 /* cost.c: marks the calls CUPTI's time inside is measured on (rt1) and sets cupti_in_call_ns; marks the overhead
  * records of threads that made no runtime call (background) */
 int cprof_model_cupti_in_calls(struct cprof_model *m);
-/* cost.c: CUPTI's overhead on the program's own threads in [ws, hi), each record cut at hi */
-uint64_t cprof_cost_program_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi);
+/* cost.c: CUPTI's overhead records starting in [ws, hi), each cut at hi; program_only: those on the program's own
+ * threads (the ones not marked background) */
+uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi, int program_only);
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
 /* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how
  * many names, or a negative errno. *out is malloc'd (free it), NULL when none. */

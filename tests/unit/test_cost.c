@@ -201,16 +201,18 @@ START_TEST(test_cost_overhead_program_threads)
 	m.rt = rt;
 	m.nrt = 2;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 0, 10 * MS), 20000 + 1000);
-	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 2 * MS, 10 * MS), 1000);
-	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 2, 0, 10 * MS), 0);
+	ck_assert_uint_eq(cprof_cost_overhead(&m, 0, 0, 10 * MS, 1), 20000 + 1000);
+	/* every thread's (what the idle-time split takes off) */
+	ck_assert_uint_eq(cprof_cost_overhead(&m, 0, 0, 10 * MS, 0), 20000 + 200000 + 1000);
+	ck_assert_uint_eq(cprof_cost_overhead(&m, 0, 2 * MS, 10 * MS, 1), 1000);
+	ck_assert_uint_eq(cprof_cost_overhead(&m, 2, 0, 10 * MS, 1), 0);
 	/* cut at the window's end */
-	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 0, 1 * MS + 5000), 5000);
+	ck_assert_uint_eq(cprof_cost_overhead(&m, 0, 0, 1 * MS + 5000, 1), 5000);
 	/* the calling thread's records numbered otherwise: nothing is taken off */
 	for (i = 0; i < 2; i++)
 		rt[i].tid = 70;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_uint_eq(cprof_cost_program_overhead(&m, 0, 0, 10 * MS), 20000 + 200000 + 1000);
+	ck_assert_uint_eq(cprof_cost_overhead(&m, 0, 0, 10 * MS, 1), 20000 + 200000 + 1000);
 	done();
 }
 END_TEST
