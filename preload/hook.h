@@ -26,6 +26,14 @@
 #define CPROF_HOOK(rtype, sym, soname, noreal, params, args, fill)                                   \
 	CPROF_EXPORT rtype sym params CPROF_HOOK_BODY(rtype, sym, soname, noreal, args, fill)
 
+/* A counted call done: one more in its count, and an instant event with the code when it failed */
+#define CPROF_COUNT_DONE(sym, ret)                                                                   \
+	do {                                                                                         \
+		cprof_count_query(CPROF_COUNTED_##sym);                                              \
+		if (unlikely((ret) != 0))                                                            \
+			cprof_record_error(CPROF_API_##sym, (int)(ret));                             \
+	} while (0)
+
 /* A query that makes no GPU work (cudaGetDevice): once CUPTI is on, cprof switches CUPTI's records of it off
  * (as Kineto does for cudaGetDevice) and the hook only counts it: no clock read (but in one call of 64, which
  * times the count for the stated cost), no external id, no event, no record for the flusher, the collector and
@@ -49,11 +57,8 @@
 			return noreal;                                                               \
 		ret_q = real_q args;                                                                 \
 		t_q = cprof_tick();                                                                  \
-		if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed))) {    \
-			cprof_count_query(CPROF_COUNTED_##sym);                                      \
-			if (unlikely(ret_q != 0))                                                    \
-				cprof_record_error(CPROF_API_##sym, (int)ret_q);                     \
-		}                                                                                    \
+		if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed)))      \
+			CPROF_COUNT_DONE(sym, ret_q);                                                \
 		cprof_counted_cost_sample(cprof_tick_less_read(cprof_tick() - t_q));                 \
 		return ret_q;                                                                        \
 	}                                                                                            \
@@ -69,11 +74,8 @@
 			if (cprof_counted_timed())                                                   \
 				return cprof_timed_##sym args;                                       \
 			ret_q = real_q args;                                                         \
-			if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed))) { \
-				cprof_count_query(CPROF_COUNTED_##sym);                              \
-				if (unlikely(ret_q != 0))                                            \
-					cprof_record_error(CPROF_API_##sym, (int)ret_q);             \
-			}                                                                            \
+			if (likely(atomic_load_explicit(&cprof_queries_counted, memory_order_relaxed))) \
+				CPROF_COUNT_DONE(sym, ret_q);                                        \
 			return ret_q;                                                                \
 		}                                                                                    \
 		return cprof_slow_##sym args;                                                        \
@@ -95,9 +97,7 @@
 		counts = likely(cprof_active()) && (when); /* outside the timing: it may start cprof */  \
 		t_c = cprof_tick();                                                                  \
 		if (counts) {                                                                        \
-			cprof_count_query(CPROF_COUNTED_##sym);                                      \
-			if (unlikely(ret != 0))                                                      \
-				cprof_record_error(CPROF_API_##sym, (int)ret);                       \
+			CPROF_COUNT_DONE(sym, ret);                                                  \
 			cprof_counted_cost_sample(cprof_tick_less_read(cprof_tick() - t_c));         \
 		}                                                                                    \
 		return ret;                                                                          \
@@ -112,11 +112,8 @@
 		if (cprof_counted_timed())                                                           \
 			return cprof_timed_##sym args;                                               \
 		ret = real args;                                                                     \
-		if (likely(cprof_active()) && (when)) {                                              \
-			cprof_count_query(CPROF_COUNTED_##sym);                                      \
-			if (unlikely(ret != 0))                                                      \
-				cprof_record_error(CPROF_API_##sym, (int)ret);                       \
-		}                                                                                    \
+		if (likely(cprof_active()) && (when))                                                \
+			CPROF_COUNT_DONE(sym, ret);                                                  \
 		return ret;                                                                          \
 	}
 
