@@ -589,15 +589,11 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 	return 0;
 }
 
-/* The counted calls' running totals, summed over the rings (a ring's counters never go back: a reused ring
- * goes on from its last thread's), as a COUNTS frame in frame; 0 when they did not grow since the last one
- * sent. Async-signal-safe (the crashing thread's fallback uses it). */
-static size_t counts_build(uint8_t *frame, uint32_t seq, uint64_t *sum)
+/* The counted calls' running totals by slot, summed over the rings (a ring's counters never go back: a reused
+ * ring goes on from its last thread's) and the ringless threads'. Async-signal-safe. */
+static void counted_sums(uint64_t sum[CPROF_COUNTED__N])
 {
-	struct cprof_wire_hdr *h = (void *)frame;
-	struct cprof_wire_count *rec = (void *)(h + 1);
 	struct cprof_ring *r;
-	uint32_t n = 0;
 	size_t i;
 
 	for (i = 0; i < CPROF_COUNTED__N; i++)
@@ -605,6 +601,18 @@ static size_t counts_build(uint8_t *frame, uint32_t seq, uint64_t *sum)
 	for (r = cprof_rings_head(); r; r = r->next)
 		for (i = 0; i < CPROF_COUNTED__N; i++)
 			sum[i] += atomic_load_explicit(&r->counted[i], memory_order_relaxed);
+}
+
+/* Those totals as a COUNTS frame in frame; 0 when they did not grow since the last one sent. Async-signal-safe
+ * (the crashing thread's fallback uses it). */
+static size_t counts_build(uint8_t *frame, uint32_t seq, uint64_t *sum)
+{
+	struct cprof_wire_hdr *h = (void *)frame;
+	struct cprof_wire_count *rec = (void *)(h + 1);
+	uint32_t n = 0;
+	size_t i;
+
+	counted_sums(sum);
 	if (memcmp(sum, fl.counted_sent, CPROF_COUNTED__N * sizeof(*sum)) == 0)
 		return 0;
 	for (i = 0; i < CPROF_COUNTED__N; i++)
@@ -636,12 +644,13 @@ static int send_counts(uint64_t deadline)
 static int send_cost(uint64_t deadline)
 {
 	struct cprof_wire_cost c = { .time_ns = cprof_now_ns() };
-	uint64_t sampled_ns = 0, counted_ns = 0, counted_sampled = 0;
+	uint64_t sampled_ns = 0, counted_ns = 0, counted_sampled = 0, counted[CPROF_COUNTED__N];
 	struct cprof_ring *r;
 	struct timespec ts;
 
+	counted_sums(counted);
 	for (size_t i = 0; i < CPROF_COUNTED__N; i++)
-		c.counted_calls += atomic_load_explicit(&cprof_counted_ringless[i], memory_order_relaxed);
+		c.counted_calls += counted[i];
 
 	/* a program with thousands of threads must not pay thousands of /proc reads ten times a second: only
 	 * threads that made calls since their last reading are read, at most SCHED_READS a round, the turn
@@ -657,8 +666,6 @@ static int send_cost(uint64_t deadline)
 		c.sampled_calls += atomic_load_explicit(&r->cost_sampled, memory_order_relaxed);
 		c.stack_ns += atomic_load_explicit(&r->stack_ns, memory_order_relaxed);
 		c.stack_calls += atomic_load_explicit(&r->stack_calls, memory_order_relaxed);
-		for (size_t i = 0; i < CPROF_COUNTED__N; i++)
-			c.counted_calls += atomic_load_explicit(&r->counted[i], memory_order_relaxed);
 		counted_ns += atomic_load_explicit(&r->counted_sampled_ns, memory_order_relaxed);
 		counted_sampled += atomic_load_explicit(&r->counted_sampled, memory_order_relaxed);
 		c.lost_nested += atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
