@@ -349,17 +349,21 @@ static inline __attribute__((always_inline)) void cprof_stack_fast(struct cprof_
 	cprof_stack_attach(ev, ret_addr);
 }
 
-/* A sampled call's hook time into this thread's ring (the owner is the only writer). */
+/* One timed sample into a pair of a ring's totals (time, samples); the ring's owner is their only writer. */
+static inline void cprof_ring_sample(_Atomic uint64_t *total_ns, _Atomic uint64_t *samples, uint64_t ns)
+{
+	atomic_store_explicit(total_ns, atomic_load_explicit(total_ns, memory_order_relaxed) + ns, memory_order_relaxed);
+	atomic_store_explicit(samples, atomic_load_explicit(samples, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* A sampled call's hook time into this thread's ring. */
 static inline void cprof_cost_sample(uint64_t ns)
 {
 	struct cprof_ring *r = cprof_tls.ring;
 
 	if (r == NULL || (int64_t)ns < 0)
 		return;
-	atomic_store_explicit(&r->cost_sampled_ns, atomic_load_explicit(&r->cost_sampled_ns, memory_order_relaxed) + ns,
-			      memory_order_relaxed);
-	atomic_store_explicit(&r->cost_sampled, atomic_load_explicit(&r->cost_sampled, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	cprof_ring_sample(&r->cost_sampled_ns, &r->cost_sampled, ns);
 }
 
 /* Begin/end of a hooked call. enter returns 0 when the call must only be passed through. */

@@ -328,8 +328,5 @@ void cprof_counted_cost_sample(uint64_t ticks)
 	if (r == NULL || cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed) ||
 	    atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON || (int64_t)ns < 0)
 		return;
-	atomic_store_explicit(&r->counted_sampled_ns,
-			      atomic_load_explicit(&r->counted_sampled_ns, memory_order_relaxed) + ns, memory_order_relaxed);
-	atomic_store_explicit(&r->counted_sampled, atomic_load_explicit(&r->counted_sampled, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	cprof_ring_sample(&r->counted_sampled_ns, &r->counted_sampled, ns);
 }

@@ -230,12 +230,8 @@ static uint32_t capture(void)
 
 	dt = cprof_now_ns() - t0;
 	cprof_tls.stack_call_ns += dt;
-	if (r) {
-		atomic_store_explicit(&r->stack_ns, atomic_load_explicit(&r->stack_ns, memory_order_relaxed) + dt,
-				      memory_order_relaxed);
-		atomic_store_explicit(&r->stack_calls, atomic_load_explicit(&r->stack_calls, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
-	}
+	if (r)
+		cprof_ring_sample(&r->stack_ns, &r->stack_calls, dt);
 	return id;
 }
 
