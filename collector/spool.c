@@ -28,6 +28,24 @@
 #define RESET_BYTES (64u << 10)       /* a caught-up writer lets the intake empty a file this big */
 #define PUNCH_BYTES (1u << 20)        /* a lagging writer gives back the disk space of what it stored */
 #define IDLE_MS     50                /* an idle writer still commits (the store's 200 ms bound) */
+/* While the writer keeps up, batches go to it in memory: the file's write and read back were a third of the
+ * intake's CPU and a sixth of the writer's during a PyTorch run (issue 26). A writer further behind than this
+ * many batches (an idle-priority one on a busy machine, CPROF_SPOOL_HOLD) gets the rest through the file. */
+#define MEM_BATCHES 4
+#define MEM_FREE    2                 /* batch buffers kept for reuse (a fresh 1 MiB one page-faults as it fills) */
+#define HAND_MS     20                /* the longest the intake keeps frames it has read before the writer gets them */
+#define LOW_ROOM    (64u << 10)       /* the intake's batch is handed on once it has less room than this */
+#define BATCH_CAP   (IN_CAP + CPROF_WIRE_MAX_FRAME)
+
+/* One read's frames or more, in memory: the intake's own (cur), queued for the writer, or being stored */
+struct mem_batch {
+	struct mem_batch *next;
+	uint64_t arrival_ns; /* when its first bytes were read */
+	size_t len;          /* whole frames (and garbage between them) walked: what is handed on */
+	size_t ilen;         /* bytes read, the last frame's start among them when it is not whole yet */
+	uint64_t frames, records;
+	uint8_t buf[];       /* BATCH_CAP */
+};
 
 struct cprof_spool {
 	int fd;
@@ -38,6 +56,12 @@ struct cprof_spool {
 	/* under lock: the spool holds [rd, end); the writer is between taking a range and storing it */
 	uint64_t rd, end, punched;
 	int reading, writing, waiting, intake_done;
+	/* under lock: batches in memory, older than anything in the file, and buffers to reuse; in_file once a
+	 * batch went to the file, until the writer has emptied it (the order of batches is the order of frames) */
+	struct mem_batch *mq_head, **mq_tail, *mfree;
+	size_t mq_n, nfree;
+	uint64_t mq_bytes;
+	int in_file;
 	atomic_int intake_done_flag; /* intake_done, read without the lock between an idle writer's slices */
 	uint64_t deadline_ns;
 	atomic_int failed;
@@ -45,14 +69,15 @@ struct cprof_spool {
 	 * thread stopped (see writer_main) */
 	struct {
 		uint8_t *buf;
+		const uint8_t *data;     /* the batch being stored: buf (read from the file) or node's */
+		struct mem_batch *node;
 		int counting, first_rows, hold, idle, lowered;
 		uint64_t catchup_from;
 		uint64_t cpu_ns;         /* CPU of the writer thread before the hand-over */
 		uint64_t from, len, off; /* the batch being stored: spool offset, bytes of frames, bytes done */
 	} w;
-	/* intake's own */
-	uint8_t *ib;
-	size_t ilen;
+	/* intake's own: the batch being read into */
+	struct mem_batch *cur;
 	int run_ended;
 	int warned_full;
 	uint32_t live_pids[SPOOL_LIVE_MAX]; /* said HELLO and no BYE yet (a process left running keeps writing) */
@@ -216,6 +241,43 @@ static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static struct mem_batch *batch_alloc(void)
+{
+	struct mem_batch *b = malloc(sizeof(*b) + BATCH_CAP);
+
+	if (b)
+		memset(b, 0, sizeof(*b));
+	return b;
+}
+
+/* A buffer for the intake's next batch: one the writer gave back, or a new one (NULL: out of memory) */
+static struct mem_batch *batch_get(struct cprof_spool *sp)
+{
+	struct mem_batch *b;
+
+	pthread_mutex_lock(&sp->lock);
+	if ((b = sp->mfree) != NULL) {
+		sp->mfree = b->next;
+		sp->nfree--;
+	}
+	pthread_mutex_unlock(&sp->lock);
+	if (b == NULL)
+		return batch_alloc();
+	memset(b, 0, sizeof(*b));
+	return b;
+}
+
+/* Under the lock: keeps a stored batch's buffer for reuse, or returns it for the caller to free */
+static struct mem_batch *batch_put_locked(struct cprof_spool *sp, struct mem_batch *b)
+{
+	if (sp->nfree >= MEM_FREE)
+		return b;
+	b->next = sp->mfree;
+	sp->mfree = b;
+	sp->nfree++;
+	return NULL;
+}
+
 /* ---- writer thread ---- */
 
 /* While the run goes on, the writer competes with the program for the CPU; it must never win (issue 26):
@@ -302,7 +364,7 @@ static int writer_loop(struct cprof_spool *sp, int idle)
 
 		if (sp->w.len == 0) {
 			pthread_mutex_lock(&sp->lock);
-			while (!sp->intake_done && (sp->rd == sp->end || sp->w.hold)) {
+			while (!sp->intake_done && ((sp->rd == sp->end && sp->mq_head == NULL) || sp->w.hold)) {
 				struct timespec ts;
 
 				sp->waiting = 1;
@@ -329,12 +391,28 @@ static int writer_loop(struct cprof_spool *sp, int idle)
 			}
 			if (sp->intake_done && sp->w.catchup_from == 0)
 				sp->w.catchup_from = cprof_now_ns();
+			if (sp->deadline_ns && !sp->w.counting && cprof_now_ns() > sp->deadline_ns)
+				sp->w.counting = 1;
+			if (sp->mq_head != NULL) {
+				/* memory first: every batch there is older than anything in the file */
+				struct mem_batch *node = sp->mq_head;
+
+				sp->mq_head = node->next;
+				if (sp->mq_head == NULL)
+					sp->mq_tail = &sp->mq_head;
+				sp->mq_n--;
+				pthread_mutex_unlock(&sp->lock);
+				sp->w.node = node;
+				sp->w.data = node->buf;
+				sp->w.len = node->len;
+				sp->w.off = 0;
+				sp->in->arrival_ns = node->arrival_ns;
+				goto store;
+			}
 			if (sp->rd == sp->end)
 				done = 1;
 			from = sp->rd;
 			sp->reading = !done;
-			if (sp->deadline_ns && !sp->w.counting && cprof_now_ns() > sp->deadline_ns)
-				sp->w.counting = 1;
 			pthread_mutex_unlock(&sp->lock);
 			if (done)
 				return 0;
@@ -354,22 +432,36 @@ static int writer_loop(struct cprof_spool *sp, int idle)
 				goto stored;
 			}
 			sp->w.from = from;
+			sp->w.data = sp->w.buf;
 			sp->w.len = bh.len;
 			sp->w.off = 0;
 			sp->in->arrival_ns = bh.arrival_ns;
 		} else if (sp->deadline_ns && !sp->w.counting && cprof_now_ns() > sp->deadline_ns) {
 			sp->w.counting = 1; /* a batch the idle writer had begun, taken over after the deadline */
 		}
+	store:
 		/* the batch in slices: an idle writer starved mid-batch holds up the hand-over by one slice at most */
 		while (sp->w.off < sp->w.len) {
-			size_t end = idle ? slice_end(sp->w.buf, sp->w.off, sp->w.len) : sp->w.len;
+			size_t end = idle ? slice_end(sp->w.data, sp->w.off, sp->w.len) : sp->w.len;
 
-			store_slice(sp, sp->w.buf + sp->w.off, end - sp->w.off);
+			store_slice(sp, sp->w.data + sp->w.off, end - sp->w.off);
 			sp->w.off = end;
 			if (idle && sp->w.off < sp->w.len && atomic_load_explicit(&sp->intake_done_flag, memory_order_acquire))
 				return 1;
 		}
 		sp->in->arrival_ns = 0;
+		if (sp->w.node != NULL) {
+			struct mem_batch *gone;
+
+			pthread_mutex_lock(&sp->lock);
+			sp->mq_bytes -= sp->w.node->len;
+			gone = batch_put_locked(sp, sp->w.node);
+			pthread_mutex_unlock(&sp->lock);
+			free(gone);
+			sp->w.node = NULL;
+			sp->w.len = sp->w.off = 0;
+			continue;
+		}
 		take = sizeof(bh) + sp->w.len;
 		sp->w.len = sp->w.off = 0;
 	stored:
@@ -444,10 +536,11 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 	if (sp == NULL)
 		return -ENOMEM;
 	sp->in = in;
+	sp->mq_tail = &sp->mq_head;
 	if (getenv("CPROF_SPOOL_MAX_MB"))
 		sp->max_bytes = strtoull(getenv("CPROF_SPOOL_MAX_MB"), NULL, 10) << 20;
-	sp->ib = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
-	if (sp->ib == NULL) {
+	sp->cur = batch_alloc();
+	if (sp->cur == NULL) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -476,7 +569,7 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 	*out = sp;
 	return 0;
 out:
-	free(sp->ib);
+	free(sp->cur);
 	free(sp);
 	return ret;
 }
@@ -524,17 +617,16 @@ static int append(struct cprof_spool *sp, const uint8_t *buf, size_t len, uint64
 	return 0;
 }
 
-/* Spools buf's whole frames; when there is no room for them they are dropped, and counted by cause. */
-static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, const struct walk *w)
+/* To the file: buf's whole frames; when there is no room for them they are dropped, and counted by cause. */
+static void file_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, uint64_t frames, uint64_t records)
 {
 	uint64_t at, lag, foot = sizeof(struct batch_hdr) + len;
 	int err;
 
-	if (len == 0)
-		return;
 	pthread_mutex_lock(&sp->lock);
 	at = sp->end;
 	sp->writing = 1;
+	sp->in_file = 1; /* what comes next goes after this, until the writer has emptied the file */
 	pthread_mutex_unlock(&sp->lock);
 	if (at >= RESET_BYTES && try_reset(sp))
 		at = 0;
@@ -550,20 +642,78 @@ static void spool_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, co
 		if (!sp->warned_full++)
 			pr_warn("cannot write the profile's spool (%s): events are dropped and counted as lost until there is room",
 				strerror(-err));
-		sp->st.lost_full_records += w->records;
-		sp->st.lost_full_frames += w->frames;
+		sp->st.lost_full_records += records;
+		sp->st.lost_full_frames += frames;
 		return;
 	}
 	sp->st.bytes += len;
-	sp->st.frames += w->frames;
-	sp->st.records += w->records;
+	sp->st.frames += frames;
+	sp->st.records += records;
 	pthread_mutex_lock(&sp->lock);
 	sp->end = at + foot;
 	sp->writing = 0;
-	lag = sp->end - sp->rd;
+	lag = sp->end - sp->rd + sp->mq_bytes;
 	if (sp->waiting)
 		pthread_cond_signal(&sp->wake);
 	pthread_mutex_unlock(&sp->lock);
+	if (lag > sp->st.peak_lag_bytes)
+		sp->st.peak_lag_bytes = lag;
+}
+
+/* Hands the intake's batch on once the writer waits for it, it is nearly full or HAND_MS old (a busy writer
+ * gets fewer, bigger batches): in memory while the writer keeps up, else through the file. The frame not
+ * whole yet starts the next batch. end: everything read goes, a torn last frame too. */
+static void spool_out(struct cprof_spool *sp, int end)
+{
+	struct mem_batch *c = sp->cur, *next = NULL;
+	size_t len = end ? c->ilen : c->len, tail = c->ilen - len;
+	uint64_t lag;
+	int mem;
+
+	if (len == 0)
+		return;
+	pthread_mutex_lock(&sp->lock);
+	if (!end && !sp->waiting && BATCH_CAP - c->ilen >= LOW_ROOM &&
+	    cprof_now_ns() - c->arrival_ns < HAND_MS * 1000000ull) {
+		pthread_mutex_unlock(&sp->lock);
+		return;
+	}
+	if (sp->in_file && sp->rd == sp->end && !sp->reading && sp->mq_head == NULL)
+		sp->in_file = 0;
+	mem = !sp->in_file && sp->mq_n < MEM_BATCHES &&
+	      (!sp->max_bytes || sp->end - sp->rd + sp->mq_bytes + len <= sp->max_bytes);
+	pthread_mutex_unlock(&sp->lock);
+	if (mem && !end && (next = batch_get(sp)) == NULL)
+		mem = 0;
+	if (!mem) {
+		file_out(sp, c->buf, len, c->frames, c->records);
+		memmove(c->buf, c->buf + len, tail);
+		c->ilen = tail;
+		c->len = 0;
+		c->frames = c->records = 0;
+		c->arrival_ns = tail ? cprof_now_ns() : 0;
+		return;
+	}
+	if (next) {
+		memcpy(next->buf, c->buf + len, tail);
+		next->ilen = tail;
+		next->arrival_ns = tail ? cprof_now_ns() : 0;
+	}
+	c->len = len;
+	c->next = NULL;
+	sp->st.bytes += len;
+	sp->st.frames += c->frames;
+	sp->st.records += c->records;
+	pthread_mutex_lock(&sp->lock);
+	*sp->mq_tail = c;
+	sp->mq_tail = &c->next;
+	sp->mq_n++;
+	sp->mq_bytes += len;
+	lag = sp->end - sp->rd + sp->mq_bytes;
+	if (sp->waiting)
+		pthread_cond_signal(&sp->wake);
+	pthread_mutex_unlock(&sp->lock);
+	sp->cur = next;
 	if (lag > sp->st.peak_lag_bytes)
 		sp->st.peak_lag_bytes = lag;
 }
@@ -572,23 +722,33 @@ ssize_t cprof_spool_intake(struct cprof_spool *sp, int fd, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct walk w = { .live = sp };
+	struct mem_batch *c = sp->cur;
 	size_t used;
 	ssize_t n;
-	int r;
+	int r, err;
 
+	/* frames held back for a busy writer go on within HAND_MS, whether more come or not */
+	if (c->len && (timeout_ms < 0 || timeout_ms > HAND_MS))
+		timeout_ms = HAND_MS;
 	r = poll(&p, 1, timeout_ms);
-	if (r <= 0)
-		return r < 0 && errno != EINTR ? -errno : 0;
-	n = read(fd, sp->ib + sp->ilen, IN_CAP + CPROF_WIRE_MAX_FRAME - sp->ilen);
+	if (r <= 0) {
+		err = r < 0 && errno != EINTR ? -errno : 0;
+		spool_out(sp, 0);
+		return err;
+	}
+	n = read(fd, c->buf + c->ilen, BATCH_CAP - c->ilen);
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
-	sp->ilen += n;
-	used = walk(sp->ib, sp->ilen, &w);
+	if (n > 0 && c->ilen == 0)
+		c->arrival_ns = cprof_now_ns();
+	c->ilen += n;
+	used = walk(c->buf + c->len, c->ilen - c->len, &w);
+	c->len += used;
+	c->frames += w.frames;
+	c->records += w.records;
 	if (w.run_end)
 		sp->run_ended = 1;
-	spool_out(sp, sp->ib, used, &w);
-	memmove(sp->ib, sp->ib + used, sp->ilen - used);
-	sp->ilen -= used;
+	spool_out(sp, 0);
 	return n;
 }
 
@@ -610,12 +770,11 @@ int cprof_spool_failed(const struct cprof_spool *sp)
 
 int cprof_spool_finish(struct cprof_spool *sp, uint64_t deadline_ns, struct cprof_spool_stats *st)
 {
-	struct walk w = { 0 };
+	struct mem_batch *b;
 	int failed;
 
 	/* a torn frame at the end goes to the writer too: its ingest counts it as malformed, as before */
-	spool_out(sp, sp->ib, sp->ilen, &w);
-	sp->ilen = 0;
+	spool_out(sp, 1);
 	sp->st.intake_cpu_ns = thread_cpu_ns() - sp->cpu0;
 	{
 		/* the writer's CPU so far was taken while the program ran (the intake ends with the run) */
@@ -649,7 +808,11 @@ int cprof_spool_finish(struct cprof_spool *sp, uint64_t deadline_ns, struct cpro
 	close(sp->fd);
 	pthread_mutex_destroy(&sp->lock);
 	pthread_cond_destroy(&sp->wake);
-	free(sp->ib);
+	free(sp->cur);
+	while ((b = sp->mfree) != NULL) {
+		sp->mfree = b->next;
+		free(b);
+	}
 	free(sp);
 	return failed ? -EIO : 0;
 }
