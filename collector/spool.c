@@ -1,4 +1,4 @@
-/* cprofd's spool: the intake appends the FIFO's frames to a file beside the profile, a writer thread stores them. */
+/* cprofd's spool: the intake hands the FIFO's frames to a writer thread in memory, or through a file beside the profile when it lags. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* The spool between cprofd's intake (FIFO -> file, at pipe speed) and its writer thread (file -> SQLite). */
+/* The spool between cprofd's intake (FIFO -> memory or file, at pipe speed) and its writer thread (-> SQLite). */
 #ifndef CPROF_COLLECTOR_SPOOL_H
 #define CPROF_COLLECTOR_SPOOL_H
 
