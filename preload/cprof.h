@@ -433,8 +433,7 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 		cu = atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed);
 	}
 	c->cupti = cu == CPROF_CUPTI_ON;
-	/* the checked calls are not the timed ones (ncalls runs with corr_lo): the push is no part of the hook */
-	c->pushed = c->cupti && (unlikely((c->corr & (CPROF_LINK_CHECK - 1)) == CPROF_LINK_CHECK / 2) ||
+	c->pushed = c->cupti && (unlikely((c->corr & (CPROF_LINK_CHECK - 1)) == 0) ||
 				 unlikely(atomic_load_explicit(&cprof_link_push, memory_order_relaxed)));
 	if (c->pushed)
 		cprof_cupti_push(c->corr);
