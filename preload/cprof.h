@@ -68,7 +68,6 @@ struct cprof_ring {
 	_Atomic uint64_t lost_sent;         /* part of lost already reported (drainer) */
 	_Atomic int state;                  /* CPROF_RING_* */
 	uint32_t tid;
-	uint32_t ptid; /* pthread_self(), cut as CUPTI cuts it: the thread id of its records by default */
 	/* what the hooks cost this ring's threads (written by the owner, read by the flusher; CPROF_MSG_COST) */
 	_Alignas(64) _Atomic uint64_t cost_sampled_ns; /* hook time of the sampled calls, stacks left out */
 	_Atomic uint64_t cost_sampled;                 /* calls measured */
@@ -81,7 +80,6 @@ struct cprof_ring {
 	uint64_t sched_run, sched_wait;
 	uint64_t sched_head;     /* head when the schedstat was last read: an idle thread is not read again */
 	uint64_t snap;           /* head seen by the drainer at the start of a round */
-	uint64_t link_next;      /* the drainer's: events before it have given link.c their spans */
 	struct cprof_ring *next; /* registry list; never unlinked, reused when free */
 	void *altstack;          /* crash.c: a signal stack for threads that have none; outlives the ring */
 	struct cprof_wire_api ev[CPROF_RING_EVENTS];
@@ -277,37 +275,6 @@ CPROF_HIDDEN void cprof_cupti_start_checked(int driver_known);
 CPROF_HIDDEN void cprof_cupti_pause(int pause);
 CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);
 CPROF_HIDDEN void cprof_cupti_pop(void);
-
-/* link.c: a CUPTI API record's hooked call told by thread and time, not by an external id (flusher only).
- * Every call pushes its id (cprof_link_push) until CPROF_LINK_PROOF records have shown the times right, then
- * one call in CPROF_LINK_CHECK, which goes on checking them; for good where they are wrong or CPROF_LINK=push. */
-#define CPROF_LINK_CHECK 64
-#define CPROF_LINK_PROOF 32 /* checked records before one call in CPROF_LINK_CHECK is enough */
-#define CPROF_LINK_EXT_KIND 5 /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2: cprof's ids */
-#define CPROF_API_F_CUPTI 0x8000 /* preload only, never sent: CUPTI recorded while the call ran */
-CPROF_HIDDEN extern _Atomic int cprof_link_push;
-struct cprof_link_stats {
-	uint64_t linked;    /* records given their call by the times */
-	uint64_t loose;     /* of linked: held by the call only within the clocks' slack */
-	uint64_t unlinked;  /* records in no hooked call (the program's own unhooked calls) */
-	uint64_t checked;   /* records of a call that pushed its id, compared with the times */
-	uint64_t disagreed; /* of checked: the times found another call, or none */
-	uint64_t dropped;   /* calls forgotten before their records came (too many waiting) */
-};
-CPROF_HIDDEN void cprof_link_span(uint32_t tid, uint32_t ptid, uint64_t start_ns, uint64_t end_ns, uint64_t corr);
-/* tags g (a RUNTIME or DRIVER record) with its call's id; 1: no call found, it ended at or after
- * hold_from_ns (0: never) and after every call of its thread drained, so its call may still be running:
- * try again next round */
-CPROF_HIDDEN int cprof_link_record(struct cprof_wire_gpu *g, uint64_t hold_from_ns);
-CPROF_HIDDEN int cprof_link_trusted(void);
-/* an external id that comes after its API record was tagged with it by the times: 1, drop it */
-CPROF_HIDDEN int cprof_link_late_id(uint32_t corr, uint64_t ext);
-CPROF_HIDDEN void cprof_link_alone(uint32_t corr, uint64_t ext); /* an id sent without its record */
-/* after a pass: to the times once proved, back to pushing for good when wrong (-1: just now) */
-CPROF_HIDDEN int cprof_link_update(void);
-CPROF_HIDDEN void cprof_link_pin(void); /* CPROF_LINK=push */
-CPROF_HIDDEN void cprof_link_stats(struct cprof_link_stats *out);
-CPROF_HIDDEN void cprof_link_reset(void);
 CPROF_HIDDEN void cprof_cupti_flush(int forced);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);
@@ -316,7 +283,6 @@ struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records, at most max a call (the next call goes on from there);
  * returns how many. Called by the drainer only. */
 CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max);
-CPROF_HIDDEN int cprof_cupti_collect_rest(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx);
 
 /* stacks.c: call stacks at launches, copies, memsets, GEMMs and syncs (CPROF_STACKS). */
 enum { CPROF_STACKS_OFF = 0, CPROF_STACKS_SAMPLED, CPROF_STACKS_ALL };
@@ -406,8 +372,7 @@ struct cprof_call {
 	uint64_t corr;
 	uint64_t t_in; /* nonzero on a sampled call: when the hook was entered */
 	int nested;
-	int cupti;  /* CUPTI records this call: the flusher links its records by time (link.c) */
-	int pushed; /* its id on CUPTI's stack too: one call in CPROF_LINK_CHECK, or all */
+	int pushed;
 };
 
 static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *c, unsigned api)
@@ -432,9 +397,7 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 		cprof_cupti_start_checked(0);
 		cu = atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed);
 	}
-	c->cupti = cu == CPROF_CUPTI_ON;
-	c->pushed = c->cupti && (unlikely((c->corr & (CPROF_LINK_CHECK - 1)) == 0) ||
-				 unlikely(atomic_load_explicit(&cprof_link_push, memory_order_relaxed)));
+	c->pushed = cu == CPROF_CUPTI_ON;
 	if (c->pushed)
 		cprof_cupti_push(c->corr);
 	c->start = cprof_tick();
@@ -451,7 +414,7 @@ static inline __attribute__((always_inline)) void cprof_leave(struct cprof_call 
 	ev->corr = c->corr;
 	ev->api = api;
 	ev->ret = ret;
-	ev->flags |= (c->nested ? CPROF_API_F_NESTED : 0) | (c->cupti ? CPROF_API_F_CUPTI : 0);
+	ev->flags |= c->nested ? CPROF_API_F_NESTED : 0;
 	/* after end_ns: the time spent unwinding is not charged to the call. The class test folds away in
 	 * each hook (api is a constant there). */
 	if (unlikely(c->t_in))

@@ -154,20 +154,14 @@ static void *load_cupti(char *where, size_t size)
 	return NULL;
 }
 
-#define EXT_WAITING 64 /* by CUPTI correlation id: consecutive ids never share a slot */
-
 /* The flusher's place in the completed buffers between two calls: a round converts at most max records, so
  * that what it holds for the pipe stays in the cache (a whole 4 MiB buffer's 40,000 records did not). */
 static struct {
 	struct done_buf *list; /* taken from cu.done, not yet converted; list->buf is the one in progress */
 	CUpti_Activity *rec;   /* the last record read from it, NULL before its first */
-	/* external ids read, their API records not yet: another thread's records may come between (the
-	 * flusher would otherwise tag such a record again by its times, link.c) */
-	struct cprof_wire_gpu ext[EXT_WAITING]; /* slot corr % EXT_WAITING; kind 0: free */
-	uint32_t ext_call[EXT_WAITING];         /* the call of cprof_cupti_collect that read it */
-	uint32_t call;
+	struct cprof_wire_gpu ext; /* an external id read, its API record not yet */
+	int have_ext;
 } collecting;
-_Static_assert(CPROF_LINK_EXT_KIND == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, "cprof's external id kind");
 
 /* Buffers the flusher has converted, kept for CUPTI's next requests: a fresh 4 MiB block page-faults on the
  * program's thread as CUPTI writes its records (~1,000 faults a buffer; docs/bench.md, sixth session). */
@@ -407,13 +401,6 @@ static void cprof_cupti_start(void)
 			pr_dbg("activity kind %d not enabled: %s", kinds[i], result_str(r));
 	}
 	quiet_queries();
-	/* CPROF_LINK=push: every hooked call tags its records through CUPTI, as before link.c */
-	{
-		const char *link = getenv("CPROF_LINK");
-
-		if (link && strcmp(link, "push") == 0)
-			cprof_link_pin();
-	}
 	atomic_store(&cu.started, 1);
 	atomic_store(&cprof_cupti_on, CPROF_CUPTI_ON);
 	if (!cu.atexit_registered) {
@@ -505,7 +492,7 @@ void cprof_cupti_reset_after_fork(void)
 	cu.done = NULL;
 	cu.done_tail = &cu.done;
 	collecting.list = NULL; /* the parent's buffers: the child converts none of them */
-	memset(collecting.ext, 0, sizeof(collecting.ext));
+	collecting.have_ext = 0;
 }
 
 /* ---- converting records (drainer thread only) ---- */
@@ -681,13 +668,6 @@ static int convert(const CUpti_Activity *a, struct cprof_wire_gpu *g)
 	}
 }
 
-/* an external id sent without its API record, which must not be tagged by its times as well (link.c) */
-static int emit_alone(const struct cprof_wire_gpu *x, int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx)
-{
-	cprof_link_alone(x->corr, x->u64[0]);
-	return emit(x, ctx);
-}
-
 int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max)
 {
 	struct done_buf *d;
@@ -713,27 +693,22 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 				continue;
 			if (convert(rec, &g) != 0)
 				continue;
-			/* CUPTI writes an API record's external id before it: folded into it (common/wire.h). One
-			 * whose record has not come by the time an id EXT_WAITING calls later takes its slot goes
-			 * alone (its record, should it come after all, is tagged by its times as well) */
+			/* CUPTI writes an API record's external id just before it: folded into it (common/wire.h);
+			 * one that is not followed by its record (another thread's came between) goes alone */
 			if (g.kind == CPROF_GPU_EXTCORR) {
-				struct cprof_wire_gpu *slot = &collecting.ext[g.corr % EXT_WAITING];
-
-				if (cprof_link_late_id(g.corr, g.u64[0]))
-					continue; /* its record came first and was tagged with it by its times */
-				if (slot->kind == CPROF_GPU_EXTCORR && emit_alone(slot, emit, ctx) == 0)
+				if (collecting.have_ext && emit(&collecting.ext, ctx) == 0)
 					n++;
-				*slot = g;
-				collecting.ext_call[g.corr % EXT_WAITING] = collecting.call;
+				collecting.ext = g;
+				collecting.have_ext = 1;
 				continue;
 			}
-			if (g.kind == CPROF_GPU_RUNTIME || g.kind == CPROF_GPU_DRIVER) {
-				struct cprof_wire_gpu *x = &collecting.ext[g.corr % EXT_WAITING];
-
-				if (x->kind == CPROF_GPU_EXTCORR && x->corr == g.corr) {
-					g.u32[4] = x->u32[0];
-					g.u64[0] = x->u64[0];
-					x->kind = 0;
+			if (collecting.have_ext) {
+				collecting.have_ext = 0;
+				if ((g.kind == CPROF_GPU_RUNTIME || g.kind == CPROF_GPU_DRIVER) && g.corr == collecting.ext.corr) {
+					g.u32[4] = collecting.ext.u32[0];
+					g.u64[0] = collecting.ext.u64[0];
+				} else if (emit(&collecting.ext, ctx) == 0) {
+					n++;
 				}
 			}
 			if (emit(&g, ctx) == 0)
@@ -746,30 +721,10 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 		buffer_recycle(d->buf);
 		free(d);
 	}
-	/* an external id still waiting waits one call more: its record may be in a buffer CUPTI completes
-	 * next (or came first: CUPTI may complete buffers out of order); then it goes alone; all go alone in
-	 * the last call before a BYE (cprof_cupti_collect_rest) */
-	for (int k = 0; k < EXT_WAITING; k++) {
-		if (collecting.ext[k].kind == CPROF_GPU_EXTCORR && collecting.call - collecting.ext_call[k] >= 2) {
-			if (emit_alone(&collecting.ext[k], emit, ctx) == 0)
-				n++;
-			collecting.ext[k].kind = 0;
-		}
-	}
-	collecting.call++;
-	return n;
-}
-
-/* The external ids still waiting for their API records go alone: nothing more comes before the BYE. */
-int cprof_cupti_collect_rest(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx)
-{
-	int n = 0;
-
-	for (int k = 0; k < EXT_WAITING; k++) {
-		if (collecting.ext[k].kind == CPROF_GPU_EXTCORR && emit_alone(&collecting.ext[k], emit, ctx) == 0)
-			n++;
-		collecting.ext[k].kind = 0;
-	}
+	/* nothing more to look at: an external id still waiting goes alone */
+	if (collecting.have_ext && emit(&collecting.ext, ctx) == 0)
+		n++;
+	collecting.have_ext = 0;
 	return n;
 }
 

@@ -80,9 +80,6 @@ static struct {
 	size_t stacks_len, stacks_cap, nstacks;
 	struct cprof_wire_gpu *gpu;         /* converted CUPTI records not yet sent */
 	size_t ngpu, gpu_sent, gpu_cap;
-	size_t gpu_linked;                  /* gpu[..gpu_linked] have been given their hooked call (link.c) */
-	struct cprof_wire_gpu *held;        /* records whose call may not have left its ring: next round */
-	size_t nheld, held_cap;
 	uint64_t last_cupti_flush_ms;
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
@@ -466,7 +463,7 @@ static int send_gpu(uint64_t deadline)
 		}
 		fl.gpu_sent += n;
 	}
-	fl.ngpu = fl.gpu_sent = fl.gpu_linked = 0;
+	fl.ngpu = fl.gpu_sent = 0;
 	return 0;
 }
 
@@ -554,16 +551,7 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 			out[i] = r->ev[(t + i) & (CPROF_RING_EVENTS - 1)];
 			out[i].start_ns = cprof_tick_ns(out[i].start_ns);
 			out[i].end_ns = cprof_tick_ns(out[i].end_ns);
-			/* the calls CUPTI recorded, for their API records to find (link.c); once, though a frame
-			 * that could not go is built again; the flag stays in the preload */
-			if (out[i].flags & CPROF_API_F_CUPTI) {
-				out[i].flags &= ~CPROF_API_F_CUPTI;
-				if (t + i >= r->link_next)
-					cprof_link_span(r->tid, r->ptid, out[i].start_ns, out[i].end_ns, out[i].corr);
-			}
 		}
-		if (t + n > r->link_next)
-			r->link_next = t + n;
 		cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
 				    sizeof(*hdr) + n * sizeof(*out));
 		/* a crashing thread that takes over must see this ring's tail after our write, not before */
@@ -731,71 +719,13 @@ static uint64_t lost_total(void)
 
 /* CUPTI records converted at a time: 192 KiB, which stay in the cache until they are written */
 #define GPU_BATCH 2048
-/* a record in no call is held for its call's event at most this long (a thread that makes no hooked
- * call after it) */
-#define LINK_HOLD_NS 2000000000ull
-
-static int held_keep(const struct cprof_wire_gpu *rec)
-{
-	if (fl.nheld == fl.held_cap) {
-		size_t cap = fl.held_cap ? fl.held_cap * 2 : 64;
-		struct cprof_wire_gpu *p;
-
-		if (cap > GPU_PENDING_MAX || (p = realloc(fl.held, cap * sizeof(*p))) == NULL)
-			return -1;
-		fl.held = p;
-		fl.held_cap = cap;
-	}
-	fl.held[fl.nheld++] = *rec;
-	return 0;
-}
-
-/* Gives the API records staged since the last pass their hooked call (link.c), once the rings' events up to
- * this round's snapshot have left: first the ones held back (a record of a thread comes before its later
- * ones: link.c forgets the calls before a record), then the new; those that may be inside a call still
- * running are held for the next round (never at hold_from_ns 0). The held ones are taken at a round's
- * first pass only: the rings are not drained again until the next. */
-static void link_staged(uint64_t hold_from_ns, int round_first)
-{
-	struct cprof_wire_gpu *held = round_first ? fl.held : NULL;
-	size_t nheld = round_first ? fl.nheld : 0, w = fl.gpu_linked, still = 0;
-
-	if (round_first) {
-		fl.held = NULL;
-		fl.nheld = fl.held_cap = 0;
-	}
-	for (size_t i = 0; i < nheld; i++) {
-		if (cprof_link_record(&held[i], hold_from_ns) == 1 && held_keep(&held[i]) == 0)
-			continue; /* its call still runs */
-		held[still++] = held[i];
-	}
-	nheld = still;
-	for (size_t i = fl.gpu_linked; i < fl.ngpu; i++) {
-		if (cprof_link_record(&fl.gpu[i], hold_from_ns) == 1 && held_keep(&fl.gpu[i]) == 0)
-			continue;
-		fl.gpu[w++] = fl.gpu[i];
-	}
-	fl.ngpu = w;
-	for (size_t i = 0; i < nheld; i++)
-		(void)gpu_keep(&held[i], NULL); /* counted lost when it cannot be kept */
-	free(held);
-	fl.gpu_linked = fl.ngpu;
-	if (cprof_link_update() < 0) {
-		struct cprof_link_stats st;
-
-		cprof_link_stats(&st);
-		pr_warn("the hooked calls' times do not hold CUPTI's records of them (%llu of %llu checked): each "
-			"call is tagged through CUPTI from now on", (unsigned long long)st.disagreed,
-			(unsigned long long)st.checked);
-	}
-}
 
 /* One round; returns 1 when every ring was empty at its snapshot. Flusher thread only. */
 static int drain_round(uint64_t deadline)
 {
 	struct cprof_ring *r;
 	int empty = 1, ret, ngpu;
-	uint64_t lost, snap_ns, hold_from;
+	uint64_t lost;
 	uint8_t *stacks;
 	size_t stacks_len;
 
@@ -805,7 +735,6 @@ static int drain_round(uint64_t deadline)
 		return 0;
 	/* an anchor before the snapshot: every event drained now was recorded before it */
 	cprof_tick_anchor();
-	snap_ns = cprof_now_ns();
 	/* snapshot first: every event before it had its strings queued before it */
 	for (r = cprof_rings_head(); r; r = r->next)
 		r->snap = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -813,8 +742,6 @@ static int drain_round(uint64_t deadline)
 	ngpu = cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
 	if (ngpu > 0)
 		empty = 0;
-	if (atomic_load(&fl.bye_phase) && ngpu < GPU_BATCH)
-		(void)cprof_cupti_collect_rest(gpu_keep, NULL);
 	stacks = stacks_take(&stacks_len);
 	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0) {
 		stacks_requeue(stacks, 0, stacks_len);
@@ -833,11 +760,6 @@ static int drain_round(uint64_t deadline)
 		if (state == CPROF_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
 			atomic_compare_exchange_strong(&r->state, &state, CPROF_RING_FREE);
 	}
-	/* the last rounds before a BYE hold nothing back */
-	hold_from = atomic_load(&fl.bye_phase) || snap_ns < LINK_HOLD_NS ? 0 : snap_ns - LINK_HOLD_NS;
-	link_staged(hold_from, 1);
-	if (fl.nheld > 0)
-		empty = 0;
 	if (fl.ngpu > 0) {
 		empty = 0;
 		if (send_gpu(deadline) == -EAGAIN)
@@ -846,7 +768,6 @@ static int drain_round(uint64_t deadline)
 	/* the rest of what CUPTI completed, a batch at a time, each batch's names before it */
 	while (ngpu == GPU_BATCH) {
 		ngpu = cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
-		link_staged(hold_from, 0);
 		if (send_strings(deadline) < 0 || (fl.ngpu > 0 && send_gpu(deadline) == -EAGAIN))
 			return 0;
 	}
@@ -881,14 +802,7 @@ static void serve_request(void)
 		;
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
-		struct cprof_link_stats st;
 
-		cprof_link_stats(&st);
-		pr_dbg("links: %llu records given their call by its times (%llu within the slack), %llu in no hooked "
-		       "call, %llu pushed ids checked, %llu disagreed, %llu calls forgotten; %s",
-		       (unsigned long long)st.linked, (unsigned long long)st.loose, (unsigned long long)st.unlinked,
-		       (unsigned long long)st.checked, (unsigned long long)st.disagreed, (unsigned long long)st.dropped,
-		       atomic_load(&cprof_link_push) ? "every call pushes its id" : "one call in 64 pushes its id");
 		for (r = cprof_rings_head(); r; r = r->next)
 			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,
 			       (unsigned long long)atomic_load(&r->head), (unsigned long long)atomic_load(&r->tail),
@@ -1186,11 +1100,7 @@ void cprof_flusher_reset_after_fork(void)
 	free(fl.stacks);
 	fl.stacks = NULL;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
-	fl.ngpu = fl.gpu_sent = fl.gpu_linked = 0;
-	free(fl.held);
-	fl.held = NULL;
-	fl.nheld = fl.held_cap = 0;
-	cprof_link_reset();
+	fl.ngpu = fl.gpu_sent = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */
 	if (!fl.fifo.private_fds && cprof_fifo_is_ours(&fl.fifo, fl.fifo.fd))

@@ -109,7 +109,6 @@ struct cprof_ring *cprof_ring_for_thread(void)
 			;
 	}
 	r->tid = cprof_tls.tid;
-	r->ptid = (uint32_t)pthread_self();
 	if (ring_ops && ring_ops->thread_start)
 		ring_ops->thread_start(r);
 	cprof_tls.ring = r;

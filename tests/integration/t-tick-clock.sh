@@ -4,8 +4,7 @@
 # launch must contain its own runtime record, to within 50 ns (two clock reads' worth), in 100,000 launches
 # over 1 s, as with CPROF_TSC=0 (CLOCK_REALTIME in the hooks); and the hooks' span of the run must be CUPTI's
 # to within 1 ms. The map's rules (anchors, steps of the wall clock, a wide anchor) are unit-tested
-# (test_tick_*). CPROF_LINK=push: the calls are joined to their records by CUPTI's external ids, not by the
-# times under test (preload/link.c; t-link-times checks that join).
+# (test_tick_*).
 # Simulated GPU only (the records' clock is the host's there).
 . "$(dirname "$0")/lib.sh"
 need_sim
@@ -18,7 +17,7 @@ contain() { # DB: calls, calls whose runtime record starts over 50 ns before the
 		JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.processId = a.processId AND r.correlationId = e.correlationId"
 }
 for tsc in 1 0; do
-	CPROF_LINK=push CPROF_TSC=$tsc CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o c$tsc.db -- "$WL/scenarios" rate-paced 100000 1 1 \
+	CPROF_TSC=$tsc CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o c$tsc.db -- "$WL/scenarios" rate-paced 100000 1 1 \
 		> out$tsc.txt 2> err$tsc.txt || fail "cprof-run (CPROF_TSC=$tsc) failed: $(tail -3 err$tsc.txt)"
 done
 grep -q "the hooks read the TSC" err1.txt || fail "with clocksource tsc the hooks did not read the TSC"

@@ -624,8 +624,8 @@ SG_HIDDEN void sg_emit_call(struct simgpu_call *c, uint64_t end, int ret)
 		memset(&a, 0, sizeof(a));
 		a.kind = (CUpti_ActivityKind)api_kind;
 		a.cbid = c->cbid;
-		a.start = c->t0 + simgpu_cfg()->cupti_api_skew_ns;
-		a.end = end + simgpu_cfg()->cupti_api_skew_ns;
+		a.start = c->t0;
+		a.end = end;
 		a.processId = cached_pid();
 		a.threadId = sg_thread_id();
 		a.correlationId = c->corr;

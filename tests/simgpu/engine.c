@@ -67,7 +67,6 @@ static const struct knob g_knobs[] = {
 	KNOB("SIMGPU_SYNC_NS", K_U64, sync_ns, 1000),
 	KNOB("SIMGPU_CUPTI_BUFFER_NS", K_U64, cupti_buffer_ns, 20000),
 	KNOB("SIMGPU_CUPTI_FLUSH_NS", K_U64, cupti_flush_ns, 10000),
-	KNOB("SIMGPU_CUPTI_API_SKEW_NS", K_U64, cupti_api_skew_ns, 0),
 };
 
 static pthread_once_t g_cfg_once = PTHREAD_ONCE_INIT;

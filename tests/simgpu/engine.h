@@ -45,7 +45,6 @@ struct simgpu_config {
 	uint64_t sync_ns;
 	uint64_t cupti_buffer_ns;
 	uint64_t cupti_flush_ns;
-	uint64_t cupti_api_skew_ns; /* added to the API records' times: a CUPTI on another clock */
 };
 
 /* Memory kinds the engine tracks, so copies know pinned from pageable and H2D from D2H. */

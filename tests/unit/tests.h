@@ -24,6 +24,5 @@ Suite *findings_compiled_suite(void);
 Suite *trace_src_suite(void);
 Suite *radix_attr_suite(void);
 Suite *ending_suite(void);
-Suite *link_suite(void);
 
 #endif
