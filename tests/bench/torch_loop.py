@@ -152,5 +152,17 @@ def main():
           flush=True)
 
 
+def settle_autograd():
+    """PyTorch's autograd device thread may still be dropping the last backward's GraphTask (a Python object in its
+    ThreadLocalState) when the interpreter finalises: its take_gil then calls pthread_exit through a noexcept frame
+    and std::terminate aborts the process ("terminate called without an active exception", SIGABRT; seen twice in
+    `make bench` on 2026-12-02, bare and under cprof-run alike, about one training run in 20 with a `yes` beside
+    it; the core's backtrace: Engine::thread_main -> ~GraphTask -> ~ThreadLocalState -> SafePyObject decref ->
+    PyThread_exit_thread). A moment for it to go idle before the exit keeps the step's rounds from dying of it."""
+    time.sleep(0.2)
+
+
 if __name__ == "__main__":
     main()
+    if len(sys.argv) > 1 and sys.argv[1] == "train":
+        settle_autograd()
