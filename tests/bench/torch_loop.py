@@ -13,6 +13,7 @@ torch.profiler.profile(CPU, CUDA). One process's layout for both halves: the per
 (several us on a shared VM) cancels, which separate bare and profiled processes cannot do. Prints the blocks' ns
 per step, off and on, and the loop thread's run and run-queue wait per step in each block (schedstat: what a
 profiler's threads working on between the blocks take from it)."""
+import atexit
 import json
 import os
 import sys
@@ -37,6 +38,7 @@ def make(mode):
                                                  batch_first=True)
         model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).to(dev)
         opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        atexit.register(settle_autograd)
         src = torch.randn(8, 16, 64, device=dev)
 
         def step():
@@ -156,13 +158,12 @@ def settle_autograd():
     """PyTorch's autograd device thread may still be dropping the last backward's GraphTask (a Python object in its
     ThreadLocalState) when the interpreter finalises: its take_gil then calls pthread_exit through a noexcept frame
     and std::terminate aborts the process ("terminate called without an active exception", SIGABRT; seen twice in
-    `make bench` on 2026-12-02, bare and under cprof-run alike, about one training run in 20 with a `yes` beside
+    `make bench` on 2026-12-02, bare and under cprof-run alike, and in one of 13 bare runs by hand with a `yes` beside
     it; the core's backtrace: Engine::thread_main -> ~GraphTask -> ~ThreadLocalState -> SafePyObject decref ->
-    PyThread_exit_thread). A moment for it to go idle before the exit keeps the step's rounds from dying of it."""
+    PyThread_exit_thread). A moment for it to go idle before the exit keeps the step's rounds from dying of it: an
+    atexit handler, which the interpreter runs before it finalises."""
     time.sleep(0.2)
 
 
 if __name__ == "__main__":
     main()
-    if len(sys.argv) > 1 and sys.argv[1] == "train":
-        settle_autograd()
