@@ -549,7 +549,11 @@ static uint32_t api_name_id(int driver, uint32_t cbid)
 
 static int convert(const CUpti_Activity *a, struct cprof_wire_gpu *g)
 {
-	memset(g, 0, sizeof(*g));
+	/* copied from a zeroed constant, not memset: gcc makes a 96-byte memset `rep stos`, whose start-up was 40%
+	 * of this function's time on the flusher (perf, docs/bench.md, eleventh session) */
+	static const struct cprof_wire_gpu zero;
+
+	*g = zero;
 	switch (a->kind) {
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL: {
