@@ -35,6 +35,7 @@ static void setup(void)
 {
 	wakes = starts = ends = fails = 0;
 	cprof_ring_set_ops(&ops);
+	cprof_rings_reset_after_fork(); /* each test from no ring, also where Check does not fork (CK_FORK=no) */
 }
 
 static void record(uint64_t i)
