@@ -50,6 +50,9 @@ static void teardown(void)
 	free(c.f);
 	free(c.m.calls_by_corr);
 	free(c.m.kernels_by_corr);
+	c.f = NULL;
+	c.m.calls_by_corr = NULL;
+	c.m.kernels_by_corr = NULL;
 }
 
 /* a hooked call; returns its correlation id */
@@ -91,7 +94,6 @@ static void range(int64_t text, uint64_t s, uint64_t e, int lookup)
 static const struct cprof_finding *finding(const char *id)
 {
 	teardown(); /* a test may ask twice: the last call's findings and the model's lookups go first */
-	c.f = NULL;
 	ck_assert_int_eq(cprof_model_from_arrays(&c.m, c.ops, c.nops, c.calls, c.ncalls, NULL, 0, 1), 0);
 	c.m.strings = strings;
 	c.m.nstrings = sizeof(strings) / sizeof(strings[0]);
