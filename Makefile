@@ -133,7 +133,7 @@ $(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collect
 	report/model/model.c report/model/cost.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c report/model/windows.c \
 	report/model/summary.c report/model/gates.c report/model/table-sort.c report/render/check-escape.c report/term.c \
 	report/model/trace-src.c report/model/stacks.c report/model/radix.c \
-	report/profile.c report/demangle.c preload/ring.c preload/tick.c) $(HOST_OBJS_COMMON)
+	report/profile.c report/demangle.c preload/ring.c preload/tick.c preload/pressure.c) $(HOST_OBJS_COMMON)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS_SAN) -rdynamic -o $@ $^ $(SQLITE_LIBS) $(ELF_LIBS) $(CHECK_LIBS) -ldl -lm -lstdc++

@@ -283,6 +283,13 @@ struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records, at most max a call (the next call goes on from there);
  * returns how many. Called by the drainer only. */
 CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max);
+/* bytes of records CUPTI completed that cprof_cupti_collect has not converted yet */
+CPROF_HIDDEN uint64_t cprof_cupti_pending_bytes(void);
+
+/* pressure.c: /proc/pressure/cpu's "some" total (us) from its text, 0 or -EINVAL; and whether a stall of
+ * stall_us over elapsed_ms says the machine has no spare core (1) */
+CPROF_HIDDEN int cprof_psi_some_total(const char *text, uint64_t *total_us);
+CPROF_HIDDEN int cprof_psi_busy(uint64_t stall_us, uint64_t elapsed_ms);
 
 /* stacks.c: call stacks at launches, copies, memsets, GEMMs and syncs (CPROF_STACKS). */
 enum { CPROF_STACKS_OFF = 0, CPROF_STACKS_SAMPLED, CPROF_STACKS_ALL };

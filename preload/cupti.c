@@ -156,6 +156,15 @@ static void *load_cupti(char *where, size_t size)
 
 /* The flusher's place in the completed buffers between two calls: a round converts at most max records, so
  * that what it holds for the pipe stays in the cache (a whole 4 MiB buffer's 40,000 records did not). */
+/* bytes of records in completed buffers not yet converted: the flusher defers converting while the machine
+ * has no spare core, up to a cap (CPROF_DEFER_MB) */
+static _Atomic uint64_t done_bytes;
+
+uint64_t cprof_cupti_pending_bytes(void)
+{
+	return atomic_load_explicit(&done_bytes, memory_order_relaxed);
+}
+
 static struct {
 	struct done_buf *list; /* taken from cu.done, not yet converted; list->buf is the one in progress */
 	CUpti_Activity *rec;   /* the last record read from it, NULL before its first */
@@ -222,6 +231,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	*cu.done_tail = d;
 	cu.done_tail = &d->next;
 	pthread_mutex_unlock(&cu.lock);
+	atomic_fetch_add_explicit(&done_bytes, valid, memory_order_relaxed);
 	cprof_flusher_wake();
 }
 
@@ -491,6 +501,7 @@ void cprof_cupti_reset_after_fork(void)
 	pthread_mutex_init(&cu.lock, NULL);
 	cu.done = NULL;
 	cu.done_tail = &cu.done;
+	atomic_store(&done_bytes, 0);
 	collecting.list = NULL; /* the parent's buffers: the child converts none of them */
 	collecting.have_ext = 0;
 }
@@ -722,6 +733,7 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 			return n; /* the rest of this buffer in the next call */
 		collecting.list = d->next;
 		collecting.rec = NULL;
+		atomic_fetch_sub_explicit(&done_bytes, d->valid, memory_order_relaxed);
 		buffer_recycle(d->buf);
 		free(d);
 	}

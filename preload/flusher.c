@@ -81,6 +81,12 @@ static struct {
 	struct cprof_wire_gpu *gpu;         /* converted CUPTI records not yet sent */
 	size_t ngpu, gpu_sent, gpu_cap;
 	uint64_t last_cupti_flush_ms;
+	/* deferring CUPTI's records while the machine is busy (CPROF_DEFER_MB; 0: never) */
+	uint64_t defer_cap;            /* bytes */
+	int defer_gpu;                 /* this round leaves CUPTI's completed buffers as they are */
+	int busy;                      /* the last reading of /proc/pressure/cpu said so */
+	uint64_t psi_total_us, psi_ms; /* its "some" total and when it was read */
+	uint64_t deferred_rounds;
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -739,7 +745,7 @@ static int drain_round(uint64_t deadline)
 	for (r = cprof_rings_head(); r; r = r->next)
 		r->snap = atomic_load_explicit(&r->head, memory_order_acquire);
 	/* CUPTI records are converted here; the names they need are queued before the strings go */
-	ngpu = cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
+	ngpu = fl.defer_gpu ? 0 : cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
 	if (ngpu > 0)
 		empty = 0;
 	stacks = stacks_take(&stacks_len);
@@ -781,6 +787,28 @@ static int drain_round(uint64_t deadline)
 	return empty;
 }
 
+#define BUSY_EVERY_MS 100
+
+/* Whether the machine has had no spare core lately, by the kernel's CPU pressure (PSI). Flusher thread only;
+ * without PSI the flusher never defers. */
+static int machine_busy(void)
+{
+	char buf[256];
+	uint64_t total, now = mono_ms();
+
+	if (fl.psi_ms != 0 && now - fl.psi_ms < BUSY_EVERY_MS)
+		return fl.busy;
+	if (cprof_read_proc("/proc/pressure/cpu", buf, sizeof(buf)) < 0 || cprof_psi_some_total(buf, &total) < 0) {
+		fl.defer_cap = 0;
+		return fl.busy = 0;
+	}
+	if (fl.psi_ms != 0 && total >= fl.psi_total_us)
+		fl.busy = cprof_psi_busy(total - fl.psi_total_us, now - fl.psi_ms);
+	fl.psi_total_us = total;
+	fl.psi_ms = now;
+	return fl.busy;
+}
+
 static int request_pending(void)
 {
 	return atomic_load(&fl.req_seq) != atomic_load(&fl.done_seq);
@@ -802,6 +830,10 @@ static void serve_request(void)
 		;
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
+
+		if (fl.defer_cap)
+			pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core)",
+			       (unsigned long long)fl.deferred_rounds);
 
 		for (r = cprof_rings_head(); r; r = r->next)
 			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,
@@ -938,11 +970,15 @@ static void *flusher_main(void *arg)
 		}
 		if (atomic_load(&fl.paused))
 			continue;
-		if (mono_ms() - fl.last_cupti_flush_ms >= CUPTI_FLUSH_MS) {
+		/* no periodic flush while deferring either: buffers complete when CUPTI has filled them */
+		fl.defer_gpu = fl.defer_cap && cprof_cupti_pending_bytes() < fl.defer_cap && machine_busy();
+		fl.deferred_rounds += fl.defer_gpu;
+		if (!fl.defer_gpu && mono_ms() - fl.last_cupti_flush_ms >= CUPTI_FLUSH_MS) {
 			fl.last_cupti_flush_ms = mono_ms();
 			cprof_cupti_flush(0);
 		}
 		drain_round(mono_ms() + fl.flush_ms);
+		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
 			send_cost(mono_ms() + fl.flush_ms);
 	}
@@ -985,6 +1021,7 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	fl.fifo.want_private = cfg->private_fds;
 	fl.flush_ms = cfg->flush_ms;
 	fl.exit_timeout_ms = cfg->exit_timeout_ms;
+	fl.defer_cap = (uint64_t)cfg->defer_mb << 20;
 	fl.hello = cfg->hello;
 	for (int i = 0; i < fl.hello.argc; i++)
 		fl.hello.argv[i] = fl.hello.args + (cfg->hello.argv[i] - cfg->hello.args);

@@ -25,6 +25,7 @@ struct cprof_flusher_cfg {
 	int private_fds;          /* 0: share the target's descriptor table (CPROF_PRIVATE_FDS=0) */
 	int flush_ms;
 	int exit_timeout_ms;
+	int defer_mb;             /* CUPTI records left unconverted while the machine has no spare core, at most */
 	struct cprof_hello_info hello;
 };
 

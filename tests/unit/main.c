@@ -20,6 +20,7 @@ int main(void)
 	srunner_add_suite(sr, cost_suite());
 	srunner_add_suite(sr, ring_suite());
 	srunner_add_suite(sr, tick_suite());
+	srunner_add_suite(sr, pressure_suite());
 	srunner_add_suite(sr, findings_rules_suite());
 	srunner_add_suite(sr, gates_suite());
 	srunner_add_suite(sr, report_rules_suite());

@@ -17,6 +17,7 @@ Suite *findings_suite(void);
 Suite *cost_suite(void);
 Suite *ring_suite(void);
 Suite *tick_suite(void);
+Suite *pressure_suite(void);
 Suite *findings_rules_suite(void);
 Suite *gates_suite(void);
 Suite *report_rules_suite(void);

@@ -1,0 +1,33 @@
+# Issue 26: CPROF_DEFER_MB (opt-in). On a machine with no spare core (one `yes` per core beside the program, so
+# that /proc/pressure/cpu shows tasks waiting) the flusher leaves CUPTI's completed buffers unconverted, up to
+# the cap, and says so in its debug log; every kernel still reaches the profile (the cap reached, then the
+# exit's drain converts the rest), nothing is lost, and the program's output and status are its own.
+# Without PSI (no /proc/pressure/cpu) the flusher never defers: SKIP.
+. "$(dirname "$0")/lib.sh"
+need_sim
+cat /proc/pressure/cpu > /dev/null 2>&1 || skip "no /proc/pressure/cpu (a kernel without PSI): CPROF_DEFER_MB never defers here"
+STEPS=40000
+yes_pids=()
+trap 'kill "${yes_pids[@]}" 2> /dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 1 "$(nproc)"); do
+	yes > /dev/null &
+	yes_pids+=($!)
+done
+sleep 0.3
+sim "$WL/matmul_sweep" --sizes 64 --steps $STEPS > bare.out 2> /dev/null || fail "bare matmul_sweep"
+CPROF_DEFER_MB=8 CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o prof.db -- "$WL/matmul_sweep" --sizes 64 --steps $STEPS \
+	> out.txt 2> err.txt
+rc=$?
+kill "${yes_pids[@]}" 2> /dev/null
+assert_eq "$rc" 0 "cprof-run's status"
+assert_eq "$(cat out.txt)" "$(cat bare.out)" "the target's output"
+rounds=$(sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" err.txt | tail -1)
+[ -n "$rounds" ] || fail "no deferral line in the debug log: $(grep -i defer err.txt | head -3)"
+echo "deferred rounds: $rounds"
+assert_ge "$rounds" 1 "rounds deferred with every core taken"
+# every GEMM and bias launch of the warm-up and the steps has its kernel
+want=$(( 2 * (STEPS + 5) ))
+assert_eq "$(q prof.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")" "$want" "kernels stored"
+assert_eq "$(q prof.db "SELECT value FROM META WHERE key = 'lost_events'")" 0 "lost events"
+assert_eq "$(q prof.db "SELECT value FROM META WHERE key = 'complete'")" 1 "complete"
+echo PASS
