@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cupti.h>
 
@@ -16,6 +17,7 @@
 
 #define CUPTI_SONAME "libcupti.so.13"
 #define BUF_SIZE (4u << 20)
+#define HUGE_PAGE (2u << 20)
 
 CPROF_HIDDEN _Atomic int cprof_cupti_on = CPROF_CUPTI_PENDING;
 CPROF_HIDDEN _Atomic int cprof_queries_counted;
@@ -197,10 +199,15 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 	for (int i = 0; i < BUF_POOL && p == NULL; i++)
 		p = atomic_exchange(&pool[i], NULL);
-	if (p == NULL && posix_memalign(&p, 8, BUF_SIZE) != 0) {
-		*buffer = NULL;
-		*size = 0;
-		return;
+	if (p == NULL) {
+		/* aligned to a huge page and marked for them: a fresh buffer (one a deferring flusher has not given
+		 * back yet) costs CUPTI's thread 2 page faults instead of ~1,000 (docs/bench.md, thirteenth session) */
+		if (posix_memalign(&p, HUGE_PAGE, BUF_SIZE) != 0) {
+			*buffer = NULL;
+			*size = 0;
+			return;
+		}
+		madvise(p, BUF_SIZE, MADV_HUGEPAGE); /* advice only: without transparent huge pages, 4 KiB ones */
 	}
 	*buffer = p;
 	*size = BUF_SIZE;

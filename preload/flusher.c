@@ -831,9 +831,8 @@ static void serve_request(void)
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
 
-		if (fl.defer_cap)
-			pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core)",
-			       (unsigned long long)fl.deferred_rounds);
+		pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core; cap %llu MiB)",
+		       (unsigned long long)fl.deferred_rounds, (unsigned long long)(fl.defer_cap >> 20));
 
 		for (r = cprof_rings_head(); r; r = r->next)
 			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,

@@ -176,9 +176,11 @@ int cprof_init_slow(void)
 	 * its ring wakes it early, so high rates lose nothing */
 	cfg.flush_ms = env_int("CPROF_FLUSH_MS", 50, 1, 10000);
 	cfg.exit_timeout_ms = env_int("CPROF_EXIT_TIMEOUT_MS", 1000, 0, 600000);
-	/* opt-in (issue 26): while /proc/pressure/cpu says the machine has no spare core, CUPTI's records wait
-	 * in their buffers, as Kineto's do until its stop, instead of taking the program's share of the CPU */
-	cfg.defer_mb = env_int("CPROF_DEFER_MB", 0, 0, 4096);
+	/* issue 26: while /proc/pressure/cpu says the machine has no spare core, CUPTI's records wait in their
+	 * buffers, as Kineto's do until its stop, instead of taking the program's share of the CPU (with one
+	 * competing process 0.38x torch.profiler's added time against 0.53x converting them as they come;
+	 * docs/bench.md, thirteenth session); 0 converts them as they come */
+	cfg.defer_mb = env_int("CPROF_DEFER_MB", CPROF_DEFER_MB_DEFAULT, 0, 4096);
 	read_identity(&cfg.hello);
 	if (forked)
 		cfg.hello.fixed.flags |= CPROF_HELLO_FORKED;

@@ -1,8 +1,8 @@
-# Issue 26: CPROF_DEFER_MB (opt-in). On a machine with no spare core (one `yes` per core beside the program, so
-# that /proc/pressure/cpu shows tasks waiting) the flusher leaves CUPTI's completed buffers unconverted, up to
-# the cap, and says so in its debug log; every kernel still reaches the profile (the cap reached, then the
-# exit's drain converts the rest), nothing is lost, and the program's output and status are its own.
-# Without PSI (no /proc/pressure/cpu) the flusher never defers: SKIP.
+# Issue 26: CPROF_DEFER_MB (default 64). On a machine with no spare core (one `yes` per core beside the program,
+# so that /proc/pressure/cpu shows tasks waiting) the flusher leaves CUPTI's completed buffers unconverted, up
+# to the cap, and says so in its debug log; every kernel still reaches the profile (the cap reached, then the
+# exit's drain converts the rest), nothing is lost, and the program's output and status are its own. It does
+# so by default, and never with CPROF_DEFER_MB=0. Without PSI (no /proc/pressure/cpu) it never defers: SKIP.
 . "$(dirname "$0")/lib.sh"
 need_sim
 cat /proc/pressure/cpu > /dev/null 2>&1 || skip "no /proc/pressure/cpu (a kernel without PSI): CPROF_DEFER_MB never defers here"
@@ -30,4 +30,31 @@ want=$(( 2 * (STEPS + 5) ))
 assert_eq "$(q prof.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")" "$want" "kernels stored"
 assert_eq "$(q prof.db "SELECT value FROM META WHERE key = 'lost_events'")" 0 "lost events"
 assert_eq "$(q prof.db "SELECT value FROM META WHERE key = 'complete'")" 1 "complete"
+# by default (no CPROF_DEFER_MB) it defers too; with 0 it never does
+for cap in default 0; do
+	yes_pids=()
+	for _ in $(seq 1 "$(nproc)"); do
+		yes > /dev/null &
+		yes_pids+=($!)
+	done
+	sleep 0.3
+	if [ "$cap" = default ]; then
+		(unset CPROF_DEFER_MB; CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -f -o prof2.db -- "$WL/matmul_sweep" --sizes 64 \
+			--steps 10000 > /dev/null 2> err2.txt)
+	else
+		CPROF_DEFER_MB=0 CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -f -o prof2.db -- "$WL/matmul_sweep" --sizes 64 \
+			--steps 10000 > /dev/null 2> err2.txt
+	fi
+	rc=$?
+	kill "${yes_pids[@]}" 2> /dev/null
+	assert_eq "$rc" 0 "cprof-run's status (CPROF_DEFER_MB $cap)"
+	rounds=$(sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" err2.txt | tail -1)
+	if [ "$cap" = default ]; then
+		[ -n "$rounds" ] && [ "$rounds" -ge 1 ] || fail "the default deferred nothing: $(grep -i defer err2.txt | head -3)"
+	else
+		assert_eq "$rounds" 0 "rounds deferred with CPROF_DEFER_MB=0"
+	fi
+	assert_eq "$(q prof2.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")" $(( 2 * (10000 + 5) )) \
+		"kernels stored (CPROF_DEFER_MB $cap)"
+done
 echo PASS
