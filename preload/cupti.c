@@ -156,8 +156,6 @@ static void *load_cupti(char *where, size_t size)
 	return NULL;
 }
 
-/* The flusher's place in the completed buffers between two calls: a round converts at most max records, so
- * that what it holds for the pipe stays in the cache (a whole 4 MiB buffer's 40,000 records did not). */
 /* bytes of records in completed buffers not yet converted: the flusher defers converting while the machine
  * has no spare core, up to a cap (CPROF_DEFER_MB) */
 static _Atomic uint64_t done_bytes;
@@ -167,6 +165,8 @@ uint64_t cprof_cupti_pending_bytes(void)
 	return atomic_load_explicit(&done_bytes, memory_order_relaxed);
 }
 
+/* The flusher's place in the completed buffers between two calls: a round converts at most max records, so
+ * that what it holds for the pipe stays in the cache (a whole 4 MiB buffer's 40,000 records did not). */
 static struct {
 	struct done_buf *list; /* taken from cu.done, not yet converted; list->buf is the one in progress */
 	CUpti_Activity *rec;   /* the last record read from it, NULL before its first */
