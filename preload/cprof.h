@@ -20,14 +20,23 @@
  * outside a capture range (capture.c) and may go back ON. */
 enum cprof_state { CPROF_ST_UNINIT = 0, CPROF_ST_INITING, CPROF_ST_ON, CPROF_ST_OFF, CPROF_ST_PAUSED };
 
-/* tick.c: the hooks' clock. A tick is a TSC reading where the kernel keeps time with the TSC (cprof_tick_tsc),
- * else CLOCK_REALTIME ns; ring events hold ticks, mapped to ns (cprof_tick_ns) when they leave the rings. */
+/* tick.c: the hooks' clock. A tick is a TSC reading while the hooks take the TSC (cprof_tick_tsc: the kernel
+ * keeps time with it and nothing steers the wall clock), else CLOCK_REALTIME ns; ring events hold ticks,
+ * mapped to ns (cprof_tick_ns) when they leave the rings. A reading of at least CPROF_TICK_NS_MIN is ns
+ * already (2001 on): the hooks may leave the TSC mid-run. */
+#define CPROF_TICK_NS_MIN 1000000000000000000ull
 CPROF_HIDDEN extern int cprof_tick_tsc;
+/* what adjtimex says of the kernel's clock; whether a daemon steers it (nominal_tick: 1e6 / USER_HZ) */
+struct cprof_tick_kclock {
+	long status, freq, tick, offset;
+};
+CPROF_HIDDEN int cprof_tick_steered(const struct cprof_tick_kclock *k, long nominal_tick);
 CPROF_HIDDEN void cprof_tick_init(void);
 CPROF_HIDDEN void cprof_tick_anchor(void); /* the flusher, at each round: a fresh (TSC, ns) pair */
-/* the parts of both with the clocks' readings given (unit tests): a map from (t, n) at rate ns a tick; one
- * anchor more, whose TSC reads were width ticks apart */
-CPROF_HIDDEN void cprof_tick_start(int tsc, uint64_t t, uint64_t n, double rate);
+/* the parts of both with the clocks' readings given (unit tests): a map from (t, n) at rate ns a tick, the
+ * hooks on CLOCK_REALTIME (mode 0), the TSC (1) or on trial (2); one anchor more, whose TSC reads were width
+ * ticks apart */
+CPROF_HIDDEN void cprof_tick_start(int mode, uint64_t t, uint64_t n, double rate);
 CPROF_HIDDEN void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width);
 CPROF_HIDDEN uint64_t cprof_tick_ns(uint64_t tick);     /* on the flusher's thread */
 CPROF_HIDDEN uint64_t cprof_tick_ns_any(uint64_t tick); /* any thread, async-signal-safe (the crash paths) */
@@ -36,7 +45,8 @@ CPROF_HIDDEN uint64_t cprof_tick_dur_ns(uint64_t ticks);
 CPROF_HIDDEN extern uint64_t cprof_tick_floor;
 static inline uint64_t cprof_tick_less_read(uint64_t ticks)
 {
-	return ticks > cprof_tick_floor ? ticks - cprof_tick_floor : 0;
+	/* a stretch whose ends are in two clocks (the hooks left the TSC between them) is no time */
+	return ticks > cprof_tick_floor && ticks < (1ull << 56) ? ticks - cprof_tick_floor : 0;
 }
 #if defined(__x86_64__)
 #include <x86intrin.h>

@@ -1,8 +1,10 @@
 /* The hooks' clock: the TSC where the kernel keeps time with it, mapped to CLOCK_REALTIME ns when events leave the rings. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timex.h>
 #include <unistd.h>
 
 #define PR_FMT "cprof"
@@ -28,10 +30,31 @@
  * the ticks say) drops the anchors before it and keeps the rate: the events of the round it happened in
  * take the clock after it. An anchor whose reads were more than 20 us apart (the flusher preempted between
  * them) is not kept.
+ *
+ * The wall clock is a line in the TSC only while nothing steers it: an NTP daemon that moves the kernel's
+ * frequency (chrony's slews, a PLL) bends it between two anchors, and the events of that round land up to
+ * microseconds off the CUPTI records and the program's own CLOCK_REALTIME reads (seen on CI: a third of
+ * 100,000 launches outside their runtime record; reproduced here by moving adjtimex's frequency +-20 ppm
+ * every 130 ms). So the hooks start on CLOCK_REALTIME and take the TSC only where the kernel reports a clock
+ * no one steers (adjtimex: unsynchronised, no frequency offset, the nominal tick, no PLL offset) and after
+ * the anchors have kept to one line for TRIAL_NS; from the first sign of steering (adjtimex changed, an
+ * anchor off the line by more than its reads' width allows, a step) they read CLOCK_REALTIME for the rest of
+ * the run. Events already holding ticks keep being mapped; a CLOCK_REALTIME reading is told from a tick by
+ * its size (CPROF_TICK_NS_MIN), so the switch needs no flag on the events. CPROF_TSC=1 takes the TSC
+ * without the adjtimex rule, CPROF_TSC=0 never.
  */
 CPROF_HIDDEN int cprof_tick_tsc;
 
 #define ANCHORS 16
+#define TRIAL_NS 100000000.0 /* the anchors' time on one line before the hooks take the TSC */
+#define LINE_SLACK_NS 200.0  /* an anchor off the line by more than this (and its reads' width): steered */
+
+/* the TSC: not usable here, on trial (the hooks read CLOCK_REALTIME while the anchors are watched), the
+ * hooks' clock, given up for the rest of the run */
+static enum { TSC_NO, TSC_TRIAL, TSC_ON, TSC_GIVEN_UP } tsc_state;
+static uint64_t floor_tsc, floor_ns; /* cprof_tick_floor in each clock */
+static struct cprof_tick_kclock kclock_start; /* adjtimex at the start */
+static int tsc_forced;                        /* CPROF_TSC=1: adjtimex is not asked */
 
 static struct {
 	_Atomic uint32_t seq; /* odd while the flusher writes (a seqlock: the crash path reads it from a handler) */
@@ -40,6 +63,7 @@ static struct {
 	unsigned count; /* anchors kept since the last step, at most ANCHORS */
 	uint64_t tb, nb; /* the rate's base: the first anchor since the last step */
 	double rate;     /* ns a tick */
+	double wb, wl;   /* the widths (ns) of the base's and the newest anchor's reads */
 } map;
 
 #if defined(__x86_64__)
@@ -100,62 +124,131 @@ static void reset_to(uint64_t t, uint64_t n)
 	map.nb = n;
 }
 
+/* the TSC's state changes on the flusher's thread only; the hooks see cprof_tick_tsc */
+static void tsc_set(int state, const char *why)
+{
+	tsc_state = state;
+	cprof_tick_tsc = state == TSC_ON;
+	cprof_tick_floor = cprof_tick_tsc ? floor_tsc : floor_ns;
+	if (why)
+		pr_dbg("the hooks read %s: %s", cprof_tick_tsc ? "the TSC" : "CLOCK_REALTIME", why);
+}
+
+int cprof_tick_steered(const struct cprof_tick_kclock *k, long nominal_tick)
+{
+	/* STA_UNSYNC (0x40) clear: a daemon keeps the clock in sync, moving its frequency as it goes */
+	return !(k->status & 0x40) || k->freq != 0 || k->tick != nominal_tick || k->offset != 0;
+}
+
+static int kclock_read(struct cprof_tick_kclock *k)
+{
+	struct timex tx = { .modes = 0 };
+
+	if (adjtimex(&tx) < 0)
+		return -errno;
+	*k = (struct cprof_tick_kclock){ .status = tx.status, .freq = tx.freq, .tick = tx.tick,
+					 .offset = tx.offset };
+	return 0;
+}
+
+static long nominal_tick(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	return hz > 0 ? 1000000 / hz : 10000;
+}
+
 CPROF_HIDDEN uint64_t cprof_tick_floor;
 
-void cprof_tick_init(void)
+static uint64_t read_floor(void)
 {
-	/* CPROF_TSC=0 keeps CLOCK_REALTIME in the hooks (a machine whose TSC one does not trust) */
-	const char *e = getenv("CPROF_TSC");
-	uint64_t t0, n0, t1, n1;
+	uint64_t f = UINT64_MAX;
 
-	cprof_tick_tsc = kernel_uses_tsc() && !(e && strcmp(e, "0") == 0);
-	pr_dbg("the hooks read %s", cprof_tick_tsc ? "the TSC" : "CLOCK_REALTIME");
 	/* what one read costs, at the least (two back to back): a timed call's own time has the reads in it */
-	cprof_tick_floor = UINT64_MAX;
 	for (int i = 0; i < 64; i++) {
 		uint64_t a = cprof_tick(), b = cprof_tick();
 
-		if (b >= a && b - a < cprof_tick_floor)
-			cprof_tick_floor = b - a;
+		if (b >= a && b - a < f)
+			f = b - a;
 	}
-	if (cprof_tick_floor == UINT64_MAX)
-		cprof_tick_floor = 0;
+	return f == UINT64_MAX ? 0 : f;
+}
+
+void cprof_tick_init(void)
+{
+	/* CPROF_TSC=0 keeps CLOCK_REALTIME in the hooks (a machine whose TSC one does not trust); CPROF_TSC=1
+	 * takes the TSC on a clock a daemon steers (its rounds may then be off: the comment above) */
+	const char *e = getenv("CPROF_TSC");
+	int force = e && strcmp(e, "1") == 0, capable = kernel_uses_tsc() && !(e && strcmp(e, "0") == 0);
+	uint64_t t0, n0, t1, n1;
+
 	atomic_store(&map.seq, 0);
 	map.rate = 1.0;
-	if (!cprof_tick_tsc)
+	cprof_tick_tsc = 0;
+	floor_ns = read_floor();
+	tsc_set(TSC_NO, NULL);
+	if (!capable) {
+		pr_dbg("the hooks read CLOCK_REALTIME: %s", e && strcmp(e, "0") == 0 ? "CPROF_TSC=0"
+							   : "the kernel does not keep time with the TSC");
 		return;
+	}
+	cprof_tick_tsc = 1;
+	floor_tsc = read_floor();
 	/* a first guess of the rate over ~50 us, refined from the flusher's anchors */
 	anchor(&t0, &n0);
 	do
 		anchor(&t1, &n1);
 	while (n1 - n0 < 50000 && n1 >= n0);
-	cprof_tick_start(1, t1, n1, t1 > t0 && n1 > n0 ? (double)(n1 - n0) / (double)(t1 - t0) : 1.0);
+	cprof_tick_tsc = 0;
+	/* a TSC this far on could be taken for a CLOCK_REALTIME reading (decades of uptime): never */
+	if (t1 >= CPROF_TICK_NS_MIN / 4) {
+		pr_dbg("the hooks read CLOCK_REALTIME: the TSC is too far on to tell from ns");
+		return;
+	}
+	cprof_tick_start(force ? 1 : 2, t1, n1, t1 > t0 && n1 > n0 ? (double)(n1 - n0) / (double)(t1 - t0) : 1.0);
+	tsc_forced = force;
+	if (force) {
+		pr_dbg("the hooks read the TSC (CPROF_TSC=1)");
+	} else if (kclock_read(&kclock_start) < 0 || cprof_tick_steered(&kclock_start, nominal_tick())) {
+		tsc_set(TSC_GIVEN_UP, "the kernel's clock is steered (adjtimex: synchronised, or a frequency offset)");
+	} else {
+		pr_dbg("the hooks read CLOCK_REALTIME until the wall clock has kept to one line in the TSC for %.0f ms",
+		       TRIAL_NS / 1e6);
+	}
 }
 
-void cprof_tick_start(int tsc, uint64_t t, uint64_t n, double rate)
+void cprof_tick_start(int mode, uint64_t t, uint64_t n, double rate)
 {
-	cprof_tick_tsc = tsc;
 	atomic_store(&map.seq, 0);
 	map.rate = rate;
+	map.wb = map.wl = 0;
 	reset_to(t, n);
+	tsc_set(mode == 1 ? TSC_ON : mode == 2 ? TSC_TRIAL : TSC_NO, NULL);
 }
 
 void cprof_tick_anchor(void)
 {
 	uint64_t t, n, width;
+	struct cprof_tick_kclock k;
 
-	if (!cprof_tick_tsc)
+	if (tsc_state == TSC_NO)
 		return;
 	width = anchor(&t, &n);
+	/* a daemon that starts steering (or moves the frequency) mid-run: from now on CLOCK_REALTIME */
+	if (!tsc_forced && (tsc_state == TSC_TRIAL || tsc_state == TSC_ON) && kclock_read(&k) == 0 &&
+	    memcmp(&k, &kclock_start, sizeof(k)) != 0)
+		tsc_set(TSC_GIVEN_UP, "adjtimex says the kernel's clock is being steered now");
 	cprof_tick_add_anchor(t, n, width);
 }
 
 void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width)
 {
 	uint64_t tl, nl;
-	double expect, got;
+	double expect, got, w = (double)width * map.rate, slack;
+	const char *why = NULL;
+	int rate_known;
 
-	if ((double)width * map.rate > 20000.0)
+	if (w > 20000.0)
 		return; /* preempted between the reads: the last anchor serves on */
 	tl = map.t[map.head];
 	nl = map.n[map.head];
@@ -163,10 +256,18 @@ void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width)
 		return;
 	expect = (double)(t - tl) * map.rate;
 	got = (double)n - (double)nl;
+	/* the rate is known to within the base's and the newest anchor's widths over the time between them */
+	rate_known = (double)(tl - map.tb) * map.rate >= 1e7;
+	slack = LINE_SLACK_NS + (w + map.wl) / 2 +
+		(rate_known ? expect * (map.wb + map.wl) / ((double)(tl - map.tb) * map.rate) : 0);
 	atomic_fetch_add_explicit(&map.seq, 1, memory_order_acq_rel);
 	if (got - expect > expect / 100 + 100000.0 || expect - got > expect / 100 + 100000.0) {
 		reset_to(t, n); /* the wall clock stepped: nothing before it maps across */
+		map.wb = w;
+		why = "the wall clock stepped";
 	} else {
+		if (rate_known && (got - expect > slack || expect - got > slack))
+			why = "the wall clock is not one line in the TSC (a daemon steers it)";
 		map.head = (map.head + 1) % ANCHORS;
 		map.t[map.head] = t;
 		map.n[map.head] = n;
@@ -176,7 +277,17 @@ void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width)
 		if ((double)(t - map.tb) * map.rate >= 1e7 && n > map.nb)
 			map.rate = (double)(n - map.nb) / (double)(t - map.tb);
 	}
+	map.wl = w;
 	atomic_fetch_add_explicit(&map.seq, 1, memory_order_release);
+	if (tsc_state != TSC_TRIAL && tsc_state != TSC_ON)
+		return;
+	if (why) {
+		pr_dbg("an anchor %.0f ns off the wall clock's line in the TSC, %.1f ms after the last", got - expect,
+		       expect / 1e6);
+		tsc_set(TSC_GIVEN_UP, why);
+	} else if (tsc_state == TSC_TRIAL && rate_known && (double)(t - map.tb) * map.rate >= TRIAL_NS) {
+		tsc_set(TSC_ON, "the wall clock kept to one line in the TSC");
+	}
 }
 
 static uint64_t from(uint64_t n, uint64_t t_at, uint64_t t, double rate)
@@ -212,7 +323,7 @@ static uint64_t map_at(const __typeof__(map) *m, uint64_t t)
 uint64_t cprof_tick_ns(uint64_t t)
 {
 	/* the flusher is the map's only writer: on its thread the map is read as it is */
-	return cprof_tick_tsc ? map_at(&map, t) : t;
+	return tsc_state == TSC_NO || t >= CPROF_TICK_NS_MIN ? t : map_at(&map, t);
 }
 
 /* Async-signal-safe, any thread: a copy under the seqlock; a handler that interrupted the flusher's update
@@ -221,7 +332,7 @@ uint64_t cprof_tick_ns_any(uint64_t t)
 {
 	__typeof__(map) v;
 
-	if (!cprof_tick_tsc)
+	if (tsc_state == TSC_NO || t >= CPROF_TICK_NS_MIN)
 		return t;
 	for (int tries = 0;; tries++) {
 		uint32_t s = atomic_load_explicit(&map.seq, memory_order_acquire);
