@@ -254,11 +254,16 @@ static int launch_common(struct simgpu_call *c, struct sg_kernel *k, dim3 grid, 
 	return 0;
 }
 
-static cudaError_t launch(uint32_t cbid, struct sg_kernel *k, dim3 grid, dim3 block, size_t smem,
+/* func is a host stub or a cudaKernel_t (by_handle: only the latter); the lookup is inside the call's record, as
+ * real cudart's argument work is after CUPTI's entry stamp: a record that left it out would put the simulator's
+ * lookup into the time a hook sees outside the record, which cprof reads as CUPTI's in-call cost. */
+static cudaError_t launch(uint32_t cbid, const void *func, int by_handle, dim3 grid, dim3 block, size_t smem,
 			  const void *stream, int ptsz)
 {
 	struct simgpu_call c;
-	int err = simgpu_api_enter(&c, cbid, CTX, k ? k->name : NULL);
+	uint64_t t0 = simgpu_now();
+	struct sg_kernel *k = by_handle ? kernel_by_handle(func) : kernel_lookup(func);
+	int err = simgpu_api_enter_at(&c, t0, cbid, CTX, k ? k->name : NULL);
 	if (!err)
 		err = launch_common(&c, k, grid, block, smem, stream, ptsz);
 	return finish(&c, err);
@@ -268,14 +273,14 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void
 			     cudaStream_t stream)
 {
 	(void)args;
-	return launch(CBID(cudaLaunchKernel_v7000), kernel_lookup(func), gridDim, blockDim, sharedMem, stream, 0);
+	return launch(CBID(cudaLaunchKernel_v7000), func, 0, gridDim, blockDim, sharedMem, stream, 0);
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
 				  cudaStream_t stream)
 {
 	(void)args;
-	return launch(CBID(cudaLaunchKernel_ptsz_v7000), kernel_lookup(func), gridDim, blockDim, sharedMem, stream, 1);
+	return launch(CBID(cudaLaunchKernel_ptsz_v7000), func, 0, gridDim, blockDim, sharedMem, stream, 1);
 }
 
 /* CUPTI in CUDA 13 reports <<<>>> launches as cudaLaunchKernel, so the records match what profilers expect. */
@@ -283,7 +288,7 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
 			       cudaStream_t stream)
 {
 	(void)args;
-	return launch(CBID(cudaLaunchKernel_v7000), kernel_by_handle(kernel), gridDim, blockDim, sharedMem, stream,
+	return launch(CBID(cudaLaunchKernel_v7000), kernel, 1, gridDim, blockDim, sharedMem, stream,
 		      0);
 }
 
@@ -291,15 +296,16 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
 				    cudaStream_t stream)
 {
 	(void)args;
-	return launch(CBID(cudaLaunchKernel_ptsz_v7000), kernel_by_handle(kernel), gridDim, blockDim, sharedMem,
+	return launch(CBID(cudaLaunchKernel_ptsz_v7000), kernel, 1, gridDim, blockDim, sharedMem,
 		      stream, 1);
 }
 
 static cudaError_t launch_ex(uint32_t cbid, const cudaLaunchConfig_t *config, const void *func, int ptsz)
 {
-	struct sg_kernel *k = kernel_lookup(func);
 	struct simgpu_call c;
-	int err = simgpu_api_enter(&c, cbid, CTX, k ? k->name : NULL);
+	uint64_t t0 = simgpu_now();
+	struct sg_kernel *k = kernel_lookup(func); /* inside the record, as in launch() */
+	int err = simgpu_api_enter_at(&c, t0, cbid, CTX, k ? k->name : NULL);
 	if (!err && !config)
 		err = cudaErrorInvalidValue;
 	if (!err)

@@ -907,9 +907,14 @@ static atomic_uint g_corr;
 
 int simgpu_api_enter(struct simgpu_call *c, uint32_t cbid, uint32_t flags, const char *symbol)
 {
+	return simgpu_api_enter_at(c, simgpu_now(), cbid, flags, symbol);
+}
+
+int simgpu_api_enter_at(struct simgpu_call *c, uint64_t t0, uint32_t cbid, uint32_t flags, const char *symbol)
+{
 	memset(c, 0, offsetof(struct simgpu_call, gpu));
 	c->symbol = symbol;
-	c->t0 = simgpu_now();
+	c->t0 = t0;
 	c->cbid = cbid;
 	c->flags = flags;
 	c->corr = atomic_fetch_add(&g_corr, 1) + 1;

@@ -129,6 +129,9 @@ int simgpu_capture_status(struct simgpu_stream *s, uint64_t *id, struct simgpu_g
 
 /* API call bracket: enter runs first-use costs and opens a correlation id, exit emits the records. */
 int simgpu_api_enter(struct simgpu_call *c, uint32_t cbid, uint32_t flags, const char *symbol);
+/* The same with the record's start read by the caller: real CUPTI stamps a runtime call at its entry, before the
+ * work that finds what the call needs (a launch's kernel lookup, which names the kernel for the enter callback). */
+int simgpu_api_enter_at(struct simgpu_call *c, uint64_t t0, uint32_t cbid, uint32_t flags, const char *symbol);
 int simgpu_api_exit(struct simgpu_call *c, int ret);
 
 /* Name interning and lazy module load at a kernel's first launch. */
