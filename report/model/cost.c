@@ -442,8 +442,10 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		uint64_t base = t.hook_calls > all ? t.hook_calls : all;
 
 		out->hook_ns = share(t.hook_ns, calls, base);
-		out->stack_ns = share(t.stack_ns, calls, base);
-		out->stacks = share(t.stack_calls, calls, base);
+		/* a capture is timed itself: where in time they were taken, as the CPU below (a site's first captures,
+		 * libunwind's first reads of the unwind tables, are at the start, not spread over every call) */
+		out->stack_ns = grew(m, proc, offsetof(struct cprof_cost_row, stack_ns), ws, we);
+		out->stacks = grew(m, proc, offsetof(struct cprof_cost_row, stack_calls), ws, we);
 		out->sampled_calls = t.sampled_calls;
 		/* the threads' CPU and waiting are read in time (about ten rows a second): their growth over the window */
 		out->flusher_cpu_ns = grew(m, proc, offsetof(struct cprof_cost_row, flusher_cpu_ns), ws, we);
@@ -485,4 +487,16 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->app_wait_ns += c->app_wait_ns;
 	to->wait_attributed_ns += c->wait_attributed_ns;
 	to->total_ns += c->total_ns;
+}
+
+void cprof_model_window_costs(struct cprof_model *m)
+{
+	for (size_t i = 0; i < m->rec.n; i++) {
+		struct cprof_window *w = &m->rec.w[i];
+		struct cprof_cost c;
+
+		cprof_cost_window(m, w->proc, w->start, w->end, cprof_cost_overhead(m, w->proc, w->start, w->end, 1), &c);
+		w->cost_ns = c.total_ns;
+		w->cost_measured = c.measured;
+	}
 }

@@ -200,6 +200,8 @@ struct cprof_window {
 	int number;                 /* as the run numbered them (cprof capture's first is 1) */
 	uint64_t start, end;
 	char *why, *end_why;        /* what opened and what closed it; never NULL */
+	uint64_t cost_ns;           /* what cprof cost the program inside it (cprof_model_window_costs) */
+	int cost_measured;          /* the profile has CPROF_COST rows: else cost_ns is CUPTI's part only */
 };
 
 /* What the profile says about its recording: the windows and --max-size (issue 31). */
@@ -319,6 +321,8 @@ struct cprof_model {
 /* cost.c: marks the calls CUPTI's time inside is measured on (rt1) and sets cupti_in_call_ns; marks the overhead
  * records of threads that made no runtime call (background) */
 int cprof_model_cupti_in_calls(struct cprof_model *m);
+/* cost.c: each recording window's cost (cprof_cost_window over it, its process's), after cprof_model_cupti_in_calls */
+void cprof_model_window_costs(struct cprof_model *m);
 /* cost.c: CUPTI's overhead records starting in [ws, hi), each cut at hi; program_only: those on the program's own
  * threads (the ones not marked background) */
 uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi, int program_only);

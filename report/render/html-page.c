@@ -245,13 +245,13 @@ static void write_windows(struct html *h)
 {
 	const struct cprof_recording *r = &h->model.rec;
 	FILE *f = h->f;
-	char dur[32];
+	char dur[32], cost[32];
 	size_t i;
 
 	if (r->n) {
 		fprintf(f, "<p class=\"meta\"><b>Recorded windows:</b> %zu (the page covers only these; outside them calls"
 			   " passed through unrecorded)</p>\n<table class=\"windows\"><thead><tr><th>#</th><th>Process</th>"
-			   "<th>Start</th><th>Length</th><th>Opened by</th><th>Closed by</th></tr></thead><tbody>\n", r->n);
+			   "<th>Start</th><th>Length</th><th>Opened by</th><th>Closed by</th><th>cprof cost</th></tr></thead><tbody>\n", r->n);
 		for (i = 0; i < r->n; i++) {
 			const struct cprof_window *w = &r->w[i];
 
@@ -266,7 +266,8 @@ static void write_windows(struct html *h)
 			html_text(f, w->why);
 			fputs("</td><td>", f);
 			html_text(f, w->end_why);
-			fputs("</td></tr>\n", f);
+			cprof_fmt_dur(cost, sizeof(cost), (double)w->cost_ns);
+			fprintf(f, "</td><td>%s%s</td></tr>\n", cost, w->cost_measured ? "" : " (CUPTI's part only)");
 		}
 		fputs("</tbody></table>\n", f);
 	}

@@ -125,7 +125,9 @@ void report_json_windows(const struct cprof_recording *r)
 			cprof_json_str(stdout, w->why);
 			printf(",\"end_why\":");
 			cprof_json_str(stdout, w->end_why);
-			printf("}");
+			/* what cprof cost the program inside it, as cprof_cost's total_ns for the verdict's window */
+			printf(",\"cprof_cost_ns\":%llu,\"cprof_cost_measured\":%s}", (unsigned long long)w->cost_ns,
+			       w->cost_measured ? "true" : "false");
 		}
 		printf("]");
 	}

@@ -215,7 +215,7 @@ void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const
 /* The recording windows (issue 31): what was recorded, when, and why it started and stopped. */
 void report_print_windows(const struct cprof_recording *r)
 {
-	char dur[32], bytes[32];
+	char dur[32], bytes[32], cost[32];
 	size_t i;
 
 	if (r->n) {
@@ -228,10 +228,11 @@ void report_print_windows(const struct cprof_recording *r)
 			if (w->pid)
 				snprintf(pid, sizeof(pid), "pid %lld", (long long)w->pid);
 			cprof_fmt_dur(dur, sizeof(dur), (double)(w->end - w->start));
-			printf("  #%d  %s  +%.3f s .. +%.3f s (%s)  %s; %s\n", w->number, pid,
+			cprof_fmt_dur(cost, sizeof(cost), (double)w->cost_ns);
+			printf("  #%d  %s  +%.3f s .. +%.3f s (%s)  %s; %s; cprof cost %s%s\n", w->number, pid,
 			       w->start >= r->base_ns ? (w->start - r->base_ns) / 1e9 : 0.0,
 			       w->end >= r->base_ns ? (w->end - r->base_ns) / 1e9 : 0.0, dur, cprof_tx(w->why),
-			       cprof_tx(w->end_why));
+			       cprof_tx(w->end_why), cost, w->cost_measured ? "" : " (CUPTI's part only: not measured)");
 		}
 		if (r->n > 50)
 			printf("  ... %zu more (cprof report --format json lists them all)\n", r->n - 50);

@@ -41,8 +41,9 @@ static void done(void)
 	memset(&m, 0, sizeof(m));
 }
 
-/* hooks and stacks per call: the window with half the calls gets half; CUPTI's part is added as given */
-START_TEST(test_cost_per_call_share)
+/* hooks per call: the window with half the calls gets half; stacks where they were taken (all four by the first
+ * row, at 100 ms: a site's first captures), not spread over the calls; CUPTI's part is added as given */
+START_TEST(test_cost_hooks_per_call_stacks_in_time)
 {
 	static const uint64_t w[] = { 0, 0, 0 }, fcpu[] = { 0, 0, 0 };
 	struct cprof_cost c;
@@ -52,10 +53,43 @@ START_TEST(test_cost_per_call_share)
 	ck_assert(c.measured);
 	ck_assert_uint_eq(c.calls, 100);
 	ck_assert_uint_eq(c.hook_ns, 100 * 100);
-	ck_assert_uint_eq(c.stack_ns, 2 * 50000);
+	ck_assert_uint_eq(c.stack_ns, 0);
+	ck_assert_uint_eq(c.stacks, 0);
 	ck_assert_uint_eq(c.cupti_overhead_ns, 7000);
 	ck_assert_uint_eq(c.wait_attributed_ns, 0);
-	ck_assert_uint_eq(c.total_ns, 100 * 100 + 2 * 50000 + 7000);
+	ck_assert_uint_eq(c.total_ns, 100 * 100 + 7000);
+	cprof_cost_window(&m, 0, 0, 100 * MS, 0, &c);
+	ck_assert_uint_eq(c.hook_ns, 100 * 100);
+	ck_assert_uint_eq(c.stack_ns, 4 * 50000);
+	ck_assert_uint_eq(c.stacks, 4);
+	ck_assert_uint_eq(c.total_ns, 100 * 100 + 4 * 50000);
+	done();
+}
+END_TEST
+
+/* each recording window gets its own cost, its process's only, as a verdict's window over the same span would */
+START_TEST(test_cost_each_window)
+{
+	static const uint64_t w[] = { 0, 0, 0 }, fcpu[] = { 0, 0, 0 };
+	struct cprof_window win[3] = {
+		{ .proc = 1, .start = 0, .end = 100 * MS },
+		{ .proc = 1, .start = 1000 * MS, .end = 1100 * MS },
+		{ .proc = 2, .start = 0, .end = 1100 * MS },
+	};
+	struct cprof_cost c;
+
+	build(w, fcpu, 3);
+	m.rec.w = win;
+	m.rec.n = 3;
+	cprof_model_window_costs(&m);
+	ck_assert_uint_eq(win[0].cost_ns, 100 * 100 + 4 * 50000);
+	ck_assert_uint_eq(win[1].cost_ns, 100 * 100);
+	ck_assert(win[0].cost_measured && win[1].cost_measured);
+	/* process 2 made no call and has no COST rows: nothing measured, nothing stated */
+	ck_assert_uint_eq(win[2].cost_ns, 0);
+	ck_assert(!win[2].cost_measured);
+	cprof_cost_window(&m, 1, 1000 * MS, 1100 * MS, 0, &c);
+	ck_assert_uint_eq(win[1].cost_ns, c.total_ns);
 	done();
 }
 END_TEST
@@ -287,7 +321,8 @@ Suite *cost_suite(void)
 	Suite *s = suite_create("cost");
 	TCase *tc = tcase_create("window");
 
-	tcase_add_test(tc, test_cost_per_call_share);
+	tcase_add_test(tc, test_cost_hooks_per_call_stacks_in_time);
+	tcase_add_test(tc, test_cost_each_window);
 	tcase_add_test(tc, test_cost_wait_in_time_and_capped);
 	tcase_add_test(tc, test_cost_unmeasured);
 	tcase_add_test(tc, test_cost_window_calls_by_search);
