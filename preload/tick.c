@@ -179,7 +179,7 @@ void cprof_tick_init(void)
 	/* CPROF_TSC=0 keeps CLOCK_REALTIME in the hooks (a machine whose TSC one does not trust); CPROF_TSC=1
 	 * takes the TSC on a clock a daemon steers (its rounds may then be off: the comment above) */
 	const char *e = getenv("CPROF_TSC");
-	int force = e && strcmp(e, "1") == 0, capable = kernel_uses_tsc() && !(e && strcmp(e, "0") == 0);
+	int force = e && strcmp(e, "1") == 0, off = e && strcmp(e, "0") == 0, capable = kernel_uses_tsc() && !off;
 	uint64_t t0, n0, t1, n1;
 
 	atomic_store(&map.seq, 0);
@@ -188,8 +188,7 @@ void cprof_tick_init(void)
 	floor_ns = read_floor();
 	tsc_set(TSC_NO, NULL);
 	if (!capable) {
-		pr_dbg("the hooks read CLOCK_REALTIME: %s", e && strcmp(e, "0") == 0 ? "CPROF_TSC=0"
-							   : "the kernel does not keep time with the TSC");
+		pr_dbg("the hooks read CLOCK_REALTIME: %s", off ? "CPROF_TSC=0" : "the kernel does not keep time with the TSC");
 		return;
 	}
 	cprof_tick_tsc = 1;
@@ -226,6 +225,12 @@ void cprof_tick_start(int mode, uint64_t t, uint64_t n, double rate)
 	tsc_set(mode == 1 ? TSC_ON : mode == 2 ? TSC_TRIAL : TSC_NO, NULL);
 }
 
+/* the TSC on trial or taken: what the anchors may still take away */
+static int tsc_watched(void)
+{
+	return tsc_state == TSC_TRIAL || tsc_state == TSC_ON;
+}
+
 void cprof_tick_anchor(void)
 {
 	uint64_t t, n, width;
@@ -235,7 +240,7 @@ void cprof_tick_anchor(void)
 		return;
 	width = anchor(&t, &n);
 	/* a daemon that starts steering (or moves the frequency) mid-run: from now on CLOCK_REALTIME */
-	if (!tsc_forced && (tsc_state == TSC_TRIAL || tsc_state == TSC_ON) && kclock_read(&k) == 0 &&
+	if (!tsc_forced && tsc_watched() && kclock_read(&k) == 0 &&
 	    memcmp(&k, &kclock_start, sizeof(k)) != 0)
 		tsc_set(TSC_GIVEN_UP, "adjtimex says the kernel's clock is being steered now");
 	cprof_tick_add_anchor(t, n, width);
@@ -279,7 +284,7 @@ void cprof_tick_add_anchor(uint64_t t, uint64_t n, uint64_t width)
 	}
 	map.wl = w;
 	atomic_fetch_add_explicit(&map.seq, 1, memory_order_release);
-	if (tsc_state != TSC_TRIAL && tsc_state != TSC_ON)
+	if (!tsc_watched())
 		return;
 	if (why) {
 		pr_dbg("an anchor %.0f ns off the wall clock's line in the TSC, %.1f ms after the last", got - expect,
