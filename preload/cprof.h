@@ -124,8 +124,9 @@ struct cprof_tls {
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
 	int recording;       /* inside cprof_record: a signal handler's hooked call must not write the same slot */
-	uint32_t ncalls;     /* calls entered: one in CPROF_COST_SAMPLE is timed (cprof_enter) */
-	uint32_t ncounted;   /* counted calls: one in CPROF_COST_SAMPLE is timed (preload/hook.h) */
+	uint32_t calls_left;   /* hooked calls until the next whose hook is timed (cprof_enter; about one in CPROF_COST_SAMPLE) */
+	uint32_t counted_left; /* the same for the counted calls (preload/hook.h) */
+	uint32_t cost_rng;     /* the strides' xorshift state (0: not yet seeded) */
 	uint64_t corr_lo;
 	uint64_t stack_call_ns; /* the current call's stack capture, left out of its sampled hook time */
 };
@@ -265,10 +266,27 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 			      memory_order_relaxed);
 }
 
-/* Whether this counted call is the one in CPROF_COST_SAMPLE whose hook is timed (the timed path is out of line) */
+/* ring.c: the next stride between two timed calls, drawn from [CPROF_COST_SAMPLE / 2, 3 CPROF_COST_SAMPLE / 2),
+ * into *left; whether this call is timed (not a thread's first, which only seeds the draw) */
+CPROF_HIDDEN int cprof_cost_refill(uint32_t *left);
+
+/* Whether this call is one whose hook is timed. The strides are drawn, not fixed: a step makes its calls in a
+ * fixed order, and one in every 64th would always be the same call of the step (the eager PyTorch step makes two
+ * hooked calls, cublasGemmEx and the add's launch: a process timed only the one its start's parity gave it, and
+ * its stated hook cost was 314 or 520 ns a step, 2026-12-04) */
+static inline __attribute__((always_inline)) int cprof_cost_due(uint32_t *left)
+{
+	if (likely(*left != 0)) {
+		--*left;
+		return 0;
+	}
+	return cprof_cost_refill(left);
+}
+
+/* Whether this counted call is one whose hook is timed (the timed path is out of line) */
 static inline __attribute__((always_inline)) int cprof_counted_timed(void)
 {
-	return unlikely((++cprof_tls.ncounted & (CPROF_COST_SAMPLE - 1)) == 0);
+	return unlikely(cprof_cost_due(&cprof_tls.counted_left));
 }
 /* init.c: a timed counted call's own time (ticks), into its thread's ring */
 CPROF_HIDDEN void cprof_counted_cost_sample(uint64_t ticks);
@@ -407,7 +425,7 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 			return 0;
 	}
 	/* one call in CPROF_COST_SAMPLE measures what the hook itself costs (two clock reads more) */
-	c->t_in = unlikely((++cprof_tls.ncalls & (CPROF_COST_SAMPLE - 1)) == 0) ? cprof_tick() : 0;
+	c->t_in = unlikely(cprof_cost_due(&cprof_tls.calls_left)) ? cprof_tick() : 0;
 	c->nested = cprof_tls.depth++ > 0;
 	/* unique in the process: thread id above, per-thread counter below */
 	c->corr = ((uint64_t)cprof_tls.tid << 40) | (++cprof_tls.corr_lo & ((1ull << 40) - 1));

@@ -134,3 +134,21 @@ void cprof_rings_reset_after_fork(void)
 	cprof_tls.ring = NULL;
 	cprof_tls.generation = 0;
 }
+
+/* The timed calls' strides (cprof_cost_due): here beside the thread state they live in. */
+__attribute__((noinline, cold)) int cprof_cost_refill(uint32_t *left)
+{
+	uint32_t x = cprof_tls.cost_rng;
+	int first = x == 0;
+
+	if (first)
+		x = (uint32_t)(uintptr_t)left * 2654435761u ^ cprof_tls.tid ^ 0x9e3779b9u; /* nonzero in practice */
+	if (x == 0)
+		x = 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	cprof_tls.cost_rng = x;
+	*left = CPROF_COST_SAMPLE / 2 + x % CPROF_COST_SAMPLE;
+	return !first;
+}

@@ -167,6 +167,34 @@ END_TEST
 /* The sampled stacks' site table: two sites in one set keep their entries however they alternate (direct-
  * mapped, a PyTorch training step had two sites throw each other out: a stack taken on each of 3,000 calls);
  * a third evicts the one used longest ago. */
+/* the timed calls are drawn, not every 64th: a step of two hooked calls gets both timed, about equally, and
+ * about one call in 64 is timed in all (before 2026-12-04 the same one of the two always was) */
+START_TEST(test_ring_cost_strides_not_aliased)
+{
+	uint32_t left = 0, gap = 0, min_gap = UINT32_MAX, max_gap = 0;
+	unsigned timed[2] = { 0, 0 }, n = 2 * 64 * 2000;
+
+	cprof_tls.cost_rng = 0;
+	for (unsigned i = 0; i < n; i++) {
+		gap++;
+		if (!cprof_cost_due(&left))
+			continue;
+		timed[i % 2]++;
+		if (timed[0] + timed[1] > 1) {
+			min_gap = gap < min_gap ? gap : min_gap;
+			max_gap = gap > max_gap ? gap : max_gap;
+		}
+		gap = 0;
+	}
+	ck_assert_uint_gt(timed[0], 1600);
+	ck_assert_uint_gt(timed[1], 1600);
+	ck_assert_uint_gt(timed[0] + timed[1], 4000 * 85 / 100);
+	ck_assert_uint_lt(timed[0] + timed[1], 4000 * 115 / 100);
+	ck_assert_uint_ge(min_gap, CPROF_COST_SAMPLE / 2);
+	ck_assert_uint_le(max_gap, 3 * CPROF_COST_SAMPLE / 2);
+}
+END_TEST
+
 static struct cprof_site *site_use(struct cprof_sites *ts, uint64_t key)
 {
 	struct cprof_site *e = cprof_site_of(ts, key);
@@ -215,6 +243,7 @@ Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_thread_exit_and_reuse);
 	tcase_add_test(tc, test_ring_reset_after_fork);
 	tcase_add_test(tc, test_ring_sites_two_ways);
+	tcase_add_test(tc, test_ring_cost_strides_not_aliased);
 	suite_add_tcase(s, tc);
 	return s;
 }
