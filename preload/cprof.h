@@ -267,7 +267,7 @@ static inline __attribute__((always_inline)) void cprof_count_query(unsigned slo
 }
 
 /* ring.c: the next stride between two timed calls, drawn from [CPROF_COST_SAMPLE / 2, 3 CPROF_COST_SAMPLE / 2),
- * into *left; whether this call is timed (not a thread's first, which only seeds the draw) */
+ * into *left; whether this call is timed (not the one that makes the thread's first draw, which seeds it) */
 CPROF_HIDDEN int cprof_cost_refill(uint32_t *left);
 
 /* Whether this call is one whose hook is timed. The strides are drawn, not fixed: a step makes its calls in a
@@ -424,7 +424,7 @@ static inline __attribute__((always_inline)) int cprof_enter(struct cprof_call *
 		if (cprof_ring_for_thread() == NULL)
 			return 0;
 	}
-	/* one call in CPROF_COST_SAMPLE measures what the hook itself costs (two clock reads more) */
+	/* about one call in CPROF_COST_SAMPLE measures what the hook itself costs (two clock reads more) */
 	c->t_in = unlikely(cprof_cost_due(&cprof_tls.calls_left)) ? cprof_tick() : 0;
 	c->nested = cprof_tls.depth++ > 0;
 	/* unique in the process: thread id above, per-thread counter below */

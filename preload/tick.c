@@ -325,10 +325,16 @@ static uint64_t map_at(const __typeof__(map) *m, uint64_t t)
 	return from(m->n[i], m->t[i], t, m->rate);
 }
 
+/* a reading the hooks took on CLOCK_REALTIME: ns already, nothing to map */
+static int already_ns(uint64_t t)
+{
+	return tsc_state == TSC_NO || t >= CPROF_TICK_NS_MIN;
+}
+
 uint64_t cprof_tick_ns(uint64_t t)
 {
 	/* the flusher is the map's only writer: on its thread the map is read as it is */
-	return tsc_state == TSC_NO || t >= CPROF_TICK_NS_MIN ? t : map_at(&map, t);
+	return already_ns(t) ? t : map_at(&map, t);
 }
 
 /* Async-signal-safe, any thread: a copy under the seqlock; a handler that interrupted the flusher's update
@@ -337,7 +343,7 @@ uint64_t cprof_tick_ns_any(uint64_t t)
 {
 	__typeof__(map) v;
 
-	if (tsc_state == TSC_NO || t >= CPROF_TICK_NS_MIN)
+	if (already_ns(t))
 		return t;
 	for (int tries = 0;; tries++) {
 		uint32_t s = atomic_load_explicit(&map.seq, memory_order_acquire);

@@ -438,7 +438,7 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	out->cupti_calls_ns = out->cupti_calls * m->cupti_in_call_ns;
 	out->calls = calls;
 	if (out->measured) {
-		/* the hooks' and stacks' cost is per call: the run's per-call cost times the window's calls */
+		/* the hooks' cost is per call: the run's per-call cost times the window's calls */
 		uint64_t base = t.hook_calls > all ? t.hook_calls : all;
 
 		out->hook_ns = share(t.hook_ns, calls, base);
