@@ -368,6 +368,11 @@ void cprof_cupti_pause(int pause)
 		quiet_queries();
 }
 
+int cprof_cupti_unrecorded(void)
+{
+	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && atomic_load(&cu.paused) && !cprof_share_active();
+}
+
 static void cprof_cupti_start(void)
 {
 	char where[PATH_MAX + 64];

@@ -63,7 +63,7 @@ static inline void fill_launch(struct cprof_wire_api *ev, const void *key, dim3 
 		if (unlikely(real == NULL))                                                          \
 			return NO_REAL;                                                              \
 		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
-			return real(func, gridDim, blockDim, args, sharedMem, stream);               \
+			return CPROF_PASS(CPROF_API_##sym, real(func, gridDim, blockDim, args, sharedMem, stream)); \
 		ret = real(func, gridDim, blockDim, args, sharedMem, stream);                        \
 		fill_launch(&ev, (const void *)func, gridDim, blockDim, sharedMem, stream);          \
 		cprof_leave(&c, &ev, CPROF_API_##sym, ret);                                          \
@@ -88,7 +88,7 @@ HOOK_LAUNCH(cudaLaunchCooperativeKernel_ptsz, const void *)
 		if (unlikely(real == NULL))                                                          \
 			return NO_REAL;                                                              \
 		if (!cprof_enter(&c, CPROF_API_##sym))                                             \
-			return real(config, func, args);                                             \
+			return CPROF_PASS(CPROF_API_##sym, real(config, func, args));                \
 		ret = real(config, func, args);                                                      \
 		if (config)                                                                          \
 			fill_launch(&ev, func, config->gridDim, config->blockDim,                    \

@@ -335,3 +335,28 @@ void cprof_counted_cost_sample(uint64_t ticks)
 		return;
 	cprof_ring_sample(&r->counted_sampled_ns, &r->counted_sampled, ns);
 }
+
+/* A launch passed through (CPROF_PASS) is timed only while a window is closed and CUPTI records nothing, on a
+ * thread with a ring of this process: the report compares it with the launches recorded in the windows. */
+uint64_t cprof_pass_begin_slow(void)
+{
+	if (atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_PAUSED ||
+	    atomic_load_explicit(&cprof_cupti_on, memory_order_relaxed) != CPROF_CUPTI_ON || cprof_tls.ring == NULL ||
+	    cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed) ||
+	    !cprof_cupti_unrecorded())
+		return 0;
+	return cprof_tick();
+}
+
+void cprof_pass_sample(uint64_t ticks)
+{
+	struct cprof_ring *r = cprof_tls.ring;
+	uint64_t ns = cprof_tick_dur_ns(ticks);
+
+	/* a call that lost its core, or a window that opened meanwhile, is no sample (the report drops the recorded
+	 * launches as long) */
+	if (r == NULL || ns == 0 || ns >= CPROF_PASS_MAX_NS || ticks >= (1ull << 56) ||
+	    atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_PAUSED)
+		return;
+	cprof_ring_sample(&r->pass_ns, &r->pass_calls, ns);
+}

@@ -52,6 +52,7 @@ int64_t cprof_meta_int(sqlite3 *db, const char *key, int64_t def);
 int64_t cprof_query_int(sqlite3 *db, const char *sql, int64_t def);
 /* 1 when the profile has this table (an older profile lacks the newer ones). */
 int cprof_has_table(sqlite3 *db, const char *name);
+int cprof_has_column(sqlite3 *db, const char *table, const char *column);
 /* CUPTI shared with the program's own profiler (cupti-shared statuses): each process's last counts, summed;
  * processes = how many processes shared (0: none did). 0, or -EIO when the table cannot be read. */
 struct cprof_cupti_shared {

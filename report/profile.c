@@ -545,6 +545,21 @@ int cprof_has_table(sqlite3 *db, const char *name)
 	return found;
 }
 
+int cprof_has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = ?2", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
 int cprof_cupti_shared(sqlite3 *db, struct cprof_cupti_shared *out)
 {
 	/* the counts statuses only (the first one says that sharing began), each process's newest */

@@ -1,17 +1,24 @@
 /* What profiling cost the program (CPROF_COST's running totals), spread over the calls of a window. */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sqlite3.h>
 
+#include "common/wire.h"
 #include "report/model/analysis.h"
 #include "report/model/model.h"
 #include "report/cprof.h"
 
 /* a call longer than its CUPTI record by more than this waited for something else (see cprof_model_cupti_in_calls) */
 #define CPROF_CUPTI_IN_CALL_MAX_NS 10000
+/* CPROF_COST's columns cprof_model_load_cost reads */
+#define CPROF_COST_COLS 18
+/* launches timed on each side, at least, for a process's measured in-call cost (about 2 ms of launches passed
+ * through at 1 in 64) */
+#define CPROF_PASS_MIN 32
 
 static int cost_cmp(const void *pa, const void *pb)
 {
@@ -128,30 +135,36 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		return rc;
 	if (!cprof_has_table(db, "CPROF_COST"))
 		return 0;
-	/* lostNested came a little after the table, countedCalls and countedNs later (2026-12-02): a profile of
-	 * such a build has none (read as 0) */
-	if (sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
-				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, lostNested,"
-				   " countedCalls, countedNs FROM CPROF_COST",
-			       -1, &st, NULL) != SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
-				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, lostNested, 0, 0"
-				   " FROM CPROF_COST",
-			       -1, &st, NULL) != SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "SELECT processId, timeNs, hookCalls, hookNs, sampledCalls, stackCalls, stackNs,"
-				   " flusherCpuNs, appRunNs, appWaitNs, lostRingFull, lostCupti, lostPipe, 0, 0, 0 FROM CPROF_COST",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
+	/* the table grew columns: lostNested a little after it, countedCalls and countedNs later (2026-12-02), passCalls
+	 * and passNs (2026-12-06). A profile of an older build has fewer, read as 0 */
+	{
+		static const char *const cols[] = { "processId", "timeNs", "hookCalls", "hookNs", "sampledCalls",
+						    "stackCalls", "stackNs", "flusherCpuNs", "appRunNs", "appWaitNs",
+						    "lostRingFull", "lostCupti", "lostPipe", "lostNested", "countedCalls",
+						    "countedNs", "passCalls", "passNs" };
+		_Static_assert(sizeof(cols) / sizeof(cols[0]) == CPROF_COST_COLS, "CPROF_COST columns");
+		char sql[512];
+		size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
+
+		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && len < sizeof(sql); i++)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s %s", i ? "," : "",
+						cprof_has_column(db, "CPROF_COST", cols[i]) ? cols[i] : "0");
+		if (len >= sizeof(sql) - sizeof(" FROM CPROF_COST"))
+			return -EIO;
+		snprintf(sql + len, sizeof(sql) - len, " FROM CPROF_COST");
+		if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+			return -EIO;
+	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct cprof_cost_row *c;
-		uint64_t v[16];
+		uint64_t v[CPROF_COST_COLS];
 
 		if (cprof_grow(&m->cost, &cap, m->ncost, sizeof(*m->cost)) < 0) {
 			sqlite3_finalize(st);
 			return -ENOMEM;
 		}
 		/* totals a reader sums: a forged negative or huge value is read as 0, never wrapped */
-		for (int i = 1; i < 16; i++) {
+		for (int i = 1; i < CPROF_COST_COLS; i++) {
 			int64_t x = sqlite3_column_int64(st, i);
 
 			v[i] = x > 0 && x < (1ll << 62) ? (uint64_t)x : 0;
@@ -174,6 +187,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		c->lost_nested = v[13];
 		c->counted_calls = v[14];
 		c->counted_ns = v[15];
+		c->pass_calls = v[16];
+		c->pass_ns = v[17];
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -208,6 +223,8 @@ static void last_totals(const struct cprof_model *m, int64_t proc, struct cprof_
 		sum->lost_cupti += c->lost_cupti;
 		sum->lost_pipe += c->lost_pipe;
 		sum->lost_nested += c->lost_nested;
+		sum->pass_calls += c->pass_calls;
+		sum->pass_ns += c->pass_ns;
 	}
 }
 
@@ -338,6 +355,67 @@ uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t
 	return o;
 }
 
+struct pass_dur {
+	int64_t proc;
+	uint64_t dur;
+};
+
+static int pass_dur_cmp(const void *pa, const void *pb)
+{
+	const struct pass_dur *a = pa, *b = pb;
+
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
+}
+
+/* CUPTI's time in a call, measured where the run allows it: the kernel launches recorded with their one CUPTI record
+ * against the launches of the same process passed through while a window was closed and CUPTI recorded nothing
+ * (preload's CPROF_PASS, about one in 64 timed), both timed by the same two reads around the real call. The
+ * difference of the means is all CUPTI did inside the call, before, inside and after its record; the estimate
+ * (the call less its record) counts cudart's own work outside the record and misses CUPTI's inside it. Each
+ * process with enough of both weighs by its recorded launches; none: the estimate stands. */
+static int cupti_in_call_measured(struct cprof_model *m)
+{
+	struct pass_dur *p;
+	size_t n = 0, i, j;
+	double weighted = 0, weights = 0;
+	uint64_t passed = 0;
+
+	for (i = 0; i < m->ncost && m->cost[i].pass_calls == 0; i++)
+		;
+	if (i == m->ncost)
+		return 0; /* no launch was timed outside a window (a whole-run profile, an older build) */
+	if ((p = malloc(m->ncalls * sizeof(*p) + 1)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (c->rt1 && c->launch && c->graph == CPROF_GRAPH_NONE && c->end > c->start &&
+		    c->end - c->start < CPROF_PASS_MAX_NS)
+			p[n++] = (struct pass_dur){ .proc = c->proc, .dur = c->end - c->start };
+	}
+	cprof_sort(p, n, sizeof(*p), pass_dur_cmp);
+	for (i = 0; i < n; i = j) {
+		struct cprof_cost_row t;
+		size_t nprocs;
+		double on = 0;
+
+		for (j = i; j < n && p[j].proc == p[i].proc; j++)
+			on += (double)p[j].dur;
+		last_totals(m, p[i].proc, &t, &nprocs);
+		if (j - i < CPROF_PASS_MIN || t.pass_calls < CPROF_PASS_MIN)
+			continue;
+		weighted += (on / (double)(j - i) - (double)t.pass_ns / (double)t.pass_calls) * (double)(j - i);
+		weights += (double)(j - i);
+		passed += t.pass_calls;
+	}
+	free(p);
+	if (weights > 0) {
+		m->cupti_in_call_ns = weighted > 0 ? (uint64_t)(weighted / weights) : 0;
+		m->cupti_in_call_passed = passed;
+	}
+	return 0;
+}
+
 int cprof_model_cupti_in_calls(struct cprof_model *m)
 {
 	struct rt_dur *r = NULL;
@@ -347,7 +425,7 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 
 	if (mark_background_overhead(m) < 0)
 		return -ENOMEM;
-	m->cupti_in_call_ns = 0;
+	m->cupti_in_call_ns = m->cupti_in_call_estimate_ns = m->cupti_in_call_passed = 0;
 	for (i = 0; i < m->ncalls; i++)
 		m->calls[i].rt1 = 0; /* the loader fills the fields it knows */
 	if (m->nrt == 0 || m->ncalls == 0)
@@ -392,7 +470,8 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 			}
 		m->cupti_in_call_ns = n && sum > 0 ? (uint64_t)(sum / (int64_t)n) : 0;
 	}
-	ret = 0;
+	m->cupti_in_call_estimate_ns = m->cupti_in_call_ns;
+	ret = cupti_in_call_measured(m);
 out:
 	free(r);
 	free(d);
@@ -436,6 +515,8 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 			out->cupti_calls += proc == 0 || m->rt[i].proc == proc;
 	}
 	out->cupti_calls_ns = out->cupti_calls * m->cupti_in_call_ns;
+	out->in_call_ns = m->cupti_in_call_ns;
+	out->in_call_passed = m->cupti_in_call_passed;
 	out->calls = calls;
 	if (out->measured) {
 		/* the hooks' cost is per call: the run's per-call cost times the window's calls */
@@ -487,6 +568,8 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->app_wait_ns += c->app_wait_ns;
 	to->wait_attributed_ns += c->wait_attributed_ns;
 	to->total_ns += c->total_ns;
+	to->in_call_ns = c->in_call_ns; /* one figure for the run */
+	to->in_call_passed = c->in_call_passed;
 }
 
 void cprof_model_window_costs(struct cprof_model *m)

@@ -231,6 +231,7 @@ struct cprof_cost_row {
 	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
 		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 	uint64_t counted_calls, counted_ns; /* the counted calls' hooks (0 in a profile from before them) */
+	uint64_t pass_calls, pass_ns;       /* launches passed through while paused, timed (0 before them) */
 };
 
 /* Calls counted and not recorded (CPROF_API_COUNTS: the device queries once CUPTI was on), a process's total
@@ -267,10 +268,13 @@ struct cprof_model {
 	size_t ncalls;
 	int64_t calls_proc;          /* the process of every call when they share one (load_calls), else 0 */
 	struct cprof_ovh *ovh;       /* by start */
-	/* CUPTI's time inside a runtime API call on the program's thread: the median, over the calls with rt1, of
-	 * the hook's duration less CUPTI's own record's (CUPTI times the call inside its callbacks and writes its
-	 * records after; the median leaves out the calls a preemption lengthened, counted as waiting) */
+	/* CUPTI's time inside a runtime API call on the program's thread (cost.c): where the run had launches passed
+	 * through with CUPTI off (cupti_in_call_passed of them timed), the recorded kernel launches' mean duration
+	 * less theirs; else the mean, over the calls with rt1, of the hook's duration less CUPTI's own record's
+	 * (the estimate: cudart's own work outside the record counts, CUPTI's inside it does not) */
 	uint64_t cupti_in_call_ns;
+	uint64_t cupti_in_call_estimate_ns; /* the estimate, kept when the measurement replaced it */
+	uint64_t cupti_in_call_passed;      /* passed-through launches the measurement used (0: the estimate stands) */
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
 	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */

@@ -17,7 +17,7 @@
 /* What cprof cost the program in the window, measured (issue 26). */
 static void report_text_cost(const struct cprof_cost *c)
 {
-	char t[32], h[32], s[32], u[32], w[32], k[32], q[32];
+	char t[32], h[32], s[32], u[32], w[32], k[32], q[32], e[32], how[160];
 
 	cprof_fmt_dur(t, sizeof(t), (double)c->total_ns);
 	cprof_fmt_dur(h, sizeof(h), (double)c->hook_ns);
@@ -26,17 +26,23 @@ static void report_text_cost(const struct cprof_cost *c)
 	cprof_fmt_dur(w, sizeof(w), (double)c->wait_attributed_ns);
 	cprof_fmt_dur(k, sizeof(k), (double)c->cupti_calls_ns);
 	cprof_fmt_dur(q, sizeof(q), (double)c->counted_ns);
+	cprof_fmt_dur(e, sizeof(e), (double)c->in_call_ns);
+	if (c->in_call_passed)
+		snprintf(how, sizeof(how), "%s a call, measured against %llu launches made outside the windows", e,
+			 (unsigned long long)c->in_call_passed);
+	else
+		snprintf(how, sizeof(how), "%s a call, estimated: each call less its record", e);
 	if (!c->measured) {
 		printf("  cprof's own cost: CUPTI %s; the rest was not measured (a profile from before CPROF_COST)\n", u);
 		return;
 	}
 	/* a lower bound: CUPTI's work inside a library's calls (cuBLAS) and cache effects are not timed (docs/bench.md) */
 	printf("  cprof's own cost: at least %s (%.1f%% of the window): hooks %s (%llu calls, 1 in %d timed), stacks %s (%llu),"
-	       " counted calls %s (%llu), CUPTI %s, CUPTI inside %llu runtime calls %s, waiting for a core while cprof's"
-	       " threads ran %s\n",
+	       " counted calls %s (%llu), CUPTI %s, CUPTI inside %llu runtime calls %s (%s), waiting for a core while"
+	       " cprof's threads ran %s\n",
 	       t, c->window_ns ? 100.0 * c->total_ns / c->window_ns : 0.0, h, (unsigned long long)c->calls,
 	       CPROF_COST_SAMPLE, s, (unsigned long long)c->stacks, q, (unsigned long long)c->counted_calls, u,
-	       (unsigned long long)c->cupti_calls, k, w);
+	       (unsigned long long)c->cupti_calls, k, how, w);
 }
 /* ---- text ---- */
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/wire.h"
 #include "report/model/analysis.h"
 #include "report/model/model.h"
 #include "tests/unit/tests.h"
@@ -248,6 +249,68 @@ START_TEST(test_cost_cupti_in_calls_mean)
 }
 END_TEST
 
+/* Where launches were passed through outside the windows (preload's CPROF_PASS), CUPTI's time in a call is the
+ * recorded kernel launches' mean duration less theirs: 1,500 - 1,200 = 300 ns, where the estimate (each call less its
+ * 600-ns record) says 900. A graph's launch and a launch longer than CPROF_PASS_MAX_NS are not in the mean; fewer than
+ * 32 timed on either side leaves the estimate. */
+START_TEST(test_cost_cupti_in_calls_measured)
+{
+	enum { N = 42 };
+	static struct cprof_call c[N];
+	static struct cprof_rt rt[N];
+	static struct cprof_ext ext[N];
+	static struct cprof_string str[] = { { 1, "cudaLaunchKernel" }, { 2, "cudaGraphLaunch" } };
+	static struct cprof_cost_row row;
+	static struct cprof_proc pr[1] = { { .id = 1 } };
+	struct cprof_cost cost;
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < N; i++) {
+		uint64_t s = (uint64_t)i * MS, dur = i == 40 ? 9000 : i == 41 ? 2 * CPROF_PASS_MAX_NS : 1500;
+
+		c[i] = (struct cprof_call){ .start = s, .end = s + dur, .proc = 1, .outer = 1, .name = i == 40 ? 2 : 1,
+					    .corr = 100 + (uint64_t)i, .launch = 1,
+					    .graph = i == 40 ? CPROF_GRAPH_REPLAY : CPROF_GRAPH_NONE };
+		rt[i] = (struct cprof_rt){ .start = s + 100, .end = s + 700, .proc = 1, .corr = 10 + (uint64_t)i };
+		ext[i] = (struct cprof_ext){ .proc = 1, .corr = 10 + (uint64_t)i, .ext = 100 + (uint64_t)i, .seq = (uint32_t)i };
+	}
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, c, N, NULL, 0, 0), 0);
+	m.rt = rt;
+	m.nrt = N;
+	m.ext = ext;
+	m.next = N;
+	m.strings = str;
+	m.nstrings = 2;
+	m.procs = pr;
+	m.nprocs = 1;
+	/* too few passed through: the estimate, (40 x 900 + 8,400) / 41 with the graph's launch (the long one is out) */
+	row = (struct cprof_cost_row){ .proc = 1, .time = 50 * MS, .pass_calls = 31, .pass_ns = 31 * 1200 };
+	m.cost = &row;
+	m.ncost = 1;
+	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
+	ck_assert_uint_eq(m.cupti_in_call_passed, 0);
+	ck_assert_uint_eq(m.cupti_in_call_ns, (40 * 900 + 8400) / 41);
+	row.pass_calls = 40;
+	row.pass_ns = 40 * 1200;
+	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
+	ck_assert_uint_eq(m.cupti_in_call_passed, 40);
+	ck_assert_uint_eq(m.cupti_in_call_ns, 300);
+	ck_assert_uint_eq(m.cupti_in_call_estimate_ns, (40 * 900 + 8400) / 41);
+	/* every runtime record of a window counts it, and the window says how it was had */
+	cprof_cost_window(&m, 0, 0, 10 * MS, 0, &cost);
+	ck_assert_uint_eq(cost.cupti_calls, 10);
+	ck_assert_uint_eq(cost.cupti_calls_ns, 10 * 300);
+	ck_assert_uint_eq(cost.in_call_passed, 40);
+	/* passed-through launches slower than the recorded ones: CUPTI cost nothing measurable, never less than 0 */
+	row.pass_ns = 40 * 2000;
+	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
+	ck_assert_uint_eq(m.cupti_in_call_ns, 0);
+	ck_assert_uint_eq(m.cupti_in_call_passed, 40);
+	done();
+}
+END_TEST
+
 /* CUPTI's buffer flushes on a thread that made no runtime call (cprof's flusher) are not the program's cost; its
  * buffer requests on the calling thread are. Records that match no calling thread at all are all kept. */
 START_TEST(test_cost_overhead_program_threads)
@@ -328,6 +391,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_window_calls_by_search);
 	tcase_add_test(tc, test_cost_cupti_in_calls);
 	tcase_add_test(tc, test_cost_cupti_in_calls_mean);
+	tcase_add_test(tc, test_cost_cupti_in_calls_measured);
 	tcase_add_test(tc, test_cost_overhead_program_threads);
 	tcase_add_test(tc, test_cost_counted_in_time);
 	suite_add_tcase(s, tc);
