@@ -318,6 +318,13 @@ static const CUpti_ActivityKind kinds[] = {
 	CUPTI_ACTIVITY_KIND_OVERHEAD,          CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 };
 
+/* the kinds whose records are GPU work a hooked call queued */
+static int gpu_kind(CUpti_ActivityKind kind)
+{
+	return kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_MEMCPY ||
+	       kind == CUPTI_ACTIVITY_KIND_MEMSET;
+}
+
 static int cprof_kind(CUpti_ActivityKind kind)
 {
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -359,11 +366,16 @@ void cprof_cupti_pause(int pause)
 	if (pause || shared)
 		cu.flush_all(shared ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	atomic_store(&cu.paused, pause);
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!pause)
-			cu.enable(kinds[i]);
-		else if (!cprof_share_kind_on(kinds[i]))
-			cu.disable(kinds[i]);
+	/* the GPU kinds on last and off first: a call that reaches CUDA between two of these switches may get
+	 * its runtime record and external id without its GPU record, never a GPU record with no record of its call */
+	for (int gpu = pause; gpu == 0 || gpu == 1; gpu += pause ? -1 : 1)
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+			if (gpu_kind(kinds[i]) != gpu)
+				continue;
+			else if (!pause)
+				cu.enable(kinds[i]);
+			else if (!cprof_share_kind_on(kinds[i]))
+				cu.disable(kinds[i]);
 	if (!pause)
 		quiet_queries();
 }
