@@ -616,15 +616,45 @@ int64_t cprof_store_bytes(struct cprof_store *s)
 	return pages < 0 ? -EIO : pages * size;
 }
 
-/* One window of a process; one that --max-size cut short ends at the cut. */
+/* A window's inner bounds (capture-on, capture-off), between which every call cprof passed through had
+ * reached CUDA, for drop_edge_orphans. */
+struct inner_window {
+	int64_t proc;
+	uint64_t start, end;
+};
+struct inner_windows {
+	struct inner_window *w;
+	size_t n, cap;
+};
+
+/* One window of a process; one that --max-size cut short ends at the cut. inner: its inner bounds (0: its own),
+ * kept in *in for a process's window. */
 static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid, int number, uint64_t start, uint64_t end,
-		      uint64_t cut_ns, const char *why, const char *end_why)
+		      uint64_t cut_ns, const char *why, const char *end_why, uint64_t inner_start, uint64_t inner_end,
+		      struct inner_windows *in)
 {
 	int ret = 0;
 
 	if (cut_ns && cut_ns < end) {
 		end = cut_ns > start ? cut_ns : start;
 		end_why = "max-size reached";
+	}
+	if (proc && in) {
+		struct inner_window *w;
+
+		if (in->n == in->cap) {
+			size_t cap = in->cap ? in->cap * 2 : 8;
+
+			if ((w = realloc(in->w, cap * sizeof(*w))) == NULL)
+				return -ENOMEM;
+			in->w = w;
+			in->cap = cap;
+		}
+		w = &in->w[in->n++];
+		w->proc = sqlite3_value_int64(proc);
+		/* an old preload sent no inner bounds; a stray one outside the window is not believed */
+		w->start = inner_start >= start && inner_start <= end ? inner_start : start;
+		w->end = inner_end >= w->start && inner_end <= end ? inner_end : end;
 	}
 	if (proc)
 		sqlite3_bind_value(ins, 1, proc);
@@ -645,11 +675,66 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
 	return ret;
 }
 
+/* GPU records (kernels, copies, memsets) of no recorded call whose CUDA call started outside every inner window of
+ * its process: those of calls cprof passed through just before a window opened or just after it closed, while
+ * CUPTI's kinds were on (preload/capture.c). A GPU record of a recorded call (its external id) stays, and so does
+ * one of a call cprof does not hook made inside a window. Counted in META gpu_records_dropped_at_edges. */
+static int drop_edge_orphans(struct cprof_store *s, const struct inner_windows *in)
+{
+	static const char *const gpu[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+					   "CUPTI_ACTIVITY_KIND_MEMSET" };
+	sqlite3_stmt *ins = NULL;
+	int64_t dropped = 0;
+	int ret = 0;
+	size_t i;
+
+	if (in->n == 0)
+		return 0;
+	if (sqlite3_exec(s->db, "CREATE TEMP TABLE IF NOT EXISTS cprof_inner(processId INTEGER, s INTEGER, e INTEGER);"
+				"DELETE FROM temp.cprof_inner", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.cprof_inner VALUES(?,?,?)", -1, &ins, NULL) != SQLITE_OK)
+		return db_err(s, "edge windows");
+	for (i = 0; i < in->n && ret == 0; i++) {
+		sqlite3_bind_int64(ins, 1, in->w[i].proc);
+		sqlite3_bind_int64(ins, 2, (int64_t)in->w[i].start);
+		sqlite3_bind_int64(ins, 3, (int64_t)in->w[i].end);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			ret = db_err(s, "edge window");
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(ins);
+	for (i = 0; i < sizeof(gpu) / sizeof(gpu[0]) && ret == 0; i++) {
+		char sql[1024];
+
+		/* externalKind 5: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, the kind the hooks push their ids as */
+		snprintf(sql, sizeof(sql),
+			 "DELETE FROM %s WHERE processId IN (SELECT processId FROM temp.cprof_inner)"
+			 " AND (processId, correlationId) NOT IN (SELECT processId, correlationId"
+			 "  FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5)"
+			 " AND (processId, correlationId) NOT IN ("
+			 "  SELECT a.processId, a.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME a JOIN temp.cprof_inner w"
+			 "   ON w.processId = a.processId AND a.start BETWEEN w.s AND w.e"
+			 "  UNION ALL SELECT a.processId, a.correlationId FROM CUPTI_ACTIVITY_KIND_DRIVER a JOIN temp.cprof_inner w"
+			 "   ON w.processId = a.processId AND a.start BETWEEN w.s AND w.e)",
+			 gpu[i]);
+		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			ret = db_err(s, "drop edge GPU records");
+		else
+			dropped += sqlite3_changes(s->db);
+	}
+	if (ret == 0 && sqlite3_exec(s->db, "DROP TABLE temp.cprof_inner", NULL, NULL, NULL) != SQLITE_OK)
+		ret = db_err(s, "edge windows");
+	if (ret == 0)
+		ret = cprof_store_meta_int(s, "gpu_records_dropped_at_edges", dropped);
+	return ret;
+}
+
 int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns)
 {
 	sqlite3_stmt *sel = NULL, *ins = NULL, *run = NULL;
 	sqlite3_value *proc = NULL, *pid = NULL;
-	uint64_t open_start = 0, proc_end = 0;
+	uint64_t open_start = 0, proc_end = 0, inner_start = 0, inner_end = 0;
+	struct inner_windows inner = { 0 };
 	char why[256] = "";
 	int open_number = 0, rows = 0, ret = 0, more = 1;
 	int64_t cur = INT64_MIN;
@@ -658,13 +743,15 @@ int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns)
 		return -EIO;
 	if (sqlite3_prepare_v2(s->db, "SELECT st.processId, st.pid, st.timeNs, st.code, st.err, st.message, p.endNs"
 				      " FROM CPROF_STATUS st LEFT JOIN PROCESSES p ON p.id = st.processId"
-				      " WHERE st.code IN ('capture-start', 'capture-stop') ORDER BY st.processId, st.rowid",
+				      " WHERE st.code IN ('capture-start', 'capture-stop', 'capture-on', 'capture-off')"
+				      " ORDER BY st.processId, st.rowid",
 			       -1, &sel, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO CPROF_WINDOWS VALUES(?,?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
 		ret = db_err(s, "prepare windows");
 		goto out;
 	}
 	while (ret == 0 && more) {
+		const char *code = "";
 		int64_t p = 0;
 		uint64_t t = 0;
 		int start = 0;
@@ -673,12 +760,13 @@ int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns)
 		if (more) {
 			p = sqlite3_column_int64(sel, 0);
 			t = (uint64_t)sqlite3_column_int64(sel, 2);
-			start = !strcmp((const char *)sqlite3_column_text(sel, 3), "capture-start");
+			code = (const char *)sqlite3_column_text(sel, 3);
+			start = !strcmp(code, "capture-start");
 		}
 		/* a window still open when its process's rows end ran until the process ended */
 		if ((!more || p != cur) && open_number) {
 			if (window_row(ins, proc, pid, open_number, open_start, proc_end > open_start ? proc_end : open_start,
-				       cut_ns, why, "process ended") < 0)
+				       cut_ns, why, "process ended", inner_start, 0, &inner) < 0)
 				ret = db_err(s, "insert window");
 			rows++;
 			open_number = 0;
@@ -693,14 +781,22 @@ int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns)
 			proc_end = (uint64_t)sqlite3_column_int64(sel, 6);
 			cur = p;
 		}
-		if (start && !open_number) {
+		if (!strcmp(code, "capture-on")) {
+			if (open_number && !inner_start)
+				inner_start = t;
+		} else if (!strcmp(code, "capture-off")) {
+			if (open_number)
+				inner_end = t;
+		} else if (start && !open_number) {
 			const unsigned char *m = sqlite3_column_text(sel, 5);
 
 			open_number = sqlite3_column_int(sel, 4) > 0 ? sqlite3_column_int(sel, 4) : 1;
 			open_start = t;
+			inner_start = inner_end = 0;
 			snprintf(why, sizeof(why), "%s", m ? (const char *)m : "");
 		} else if (!start && open_number) {
-			if (window_row(ins, proc, pid, open_number, open_start, t, cut_ns, why, "window ended") < 0)
+			if (window_row(ins, proc, pid, open_number, open_start, t, cut_ns, why, "window ended", inner_start,
+				       inner_end, &inner) < 0)
 				ret = db_err(s, "insert window");
 			rows++;
 			open_number = 0;
@@ -714,10 +810,13 @@ int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns)
 		    sqlite3_step(run) == SQLITE_ROW)
 			first = (uint64_t)sqlite3_column_int64(run, 0);
 		if (window_row(ins, NULL, NULL, 1, first && first < cut_ns ? first : cut_ns, cut_ns, 0, "whole run",
-			       "max-size reached") < 0)
+			       "max-size reached", 0, 0, NULL) < 0)
 			ret = db_err(s, "insert window");
 	}
+	if (ret == 0)
+		ret = drop_edge_orphans(s, &inner);
 out:
+	free(inner.w);
 	sqlite3_value_free(proc);
 	sqlite3_value_free(pid);
 	sqlite3_finalize(run);
@@ -1454,7 +1553,8 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 {
 	static const char *const codes[] = { "?", "cupti-started", "cupti-missing", "cupti-failed", "cupti-conflict",
 					     "cupti-dropped", "stacks-native-missing", "cupti-no-driver",
-					     "capture-start", "capture-stop", "cupti-shared" };
+					     "capture-start", "capture-stop", "cupti-shared",
+					     "capture-on",    "capture-off" };
 	sqlite3_stmt *st = s->st[ST_STATUS];
 	int ret = 0;
 
@@ -1470,7 +1570,8 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 		ret = db_err(s, "insert status");
 	sqlite3_reset(st);
 	if (ret == 0 && w->code != CPROF_STATUS_CUPTI_STARTED && w->code != CPROF_STATUS_CUPTI_DROPPED &&
-	    w->code != CPROF_STATUS_CAPTURE_START && w->code != CPROF_STATUS_CAPTURE_STOP)
+	    w->code != CPROF_STATUS_CAPTURE_START && w->code != CPROF_STATUS_CAPTURE_STOP &&
+	    w->code != CPROF_STATUS_CAPTURE_ON && w->code != CPROF_STATUS_CAPTURE_OFF)
 		ret = cprof_store_meta(s, "gpu_records_note", w->text);
 	return ret;
 }

@@ -260,6 +260,12 @@ enum cprof_status_code {
 	CPROF_STATUS_CAPTURE_STOP = 9,    /* --capture-range: recording paused */
 	CPROF_STATUS_CUPTI_SHARED = 10,   /* the target uses CUPTI itself: cprof kept it and handed it copies
 					   * (err = records it enabled and did not get; text: CPROF_CUPTI_SHARED_FMT) */
+	/* A window's inner bounds (err = its number): capture-on is stamped after recording was switched on (the
+	 * start, before it; CUPTI's kinds were on before both), capture-off before it is switched off (the stop,
+	 * after; the kinds go off after both). A call cprof passed through reaches CUDA outside [on, off]: cprofd
+	 * drops GPU records of no recorded call whose CUDA call started outside it. */
+	CPROF_STATUS_CAPTURE_ON = 11,
+	CPROF_STATUS_CAPTURE_OFF = 12,
 };
 /* The counts of a cupti-shared status after the first: records handed to the program, of them kernels, records
  * of kinds it enabled it did not get, records in its current buffer not handed back yet (the readers parse it) */

@@ -67,31 +67,63 @@ int cprof_capture_init(void)
 	return 1;
 }
 
-/* Pauses (ON -> PAUSED) or resumes (PAUSED -> ON) recording; a library switched off stays off. The
- * status's time bounds the window's calls: a resume is stamped before the state flips, a pause after, so
- * every call recorded in the window started inside [start, stop]. number: the window's (0: the next). */
+/* Pauses (ON -> PAUSED) or resumes (PAUSED -> ON) recording; a library switched off stays off.
+ * number: the window's (0: the next).
+ *
+ * A hooked call reads cprof_state once, on entry, and reaches CUDA (where CUPTI looks at its kinds) later, so
+ * calls under way at a switch see the two switches at different times (CI, d0a59c6: a launch recorded
+ * without its kernel). The order keeps both mistakes out of the window:
+ *   start: CUPTI's kinds on; stamp start; flip ON; stamp capture-on
+ *   stop:  stamp capture-off; flip PAUSED; stamp stop; CUPTI's kinds off
+ * A call recorded entered while ON, so inside [start, stop], and CUPTI's kinds were on from before start to
+ * after stop: a call made wholly inside the window is recorded with its GPU work. A call that overlapped the
+ * stop may be recorded without it (it reached CUDA after the kinds went off). A call cprof passed through may
+ * still reach CUDA while the kinds are on: it entered before the flip ON or after the flip PAUSED, so its
+ * CUDA call started before capture-on or after capture-off, and cprofd drops GPU records of no recorded call
+ * that started there (cprof_store_windows). Every stamp is taken next to its flip, with nothing between. */
+static pthread_mutex_t switching = PTHREAD_MUTEX_INITIALIZER; /* one switch at a time: kinds follow the state */
+
+/* a fork child's copy of the lock may have been held by a parent's thread that was switching */
+void cprof_capture_reset_after_fork(void)
+{
+	pthread_mutex_init(&switching, NULL);
+}
+
 static void capture_set_n(int on, const char *why, int32_t number)
 {
 	int from = on ? CPROF_ST_PAUSED : CPROF_ST_ON;
+	uint64_t outer, inner;
 	char text[240];
 
 	snprintf(text, sizeof(text), "%s", why);
+	pthread_mutex_lock(&switching);
 	if (on) {
 		if (atomic_load(&cprof_state) != CPROF_ST_PAUSED)
-			return;
+			goto out;
 		if (number <= 0)
 			number = (int32_t)atomic_load(&windows) + 1;
-		atomic_store(&windows, (uint64_t)number);
-		cprof_flusher_status(CPROF_STATUS_CAPTURE_START, number, text);
-		if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_ON))
-			return;
 		cprof_cupti_pause(0);
-		return;
+		outer = cprof_now_ns();
+		if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_ON)) {
+			if (from != CPROF_ST_ON) /* switched off meanwhile (cprof_disable): the kinds go off again */
+				cprof_cupti_pause(1);
+			goto out;
+		}
+		inner = cprof_now_ns();
+		atomic_store(&windows, (uint64_t)number);
+		cprof_flusher_status_at(CPROF_STATUS_CAPTURE_START, number, text, outer);
+		cprof_flusher_status_at(CPROF_STATUS_CAPTURE_ON, number, "", inner);
+		goto out;
 	}
-	cprof_cupti_pause(1); /* before the state flips: what CUPTI finished so far belongs to the window */
+	inner = cprof_now_ns();
 	if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_PAUSED))
-		return;
-	cprof_flusher_status(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text);
+		goto out;
+	outer = cprof_now_ns();
+	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_OFF, (int32_t)atomic_load(&windows), "", inner);
+	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text, outer);
+	cprof_cupti_pause(1); /* after the flip: the flush takes what CUPTI finished for the window */
+out:
+	pthread_mutex_unlock(&switching);
 }
 
 static void capture_set(int on, const char *why)

@@ -166,6 +166,7 @@ CPROF_HIDDEN int cprof_capture_init(void); /* 1: start paused */
 CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, int level);
 CPROF_HIDDEN void cprof_capture_nvtx_pop(int level);
 CPROF_HIDDEN void cprof_capture_exit(void); /* the process is exiting: timed windows flip no more */
+CPROF_HIDDEN void cprof_capture_reset_after_fork(void);
 
 /* ring.c: the bottom layer; the layers above tell it what to call (set once by init, before any ring) */
 struct cprof_ring_ops {
@@ -554,5 +555,7 @@ CPROF_HIDDEN int cprof_flusher_crash(const struct cprof_wire_crash *info, int ti
 /* flusher.c: a STATUS message for the collector (and the profile). */
 CPROF_HIDDEN void cprof_flusher_add_lost(uint64_t n);
 CPROF_HIDDEN void cprof_flusher_status(uint32_t code, int32_t err, const char *text);
+/* the same, stamped time_ns (a window's bounds are stamped next to the switch, before anything else is done) */
+CPROF_HIDDEN void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint64_t time_ns);
 
 #endif

@@ -379,6 +379,11 @@ void cprof_flusher_add_lost(uint64_t n)
 
 void cprof_flusher_status(uint32_t code, int32_t err, const char *text)
 {
+	cprof_flusher_status_at(code, err, text, cprof_now_ns());
+}
+
+void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint64_t time_ns)
+{
 	struct cprof_wire_status *p;
 
 	pthread_mutex_lock(&fl.strings_lock);
@@ -388,7 +393,7 @@ void cprof_flusher_status(uint32_t code, int32_t err, const char *text)
 		memset(&p[fl.nstatus], 0, sizeof(*p));
 		p[fl.nstatus].code = code;
 		p[fl.nstatus].err = err;
-		p[fl.nstatus].time_ns = cprof_now_ns();
+		p[fl.nstatus].time_ns = time_ns;
 		snprintf(p[fl.nstatus].text, sizeof(p->text), "%s", text);
 		fl.nstatus++;
 	}

@@ -244,6 +244,7 @@ static void atfork_child(void)
 	cprof_flusher_reset_after_fork();
 	cprof_rings_reset_after_fork();
 	cprof_cupti_reset_after_fork();
+	cprof_capture_reset_after_fork();
 	forked = 1;
 	st = atomic_load(&cprof_state);
 	/* the child starts over on its first hooked call: its own HELLO, pid and flusher */

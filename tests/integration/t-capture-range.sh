@@ -20,7 +20,7 @@ assert_eq "$(launches api.db)" 10 "cudaProfilerApi: the launches between start a
 assert_eq "$(q api.db "SELECT group_concat(name) FROM (SELECT name FROM API_CALLS WHERE class != 'launch' ORDER BY start)")" \
 	"cudaProfilerStart,cudaDeviceSynchronize,cudaProfilerStop" "cudaProfilerApi: the window's own calls"
 assert_eq "$(q api.db "SELECT group_concat(code) FROM (SELECT code FROM CPROF_STATUS WHERE code LIKE 'capture%' ORDER BY timeNs)")" \
-	"capture-start,capture-stop" "the window is in the profile"
+	"capture-start,capture-on,capture-off,capture-stop" "the window is in the profile (its bounds, then its inner bounds)"
 assert_eq "$(q api.db "SELECT count(*) FROM NVTX_EVENTS")" 0 "no annotation outside the window"
 
 runs nvtx --capture-range nvtx:measure

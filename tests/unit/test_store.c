@@ -296,6 +296,82 @@ START_TEST(test_store_threads_skip_rolled_back)
 }
 END_TEST
 
+static void status_at(struct cprof_store *s, int64_t proc, uint32_t code, int32_t number, uint64_t t)
+{
+	struct cprof_wire_status w = { .code = code, .err = number, .time_ns = t };
+
+	snprintf(w.text, sizeof(w.text), "%s", code == CPROF_STATUS_CAPTURE_START ? "test window" : "");
+	ck_assert_int_eq(cprof_store_status(s, proc, 4321, &w), 0);
+}
+
+/* one CUDA call as CUPTI records it: its runtime record at api_start (0: none), the external id the hooks
+ * pushed (0: none, a call cprof did not record), and its GPU record of kind gpu */
+static void cupti_call(struct cprof_store *s, int64_t proc, uint32_t corr, uint64_t api_start, uint64_t ext, uint32_t gpu)
+{
+	struct cprof_wire_gpu g = { .kind = gpu, .corr = corr, .start_ns = api_start + 5000, .end_ns = api_start + 6000 };
+
+	if (api_start) {
+		struct cprof_wire_gpu a = { .kind = CPROF_GPU_RUNTIME, .corr = corr, .start_ns = api_start,
+					    .end_ns = api_start + 4 };
+
+		ck_assert_int_eq(cprof_store_gpu(s, proc, &a, 0), 0);
+	}
+	if (ext) {
+		struct cprof_wire_gpu e = { .kind = CPROF_GPU_EXTCORR, .corr = corr };
+
+		e.u32[0] = 5; /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, as the hooks push */
+		e.u64[0] = ext;
+		ck_assert_int_eq(cprof_store_gpu(s, proc, &e, 0), 0);
+	}
+	ck_assert_int_eq(cprof_store_gpu(s, proc, &g, 0), 0);
+}
+
+/* A window's GPU records of calls cprof passed through (no external id) just before it opened or just after it
+ * closed are dropped (CI, d0a59c6: the kinds are on around the flips, a call under way reaches CUDA then); the
+ * recorded calls' and those of unhooked calls made inside it stay. A process of an older preload (no inner
+ * bounds) is judged by the window's own. */
+START_TEST(test_store_windows_drop_edge_orphans)
+{
+	struct cprof_wire_hello h2;
+	struct cprof_store *s;
+	int64_t proc, old;
+
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&s, path), 0);
+	ck_assert_int_eq(cprof_store_process(s, hello(4321), &proc), 0);
+	h2 = *hello(4322);
+	ck_assert_int_eq(cprof_store_process(s, &h2, &old), 0);
+	status_at(s, proc, CPROF_STATUS_CAPTURE_START, 1, 1000);
+	status_at(s, proc, CPROF_STATUS_CAPTURE_ON, 1, 1010);
+	status_at(s, proc, CPROF_STATUS_CAPTURE_OFF, 1, 1990);
+	status_at(s, proc, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
+	cupti_call(s, proc, 1, 1005, 0, CPROF_GPU_KERNEL);     /* passed through before the flip: dropped */
+	cupti_call(s, proc, 2, 1500, 77, CPROF_GPU_KERNEL);    /* recorded: kept */
+	cupti_call(s, proc, 3, 1500, 0, CPROF_GPU_KERNEL);     /* not hooked, inside: kept */
+	cupti_call(s, proc, 4, 1995, 0, CPROF_GPU_MEMCPY);     /* passed through after the flip: dropped */
+	cupti_call(s, proc, 5, 1003, 78, CPROF_GPU_KERNEL);    /* recorded (its id): kept */
+	cupti_call(s, proc, 6, 0, 0, CPROF_GPU_MEMSET);        /* no record of its call at all: dropped */
+	cupti_call(s, proc, 7, 1010, 0, CPROF_GPU_MEMSET);     /* at the inner start: kept */
+	status_at(s, old, CPROF_STATUS_CAPTURE_START, 1, 1000);
+	status_at(s, old, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
+	cupti_call(s, old, 1, 1005, 0, CPROF_GPU_KERNEL);      /* inside the window itself: kept */
+	cupti_call(s, old, 2, 2500, 0, CPROF_GPU_KERNEL);      /* after it: dropped */
+	ck_assert_int_eq(cprof_store_windows(s, 0), 0);
+	ck_assert_int_eq(cprof_store_close(s), 0);
+
+	ck_assert_str_eq(q_text("SELECT group_concat(start || '-' || end) FROM CPROF_WINDOWS"), "1000-2000,1000-2000");
+	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
+				" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1, 2)"),
+			 "1:2,1:3,1:5,2:1");
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"), 0);
+	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM CUPTI_ACTIVITY_KIND_MEMSET"), "7");
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'gpu_records_dropped_at_edges'"), 4);
+	/* the API records stay: CUPTI saw those calls */
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 8);
+	rm_db();
+}
+END_TEST
+
 Suite *store_suite(void)
 {
 	Suite *s = suite_create("store");
@@ -307,6 +383,7 @@ Suite *store_suite(void)
 	tcase_add_test(tc, test_store_batches_rows_in_order);
 	tcase_add_test(tc, test_store_threads_skip_rolled_back);
 	tcase_add_test(tc, test_store_split_out_of_order);
+	tcase_add_test(tc, test_store_windows_drop_edge_orphans);
 	suite_add_tcase(s, tc);
 	return s;
 }
