@@ -68,6 +68,7 @@ static struct {
 	_Atomic int started;   /* our session exists (and may be flushed) */
 	_Atomic int conflict;  /* the target used CUPTI before cprof's session could start: left to it */
 	_Atomic int paused;    /* outside a capture window: cprof keeps no records (the program may) */
+	_Atomic int quiet;     /* paused with every kind of cprof's off: a call now costs CUPTI nothing of cprof's */
 	_Atomic int shared_said; /* the sharing was announced */
 	struct cprof_share_counts said; /* the counts last sent as a status */
 	pthread_mutex_t lock;  /* the completed-buffer list only; never held around a CUPTI call */
@@ -363,6 +364,8 @@ void cprof_cupti_pause(int pause)
 		return;
 	/* with the program's profiler on, records keep coming while paused: every buffer completed on either
 	 * side of the switch is marked for the side it belongs to */
+	if (!pause)
+		atomic_store(&cu.quiet, 0); /* before the first kind goes on */
 	if (pause || shared)
 		cu.flush_all(shared ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 	atomic_store(&cu.paused, pause);
@@ -378,11 +381,13 @@ void cprof_cupti_pause(int pause)
 				cu.disable(kinds[i]);
 	if (!pause)
 		quiet_queries();
+	else
+		atomic_store(&cu.quiet, 1); /* after the last kind went off */
 }
 
 int cprof_cupti_unrecorded(void)
 {
-	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && atomic_load(&cu.paused) && !cprof_share_active();
+	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && atomic_load(&cu.quiet) && !cprof_share_active();
 }
 
 static void cprof_cupti_start(void)
