@@ -89,13 +89,20 @@ void cprof_capture_reset_after_fork(void)
 	pthread_mutex_init(&switching, NULL);
 }
 
+/* this thread is switching: a switch asked from inside it (a signal handler's cudaProfilerStop, the program's
+ * CUPTI buffer callback that the flush calls) is dropped, not a wait on a lock the thread holds */
+static __thread int switching_here;
+
 static void capture_set_n(int on, const char *why, int32_t number)
 {
 	int from = on ? CPROF_ST_PAUSED : CPROF_ST_ON;
 	uint64_t outer, inner;
 	char text[240];
 
+	if (switching_here)
+		return; /* no log: a signal handler may be where it came from */
 	snprintf(text, sizeof(text), "%s", why);
+	switching_here = 1;
 	pthread_mutex_lock(&switching);
 	if (on) {
 		if (atomic_load(&cprof_state) != CPROF_ST_PAUSED)
@@ -116,14 +123,20 @@ static void capture_set_n(int on, const char *why, int32_t number)
 		goto out;
 	}
 	inner = cprof_now_ns();
-	if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_PAUSED))
+	if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_PAUSED)) {
+		/* cprof switched itself off inside the window (the collector gone): CUPTI's kinds go off all the same,
+		 * else CUPTI goes on recording into buffers no flusher drains, and costs every call */
+		if (from != CPROF_ST_PAUSED)
+			cprof_cupti_pause(1);
 		goto out;
+	}
 	outer = cprof_now_ns();
 	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_OFF, (int32_t)atomic_load(&windows), "", inner);
 	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text, outer);
 	cprof_cupti_pause(1); /* after the flip: the flush takes what CUPTI finished for the window */
 out:
 	pthread_mutex_unlock(&switching);
+	switching_here = 0;
 }
 
 static void capture_set(int on, const char *why)
