@@ -156,8 +156,9 @@ struct cprof_wire_cost {
 	uint64_t counted_ns;      /* their hooks' own time, the real call left out (one in CPROF_COST_SAMPLE timed, scaled) */
 	uint64_t pass_calls;      /* kernel launches passed through while a window was closed and timed (about 1 in 64) */
 	uint64_t pass_ns;         /* their real calls' time (each under CPROF_PASS_MAX_NS): CUPTI's in-call cost's baseline */
+	uint64_t pass_sq;         /* the sum of their squares (ns^2): the baseline's spread */
 };
-_Static_assert(sizeof(struct cprof_wire_cost) == 136, "cost layout");
+_Static_assert(sizeof(struct cprof_wire_cost) == 144, "cost layout");
 /* a launch longer than this lost its core or waited for something: no sample of what a launch costs, on either side
  * of the comparison (preload's passed-through launches, the report's recorded ones) */
 #define CPROF_PASS_MAX_NS 50000

@@ -85,7 +85,7 @@ struct cprof_ring {
 	_Alignas(64) _Atomic uint64_t cost_sampled_ns; /* hook time of the sampled calls, stacks left out */
 	_Atomic uint64_t cost_sampled;                 /* calls measured */
 	_Atomic uint64_t stack_ns, stack_calls;        /* stack captures, each timed */
-	_Atomic uint64_t pass_ns, pass_calls;          /* kernel launches passed through while paused: the real call, sampled */
+	_Atomic uint64_t pass_ns, pass_calls, pass_sq; /* kernel launches passed through while paused: the real call, sampled */
 	/* device queries counted, not recorded, once CUPTI is on (CPROF_HOOK_QUERY; owner-written) */
 	_Alignas(64) _Atomic uint64_t counted[CPROF_COUNTED__N];
 	_Atomic uint64_t counted_sampled_ns, counted_sampled; /* one counted call in CPROF_COST_SAMPLE timed */

@@ -357,7 +357,10 @@ void cprof_pass_sample(uint64_t ticks)
 	/* a call that lost its core, or a window that opened meanwhile, is no sample (the report drops the recorded
 	 * launches as long) */
 	if (r == NULL || ns == 0 || ns >= CPROF_PASS_MAX_NS || ticks >= (1ull << 56) ||
-	    atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_PAUSED)
+	    atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_PAUSED || !cprof_cupti_unrecorded())
 		return;
 	cprof_ring_sample(&r->pass_ns, &r->pass_calls, ns);
+	/* the squares, for the report's test that the difference is more than noise */
+	atomic_store_explicit(&r->pass_sq, atomic_load_explicit(&r->pass_sq, memory_order_relaxed) + ns * ns,
+			      memory_order_relaxed);
 }

@@ -49,7 +49,11 @@ struct cprof_cost {
 	uint64_t cupti_overhead_ns; /* CUPTI's overhead records (buffer requests and flushes) */
 	uint64_t cupti_calls_ns, cupti_calls; /* CUPTI's time inside the runtime calls it measured (the mean x the window's runtime records) */
 	uint64_t in_call_ns;       /* that mean: CUPTI's time in one call */
-	uint64_t in_call_passed;   /* launches passed through outside the windows it was measured against (0: estimated) */
+	int in_call_measured;      /* measured against launches passed through outside the windows, else estimated */
+	uint64_t in_call_passed;   /* how many launches a measurement was made against (0: none) */
+	uint64_t in_call_estimate_ns; /* the estimate: each call less its record */
+	int64_t in_call_diff_ns;   /* the measurement, used or not (not: within twice its standard error of 0) */
+	uint64_t in_call_se_ns;
 	uint64_t flusher_cpu_ns, collector_cpu_ns; /* cprof's own threads' CPU (an idle-priority writer left out) */
 	uint64_t app_wait_ns;      /* the program's threads runnable and not running */
 	uint64_t wait_attributed_ns; /* of that, at most cprof's own threads' CPU */

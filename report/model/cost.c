@@ -1,5 +1,6 @@
 /* What profiling cost the program (CPROF_COST's running totals), spread over the calls of a window. */
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 /* a call longer than its CUPTI record by more than this waited for something else (see cprof_model_cupti_in_calls) */
 #define CPROF_CUPTI_IN_CALL_MAX_NS 10000
 /* CPROF_COST's columns cprof_model_load_cost reads */
-#define CPROF_COST_COLS 18
+#define CPROF_COST_COLS 19
 /* launches timed on each side, at least, for a process's measured in-call cost (about 2 ms of launches passed
  * through at 1 in 64) */
 #define CPROF_PASS_MIN 32
@@ -136,12 +137,12 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 	if (!cprof_has_table(db, "CPROF_COST"))
 		return 0;
 	/* the table grew columns: lostNested a little after it, countedCalls and countedNs later (2026-12-02), passCalls
-	 * and passNs (2026-12-06). A profile of an older build has fewer, read as 0 */
+	 * passNs and passSq (2026-12-06). A profile of an older build has fewer, read as 0 */
 	{
 		static const char *const cols[] = { "processId", "timeNs", "hookCalls", "hookNs", "sampledCalls",
 						    "stackCalls", "stackNs", "flusherCpuNs", "appRunNs", "appWaitNs",
 						    "lostRingFull", "lostCupti", "lostPipe", "lostNested", "countedCalls",
-						    "countedNs", "passCalls", "passNs" };
+						    "countedNs", "passCalls", "passNs", "passSq" };
 		_Static_assert(sizeof(cols) / sizeof(cols[0]) == CPROF_COST_COLS, "CPROF_COST columns");
 		char sql[512];
 		size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
@@ -189,6 +190,7 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		c->counted_ns = v[15];
 		c->pass_calls = v[16];
 		c->pass_ns = v[17];
+		c->pass_sq = v[18];
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -225,6 +227,7 @@ static void last_totals(const struct cprof_model *m, int64_t proc, struct cprof_
 		sum->lost_nested += c->lost_nested;
 		sum->pass_calls += c->pass_calls;
 		sum->pass_ns += c->pass_ns;
+		sum->pass_sq += c->pass_sq;
 	}
 }
 
@@ -367,17 +370,31 @@ static int pass_dur_cmp(const void *pa, const void *pb)
 	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
 
+/* A sample's mean and the variance of that mean, from its count, sum and sum of squares. */
+static void mean_var(double n, double sum, double sq, double *mean, double *var_of_mean)
+{
+	double var;
+
+	*mean = sum / n;
+	var = n > 1 ? (sq - sum * sum / n) / (n - 1) : 0;
+	*var_of_mean = var > 0 ? var / n : 0;
+}
+
 /* CUPTI's time in a call, measured where the run allows it: the kernel launches recorded with their one CUPTI record
  * against the launches of the same process passed through while a window was closed and CUPTI recorded nothing
  * (preload's CPROF_PASS, about one in 64 timed), both timed by the same two reads around the real call. The
  * difference of the means is all CUPTI did inside the call, before, inside and after its record; the estimate
- * (the call less its record) counts cudart's own work outside the record and misses CUPTI's inside it. Each
- * process with enough of both weighs by its recorded launches; none: the estimate stands. */
-static int cupti_in_call_measured(struct cprof_model *m)
+ * (the call less its record) counts cudart's own work outside the record and misses CUPTI's inside it. As the
+ * estimate, a recorded call 10 us or more over its record is left out (CUPTI's buffer request: its overhead record
+ * counts it), and on both sides a call of CPROF_PASS_MAX_NS or more (it lost its core). Each process with enough
+ * of both weighs by its recorded launches. The measurement replaces the estimate only when it is more than twice
+ * its standard error above 0: the two sides run at different times, and a difference lost in their spread (or one
+ * a fuller launch queue outside the windows made) says nothing of CUPTI. */
+static int cupti_in_call_measured(struct cprof_model *m, const struct rt_dur *r, size_t nr)
 {
 	struct pass_dur *p;
-	size_t n = 0, i, j;
-	double weighted = 0, weights = 0;
+	size_t n = 0, i, j, lo, hi, mid;
+	double weighted = 0, weights = 0, var = 0;
 	uint64_t passed = 0;
 
 	for (i = 0; i < m->ncost && m->cost[i].pass_calls == 0; i++)
@@ -389,29 +406,54 @@ static int cupti_in_call_measured(struct cprof_model *m)
 	for (i = 0; i < m->ncalls; i++) {
 		const struct cprof_call *c = &m->calls[i];
 
-		if (c->rt1 && c->launch && c->graph == CPROF_GRAPH_NONE && c->end > c->start &&
-		    c->end - c->start < CPROF_PASS_MAX_NS)
-			p[n++] = (struct pass_dur){ .proc = c->proc, .dur = c->end - c->start };
+		if (!c->rt1 || !c->launch || c->graph != CPROF_GRAPH_NONE || c->end <= c->start ||
+		    c->end - c->start >= CPROF_PASS_MAX_NS)
+			continue;
+		/* its record (rt1: exactly one), for the estimate's rule on buffer requests */
+		for (lo = 0, hi = nr; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			if (r[mid].proc < c->proc || (r[mid].proc == c->proc && r[mid].ext < c->corr))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nr && r[lo].proc == c->proc && r[lo].ext == c->corr &&
+		    (int64_t)(c->end - c->start) - (int64_t)r[lo].dur >= CPROF_CUPTI_IN_CALL_MAX_NS)
+			continue;
+		p[n++] = (struct pass_dur){ .proc = c->proc, .dur = c->end - c->start };
 	}
 	cprof_sort(p, n, sizeof(*p), pass_dur_cmp);
 	for (i = 0; i < n; i = j) {
 		struct cprof_cost_row t;
 		size_t nprocs;
-		double on = 0;
+		double on = 0, on_sq = 0, on_mean, on_var, off_mean, off_var, k;
 
-		for (j = i; j < n && p[j].proc == p[i].proc; j++)
+		for (j = i; j < n && p[j].proc == p[i].proc; j++) {
 			on += (double)p[j].dur;
+			on_sq += (double)p[j].dur * (double)p[j].dur;
+		}
 		last_totals(m, p[i].proc, &t, &nprocs);
 		if (j - i < CPROF_PASS_MIN || t.pass_calls < CPROF_PASS_MIN)
 			continue;
-		weighted += (on / (double)(j - i) - (double)t.pass_ns / (double)t.pass_calls) * (double)(j - i);
-		weights += (double)(j - i);
+		k = (double)(j - i);
+		mean_var(k, on, on_sq, &on_mean, &on_var);
+		mean_var((double)t.pass_calls, (double)t.pass_ns, (double)t.pass_sq, &off_mean, &off_var);
+		weighted += (on_mean - off_mean) * k;
+		weights += k;
+		var += k * k * (on_var + off_var);
 		passed += t.pass_calls;
 	}
 	free(p);
 	if (weights > 0) {
-		m->cupti_in_call_ns = weighted > 0 ? (uint64_t)(weighted / weights) : 0;
+		double diff = weighted / weights, se = sqrt(var) / weights;
+
 		m->cupti_in_call_passed = passed;
+		m->cupti_in_call_diff_ns = (int64_t)diff;
+		m->cupti_in_call_se_ns = (uint64_t)se;
+		if (diff > 2 * se && diff > 0) {
+			m->cupti_in_call_ns = (uint64_t)diff;
+			m->cupti_in_call_measured = 1;
+		}
 	}
 	return 0;
 }
@@ -425,7 +467,9 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 
 	if (mark_background_overhead(m) < 0)
 		return -ENOMEM;
-	m->cupti_in_call_ns = m->cupti_in_call_estimate_ns = m->cupti_in_call_passed = 0;
+	m->cupti_in_call_ns = m->cupti_in_call_estimate_ns = m->cupti_in_call_passed = m->cupti_in_call_se_ns = 0;
+	m->cupti_in_call_measured = 0;
+	m->cupti_in_call_diff_ns = 0;
 	for (i = 0; i < m->ncalls; i++)
 		m->calls[i].rt1 = 0; /* the loader fills the fields it knows */
 	if (m->nrt == 0 || m->ncalls == 0)
@@ -471,7 +515,7 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 		m->cupti_in_call_ns = n && sum > 0 ? (uint64_t)(sum / (int64_t)n) : 0;
 	}
 	m->cupti_in_call_estimate_ns = m->cupti_in_call_ns;
-	ret = cupti_in_call_measured(m);
+	ret = cupti_in_call_measured(m, r, nr);
 out:
 	free(r);
 	free(d);
@@ -516,7 +560,11 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	}
 	out->cupti_calls_ns = out->cupti_calls * m->cupti_in_call_ns;
 	out->in_call_ns = m->cupti_in_call_ns;
+	out->in_call_measured = m->cupti_in_call_measured;
 	out->in_call_passed = m->cupti_in_call_passed;
+	out->in_call_estimate_ns = m->cupti_in_call_estimate_ns;
+	out->in_call_diff_ns = m->cupti_in_call_diff_ns;
+	out->in_call_se_ns = m->cupti_in_call_se_ns;
 	out->calls = calls;
 	if (out->measured) {
 		/* the hooks' cost is per call: the run's per-call cost times the window's calls */
@@ -569,7 +617,11 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->wait_attributed_ns += c->wait_attributed_ns;
 	to->total_ns += c->total_ns;
 	to->in_call_ns = c->in_call_ns; /* one figure for the run */
+	to->in_call_measured = c->in_call_measured;
 	to->in_call_passed = c->in_call_passed;
+	to->in_call_estimate_ns = c->in_call_estimate_ns;
+	to->in_call_diff_ns = c->in_call_diff_ns;
+	to->in_call_se_ns = c->in_call_se_ns;
 }
 
 void cprof_model_window_costs(struct cprof_model *m)

@@ -231,7 +231,7 @@ struct cprof_cost_row {
 	uint64_t time, hook_calls, hook_ns, sampled_calls, stack_calls, stack_ns, flusher_cpu_ns, app_run_ns,
 		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 	uint64_t counted_calls, counted_ns; /* the counted calls' hooks (0 in a profile from before them) */
-	uint64_t pass_calls, pass_ns;       /* launches passed through while paused, timed (0 before them) */
+	uint64_t pass_calls, pass_ns, pass_sq; /* launches passed through while paused, timed (0 before them) */
 };
 
 /* Calls counted and not recorded (CPROF_API_COUNTS: the device queries once CUPTI was on), a process's total
@@ -274,7 +274,10 @@ struct cprof_model {
 	 * (the estimate: cudart's own work outside the record counts, CUPTI's inside it does not) */
 	uint64_t cupti_in_call_ns;
 	uint64_t cupti_in_call_estimate_ns; /* the estimate, kept when the measurement replaced it */
-	uint64_t cupti_in_call_passed;      /* passed-through launches the measurement used (0: the estimate stands) */
+	uint64_t cupti_in_call_passed;      /* passed-through launches a measurement was made against (0: none) */
+	int cupti_in_call_measured;         /* the measurement replaced the estimate: more than twice its standard error */
+	int64_t cupti_in_call_diff_ns;      /* the measurement (the difference of the means), whether used or not */
+	uint64_t cupti_in_call_se_ns;       /* its standard error */
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
 	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */

@@ -79,7 +79,8 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       "\"cupti_overhead_ns\":%llu,"
 	       "\"flusher_cpu_ns\":%llu,\"collector_cpu_ns\":%llu,\"app_wait_ns\":%llu,\"wait_attributed_ns\":%llu,"
 	       "\"cupti_calls_ns\":%llu,\"cupti_calls\":%llu,\"cupti_in_call_ns\":%llu,\"cupti_in_call_from\":\"%s\","
-	       "\"cupti_in_call_passed\":%llu,\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu}}",
+	       "\"cupti_in_call_estimate_ns\":%llu,\"cupti_in_call_passed\":%llu,\"cupti_in_call_measured_ns\":%lld,"
+	       "\"cupti_in_call_measured_se_ns\":%llu,\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu}}",
 	       v->cost.measured ? "true" : "false", (unsigned long long)v->cost.total_ns,
 	       (unsigned long long)v->cost.hook_ns, (unsigned long long)v->cost.calls,
 	       (unsigned long long)v->cost.sampled_calls, (unsigned long long)v->cost.stack_ns,
@@ -88,8 +89,9 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       (unsigned long long)v->cost.flusher_cpu_ns, (unsigned long long)v->cost.collector_cpu_ns,
 	       (unsigned long long)v->cost.app_wait_ns, (unsigned long long)v->cost.wait_attributed_ns,
 	       (unsigned long long)v->cost.cupti_calls_ns, (unsigned long long)v->cost.cupti_calls,
-	       (unsigned long long)v->cost.in_call_ns, v->cost.in_call_passed ? "measured" : "estimated",
-	       (unsigned long long)v->cost.in_call_passed,
+	       (unsigned long long)v->cost.in_call_ns, v->cost.in_call_measured ? "measured" : "estimated",
+	       (unsigned long long)v->cost.in_call_estimate_ns, (unsigned long long)v->cost.in_call_passed,
+	       (long long)v->cost.in_call_diff_ns, (unsigned long long)v->cost.in_call_se_ns,
 	       (unsigned long long)v->cost.lost_ring_full, (unsigned long long)v->cost.lost_cupti,
 	       (unsigned long long)v->cost.lost_pipe, (unsigned long long)v->cost.lost_nested);
 }

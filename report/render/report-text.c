@@ -17,7 +17,7 @@
 /* What cprof cost the program in the window, measured (issue 26). */
 static void report_text_cost(const struct cprof_cost *c)
 {
-	char t[32], h[32], s[32], u[32], w[32], k[32], q[32], e[32], how[160];
+	char t[32], h[32], s[32], u[32], w[32], k[32], q[32], e[32], how[256];
 
 	cprof_fmt_dur(t, sizeof(t), (double)c->total_ns);
 	cprof_fmt_dur(h, sizeof(h), (double)c->hook_ns);
@@ -27,9 +27,14 @@ static void report_text_cost(const struct cprof_cost *c)
 	cprof_fmt_dur(k, sizeof(k), (double)c->cupti_calls_ns);
 	cprof_fmt_dur(q, sizeof(q), (double)c->counted_ns);
 	cprof_fmt_dur(e, sizeof(e), (double)c->in_call_ns);
-	if (c->in_call_passed)
-		snprintf(how, sizeof(how), "%s a call, measured against %llu launches made outside the windows", e,
-			 (unsigned long long)c->in_call_passed);
+	if (c->in_call_measured)
+		snprintf(how, sizeof(how), "%s a call, measured against %llu launches made outside the windows, +-%llu ns", e,
+			 (unsigned long long)c->in_call_passed, (unsigned long long)c->in_call_se_ns);
+	else if (c->in_call_passed)
+		snprintf(how, sizeof(how), "%s a call, estimated: each call less its record; measured against %llu launches"
+			 " made outside the windows: %lld +-%llu ns, not told from noise", e,
+			 (unsigned long long)c->in_call_passed, (long long)c->in_call_diff_ns,
+			 (unsigned long long)c->in_call_se_ns);
 	else
 		snprintf(how, sizeof(how), "%s a call, estimated: each call less its record", e);
 	if (!c->measured) {
