@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -39,20 +38,6 @@ struct pending_string {
 	uint16_t kind;
 	char *s;
 };
-
-/* A chunk of held API events: 2 MiB, aligned and advised for a huge page, so that filling one costs the flusher one
- * page fault, not 512 (on a machine with no spare core every fault is the program's time) */
-#define HELD_CHUNK_BYTES (2u << 20)
-struct held_chunk {
-	struct held_chunk *next;
-	size_t n, sent; /* events in it, and sent of them */
-	struct cprof_wire_api ev[];
-};
-#define HELD_PER_CHUNK ((HELD_CHUNK_BYTES - sizeof(struct held_chunk)) / sizeof(struct cprof_wire_api))
-#define HELD_FREE_KEPT 2 /* chunks kept for reuse after a release; the rest go back */
-/* held at most (within CPROF_DEFER_MB): ~160,000 events, what an exit's drain sends well inside its second
- * (CPROF_EXIT_TIMEOUT_MS); at the cap they go at once, the program paying for them then */
-#define HELD_MAX_BYTES (16u << 20)
 
 static struct {
 	struct cprof_fifo fifo; /* the transport (fifo.c); its table is the flusher thread's own when private */
@@ -102,12 +87,6 @@ static struct {
 	int busy;                      /* the last reading of /proc/pressure/cpu said so */
 	uint64_t psi_total_us, psi_ms; /* its "some" total and when it was read */
 	uint64_t deferred_rounds;
-	/* the API events held while the machine is busy (hold_ring), oldest first, and chunks to reuse */
-	struct held_chunk *held_head, *held_tail, *held_free;
-	uint64_t held_events;          /* held and not yet sent */
-	uint64_t held_bytes;           /* the chunks in use, for the cap */
-	uint64_t held_total;           /* events ever held (the debug line) */
-	int defer_api;                 /* this round holds the rings' events instead of sending them */
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -543,11 +522,19 @@ static int send_strings(uint64_t deadline)
 }
 
 /* Drains one ring up to its snapshot; events leave the ring only once their frame is written. */
-/* Kernel names, named here rather than on the launching thread; the slots up to the snapshot are published and
- * the owner no longer writes them. A name seen for the first time is queued to go out before the event. */
-static void name_kernels(struct cprof_ring *r, uint64_t t, uint64_t h)
+static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 {
-	for (uint64_t k = t; k < h; k++) {
+	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), t0 = t;
+	uint64_t h = r->snap;
+	struct cprof_wire_hdr *hdr = (void *)fl.frame;
+	struct cprof_wire_api *out = (void *)(hdr + 1);
+
+	uint64_t k;
+	int ret;
+
+	/* kernel names, named here rather than on the launching thread; the slots up to the snapshot are
+	 * published and the owner no longer writes them. A name seen for the first time goes out first. */
+	for (k = t; k < h; k++) {
 		struct cprof_wire_api *e = &r->ev[k & (CPROF_RING_EVENTS - 1)];
 		const char *ahead = (const char *)&r->ev[(k + 8) & (CPROF_RING_EVENTS - 1)];
 
@@ -560,147 +547,6 @@ static void name_kernels(struct cprof_ring *r, uint64_t t, uint64_t h)
 			e->flags &= ~CPROF_API_F_KERNEL_KEY;
 		}
 	}
-}
-
-static struct held_chunk *held_chunk_new(void)
-{
-	struct held_chunk *c = fl.held_free;
-	char *p, *a;
-
-	if (c) {
-		fl.held_free = c->next;
-		goto out;
-	}
-	/* twice the size, the aligned 2 MiB kept and the rest unmapped */
-	p = mmap(NULL, 2 * HELD_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	a = (char *)(((uintptr_t)p + HELD_CHUNK_BYTES - 1) & ~(uintptr_t)(HELD_CHUNK_BYTES - 1));
-	if (a > p)
-		munmap(p, (size_t)(a - p));
-	if (a + HELD_CHUNK_BYTES < p + 2 * HELD_CHUNK_BYTES)
-		munmap(a + HELD_CHUNK_BYTES, (size_t)(p + 2 * HELD_CHUNK_BYTES - (a + HELD_CHUNK_BYTES)));
-	(void)madvise(a, HELD_CHUNK_BYTES, MADV_HUGEPAGE); /* without transparent huge pages: 4 KiB pages, as before */
-	c = (struct held_chunk *)(void *)a;
-out:
-	c->next = NULL;
-	c->n = c->sent = 0;
-	fl.held_bytes += HELD_CHUNK_BYTES;
-	return c;
-}
-
-/* A chunk sent whole: kept for reuse (a few), else unmapped. */
-static void held_chunk_done(struct held_chunk *c)
-{
-	struct held_chunk *f;
-	int kept = 0;
-
-	fl.held_bytes -= HELD_CHUNK_BYTES;
-	for (f = fl.held_free; f; f = f->next)
-		kept++;
-	if (kept >= HELD_FREE_KEPT) {
-		munmap(c, HELD_CHUNK_BYTES);
-		return;
-	}
-	c->next = fl.held_free;
-	fl.held_free = c;
-}
-
-/* While the machine has no spare core, a round copies the rings' events out, their ticks mapped and kernels named as
- * a send would, and leaves them for the first round that does not defer: the pipe's copy on both sides and cprofd's
- * intake of them (on a busy machine the program's own time, in its autogroup) wait for a quiet moment, the cap or
- * the process's end, as CUPTI's records do (CPROF_DEFER_MB). The ring is free again at once. Returns -ENOMEM when no
- * chunk could be had: the caller sends instead. */
-static int hold_ring(struct cprof_ring *r)
-{
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), h = r->snap;
-
-	name_kernels(r, t, h);
-	while (t < h) {
-		struct held_chunk *c = fl.held_tail;
-		uint64_t n = h - t, i;
-
-		if (c == NULL || c->n == HELD_PER_CHUNK) {
-			if ((c = held_chunk_new()) == NULL)
-				return -ENOMEM;
-			if (fl.held_tail)
-				fl.held_tail->next = c;
-			else
-				fl.held_head = c;
-			fl.held_tail = c;
-		}
-		if (n > HELD_PER_CHUNK - c->n)
-			n = HELD_PER_CHUNK - c->n;
-		for (i = 0; i < n; i++) {
-			struct cprof_wire_api *o = &c->ev[c->n + i];
-
-			*o = r->ev[(t + i) & (CPROF_RING_EVENTS - 1)];
-			o->start_ns = cprof_tick_ns(o->start_ns);
-			o->end_ns = cprof_tick_ns(o->end_ns);
-		}
-		c->n += n;
-		fl.held_events += n;
-		fl.held_total += n;
-		t += n;
-		/* a crashing thread that takes over drains from the tail: what is held is the flusher's to send */
-		atomic_store_explicit(&r->tail, t, memory_order_release);
-	}
-	return 0;
-}
-
-/* The held events, oldest first, in full frames; -EAGAIN keeps the rest for the next round. */
-static int send_held(uint64_t deadline)
-{
-	struct cprof_wire_hdr *hdr = (void *)fl.frame;
-	struct cprof_wire_api *out = (void *)(hdr + 1);
-	struct held_chunk *c;
-	int ret, first = 1;
-
-	while ((c = fl.held_head) != NULL) {
-		while (c->sent < c->n) {
-			size_t n = c->n - c->sent;
-
-			if (!first && mono_ms() >= deadline)
-				return -EAGAIN;
-			first = 0;
-			if (n > CPROF_WIRE_API_PER_FRAME)
-				n = CPROF_WIRE_API_PER_FRAME;
-			memcpy(out, &c->ev[c->sent], n * sizeof(*out));
-			cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, (uint32_t)n,
-					    (uint32_t)(sizeof(*hdr) + n * sizeof(*out)));
-			ret = write_frame(fl.frame, hdr->len, deadline);
-			if (ret == -EAGAIN)
-				return ret;
-			if (ret == -EPIPE) {
-				atomic_fetch_add(&fl.lost_extra, n);
-				atomic_fetch_add(&fl.lost_pipe, n);
-			} else {
-				fl.seq++;
-				fl.sent += n;
-			}
-			c->sent += n;
-			fl.held_events -= n;
-		}
-		fl.held_head = c->next;
-		if (fl.held_head == NULL)
-			fl.held_tail = NULL;
-		held_chunk_done(c);
-	}
-	return 0;
-}
-
-static int drain_ring(struct cprof_ring *r, uint64_t deadline)
-{
-	uint64_t t = atomic_load_explicit(&r->tail, memory_order_relaxed), t0 = t;
-	uint64_t h = r->snap;
-	struct cprof_wire_hdr *hdr = (void *)fl.frame;
-	struct cprof_wire_api *out = (void *)(hdr + 1);
-	int ret;
-
-	if (fl.defer_api && t < h && hold_ring(r) == 0)
-		return 0;
-	t = t0 = atomic_load_explicit(&r->tail, memory_order_relaxed); /* a hold that ran out of memory went part way */
-	name_kernels(r, t, h);
 	if (t < h && (ret = send_strings(deadline)) < 0)
 		return ret;
 	while (t < h) {
@@ -917,12 +763,6 @@ static int drain_round(uint64_t deadline)
 	}
 	if (send_stacks(stacks, stacks_len, deadline) < 0)
 		return 0;
-	/* what was held while the machine was busy goes first: each thread's events stay in order */
-	if (!fl.defer_api && fl.held_head) {
-		empty = 0;
-		if (send_held(deadline) == -EAGAIN)
-			return 0;
-	}
 	for (r = cprof_rings_head(); r; r = r->next) {
 		int state = atomic_load_explicit(&r->state, memory_order_acquire);
 
@@ -999,10 +839,8 @@ static void serve_request(void)
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
 
-		pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core; cap %llu MiB); %llu API events"
-		       " held, %llu not yet sent",
-		       (unsigned long long)fl.deferred_rounds, (unsigned long long)(fl.defer_cap >> 20),
-		       (unsigned long long)fl.held_total, (unsigned long long)fl.held_events);
+		pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core; cap %llu MiB)",
+		       (unsigned long long)fl.deferred_rounds, (unsigned long long)(fl.defer_cap >> 20));
 
 		for (r = cprof_rings_head(); r; r = r->next)
 			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,
@@ -1026,7 +864,6 @@ static void serve_request(void)
 
 			for (r = cprof_rings_head(); r; r = r->next)
 				lost += atomic_load(&r->head) - atomic_load(&r->tail);
-			lost += fl.held_events; /* held and not sent in time */
 		}
 		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
 					     .reason = reason };
@@ -1141,16 +978,14 @@ static void *flusher_main(void *arg)
 		if (atomic_load(&fl.paused))
 			continue;
 		/* no periodic flush while deferring either: buffers complete when CUPTI has filled them */
-		fl.defer_gpu = fl.defer_cap && cprof_cupti_pending_bytes() + fl.held_bytes < fl.defer_cap && machine_busy();
-		/* the API events with CUPTI's records, under one cap and their own */
-		fl.defer_api = fl.defer_gpu && fl.held_bytes + HELD_CHUNK_BYTES <= HELD_MAX_BYTES;
+		fl.defer_gpu = fl.defer_cap && cprof_cupti_pending_bytes() < fl.defer_cap && machine_busy();
 		fl.deferred_rounds += fl.defer_gpu;
 		if (!fl.defer_gpu && mono_ms() - fl.last_cupti_flush_ms >= CUPTI_FLUSH_MS) {
 			fl.last_cupti_flush_ms = mono_ms();
 			cprof_cupti_flush(0);
 		}
 		drain_round(mono_ms() + fl.flush_ms);
-		fl.defer_gpu = fl.defer_api = 0; /* every other drain (exit, exec, crash, stop) converts and sends all */
+		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
 			send_cost(mono_ms() + fl.flush_ms);
 	}
@@ -1310,22 +1145,6 @@ void cprof_flusher_reset_after_fork(void)
 	fl.stacks = NULL;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	fl.ngpu = fl.gpu_sent = 0;
-	/* the parent's held events are its own: the child's copies of the chunks go back */
-	while (fl.held_head) {
-		struct held_chunk *c = fl.held_head;
-
-		fl.held_head = c->next;
-		munmap(c, HELD_CHUNK_BYTES);
-	}
-	while (fl.held_free) {
-		struct held_chunk *c = fl.held_free;
-
-		fl.held_free = c->next;
-		munmap(c, HELD_CHUNK_BYTES);
-	}
-	fl.held_tail = NULL;
-	fl.held_events = fl.held_bytes = fl.held_total = 0;
-	fl.defer_api = fl.defer_gpu = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */
 	if (!fl.fifo.private_fds && cprof_fifo_is_ours(&fl.fifo, fl.fifo.fd))
