@@ -38,6 +38,16 @@ enum cprof_idle_cause {
 extern const char *const cprof_idle_cause_key[CPROF_IDLE__N]; /* JSON keys */
 extern const char *const cprof_idle_cause_text[CPROF_IDLE__N]; /* the cause, in words */
 
+/* CUPTI's time in one runtime call, and how it was had (cost.c, cprof_model_cupti_in_calls) */
+struct cprof_in_call {
+	uint64_t ns;          /* the figure used */
+	uint64_t estimate_ns; /* the estimate: each call less its record, kept when the measurement replaced it */
+	uint64_t passed;      /* passed-through launches a measurement was made against (0: none) */
+	int measured;         /* the measurement replaced the estimate: more than twice its standard error above 0 */
+	int64_t diff_ns;      /* the measurement (the difference of the means), whether used or not */
+	uint64_t se_ns;       /* its standard error */
+};
+
 /* What profiling cost the program in a window (cost.c): measured totals, spread over the window's calls. */
 struct cprof_cost {
 	int measured;              /* the profile has CPROF_COST rows (else only the CUPTI part is known) */
@@ -48,12 +58,7 @@ struct cprof_cost {
 	uint64_t counted_ns, counted_calls; /* the counted calls' hooks (one in CPROF_COST_SAMPLE timed, scaled) */
 	uint64_t cupti_overhead_ns; /* CUPTI's overhead records (buffer requests and flushes) */
 	uint64_t cupti_calls_ns, cupti_calls; /* CUPTI's time inside the runtime calls it measured (the mean x the window's runtime records) */
-	uint64_t in_call_ns;       /* that mean: CUPTI's time in one call */
-	int in_call_measured;      /* measured against launches passed through outside the windows, else estimated */
-	uint64_t in_call_passed;   /* how many launches a measurement was made against (0: none) */
-	uint64_t in_call_estimate_ns; /* the estimate: each call less its record */
-	int64_t in_call_diff_ns;   /* the measurement, used or not (not: within twice its standard error of 0) */
-	uint64_t in_call_se_ns;
+	struct cprof_in_call in_call; /* that mean, CUPTI's time in one call, and how it was had (one for the run) */
 	uint64_t flusher_cpu_ns, collector_cpu_ns; /* cprof's own threads' CPU (an idle-priority writer left out) */
 	uint64_t app_wait_ns;      /* the program's threads runnable and not running */
 	uint64_t wait_attributed_ns; /* of that, at most cprof's own threads' CPU */

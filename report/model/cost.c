@@ -303,6 +303,21 @@ static int rt_dur_cmp(const void *pa, const void *pb)
 	return a->ext < b->ext ? -1 : a->ext > b->ext;
 }
 
+/* The first of r (sorted by process and external id) at or after (proc, ext). */
+static size_t rt_first(const struct rt_dur *r, size_t nr, int64_t proc, int64_t ext)
+{
+	size_t lo = 0, hi = nr, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (r[mid].proc < proc || (r[mid].proc == proc && r[mid].ext < ext))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int runtime_api(const char *name)
 {
 	return name && (strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0);
@@ -393,7 +408,7 @@ static void mean_var(double n, double sum, double sq, double *mean, double *var_
 static int cupti_in_call_measured(struct cprof_model *m, const struct rt_dur *r, size_t nr)
 {
 	struct pass_dur *p;
-	size_t n = 0, i, j, lo, hi, mid;
+	size_t n = 0, i, j, lo;
 	double weighted = 0, weights = 0, var = 0;
 	uint64_t passed = 0;
 
@@ -410,13 +425,7 @@ static int cupti_in_call_measured(struct cprof_model *m, const struct rt_dur *r,
 		    c->end - c->start >= CPROF_PASS_MAX_NS)
 			continue;
 		/* its record (rt1: exactly one), for the estimate's rule on buffer requests */
-		for (lo = 0, hi = nr; lo < hi;) {
-			mid = lo + (hi - lo) / 2;
-			if (r[mid].proc < c->proc || (r[mid].proc == c->proc && r[mid].ext < c->corr))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = rt_first(r, nr, c->proc, c->corr);
 		if (lo < nr && r[lo].proc == c->proc && r[lo].ext == c->corr &&
 		    (int64_t)(c->end - c->start) - (int64_t)r[lo].dur >= CPROF_CUPTI_IN_CALL_MAX_NS)
 			continue;
@@ -447,12 +456,12 @@ static int cupti_in_call_measured(struct cprof_model *m, const struct rt_dur *r,
 	if (weights > 0) {
 		double diff = weighted / weights, se = sqrt(var) / weights;
 
-		m->cupti_in_call_passed = passed;
-		m->cupti_in_call_diff_ns = (int64_t)diff;
-		m->cupti_in_call_se_ns = (uint64_t)se;
+		m->in_call.passed = passed;
+		m->in_call.diff_ns = (int64_t)diff;
+		m->in_call.se_ns = (uint64_t)se;
 		if (diff > 2 * se && diff > 0) {
-			m->cupti_in_call_ns = (uint64_t)diff;
-			m->cupti_in_call_measured = 1;
+			m->in_call.ns = (uint64_t)diff;
+			m->in_call.measured = 1;
 		}
 	}
 	return 0;
@@ -462,14 +471,12 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 {
 	struct rt_dur *r = NULL;
 	int64_t *d = NULL, ext;
-	size_t nr = 0, nd = 0, i, lo, hi, mid;
+	size_t nr = 0, nd = 0, i, lo;
 	int ret = -ENOMEM;
 
 	if (mark_background_overhead(m) < 0)
 		return -ENOMEM;
-	m->cupti_in_call_ns = m->cupti_in_call_estimate_ns = m->cupti_in_call_passed = m->cupti_in_call_se_ns = 0;
-	m->cupti_in_call_measured = 0;
-	m->cupti_in_call_diff_ns = 0;
+	memset(&m->in_call, 0, sizeof(m->in_call));
 	for (i = 0; i < m->ncalls; i++)
 		m->calls[i].rt1 = 0; /* the loader fills the fields it knows */
 	if (m->nrt == 0 || m->ncalls == 0)
@@ -485,13 +492,7 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 
 		if (c->corr == CPROF_NO_ID || !runtime_api(cprof_model_string(m, c->name)))
 			continue;
-		for (lo = 0, hi = nr; lo < hi;) {
-			mid = lo + (hi - lo) / 2;
-			if (r[mid].proc < c->proc || (r[mid].proc == c->proc && r[mid].ext < c->corr))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		lo = rt_first(r, nr, c->proc, c->corr);
 		/* one record: a library's call (cuBLAS) has several inside, and its own work between them */
 		if (lo >= nr || r[lo].proc != c->proc || r[lo].ext != c->corr ||
 		    (lo + 1 < nr && r[lo + 1].proc == c->proc && r[lo + 1].ext == c->corr))
@@ -512,9 +513,9 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 				sum += d[i];
 				n++;
 			}
-		m->cupti_in_call_ns = n && sum > 0 ? (uint64_t)(sum / (int64_t)n) : 0;
+		m->in_call.ns = n && sum > 0 ? (uint64_t)(sum / (int64_t)n) : 0;
 	}
-	m->cupti_in_call_estimate_ns = m->cupti_in_call_ns;
+	m->in_call.estimate_ns = m->in_call.ns;
 	ret = cupti_in_call_measured(m, r, nr);
 out:
 	free(r);
@@ -558,13 +559,8 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		for (size_t i = lo; i < hi; i++)
 			out->cupti_calls += proc == 0 || m->rt[i].proc == proc;
 	}
-	out->cupti_calls_ns = out->cupti_calls * m->cupti_in_call_ns;
-	out->in_call_ns = m->cupti_in_call_ns;
-	out->in_call_measured = m->cupti_in_call_measured;
-	out->in_call_passed = m->cupti_in_call_passed;
-	out->in_call_estimate_ns = m->cupti_in_call_estimate_ns;
-	out->in_call_diff_ns = m->cupti_in_call_diff_ns;
-	out->in_call_se_ns = m->cupti_in_call_se_ns;
+	out->cupti_calls_ns = out->cupti_calls * m->in_call.ns;
+	out->in_call = m->in_call;
 	out->calls = calls;
 	if (out->measured) {
 		/* the hooks' cost is per call: the run's per-call cost times the window's calls */
@@ -616,12 +612,7 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->app_wait_ns += c->app_wait_ns;
 	to->wait_attributed_ns += c->wait_attributed_ns;
 	to->total_ns += c->total_ns;
-	to->in_call_ns = c->in_call_ns; /* one figure for the run */
-	to->in_call_measured = c->in_call_measured;
-	to->in_call_passed = c->in_call_passed;
-	to->in_call_estimate_ns = c->in_call_estimate_ns;
-	to->in_call_diff_ns = c->in_call_diff_ns;
-	to->in_call_se_ns = c->in_call_se_ns;
+	to->in_call = c->in_call; /* one figure for the run */
 }
 
 void cprof_model_window_costs(struct cprof_model *m)

@@ -269,15 +269,10 @@ struct cprof_model {
 	int64_t calls_proc;          /* the process of every call when they share one (load_calls), else 0 */
 	struct cprof_ovh *ovh;       /* by start */
 	/* CUPTI's time inside a runtime API call on the program's thread (cost.c): where the run had launches passed
-	 * through with CUPTI off (cupti_in_call_passed of them timed), the recorded kernel launches' mean duration
+	 * through with CUPTI off (in_call.passed of them timed), the recorded kernel launches' mean duration
 	 * less theirs; else the mean, over the calls with rt1, of the hook's duration less CUPTI's own record's
 	 * (the estimate: cudart's own work outside the record counts, CUPTI's inside it does not) */
-	uint64_t cupti_in_call_ns;
-	uint64_t cupti_in_call_estimate_ns; /* the estimate, kept when the measurement replaced it */
-	uint64_t cupti_in_call_passed;      /* passed-through launches a measurement was made against (0: none) */
-	int cupti_in_call_measured;         /* the measurement replaced the estimate: more than twice its standard error */
-	int64_t cupti_in_call_diff_ns;      /* the measurement (the difference of the means), whether used or not */
-	uint64_t cupti_in_call_se_ns;       /* its standard error */
+	struct cprof_in_call in_call;
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
 	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */
@@ -325,7 +320,7 @@ struct cprof_model {
 };
 
 /* cost.c: CPROF_COST, CPROF_API_COUNTS and cprofd's CPU (META) into the model. */
-/* cost.c: marks the calls CUPTI's time inside is measured on (rt1) and sets cupti_in_call_ns; marks the overhead
+/* cost.c: marks the calls CUPTI's time inside is measured on (rt1) and sets in_call; marks the overhead
  * records of threads that made no runtime call (background) */
 int cprof_model_cupti_in_calls(struct cprof_model *m);
 /* cost.c: each recording window's cost (cprof_cost_window over it, its process's), after cprof_model_cupti_in_calls */

@@ -89,9 +89,9 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       (unsigned long long)v->cost.flusher_cpu_ns, (unsigned long long)v->cost.collector_cpu_ns,
 	       (unsigned long long)v->cost.app_wait_ns, (unsigned long long)v->cost.wait_attributed_ns,
 	       (unsigned long long)v->cost.cupti_calls_ns, (unsigned long long)v->cost.cupti_calls,
-	       (unsigned long long)v->cost.in_call_ns, v->cost.in_call_measured ? "measured" : "estimated",
-	       (unsigned long long)v->cost.in_call_estimate_ns, (unsigned long long)v->cost.in_call_passed,
-	       (long long)v->cost.in_call_diff_ns, (unsigned long long)v->cost.in_call_se_ns,
+	       (unsigned long long)v->cost.in_call.ns, v->cost.in_call.measured ? "measured" : "estimated",
+	       (unsigned long long)v->cost.in_call.estimate_ns, (unsigned long long)v->cost.in_call.passed,
+	       (long long)v->cost.in_call.diff_ns, (unsigned long long)v->cost.in_call.se_ns,
 	       (unsigned long long)v->cost.lost_ring_full, (unsigned long long)v->cost.lost_cupti,
 	       (unsigned long long)v->cost.lost_pipe, (unsigned long long)v->cost.lost_nested);
 }

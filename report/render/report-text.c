@@ -26,15 +26,15 @@ static void report_text_cost(const struct cprof_cost *c)
 	cprof_fmt_dur(w, sizeof(w), (double)c->wait_attributed_ns);
 	cprof_fmt_dur(k, sizeof(k), (double)c->cupti_calls_ns);
 	cprof_fmt_dur(q, sizeof(q), (double)c->counted_ns);
-	cprof_fmt_dur(e, sizeof(e), (double)c->in_call_ns);
-	if (c->in_call_measured)
+	cprof_fmt_dur(e, sizeof(e), (double)c->in_call.ns);
+	if (c->in_call.measured)
 		snprintf(how, sizeof(how), "%s a call, measured against %llu launches made outside the windows, +-%llu ns", e,
-			 (unsigned long long)c->in_call_passed, (unsigned long long)c->in_call_se_ns);
-	else if (c->in_call_passed)
+			 (unsigned long long)c->in_call.passed, (unsigned long long)c->in_call.se_ns);
+	else if (c->in_call.passed)
 		snprintf(how, sizeof(how), "%s a call, estimated: each call less its record; measured against %llu launches"
 			 " made outside the windows: %lld +-%llu ns, not told from noise", e,
-			 (unsigned long long)c->in_call_passed, (long long)c->in_call_diff_ns,
-			 (unsigned long long)c->in_call_se_ns);
+			 (unsigned long long)c->in_call.passed, (long long)c->in_call.diff_ns,
+			 (unsigned long long)c->in_call.se_ns);
 	else
 		snprintf(how, sizeof(how), "%s a call, estimated: each call less its record", e);
 	if (!c->measured) {

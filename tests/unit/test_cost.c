@@ -200,7 +200,7 @@ START_TEST(test_cost_cupti_in_calls)
 	m.strings = str;
 	m.nstrings = 2;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_uint_eq(m.cupti_in_call_ns, 400);
+	ck_assert_uint_eq(m.in_call.ns, 400);
 	ck_assert_uint_eq(c[5].rt1, 0);
 	cprof_cost_window(&m, 0, 0, 10 * MS, 0, &cost);
 	ck_assert_uint_eq(cost.cupti_calls, 7);
@@ -244,7 +244,7 @@ START_TEST(test_cost_cupti_in_calls_mean)
 	m.strings = str;
 	m.nstrings = 1;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_uint_eq(m.cupti_in_call_ns, (400 + 400 + 1400 + 400) / 4);
+	ck_assert_uint_eq(m.in_call.ns, (400 + 400 + 1400 + 400) / 4);
 	done();
 }
 END_TEST
@@ -289,47 +289,47 @@ START_TEST(test_cost_cupti_in_calls_measured)
 	m.cost = &row;
 	m.ncost = 1;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_uint_eq(m.cupti_in_call_passed, 0);
-	ck_assert_uint_eq(m.cupti_in_call_ns, (40 * 900 + 8400) / 41);
+	ck_assert_uint_eq(m.in_call.passed, 0);
+	ck_assert_uint_eq(m.in_call.ns, (40 * 900 + 8400) / 41);
 	row.pass_calls = 40;
 	row.pass_ns = 40 * 1200;
 	row.pass_sq = 40 * 1200 * 1200; /* no spread */
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_uint_eq(m.cupti_in_call_passed, 40);
-	ck_assert_int_eq(m.cupti_in_call_measured, 1);
-	ck_assert_uint_eq(m.cupti_in_call_ns, 300);
-	ck_assert_uint_eq(m.cupti_in_call_estimate_ns, (40 * 900 + 8400) / 41);
+	ck_assert_uint_eq(m.in_call.passed, 40);
+	ck_assert_int_eq(m.in_call.measured, 1);
+	ck_assert_uint_eq(m.in_call.ns, 300);
+	ck_assert_uint_eq(m.in_call.estimate_ns, (40 * 900 + 8400) / 41);
 	/* every runtime record of a window counts it, and the window says how it was had */
 	cprof_cost_window(&m, 0, 0, 10 * MS, 0, &cost);
 	ck_assert_uint_eq(cost.cupti_calls, 10);
 	ck_assert_uint_eq(cost.cupti_calls_ns, 10 * 300);
-	ck_assert_uint_eq(cost.in_call_passed, 40);
-	ck_assert_int_eq(cost.in_call_measured, 1);
+	ck_assert_uint_eq(cost.in_call.passed, 40);
+	ck_assert_int_eq(cost.in_call.measured, 1);
 	/* the same difference in a spread of 1 us (variance 1e6 ns^2): 300 is within twice its standard error (316) of
 	 * 0, the estimate stands, the measurement kept beside it */
 	row.pass_sq = 40ull * 1200 * 1200 + 39ull * 1000000;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_int_eq(m.cupti_in_call_measured, 0);
-	ck_assert_uint_eq(m.cupti_in_call_ns, (40 * 900 + 8400) / 41);
-	ck_assert_int_eq(m.cupti_in_call_diff_ns, 300);
-	ck_assert_uint_eq(m.cupti_in_call_se_ns, 158);
+	ck_assert_int_eq(m.in_call.measured, 0);
+	ck_assert_uint_eq(m.in_call.ns, (40 * 900 + 8400) / 41);
+	ck_assert_int_eq(m.in_call.diff_ns, 300);
+	ck_assert_uint_eq(m.in_call.se_ns, 158);
 	/* passed-through launches slower than the recorded ones (a fuller launch queue outside the windows): never a
 	 * cost of 0 or less, the estimate stands */
 	row.pass_ns = 40 * 2000;
 	row.pass_sq = 40 * 2000 * 2000;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_int_eq(m.cupti_in_call_measured, 0);
-	ck_assert_uint_eq(m.cupti_in_call_ns, (40 * 900 + 8400) / 41);
-	ck_assert_int_eq(m.cupti_in_call_diff_ns, -500);
-	ck_assert_uint_eq(m.cupti_in_call_passed, 40);
+	ck_assert_int_eq(m.in_call.measured, 0);
+	ck_assert_uint_eq(m.in_call.ns, (40 * 900 + 8400) / 41);
+	ck_assert_int_eq(m.in_call.diff_ns, -500);
+	ck_assert_uint_eq(m.in_call.passed, 40);
 	/* a recorded launch 10 us or more over its record (CUPTI's buffer request, counted by its overhead record) is
 	 * not in the measured mean, as not in the estimate */
 	c[39].end = c[39].start + 12000;
 	row.pass_ns = 40 * 1200;
 	row.pass_sq = 40 * 1200 * 1200;
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
-	ck_assert_int_eq(m.cupti_in_call_measured, 1);
-	ck_assert_uint_eq(m.cupti_in_call_ns, 300);
+	ck_assert_int_eq(m.in_call.measured, 1);
+	ck_assert_uint_eq(m.in_call.ns, 300);
 	done();
 }
 END_TEST
