@@ -396,8 +396,9 @@ static void mean_var(double n, double sum, double sq, double *mean, double *var_
 }
 
 /* CUPTI's time in a call, measured where the run allows it: the kernel launches recorded with their one CUPTI record
- * against the launches of the same process passed through while a window was closed and CUPTI recorded nothing
- * (preload's CPROF_PASS, about one in 64 timed), both timed by the same two reads around the real call. The
+ * (p: their durations, gathered in the estimate's pass) against the launches of the same process passed through
+ * while a window was closed and CUPTI recorded nothing (preload's CPROF_PASS, about one in 64 timed), both timed by
+ * the same two reads around the real call. The
  * difference of the means is all CUPTI did inside the call, before, inside and after its record; the estimate
  * (the call less its record) counts cudart's own work outside the record and misses CUPTI's inside it. As the
  * estimate, a recorded call 10 us or more over its record is left out (CUPTI's buffer request: its overhead record
@@ -405,32 +406,12 @@ static void mean_var(double n, double sum, double sq, double *mean, double *var_
  * of both weighs by its recorded launches. The measurement replaces the estimate only when it is more than twice
  * its standard error above 0: the two sides run at different times, and a difference lost in their spread (or one
  * a fuller launch queue outside the windows made) says nothing of CUPTI. */
-static int cupti_in_call_measured(struct cprof_model *m, const struct rt_dur *r, size_t nr)
+static void cupti_in_call_measured(struct cprof_model *m, struct pass_dur *p, size_t n)
 {
-	struct pass_dur *p;
-	size_t n = 0, i, j, lo;
+	size_t i, j;
 	double weighted = 0, weights = 0, var = 0;
 	uint64_t passed = 0;
 
-	for (i = 0; i < m->ncost && m->cost[i].pass_calls == 0; i++)
-		;
-	if (i == m->ncost)
-		return 0; /* no launch was timed outside a window (a whole-run profile, an older build) */
-	if ((p = malloc(m->ncalls * sizeof(*p) + 1)) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < m->ncalls; i++) {
-		const struct cprof_call *c = &m->calls[i];
-
-		if (!c->rt1 || !c->launch || c->graph != CPROF_GRAPH_NONE || c->end <= c->start ||
-		    c->end - c->start >= CPROF_PASS_MAX_NS)
-			continue;
-		/* its record (rt1: exactly one), for the estimate's rule on buffer requests */
-		lo = rt_first(r, nr, c->proc, c->corr);
-		if (lo < nr && r[lo].proc == c->proc && r[lo].ext == c->corr &&
-		    (int64_t)(c->end - c->start) - (int64_t)r[lo].dur >= CPROF_CUPTI_IN_CALL_MAX_NS)
-			continue;
-		p[n++] = (struct pass_dur){ .proc = c->proc, .dur = c->end - c->start };
-	}
 	cprof_sort(p, n, sizeof(*p), pass_dur_cmp);
 	for (i = 0; i < n; i = j) {
 		struct cprof_cost_row t;
@@ -452,7 +433,6 @@ static int cupti_in_call_measured(struct cprof_model *m, const struct rt_dur *r,
 		var += k * k * (on_var + off_var);
 		passed += t.pass_calls;
 	}
-	free(p);
 	if (weights > 0) {
 		double diff = weighted / weights, se = sqrt(var) / weights;
 
@@ -464,15 +444,15 @@ static int cupti_in_call_measured(struct cprof_model *m, const struct rt_dur *r,
 			m->in_call.measured = 1;
 		}
 	}
-	return 0;
 }
 
 int cprof_model_cupti_in_calls(struct cprof_model *m)
 {
 	struct rt_dur *r = NULL;
+	struct pass_dur *p = NULL;
 	int64_t *d = NULL, ext;
-	size_t nr = 0, nd = 0, i, lo;
-	int ret = -ENOMEM;
+	size_t nr = 0, nd = 0, np = 0, i, lo;
+	int ret = -ENOMEM, passed = 0;
 
 	if (mark_background_overhead(m) < 0)
 		return -ENOMEM;
@@ -481,7 +461,11 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 		m->calls[i].rt1 = 0; /* the loader fills the fields it knows */
 	if (m->nrt == 0 || m->ncalls == 0)
 		return 0;
-	if ((r = malloc(m->nrt * sizeof(*r))) == NULL || (d = malloc(m->ncalls * sizeof(*d))) == NULL)
+	/* launches timed outside a window (none in a whole-run profile or one of an older build): the measurement */
+	for (i = 0; i < m->ncost && !passed; i++)
+		passed = m->cost[i].pass_calls > 0;
+	if ((r = malloc(m->nrt * sizeof(*r))) == NULL || (d = malloc(m->ncalls * sizeof(*d))) == NULL ||
+	    (passed && (p = malloc(m->ncalls * sizeof(*p))) == NULL))
 		goto out;
 	for (i = 0; i < m->nrt; i++)
 		if (m->rt[i].corr != CPROF_NO_ID && cprof_model_ext_of(m, m->rt[i].proc, m->rt[i].corr, &ext))
@@ -498,7 +482,13 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 		    (lo + 1 < nr && r[lo + 1].proc == c->proc && r[lo + 1].ext == c->corr))
 			continue;
 		c->rt1 = 1;
-		d[nd++] = (int64_t)(c->end - c->start) - (int64_t)r[lo].dur;
+		d[nd] = (int64_t)(c->end - c->start) - (int64_t)r[lo].dur;
+		/* the measurement's side of the windows: kernel launches, the same rule on buffer requests as below, and
+		 * on both of its sides no call of CPROF_PASS_MAX_NS or more (it lost its core) */
+		if (p && c->launch && c->graph == CPROF_GRAPH_NONE && c->end > c->start &&
+		    c->end - c->start < CPROF_PASS_MAX_NS && d[nd] < CPROF_CUPTI_IN_CALL_MAX_NS)
+			p[np++] = (struct pass_dur){ .proc = c->proc, .dur = c->end - c->start };
+		nd++;
 	}
 	if (nd) {
 		/* CUPTI's work is paid in every call, its tail too (the buffer's lock taken while the flusher reads
@@ -516,10 +506,13 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 		m->in_call.ns = n && sum > 0 ? (uint64_t)(sum / (int64_t)n) : 0;
 	}
 	m->in_call.estimate_ns = m->in_call.ns;
-	ret = cupti_in_call_measured(m, r, nr);
+	if (p)
+		cupti_in_call_measured(m, p, np);
+	ret = 0;
 out:
 	free(r);
 	free(d);
+	free(p);
 	return ret;
 }
 
