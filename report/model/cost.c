@@ -101,6 +101,49 @@ static void proc_rows(const struct cprof_model *m, int64_t proc, size_t *lo, siz
 	*hi = h;
 }
 
+static int rspan_cmp(const void *pa, const void *pb)
+{
+	const struct cprof_rec_span *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+int cprof_model_rec_spans(struct cprof_model *m)
+{
+	size_t cap = 0;
+
+	for (size_t p = 0; p < m->nprocs; p++) {
+		int64_t proc = m->procs[p].id;
+		size_t first = m->nrspan;
+		uint64_t before = 0;
+
+		for (size_t i = 0; i < m->rec.n; i++) {
+			const struct cprof_window *w = &m->rec.w[i];
+			struct cprof_rec_span *last = m->nrspan > first ? &m->rspan[m->nrspan - 1] : NULL;
+
+			if ((w->proc != 0 && w->proc != proc) || w->end <= w->start)
+				continue;
+			if (last && w->start <= last->end) { /* by start: an overlap only reaches further */
+				if (w->end > last->end) {
+					before += w->end - last->end;
+					last->end = w->end;
+				}
+				continue;
+			}
+			if (cprof_grow(&m->rspan, &cap, m->nrspan, sizeof(*m->rspan)) < 0)
+				return -ENOMEM;
+			m->rspan[m->nrspan++] = (struct cprof_rec_span){ .proc = proc, .start = w->start, .end = w->end,
+									 .before = before };
+			before += w->end - w->start;
+		}
+	}
+	if (m->nrspan > 1) /* each process's are by start already; the processes need not be by id */
+		qsort(m->rspan, m->nrspan, sizeof(*m->rspan), rspan_cmp);
+	return 0;
+}
+
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
@@ -198,7 +241,7 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 	/* each process's rows together, in time: the readers below look them up, never scan them all per use */
 	if (m->ncost > 1) /* an empty array may have no buffer: qsort(NULL) is undefined */
 		qsort(m->cost, m->ncost, sizeof(*m->cost), cost_cmp);
-	return 0;
+	return m->ncost ? cprof_model_rec_spans(m) : 0;
 }
 
 /* The last totals of each process (the rows are running totals; the newest is the largest). */
@@ -240,15 +283,13 @@ static uint64_t share(uint64_t total, uint64_t part, uint64_t whole)
 	return (uint64_t)((double)total * (double)part / (double)whole);
 }
 
-/* A process's running total of field at time x, interpolated between its rows (0 before the first). */
-static double at_time(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
+/* proc's rows around x: *hi the first after x, *lo the first of the rows at the latest time not after x (NULL: none) */
+static void rows_around(const struct cprof_model *m, int64_t proc, uint64_t x, const struct cprof_cost_row **lo,
+			const struct cprof_cost_row **hi)
 {
-	const struct cprof_cost_row *lo = NULL, *hi = NULL;
 	size_t first, end, l, h;
-	double a, b;
 
 	proc_rows(m, proc, &first, &end);
-	/* hi: the first row after x; lo: the first of the rows at the latest time not after x */
 	for (l = first, h = end; l < h;) {
 		size_t mid = l + (h - l) / 2;
 
@@ -257,23 +298,88 @@ static double at_time(const struct cprof_model *m, int64_t proc, size_t field, u
 		else
 			h = mid;
 	}
-	if (l < end)
-		hi = &m->cost[l];
+	*hi = l < end ? &m->cost[l] : NULL;
+	*lo = NULL;
 	if (l > first) {
-		for (lo = &m->cost[l - 1]; lo > &m->cost[first] && (lo - 1)->time == lo->time; lo--)
+		for (*lo = &m->cost[l - 1]; *lo > &m->cost[first] && (*lo - 1)->time == (*lo)->time; (*lo)--)
 			;
 	}
-	a = lo ? (double)*(const uint64_t *)((const char *)lo + field) : 0.0;
-	if (hi == NULL)
-		return a;
-	b = (double)*(const uint64_t *)((const char *)hi + field);
-	if (lo == NULL || hi->time == lo->time)
-		return lo ? a : 0.0; /* before the first row: nothing known yet, counted from it */
-	return a + (b - a) * (double)(x - lo->time) / (double)(hi->time - lo->time);
 }
 
-/* The growth of field over [ws, we], summed over the processes of the filter. */
-static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, uint64_t ws, uint64_t we)
+static double field_of(const struct cprof_cost_row *r, size_t field)
+{
+	return (double)*(const uint64_t *)((const char *)r + field);
+}
+
+/* A process's running total of field at time x, interpolated between its rows (0 before the first). */
+static double at_time(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
+{
+	const struct cprof_cost_row *lo, *hi;
+	double a;
+
+	rows_around(m, proc, x, &lo, &hi);
+	a = lo ? field_of(lo, field) : 0.0;
+	if (hi == NULL)
+		return a;
+	if (lo == NULL || hi->time == lo->time)
+		return lo ? a : 0.0; /* before the first row: nothing known yet, counted from it */
+	return a + (field_of(hi, field) - a) * (double)(x - lo->time) / (double)(hi->time - lo->time);
+}
+
+/* How long proc was recorded before x; -1 when the profile has no windows for it (recorded whole). */
+static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_t x)
+{
+	size_t l = 0, h = m->nrspan, first;
+
+	while (l < h) { /* the first span of proc */
+		size_t mid = l + (h - l) / 2;
+
+		if (m->rspan[mid].proc < proc)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	if (l == m->nrspan || m->rspan[l].proc != proc)
+		return -1;
+	first = l;
+	for (h = m->nrspan; l < h;) { /* then the first of proc's starting after x */
+		size_t mid = l + (h - l) / 2;
+
+		if (m->rspan[mid].proc == proc && m->rspan[mid].start <= x)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	if (l == first)
+		return 0;
+	const struct cprof_rec_span *s = &m->rspan[l - 1];
+
+	return (double)s->before + (double)((x < s->end ? x : s->end) - s->start);
+}
+
+/* A process's running total of a field that grows only while cprof records (stack captures, counted calls): between
+ * two rows it grew over the recorded time, not the clock's. Rows ~100 ms apart around 40 ms windows put half of a
+ * window's growth into the unrecorded time beside it, by the clock (the training step's stated cost 0.75x its
+ * slowdown, 2026-12-06). With no windows, or none recorded between the rows, by the clock. */
+static double at_recorded(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
+{
+	const struct cprof_cost_row *lo, *hi;
+	double a, rx, rl, rh;
+
+	rows_around(m, proc, x, &lo, &hi);
+	if (lo == NULL || hi == NULL || (rx = recorded_before(m, proc, x)) < 0)
+		return at_time(m, proc, field, x);
+	rl = recorded_before(m, proc, lo->time);
+	rh = recorded_before(m, proc, hi->time);
+	if (rh <= rl)
+		return at_time(m, proc, field, x);
+	a = field_of(lo, field);
+	return a + (field_of(hi, field) - a) * (rx - rl) / (rh - rl);
+}
+
+/* The growth of field over [ws, we], summed over the processes of the filter; recorded: it grows only while cprof
+ * records (at_recorded). */
+static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, uint64_t ws, uint64_t we, int recorded)
 {
 	double sum = 0;
 
@@ -282,7 +388,8 @@ static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, ui
 
 		if (proc != 0 && p != proc)
 			continue;
-		double d = at_time(m, p, field, we) - at_time(m, p, field, ws);
+		double d = recorded ? at_recorded(m, p, field, we) - at_recorded(m, p, field, ws)
+				    : at_time(m, p, field, we) - at_time(m, p, field, ws);
 
 		sum += d > 0 ? d : 0;
 	}
@@ -562,15 +669,15 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		out->hook_ns = share(t.hook_ns, calls, base);
 		/* a capture is timed itself: where in time they were taken, as the CPU below (a site's first captures,
 		 * libunwind's first reads of the unwind tables, are at the start, not spread over every call) */
-		out->stack_ns = grew(m, proc, offsetof(struct cprof_cost_row, stack_ns), ws, we);
-		out->stacks = grew(m, proc, offsetof(struct cprof_cost_row, stack_calls), ws, we);
+		out->stack_ns = grew(m, proc, offsetof(struct cprof_cost_row, stack_ns), ws, we, 1);
+		out->stacks = grew(m, proc, offsetof(struct cprof_cost_row, stack_calls), ws, we, 1);
 		out->sampled_calls = t.sampled_calls;
 		/* the threads' CPU and waiting are read in time (about ten rows a second): their growth over the window */
-		out->flusher_cpu_ns = grew(m, proc, offsetof(struct cprof_cost_row, flusher_cpu_ns), ws, we);
+		out->flusher_cpu_ns = grew(m, proc, offsetof(struct cprof_cost_row, flusher_cpu_ns), ws, we, 0);
 		/* the counted calls are not in the calls' table: their totals' growth over the window, as the CPU's */
-		out->counted_ns = grew(m, proc, offsetof(struct cprof_cost_row, counted_ns), ws, we);
-		out->counted_calls = grew(m, proc, offsetof(struct cprof_cost_row, counted_calls), ws, we);
-		out->app_wait_ns = grew(m, proc, offsetof(struct cprof_cost_row, app_wait_ns), ws, we);
+		out->counted_ns = grew(m, proc, offsetof(struct cprof_cost_row, counted_ns), ws, we, 1);
+		out->counted_calls = grew(m, proc, offsetof(struct cprof_cost_row, counted_calls), ws, we, 1);
+		out->app_wait_ns = grew(m, proc, offsetof(struct cprof_cost_row, app_wait_ns), ws, we, 0);
 		/* cprofd's CPU is known for the whole run only: its intake grows with the events, as the calls do */
 		out->collector_cpu_ns = proc == 0 || m->nprocs <= 1 ? share(m->collector_run_cpu_ns, calls, base) : 0;
 		/* the program's threads waited for a core; at most the CPU cprof's own threads took meanwhile is

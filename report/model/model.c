@@ -1460,6 +1460,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->calls);
 	free(m->ovh);
 	free(m->cost);
+	free(m->rspan);
 	free(m->counted);
 	free(m->gemms);
 	free(m->gpu_note);

@@ -311,6 +311,13 @@ struct cprof_model {
 	struct cprof_recording rec;  /* always loaded (a handful of rows) */
 	struct cprof_cost_row *cost;  /* CPROF_COST, table order */
 	size_t ncost;
+	/* each process's recorded time (its windows and the run's own, merged), by (proc, start), with the recorded time
+	 * before each (cost.c: what only grows while cprof records is spread over it, not over the clock) */
+	struct cprof_rec_span {
+		int64_t proc;
+		uint64_t start, end, before;
+	} *rspan;
+	size_t nrspan;
 	struct cprof_counted *counted; /* by (proc, name) */
 	size_t ncounted;
 	int counted_table;            /* the profile has CPROF_API_COUNTS (its cprof counted the device queries) */
@@ -329,6 +336,9 @@ void cprof_model_window_costs(struct cprof_model *m);
  * threads (the ones not marked background) */
 uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi, int program_only);
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
+/* cost.c: m->rspan from m->rec and m->procs (cprof_model_load_cost builds it): each process's recorded time, merged
+ * from its windows and the run's own, with the recorded time before each span; none without windows (recorded whole) */
+int cprof_model_rec_spans(struct cprof_model *m);
 /* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how
  * many names, or a negative errno. *out is malloc'd (free it), NULL when none. */
 int cprof_model_counted_calls(const struct cprof_model *m, int64_t proc, struct cprof_counted **out);

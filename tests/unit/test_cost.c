@@ -402,6 +402,53 @@ START_TEST(test_cost_counted_in_time)
 }
 END_TEST
 
+/* what grows only while cprof records (stack captures, counted calls) is spread over the recorded time between two
+ * rows, not the clock's: rows at 100, 600 and 1100 ms and windows [0, 100) and [1000, 1100) ms put all the growth
+ * from 600 to 1100 ms into the second window (by the clock it got a fifth); the flusher's CPU and the program's wait
+ * stay in time */
+START_TEST(test_cost_recorded_only_in_windows)
+{
+	static const uint64_t w[] = { 0, 0, 0 }, fcpu[] = { 1000, 1000, 51000 };
+	struct cprof_window win[2] = {
+		{ .proc = 1, .start = 0, .end = 100 * MS },
+		{ .proc = 1, .start = 1000 * MS, .end = 1100 * MS },
+	};
+	struct cprof_cost c;
+
+	build(w, fcpu, 3);
+	for (int i = 0; i < 3; i++) {
+		rows[i].counted_calls = i < 2 ? 1000 : 51000;
+		rows[i].counted_ns = rows[i].counted_calls * 20;
+		rows[i].stack_calls = i < 2 ? 4 : 14;
+		rows[i].stack_ns = rows[i].stack_calls * 50000;
+	}
+	/* without the spans (a profile recorded whole): by the clock */
+	cprof_cost_window(&m, 1, 1000 * MS, 1100 * MS, 0, &c);
+	ck_assert_uint_eq(c.counted_calls, 10000);
+	m.rec.w = win;
+	m.rec.n = 2;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	ck_assert_uint_eq(m.nrspan, 2);
+	cprof_cost_window(&m, 1, 1000 * MS, 1100 * MS, 0, &c);
+	ck_assert_uint_eq(c.counted_calls, 50000);
+	ck_assert_uint_eq(c.counted_ns, 50000 * 20);
+	ck_assert_uint_eq(c.stacks, 10);
+	ck_assert_uint_eq(c.stack_ns, 10 * 50000);
+	ck_assert_uint_eq(c.flusher_cpu_ns, 10000); /* a fifth of 50,000: in time */
+	/* half the window, half its growth; the unrecorded time beside it, none */
+	cprof_cost_window(&m, 1, 1000 * MS, 1050 * MS, 0, &c);
+	ck_assert_uint_eq(c.counted_calls, 25000);
+	cprof_cost_window(&m, 1, 600 * MS, 1000 * MS, 0, &c);
+	ck_assert_uint_eq(c.counted_calls, 0);
+	ck_assert_uint_eq(c.stacks, 0);
+	/* each window's own, and together the whole growth */
+	cprof_model_window_costs(&m);
+	ck_assert_uint_eq(win[1].cost_ns - win[0].cost_ns, 50000 * 20 + 10 * 50000 - (1000 * 20 + 4 * 50000));
+	free(m.rspan);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -417,6 +464,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_cupti_in_calls_measured);
 	tcase_add_test(tc, test_cost_overhead_program_threads);
 	tcase_add_test(tc, test_cost_counted_in_time);
+	tcase_add_test(tc, test_cost_recorded_only_in_windows);
 	suite_add_tcase(s, tc);
 	return s;
 }
