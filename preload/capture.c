@@ -120,6 +120,7 @@ static void capture_set_n(int on, const char *why, int32_t number)
 		atomic_store(&windows, (uint64_t)number);
 		cprof_flusher_status_at(CPROF_STATUS_CAPTURE_START, number, text, outer);
 		cprof_flusher_status_at(CPROF_STATUS_CAPTURE_ON, number, "", inner);
+		cprof_flusher_cost_edge();
 		goto out;
 	}
 	inner = cprof_now_ns();
@@ -134,6 +135,7 @@ static void capture_set_n(int on, const char *why, int32_t number)
 	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_OFF, (int32_t)atomic_load(&windows), "", inner);
 	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text, outer);
 	cprof_cupti_pause(1); /* after the flip: the flush takes what CUPTI finished for the window */
+	cprof_flusher_cost_edge();
 out:
 	pthread_mutex_unlock(&switching);
 	switching_here = 0;

@@ -185,6 +185,7 @@ CPROF_HIDDEN extern _Atomic uint32_t cprof_generation;
 /* flusher.c */
 
 CPROF_HIDDEN void cprof_flusher_wake(void);
+CPROF_HIDDEN void cprof_flusher_cost_edge(void); /* a window opened or closed: a COST row from the next round */
 CPROF_HIDDEN void cprof_flusher_final(int reason);
 
 CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);

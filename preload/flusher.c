@@ -70,6 +70,7 @@ static struct {
 	_Atomic uint64_t lost_extra;   /* lost outside the rings (FIFO broke, CUPTI dropped, ...) */
 	_Atomic uint64_t lost_cupti, lost_pipe; /* lost_extra by cause (CPROF_MSG_COST) */
 	uint64_t last_cost_ms;         /* when the last COST went */
+	_Atomic int cost_edge;         /* a window opened or closed: a COST now (cprof_flusher_cost_edge) */
 	size_t sched_next;             /* send_cost: the ring whose schedstat is read first next time */
 	uint64_t app_run_ns, app_wait_ns; /* the program's threads' schedstat, summed over what the rings saw */
 	uint64_t counted_sent[CPROF_COUNTED__N]; /* the device-query totals in the last COUNTS */
@@ -652,7 +653,7 @@ static int send_counts(uint64_t deadline)
 
 /* What profiling has cost the process so far (CPROF_MSG_COST), after the counted calls' totals. Flusher thread
  * only. */
-static int send_cost(uint64_t deadline)
+static int send_cost(uint64_t deadline, int edge)
 {
 	struct cprof_wire_cost c = { .time_ns = cprof_now_ns() };
 	uint64_t sampled_ns = 0, counted_ns = 0, counted_sampled = 0, counted[CPROF_COUNTED__N];
@@ -666,7 +667,7 @@ static int send_cost(uint64_t deadline)
 	/* a program with thousands of threads must not pay thousands of /proc reads ten times a second: only
 	 * threads that made calls since their last reading are read, at most SCHED_READS a round, the turn
 	 * going round the list (a reading adds all the growth since the last one, so one put off loses nothing) */
-	size_t idx = 0, reads = 0, first = fl.sched_next;
+	size_t idx = 0, reads = 0, first = edge ? 0 : fl.sched_next;
 
 	for (r = cprof_rings_head(); r; r = r->next, idx++) {
 		uint64_t run, wait, head = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -686,8 +687,10 @@ static int send_cost(uint64_t deadline)
 		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed) -
 				    atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
 		/* a thread's schedstat counts from its start: only what grew since the last reading is added */
+		/* at a window's edge every thread is read: what they waited while it was closed (no calls) is
+		 * then before the window, not in its first rows */
 		if (atomic_load_explicit(&r->state, memory_order_relaxed) != CPROF_RING_LIVE || tid == 0 ||
-		    (r->sched_tid == tid && r->sched_head == head) || idx < first || reads >= SCHED_READS)
+		    (!edge && r->sched_tid == tid && r->sched_head == head) || idx < first || reads >= SCHED_READS)
 			continue;
 		reads++;
 		fl.sched_next = idx + 1;
@@ -855,7 +858,7 @@ static void serve_request(void)
 		if (mono_ms() < drain_deadline)
 			drain_round(drain_deadline); /* a last LOST if anything dropped meanwhile */
 		if (fl.hello_sent)
-			send_cost(drain_deadline > mono_ms() ? drain_deadline : deadline);
+			send_cost(drain_deadline > mono_ms() ? drain_deadline : deadline, 1);
 		lost = lost_total();
 		/* at exit, what other threads recorded and could not be sent in time is lost (after exec fails
 		 * it is still sent) */
@@ -984,10 +987,13 @@ static void *flusher_main(void *arg)
 			fl.last_cupti_flush_ms = mono_ms();
 			cprof_cupti_flush(0);
 		}
+		/* a window's edge is read before the round's drain (a window's stop leaves the most to drain) */
+		if (atomic_exchange(&fl.cost_edge, 0) && fl.hello_sent)
+			send_cost(mono_ms() + fl.flush_ms, 1);
 		drain_round(mono_ms() + fl.flush_ms);
 		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
-			send_cost(mono_ms() + fl.flush_ms);
+			send_cost(mono_ms() + fl.flush_ms, 0);
 	}
 	/* a requester that posted after our last look must not wait for its timeout */
 	atomic_store(&fl.alive, 0);
@@ -997,6 +1003,15 @@ static void *flusher_main(void *arg)
 	if (fl.fifo.private_fds && fl.fifo.fd >= 0)
 		close(fl.fifo.fd); /* our table only; the thread's table goes with it anyway */
 	return NULL;
+}
+
+/* A window opened or closed: the next round sends the cost's totals, every live thread's schedstat read, so the
+ * report reads a window's growth at its edges instead of interpolating rows 100 ms apart (2026-12-06: 40-80 ms
+ * windows of the bench's in-process rows). */
+void cprof_flusher_cost_edge(void)
+{
+	atomic_store(&fl.cost_edge, 1);
+	cprof_flusher_wake();
 }
 
 void cprof_flusher_wake(void)
