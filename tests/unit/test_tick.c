@@ -150,6 +150,17 @@ START_TEST(test_tick_steered_clock)
 	/* a timed stretch whose ends are one tick and one ns reading (the hooks left the TSC within it): none */
 	ck_assert_uint_eq(cprof_tick_less_read(CPROF_TICK_NS_MIN - 5), 0);
 	ck_assert_uint_eq(cprof_tick_less_read((uint64_t)0 - CPROF_TICK_NS_MIN), 0);
+	ck_assert_uint_eq(cprof_tick_stretch(CPROF_TICK_NS_MIN - 5), 0);
+	ck_assert_uint_eq(cprof_tick_stretch((uint64_t)0 - CPROF_TICK_NS_MIN), 0);
+	/* a stretch with a read only to time it has that read taken off, the median of two back to back; one whose
+	 * reads the program pays anyway (a recorded call's start and end) keeps it */
+	uint64_t saved = cprof_tick_read;
+
+	cprof_tick_read = 30;
+	ck_assert_uint_eq(cprof_tick_less_read(100), 70);
+	ck_assert_uint_eq(cprof_tick_less_read(25), 0);
+	ck_assert_uint_eq(cprof_tick_stretch(100), 100);
+	cprof_tick_read = saved;
 }
 END_TEST
 
