@@ -32,6 +32,10 @@
 #define BYE_GRACE_MS 250 /* past the exit's deadline, while the final BYE is being sent or filed */
 #define SCHED_READS 64 /* schedstat files read per cost round at most */
 #define COST_EVERY_MS 100 /* the report reads its time series over a window: ~10 rows a second */
+/* a window's edge sends a row unless one went this recently: a program that opens thousands of windows a second
+ * (an NVTX range a step) gets at most 200 more rows a second, and what a short window grew is still its own (the
+ * report spreads what grows only while cprof records over the recorded time between rows) */
+#define COST_EDGE_MIN_MS 5
 
 struct pending_string {
 	uint32_t id;
@@ -988,7 +992,7 @@ static void *flusher_main(void *arg)
 			cprof_cupti_flush(0);
 		}
 		/* a window's edge is read before the round's drain (a window's stop leaves the most to drain) */
-		if (atomic_exchange(&fl.cost_edge, 0) && fl.hello_sent)
+		if (atomic_exchange(&fl.cost_edge, 0) && fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EDGE_MIN_MS)
 			send_cost(mono_ms() + fl.flush_ms, 1);
 		drain_round(mono_ms() + fl.flush_ms);
 		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */

@@ -9,6 +9,7 @@ cat > edges.py <<'PY'
 import ctypes, sys, time
 rt = ctypes.CDLL("libcudart.so.13")
 n, wins = int(sys.argv[1]), int(sys.argv[2])
+gap = float(sys.argv[3]) if len(sys.argv) > 3 else 0.03
 d = ctypes.c_int()
 rt.cudaFree(None)
 for w in range(wins):
@@ -16,7 +17,8 @@ for w in range(wins):
     for _ in range(n):
         rt.cudaGetDevice(ctypes.byref(d))
     rt.cudaProfilerStop()
-    time.sleep(0.03)
+    if gap:
+        time.sleep(gap)
 PY
 sim "$BIN/cprof-run" -q -o e.db --capture-range cudaProfilerApi -- python3 edges.py 20000 10 > e.out 2> e.err ||
 	fail "cprof-run: exit $? ($(tail -2 e.err))"
@@ -41,3 +43,11 @@ import json, sys
 w = [x["cprof_cost_ns"] for x in json.load(sys.stdin)["windows"]]
 assert len(w) == 10 and min(w) > 0, w
 print("stated cost per window (ns):", w)' || fail "the windows' stated cost"
+# a program that opens windows back to back (an NVTX range a step) gets a row at an edge only 5 ms after the last:
+# 400 windows of 50 calls add at most ~200 rows a second, not two rows a window
+sim "$BIN/cprof-run" -q -o many.db --capture-range cudaProfilerApi -- python3 edges.py 50 400 0 > many.out 2> many.err ||
+	fail "cprof-run, 400 windows: exit $? ($(tail -2 many.err))"
+assert_eq "$(q many.db "SELECT count(*) FROM CPROF_WINDOWS")" 400 "windows, back to back"
+read -r rows ms < <(q many.db "SELECT (SELECT count(*) FROM CPROF_COST), (max(end) - min(start)) / 1000000 FROM CPROF_WINDOWS" | tr '|' ' ')
+echo "400 windows in $ms ms: $rows COST rows"
+[ "$rows" -le $((ms / 5 + ms / 100 + 20)) ] || fail "$rows COST rows for 400 windows in $ms ms: more than one an edge 5 ms apart allows"
