@@ -411,7 +411,7 @@ static inline void cprof_cost_sample(uint64_t ns)
 {
 	struct cprof_ring *r = cprof_tls.ring;
 
-	if (r == NULL || (int64_t)ns < 0)
+	if (r == NULL || (int64_t)ns < 0 || ns >= CPROF_COST_SAMPLE_MAX_NS)
 		return;
 	cprof_ring_sample(&r->cost_sampled_ns, &r->cost_sampled, ns);
 }

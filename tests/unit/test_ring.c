@@ -195,6 +195,24 @@ START_TEST(test_ring_cost_strides_not_aliased)
 }
 END_TEST
 
+/* a timed hook sample that lost its core (CPROF_COST_SAMPLE_MAX_NS or more: another process's time slice) is no
+ * sample: the program's schedstat counts that wait already */
+START_TEST(test_ring_cost_sample_drops_preempted)
+{
+	struct cprof_ring *r;
+
+	record(1); /* the thread's ring */
+	r = cprof_tls.ring;
+	ck_assert_ptr_nonnull(r);
+	cprof_cost_sample(120);
+	cprof_cost_sample(CPROF_COST_SAMPLE_MAX_NS - 1);
+	cprof_cost_sample(CPROF_COST_SAMPLE_MAX_NS);
+	cprof_cost_sample(3000000);
+	ck_assert_uint_eq(atomic_load(&r->cost_sampled), 2);
+	ck_assert_uint_eq(atomic_load(&r->cost_sampled_ns), 120 + CPROF_COST_SAMPLE_MAX_NS - 1);
+}
+END_TEST
+
 static struct cprof_site *site_use(struct cprof_sites *ts, uint64_t key)
 {
 	struct cprof_site *e = cprof_site_of(ts, key);
@@ -244,6 +262,7 @@ Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_reset_after_fork);
 	tcase_add_test(tc, test_ring_sites_two_ways);
 	tcase_add_test(tc, test_ring_cost_strides_not_aliased);
+	tcase_add_test(tc, test_ring_cost_sample_drops_preempted);
 	suite_add_tcase(s, tc);
 	return s;
 }
