@@ -329,31 +329,20 @@ static double at_time(const struct cprof_model *m, int64_t proc, size_t field, u
 /* How long proc was recorded before x; -1 when the profile has no windows for it (recorded whole). */
 static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_t x)
 {
-	size_t l = 0, h = m->nrspan, first;
+	const struct cprof_rec_span *s;
+	size_t l = 0, h = m->nrspan;
 
-	while (l < h) { /* the first span of proc */
+	while (l < h) { /* the first span after (proc, x) in the (proc, start) order */
 		size_t mid = l + (h - l) / 2;
 
-		if (m->rspan[mid].proc < proc)
+		if (m->rspan[mid].proc < proc || (m->rspan[mid].proc == proc && m->rspan[mid].start <= x))
 			l = mid + 1;
 		else
 			h = mid;
 	}
-	if (l == m->nrspan || m->rspan[l].proc != proc)
-		return -1;
-	first = l;
-	for (h = m->nrspan; l < h;) { /* then the first of proc's starting after x */
-		size_t mid = l + (h - l) / 2;
-
-		if (m->rspan[mid].proc == proc && m->rspan[mid].start <= x)
-			l = mid + 1;
-		else
-			h = mid;
-	}
-	if (l == first)
-		return 0;
-	const struct cprof_rec_span *s = &m->rspan[l - 1];
-
+	if (l == 0 || m->rspan[l - 1].proc != proc) /* x before proc's first span, or proc has none */
+		return l < m->nrspan && m->rspan[l].proc == proc ? 0 : -1;
+	s = &m->rspan[l - 1];
 	return (double)s->before + (double)((x < s->end ? x : s->end) - s->start);
 }
 
