@@ -162,10 +162,10 @@ _Static_assert(sizeof(struct cprof_wire_cost) == 144, "cost layout");
 /* a launch longer than this lost its core or waited for something: no sample of what a launch costs, on either side
  * of the comparison (preload's passed-through launches, the report's recorded ones) */
 #define CPROF_PASS_MAX_NS 50000
-/* a hook's or a counted call's timed sample this long lost its core (a competing process's time slice, ms): no sample
- * of what the hook costs, whose wait the program's schedstat counts already (with one `yes` beside the eager PyTorch
- * step such samples put the hooks at 270 ns a call against 171 quiet, 2026-12-06) */
-#define CPROF_COST_SAMPLE_MAX_NS 50000
+/* the same bound on a hook's or a counted call's timed sample: one this long lost its core (a competing process's time
+ * slice, ms), whose wait the program's schedstat counts already (with one `yes` beside the eager PyTorch step such
+ * samples put the hooks at 270 ns a call against 171 quiet, 2026-12-06) */
+#define CPROF_COST_SAMPLE_MAX_NS CPROF_PASS_MAX_NS
 
 /* COUNTS payload: one record per API, the process's running totals since it started, sent with COST when they
  * grew. The device queries PyTorch makes before most calls (cudaGetDevice: ~1,350 a training step) are

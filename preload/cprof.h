@@ -52,7 +52,9 @@ static inline uint64_t cprof_tick_stretch(uint64_t ticks)
  * that read taken off */
 static inline uint64_t cprof_tick_less_read(uint64_t ticks)
 {
-	return ticks > cprof_tick_read && ticks < (1ull << 56) ? ticks - cprof_tick_read : 0;
+	uint64_t t = cprof_tick_stretch(ticks);
+
+	return t > cprof_tick_read ? t - cprof_tick_read : 0;
 }
 #if defined(__x86_64__)
 #include <x86intrin.h>
