@@ -61,7 +61,14 @@ elif python3 "$W" wobble 0.05 0 0.05; [ $? -eq 77 ]; then
 	echo "SKIP (part): adjtimex's frequency may not be set here"
 else
 	python3 "$W" wobble 2.5 20 0.13 & wob=$!
-	sleep 0.2
+	# the run starts once the frequency is moved: a fixed 0.2 s was not always enough for the wobble's Python to
+	# start (a fresh-clone CI run, 2026-12-06: cprof found the clock free at its start, took the TSC on trial and
+	# gave it up only when adjtimex said steered, which is the case below, not this one)
+	for i in $(seq 150); do
+		[ "$(python3 "$W" state)" = steered ] && break
+		sleep 0.01
+	done
+	[ "$(python3 "$W" state)" = steered ] || fail "the wobble did not steer the clock within ~5 s"
 	run w1 -u CPROF_TSC
 	wait $wob
 	grep -q "the hooks read CLOCK_REALTIME: the kernel's clock is steered" w1.err ||
