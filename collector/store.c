@@ -677,14 +677,16 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
 
 /* GPU records (kernels, copies, memsets) of no recorded call whose CUDA call started outside every inner window of
  * its process: those of calls cprof passed through just before a window opened or just after it closed, while
- * CUPTI's kinds were on (preload/capture.c). A GPU record of a recorded call (its external id) stays, and so does
- * one of a call cprof does not hook made inside a window. Counted in META gpu_records_dropped_at_edges. */
+ * CUPTI's kinds were on (preload/capture.c); then CUPTI's API records of those calls. A record of a recorded call
+ * (its external id) stays, and so does one of a call cprof does not hook made inside a window. Counted in META
+ * gpu_records_dropped_at_edges and api_records_dropped_at_edges. */
 static int drop_edge_orphans(struct cprof_store *s, const struct inner_windows *in)
 {
 	static const char *const gpu[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					   "CUPTI_ACTIVITY_KIND_MEMSET" };
+	static const char *const api[] = { "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER" };
 	sqlite3_stmt *ins = NULL;
-	int64_t dropped = 0;
+	int64_t dropped = 0, api_dropped = 0;
 	int ret = 0;
 	size_t i;
 
@@ -727,10 +729,33 @@ static int drop_edge_orphans(struct cprof_store *s, const struct inner_windows *
 		else
 			dropped += sqlite3_changes(s->db);
 	}
+	/* then CUPTI's API records of those calls (the GPU records above were found through them): a window holds no
+	 * call that started outside it, CUPTI's record of one either (t-window-on-demand's trace found a passed-through
+	 * launch's runtime record 1 us outside a window, 2026-12-06) */
+	for (i = 0; i < sizeof(api) / sizeof(api[0]) && ret == 0; i++) {
+		char sql[768];
+
+		snprintf(sql, sizeof(sql),
+			 "DELETE FROM %s WHERE processId IN (SELECT processId FROM temp.cprof_inner)"
+			 " AND (processId, correlationId) NOT IN (SELECT processId, correlationId"
+			 "  FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5)"
+			 " AND NOT start <= coalesce((SELECT w.e FROM temp.cprof_inner w WHERE w.processId = %s.processId"
+			 "  AND w.s <= %s.start ORDER BY w.s DESC LIMIT 1), -1)",
+			 api[i], api[i], api[i]);
+		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+			ret = db_err(s, "drop edge API records");
+		else
+			api_dropped += sqlite3_changes(s->db);
+	}
 	if (ret == 0 && sqlite3_exec(s->db, "DROP TABLE temp.cprof_inner", NULL, NULL, NULL) != SQLITE_OK)
 		ret = db_err(s, "edge windows");
 	if (ret == 0)
 		ret = cprof_store_meta_int(s, "gpu_records_dropped_at_edges", dropped);
+	if (ret == 0)
+		ret = cprof_store_meta_int(s, "api_records_dropped_at_edges", api_dropped);
+	/* the call totals counted while streaming hold the dropped records: none written, cprof info counts rows */
+	if (api_dropped > 0)
+		s->split.inexact = 1;
 	return ret;
 }
 

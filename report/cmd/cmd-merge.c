@@ -176,7 +176,8 @@ static int merge_one(sqlite3 *db, const char *path)
 		   "UPDATE main.META SET value = CAST(value AS INTEGER) + coalesce((SELECT CAST(s.value AS INTEGER)"
 		   " FROM src.META s WHERE s.key = main.META.key), 0) WHERE key IN ('lost_events', 'bad_frames',"
 		   " 'dropped_frames', 'frames', 'events', 'gpu_records', 'processes', 'processes_without_bye',"
-		   " 'calls_by_program', 'calls_inside_libraries', 'calls_seen_only_by_cupti', 'gpu_records_dropped_at_edges');"
+		   " 'calls_by_program', 'calls_inside_libraries', 'calls_seen_only_by_cupti', 'gpu_records_dropped_at_edges',"
+		   " 'api_records_dropped_at_edges');"
 		   /* cprofd's call totals (issue 32) add up only when every part has them; else cprof info counts rows */
 		   "DELETE FROM main.META WHERE key IN ('calls_by_program', 'calls_inside_libraries', 'calls_seen_only_by_cupti')"
 		   " AND key NOT IN (SELECT key FROM src.META);"

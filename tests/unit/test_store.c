@@ -365,8 +365,12 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	ck_assert_int_eq(q_int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"), 0);
 	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM CUPTI_ACTIVITY_KIND_MEMSET"), "7");
 	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'gpu_records_dropped_at_edges'"), 4);
-	/* the API records stay: CUPTI saw those calls */
-	ck_assert_int_eq(q_int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), 8);
+	/* CUPTI's API records of the calls passed through at the edges go too: 1:1 and 1:4 at the inner window's
+	 * edges, 2:2 after the old process's window (1:6 had none) */
+	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
+				" FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY 1, 2)"),
+			 "1:2,1:3,1:5,1:7,2:1");
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'api_records_dropped_at_edges'"), 3);
 	rm_db();
 }
 END_TEST
