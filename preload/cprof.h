@@ -97,7 +97,8 @@ struct cprof_ring {
 	/* device queries counted, not recorded, once CUPTI is on (CPROF_HOOK_QUERY; owner-written) */
 	_Alignas(64) _Atomic uint64_t counted[CPROF_COUNTED__N];
 	_Atomic uint64_t counted_sampled_ns, counted_sampled; /* one counted call in CPROF_COST_SAMPLE timed */
-	/* the flusher's: the owner's schedstat when last read (a reused ring starts again with its new tid) */
+	/* the owner's schedstat when last read, first when it took the ring (cprof_flusher_thread_start); then the
+	 * flusher's */
 	uint32_t sched_tid;
 	uint64_t sched_run, sched_wait;
 	uint64_t sched_head;     /* head when the schedstat was last read: an idle thread is not read again */
@@ -179,7 +180,8 @@ CPROF_HIDDEN void cprof_capture_reset_after_fork(void);
 /* ring.c: the bottom layer; the layers above tell it what to call (set once by init, before any ring) */
 struct cprof_ring_ops {
 	void (*wake)(void);                            /* events are waiting (the flusher) */
-	void (*thread_start)(struct cprof_ring *r);    /* a thread took a ring (the crash handler's signal stack) */
+	void (*thread_start)(struct cprof_ring *r);    /* a thread (cprof_tls.tid) takes a ring, before r->tid is set
+							* (the crash handler's signal stack, the flusher's schedstat baseline) */
 	void (*thread_end)(struct cprof_ring *r);      /* it exits */
 	void (*fail)(const char *why);                 /* no ring could be had: stop profiling */
 };

@@ -605,6 +605,26 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 	return 0;
 }
 
+/* A thread takes a ring (its first recorded call, on that thread): its schedstat now is where its cost starts. A
+ * thread's schedstat counts from the thread's start, so a ring first read later added all the thread had run and
+ * waited before: Python's start-up, 4.3 s of run and 157 ms of wait on a training run's two threads, went into
+ * its first window (2026-12-06). One /proc read, once a thread. */
+void cprof_flusher_thread_start(struct cprof_ring *r)
+{
+	uint64_t run, wait;
+	int saved = errno;
+
+	r->sched_tid = 0;
+	if (schedstat(cprof_tls.tid, &run, &wait) == 0) {
+		r->sched_run = run;
+		r->sched_wait = wait;
+		r->sched_head = atomic_load_explicit(&r->head, memory_order_relaxed);
+		r->sched_tid = cprof_tls.tid;
+	}
+	errno = saved;
+	cprof_crash_thread_start(r);
+}
+
 /* The counted calls' running totals by slot, summed over the rings (a ring's counters never go back: a reused
  * ring goes on from its last thread's) and the ringless threads'. Async-signal-safe. */
 static void counted_sums(uint64_t sum[CPROF_COUNTED__N])
@@ -675,7 +695,7 @@ static int send_cost(uint64_t deadline, int edge)
 
 	for (r = cprof_rings_head(); r; r = r->next, idx++) {
 		uint64_t run, wait, head = atomic_load_explicit(&r->head, memory_order_relaxed);
-		uint32_t tid = r->tid;
+		uint32_t tid = __atomic_load_n(&r->tid, __ATOMIC_ACQUIRE);
 
 		c.hook_calls += head + atomic_load_explicit(&r->lost, memory_order_relaxed);
 		sampled_ns += atomic_load_explicit(&r->cost_sampled_ns, memory_order_relaxed);
@@ -701,9 +721,10 @@ static int send_cost(uint64_t deadline, int edge)
 		if (schedstat(tid, &run, &wait) < 0)
 			continue;
 		r->sched_head = head;
-		if (r->sched_tid != tid) {
+		if (r->sched_tid != tid) { /* no baseline from its start: from now on, not from the thread's start */
 			r->sched_tid = tid;
-			r->sched_run = r->sched_wait = 0;
+			r->sched_run = run;
+			r->sched_wait = wait;
 		}
 		if (run >= r->sched_run && wait >= r->sched_wait) {
 			fl.app_run_ns += run - r->sched_run;

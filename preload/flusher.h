@@ -36,5 +36,8 @@ __attribute__((visibility("hidden"))) void cprof_flusher_exec_begin(void);
 __attribute__((visibility("hidden"))) void cprof_flusher_exec_failed(void);
 /* 1 in the process that started the flusher; 0 in a vfork child, which shares our memory but is not us. */
 __attribute__((visibility("hidden"))) int cprof_flusher_owner(void);
+struct cprof_ring;
+/* the rings' thread_start: the thread's schedstat baseline, then the crash handler's signal stack */
+__attribute__((visibility("hidden"))) void cprof_flusher_thread_start(struct cprof_ring *r);
 
 #endif

@@ -21,7 +21,7 @@
 CPROF_HIDDEN _Atomic int cprof_state = CPROF_ST_UNINIT;
 
 /* what the rings (the bottom layer) call back into */
-static const struct cprof_ring_ops ring_ops = { .wake = cprof_flusher_wake, .thread_start = cprof_crash_thread_start,
+static const struct cprof_ring_ops ring_ops = { .wake = cprof_flusher_wake, .thread_start = cprof_flusher_thread_start,
 						.thread_end = cprof_crash_thread_end, .fail = cprof_disable };
 
 static struct cprof_flusher_cfg cfg;

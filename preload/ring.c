@@ -108,9 +108,11 @@ struct cprof_ring *cprof_ring_for_thread(void)
 		while (!atomic_compare_exchange_weak(&rings, &r->next, r))
 			;
 	}
-	r->tid = cprof_tls.tid;
+	/* before the tid is out: the flusher reads a ring's thread by it, and finds the thread's start (its
+	 * schedstat baseline) set then */
 	if (ring_ops && ring_ops->thread_start)
 		ring_ops->thread_start(r);
+	__atomic_store_n(&r->tid, cprof_tls.tid, __ATOMIC_RELEASE);
 	cprof_tls.ring = r;
 	cprof_tls.tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	pthread_once(&ring_key_once, ring_key_create);
