@@ -60,8 +60,14 @@ struct cprof_cost {
 	uint64_t cupti_calls_ns, cupti_calls; /* CUPTI's time inside the runtime calls it measured (the mean x the window's runtime records) */
 	struct cprof_in_call in_call; /* that mean, CUPTI's time in one call, and how it was had (one for the run) */
 	uint64_t flusher_cpu_ns, collector_cpu_ns; /* cprof's own threads' CPU (an idle-priority writer left out) */
+	uint64_t app_run_ns;       /* the program's threads' CPU */
 	uint64_t app_wait_ns;      /* the program's threads runnable and not running */
-	uint64_t wait_attributed_ns; /* of that, at most cprof's own threads' CPU */
+	uint64_t wait_expected_ns; /* of that, what they wait anyway: their wait per ns run outside the windows x their
+				    * run less cprof's part (0: no such baseline) */
+	uint64_t wait_part_ns;     /* the wait the baseline expects of cprof's part of the run */
+	int64_t wait_excess_ns;    /* app_wait - wait_expected: signed, so that phases add up before it is bounded */
+	uint64_t wait_attributed_ns; /* the excess, from 0 to cprof's own threads' CPU + the wait due to cprof's part of
+				      * the run */
 	uint64_t total_ns;         /* hook + stack + counted + wait_attributed + cupti_overhead + cupti_calls */
 	uint64_t lost_ring_full, lost_cupti, lost_pipe, lost_nested; /* over the whole run */
 };

@@ -1461,6 +1461,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->ovh);
 	free(m->cost);
 	free(m->rspan);
+	free(m->wait_base);
 	free(m->counted);
 	free(m->gemms);
 	free(m->gpu_note);

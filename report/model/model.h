@@ -318,6 +318,13 @@ struct cprof_model {
 		uint64_t start, end, before;
 	} *rspan;
 	size_t nrspan;
+	/* each process's run-queue wait per ns its threads ran, outside its recording windows (between them): what the
+	 * machine's other load makes it wait anyway (cost.c); none for a process without two windows */
+	struct cprof_wait_base {
+		int64_t proc;
+		double per_run;
+	} *wait_base;
+	size_t nwait_base;
 	struct cprof_counted *counted; /* by (proc, name) */
 	size_t ncounted;
 	int counted_table;            /* the profile has CPROF_API_COUNTS (its cprof counted the device queries) */
@@ -339,6 +346,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
 /* cost.c: m->rspan from m->rec and m->procs (cprof_model_load_cost builds it): each process's recorded time, merged
  * from its windows and the run's own, with the recorded time before each span; none without windows (recorded whole) */
 int cprof_model_rec_spans(struct cprof_model *m);
+/* cost.c: m->wait_base from m->rspan and CPROF_COST (after cprof_model_rec_spans) */
+int cprof_model_wait_base(struct cprof_model *m);
 /* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how
  * many names, or a negative errno. *out is malloc'd (free it), NULL when none. */
 int cprof_model_counted_calls(const struct cprof_model *m, int64_t proc, struct cprof_counted **out);

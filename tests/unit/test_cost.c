@@ -449,6 +449,74 @@ START_TEST(test_cost_recorded_only_in_windows)
 }
 END_TEST
 
+/* the wait the program has anyway is not cprof's: its wait per ns run between the windows (the baseline) times the
+ * window's run, less cprof's part of it, is taken off before the bound; the phases' excesses add up, signed, before
+ * they are bounded (a bound per window would turn each window's noise into cost) */
+START_TEST(test_cost_wait_over_baseline)
+{
+	/* windows at [0,100), [200,300), [400,500) ms; the gaps run 100 ms and wait 20 each (0.2 ns a ns run) */
+	static const uint64_t t[] = { 0, 100, 200, 300, 400, 500 }, run[] = { 0, 100, 200, 300, 400, 500 },
+			      wait[] = { 0, 30, 50, 80, 100, 110 }, fl[] = { 0, 20, 20, 40, 40, 60 },
+			      counted[] = { 0, 0, 0, 10, 10, 10 };
+	static struct cprof_cost_row r6[6];
+	struct cprof_window win[3] = {
+		{ .proc = 1, .start = 0, .end = 100 * MS },
+		{ .proc = 1, .start = 200 * MS, .end = 300 * MS },
+		{ .proc = 1, .start = 400 * MS, .end = 500 * MS },
+	};
+	struct cprof_cost c2, c3, sum;
+
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, NULL, 0, NULL, 0, 0), 0);
+	for (int i = 0; i < 6; i++)
+		r6[i] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .app_run_ns = run[i] * MS,
+						 .app_wait_ns = wait[i] * MS, .flusher_cpu_ns = fl[i] * MS,
+						 .counted_calls = counted[i] * 1000, .counted_ns = counted[i] * MS };
+	m.cost = r6;
+	m.ncost = 6;
+	m.procs = procs;
+	m.nprocs = 1;
+	/* recorded whole (no windows): no baseline, all the wait up to cprof's threads' CPU */
+	ck_assert_int_eq(cprof_model_wait_base(&m), 0);
+	cprof_cost_window(&m, 1, 200 * MS, 300 * MS, 0, &c2);
+	ck_assert_uint_eq(c2.wait_expected_ns, 0);
+	ck_assert_uint_eq(c2.wait_attributed_ns, 20 * MS);
+	m.rec.w = win;
+	m.rec.n = 3;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	ck_assert_int_eq(cprof_model_wait_base(&m), 0);
+	ck_assert_uint_eq(m.nwait_base, 1);
+	ck_assert(m.wait_base[0].per_run > 0.1999 && m.wait_base[0].per_run < 0.2001);
+	/* 100 ms run, 10 of them cprof's counted calls: 18 ms expected, 2 the wait of cprof's part; 30 waited */
+	cprof_cost_window(&m, 1, 200 * MS, 300 * MS, 0, &c2);
+	ck_assert_uint_eq(c2.app_run_ns, 100 * MS);
+	ck_assert_uint_eq(c2.counted_ns, 10 * MS);
+	ck_assert_uint_eq(c2.wait_expected_ns, 18 * MS);
+	ck_assert_uint_eq(c2.wait_part_ns, 2 * MS);
+	ck_assert_uint_eq(c2.wait_attributed_ns, 12 * MS);
+	ck_assert_uint_eq(c2.total_ns, 10 * MS + 12 * MS);
+	/* waited 10 where 20 was expected: none, not less than none */
+	cprof_cost_window(&m, 1, 400 * MS, 500 * MS, 0, &c3);
+	ck_assert_uint_eq(c3.wait_attributed_ns, 0);
+	ck_assert_int_eq(c3.wait_excess_ns, -10 * (int64_t)MS);
+	/* together: 12 - 10 = 2 ms over the baseline, not 12 */
+	memset(&sum, 0, sizeof(sum));
+	cprof_cost_add(&sum, &c2);
+	cprof_cost_add(&sum, &c3);
+	ck_assert_uint_eq(sum.wait_attributed_ns, 2 * MS);
+	ck_assert_uint_eq(sum.total_ns, 10 * MS + 2 * MS);
+	/* each window's figure: the process's excess over all three (10 + 12 - 10 = 12 ms), shared by what bounds
+	 * each (20, 22 and 20 ms), not each window's own bound (10 + 12 + 0 = 22 ms in all) */
+	cprof_model_window_costs(&m);
+	ck_assert_uint_eq(win[0].cost_ns, 12 * MS * 20 / 62);
+	ck_assert_uint_eq(win[1].cost_ns, 10 * MS + 12 * MS * 22 / 62);
+	ck_assert_uint_eq(win[2].cost_ns, 12 * MS * 20 / 62);
+	free(m.rspan);
+	free(m.wait_base);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -465,6 +533,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_overhead_program_threads);
 	tcase_add_test(tc, test_cost_counted_in_time);
 	tcase_add_test(tc, test_cost_recorded_only_in_windows);
+	tcase_add_test(tc, test_cost_wait_over_baseline);
 	suite_add_tcase(s, tc);
 	return s;
 }
