@@ -17,7 +17,7 @@
 /* What cprof cost the program in the window, measured (issue 26). */
 static void report_text_cost(const struct cprof_cost *c)
 {
-	char t[32], h[32], s[32], u[32], w[32], k[32], q[32], e[32], how[256];
+	char t[32], h[32], s[32], u[32], w[32], k[32], q[32], e[32], how[256], base[128] = "";
 
 	cprof_fmt_dur(t, sizeof(t), (double)c->total_ns);
 	cprof_fmt_dur(h, sizeof(h), (double)c->hook_ns);
@@ -37,6 +37,14 @@ static void report_text_cost(const struct cprof_cost *c)
 			 (unsigned long long)c->in_call.se_ns);
 	else
 		snprintf(how, sizeof(how), "%s a call, estimated: each call less its record", e);
+	if (c->wait_expected_ns) {
+		/* beside other load the program waits for a core anyway: only its wait over that is cprof's */
+		char all[32], exp[32];
+
+		cprof_fmt_dur(all, sizeof(all), (double)c->app_wait_ns);
+		cprof_fmt_dur(exp, sizeof(exp), (double)c->wait_expected_ns);
+		snprintf(base, sizeof(base), " (of %s waited, %s at the pace of its wait outside the windows)", all, exp);
+	}
 	if (!c->measured) {
 		printf("  cprof's own cost: CUPTI %s; the rest was not measured (a profile from before CPROF_COST)\n", u);
 		return;
@@ -44,10 +52,10 @@ static void report_text_cost(const struct cprof_cost *c)
 	/* a lower bound: CUPTI's work inside a library's calls (cuBLAS) and cache effects are not timed (docs/bench.md) */
 	printf("  cprof's own cost: at least %s (%.1f%% of the window): hooks %s (%llu calls, 1 in %d timed), stacks %s (%llu),"
 	       " counted calls %s (%llu), CUPTI %s, CUPTI inside %llu runtime calls %s (%s), waiting for a core while"
-	       " cprof's threads ran %s\n",
+	       " cprof's threads ran %s%s\n",
 	       t, c->window_ns ? 100.0 * c->total_ns / c->window_ns : 0.0, h, (unsigned long long)c->calls,
 	       CPROF_COST_SAMPLE, s, (unsigned long long)c->stacks, q, (unsigned long long)c->counted_calls, u,
-	       (unsigned long long)c->cupti_calls, k, how, w);
+	       (unsigned long long)c->cupti_calls, k, how, w, base);
 }
 /* ---- text ---- */
 
