@@ -97,8 +97,11 @@ struct cprof_ring {
 	/* device queries counted, not recorded, once CUPTI is on (CPROF_HOOK_QUERY; owner-written) */
 	_Alignas(64) _Atomic uint64_t counted[CPROF_COUNTED__N];
 	_Atomic uint64_t counted_sampled_ns, counted_sampled; /* one counted call in CPROF_COST_SAMPLE timed */
-	/* the owner's schedstat when last read, first when it took the ring (cprof_flusher_thread_start); then the
-	 * flusher's */
+	/* the owner's schedstat when it took the ring (cprof_flusher_thread_start): written by the owner, start_tid
+	 * last; the flusher takes it as the thread's baseline if start_tid is still the ring's tid around its read */
+	_Atomic uint32_t start_tid;
+	uint64_t start_run, start_wait;
+	/* the flusher's alone: the owner's schedstat when last read (a reused ring starts again with its new tid) */
 	uint32_t sched_tid;
 	uint64_t sched_run, sched_wait;
 	uint64_t sched_head;     /* head when the schedstat was last read: an idle thread is not read again */

@@ -608,21 +608,39 @@ static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
 /* A thread takes a ring (its first recorded call, on that thread): its schedstat now is where its cost starts. A
  * thread's schedstat counts from the thread's start, so a ring first read later added all the thread had run and
  * waited before: Python's start-up, 4.3 s of run and 157 ms of wait on a training run's two threads, went into
- * its first window (2026-12-06). One /proc read, once a thread. */
+ * its first window (2026-12-06). One /proc read, once a thread. The ring's sched_* stay the flusher's: a reused
+ * ring still shows its last owner's tid until this one's is out, and the flusher may be reading that thread. */
 void cprof_flusher_thread_start(struct cprof_ring *r)
 {
 	uint64_t run, wait;
 	int saved = errno;
 
-	r->sched_tid = 0;
+	atomic_store_explicit(&r->start_tid, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release); /* a reader that sees the new values sees start_tid 0 first */
 	if (schedstat(cprof_tls.tid, &run, &wait) == 0) {
-		r->sched_run = run;
-		r->sched_wait = wait;
-		r->sched_head = atomic_load_explicit(&r->head, memory_order_relaxed);
-		r->sched_tid = cprof_tls.tid;
+		__atomic_store_n(&r->start_run, run, __ATOMIC_RELAXED);
+		__atomic_store_n(&r->start_wait, wait, __ATOMIC_RELAXED);
+		atomic_store_explicit(&r->start_tid, cprof_tls.tid, memory_order_release);
 	}
 	errno = saved;
 	cprof_crash_thread_start(r);
+}
+
+/* The baseline of a thread the flusher reads for the first time: what it had when it took its ring, if the ring
+ * says so for this tid before and after the values are read (a seqlock on start_tid); else now. */
+static void sched_start(struct cprof_ring *r, uint32_t tid, uint64_t *run, uint64_t *wait)
+{
+	uint64_t sr, sw;
+
+	if (atomic_load_explicit(&r->start_tid, memory_order_acquire) != tid)
+		return;
+	sr = __atomic_load_n(&r->start_run, __ATOMIC_RELAXED);
+	sw = __atomic_load_n(&r->start_wait, __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&r->start_tid, memory_order_relaxed) == tid && sr <= *run && sw <= *wait) {
+		*run = sr;
+		*wait = sw;
+	}
 }
 
 /* The counted calls' running totals by slot, summed over the rings (a ring's counters never go back: a reused
@@ -721,10 +739,11 @@ static int send_cost(uint64_t deadline, int edge)
 		if (schedstat(tid, &run, &wait) < 0)
 			continue;
 		r->sched_head = head;
-		if (r->sched_tid != tid) { /* no baseline from its start: from now on, not from the thread's start */
+		if (r->sched_tid != tid) { /* from when it took its ring, or from now: never from the thread's start */
 			r->sched_tid = tid;
 			r->sched_run = run;
 			r->sched_wait = wait;
+			sched_start(r, tid, &r->sched_run, &r->sched_wait);
 		}
 		if (run >= r->sched_run && wait >= r->sched_wait) {
 			fl.app_run_ns += run - r->sched_run;

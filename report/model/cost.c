@@ -453,6 +453,8 @@ static void wait_expected(const struct cprof_model *m, int64_t proc, uint64_t ws
 		e += d * wait_per_run(m, p);
 	}
 	*run = (uint64_t)all;
+	if (e > 4.0e18) /* a forged profile's rows: below 2^62, as every total here */
+		e = 4.0e18;
 	own = all > 0 ? ((double)own_ns < all ? (double)own_ns : all) / all : 0;
 	*expected = (uint64_t)(e * (1 - own));
 	*part = (uint64_t)(e * own);
@@ -462,9 +464,11 @@ static void wait_expected(const struct cprof_model *m, int64_t proc, uint64_t ws
  * window and then added would turn each window's noise into cost). */
 static void cost_settle(struct cprof_cost *c)
 {
-	int64_t cap = (int64_t)(c->flusher_cpu_ns + c->collector_cpu_ns + c->wait_part_ns);
+	/* in double: a forged profile's totals near 2^62 must not wrap the bound (below the excess it fits) */
+	double cap = (double)c->flusher_cpu_ns + (double)c->collector_cpu_ns + (double)c->wait_part_ns;
 
-	c->wait_attributed_ns = c->wait_excess_ns <= 0 ? 0 : (uint64_t)(c->wait_excess_ns < cap ? c->wait_excess_ns : cap);
+	c->wait_attributed_ns = c->wait_excess_ns <= 0 ? 0 :
+				(double)c->wait_excess_ns < cap ? (uint64_t)c->wait_excess_ns : (uint64_t)cap;
 	c->total_ns = c->hook_ns + c->stack_ns + c->counted_ns + c->wait_attributed_ns + c->cupti_overhead_ns +
 		      c->cupti_calls_ns;
 }
@@ -803,7 +807,8 @@ static size_t proc_slot(const struct cprof_model *m, int64_t proc)
 }
 
 /* A window's wait over its process's baseline is mostly noise (a 40 ms training block's wait wanders by a
- * millisecond beside a `yes`), and bounded window by window it only ever rounds up: the block-by-block figure
+ * millisecond beside a `yes`), and bounded window by window that noise adds up (a window under its baseline counts
+ * 0, one over it counts): the block-by-block figure
  * came out 1.50x the slowdown where the run's was 1.05x (2026-12-06). Each window gets its process's wait,
  * bounded over all its windows, in proportion to what bounds it there (cprof's threads' CPU and its part's wait). */
 void cprof_model_window_costs(struct cprof_model *m)
