@@ -682,9 +682,23 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
  * gpu_records_dropped_at_edges and api_records_dropped_at_edges. */
 static int drop_edge_orphans(struct cprof_store *s, const struct inner_windows *in)
 {
-	static const char *const gpu[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
-					   "CUPTI_ACTIVITY_KIND_MEMSET" };
-	static const char *const api[] = { "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_DRIVER" };
+	static const struct {
+		const char *table;
+		int api; /* CUPTI's record of a call (else of its GPU work) */
+	} drop[] = { { "CUPTI_ACTIVITY_KIND_KERNEL", 0 }, { "CUPTI_ACTIVITY_KIND_MEMCPY", 0 },
+		     { "CUPTI_ACTIVITY_KIND_MEMSET", 0 }, { "CUPTI_ACTIVITY_KIND_RUNTIME", 1 },
+		     { "CUPTI_ACTIVITY_KIND_DRIVER", 1 } };
+	/* a GPU record's call is not among the API records that started inside a window; an API record did not */
+	static const char gpu_outside[] =
+		"(t.processId, t.correlationId) NOT IN ("
+		"  SELECT a.processId, a.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME a WHERE a.start <= (SELECT w.e"
+		"   FROM temp.cprof_inner w WHERE w.processId = a.processId AND w.s <= a.start ORDER BY w.s DESC LIMIT 1)"
+		"  UNION ALL SELECT a.processId, a.correlationId FROM CUPTI_ACTIVITY_KIND_DRIVER a WHERE a.start <= (SELECT"
+		"   w.e FROM temp.cprof_inner w WHERE w.processId = a.processId AND w.s <= a.start ORDER BY w.s DESC"
+		"   LIMIT 1))";
+	static const char api_outside[] =
+		"NOT t.start <= coalesce((SELECT w.e FROM temp.cprof_inner w WHERE w.processId = t.processId"
+		"  AND w.s <= t.start ORDER BY w.s DESC LIMIT 1), -1)";
 	sqlite3_stmt *ins = NULL;
 	int64_t dropped = 0, api_dropped = 0;
 	int ret = 0;
@@ -706,46 +720,25 @@ static int drop_edge_orphans(struct cprof_store *s, const struct inner_windows *
 		sqlite3_reset(ins);
 	}
 	sqlite3_finalize(ins);
-	for (i = 0; i < sizeof(gpu) / sizeof(gpu[0]) && ret == 0; i++) {
+	/* externalKind 5: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, the kind the hooks push their ids as. A process's
+	 * inner windows do not overlap: a call started inside one iff it started before the end of the last one that
+	 * began before it, one index seek a record (a join on the process alone was every record against every window:
+	 * 10^11 probes for 50,000 windows over millions of calls). The GPU records go first: they are found through
+	 * CUPTI's API records of their calls, which go next (a window holds no call that started outside it, CUPTI's
+	 * record of one either: t-window-on-demand's trace found a passed-through launch's runtime record 1 us outside
+	 * a window, 2026-12-06) */
+	for (i = 0; i < sizeof(drop) / sizeof(drop[0]) && ret == 0; i++) {
 		char sql[1024];
 
-		/* externalKind 5: CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, the kind the hooks push their ids as. A
-		 * process's inner windows do not overlap: a call started inside one iff it started before the end of
-		 * the last one that began before it, one index seek a record (a join on the process alone was every
-		 * record against every window: 10^11 probes for 50,000 windows over millions of calls) */
 		snprintf(sql, sizeof(sql),
-			 "DELETE FROM %s WHERE processId IN (SELECT processId FROM temp.cprof_inner)"
-			 " AND (processId, correlationId) NOT IN (SELECT processId, correlationId"
-			 "  FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5)"
-			 " AND (processId, correlationId) NOT IN ("
-			 "  SELECT a.processId, a.correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME a WHERE a.start <= (SELECT w.e"
-			 "   FROM temp.cprof_inner w WHERE w.processId = a.processId AND w.s <= a.start ORDER BY w.s DESC LIMIT 1)"
-			 "  UNION ALL SELECT a.processId, a.correlationId FROM CUPTI_ACTIVITY_KIND_DRIVER a WHERE a.start <= (SELECT"
-			 "   w.e FROM temp.cprof_inner w WHERE w.processId = a.processId AND w.s <= a.start ORDER BY w.s DESC"
-			 "   LIMIT 1))",
-			 gpu[i]);
+			 "DELETE FROM %s AS t WHERE t.processId IN (SELECT processId FROM temp.cprof_inner)"
+			 " AND (t.processId, t.correlationId) NOT IN (SELECT processId, correlationId"
+			 "  FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5) AND %s",
+			 drop[i].table, drop[i].api ? api_outside : gpu_outside);
 		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			ret = db_err(s, "drop edge GPU records");
+			ret = db_err(s, drop[i].api ? "drop edge API records" : "drop edge GPU records");
 		else
-			dropped += sqlite3_changes(s->db);
-	}
-	/* then CUPTI's API records of those calls (the GPU records above were found through them): a window holds no
-	 * call that started outside it, CUPTI's record of one either (t-window-on-demand's trace found a passed-through
-	 * launch's runtime record 1 us outside a window, 2026-12-06) */
-	for (i = 0; i < sizeof(api) / sizeof(api[0]) && ret == 0; i++) {
-		char sql[768];
-
-		snprintf(sql, sizeof(sql),
-			 "DELETE FROM %s WHERE processId IN (SELECT processId FROM temp.cprof_inner)"
-			 " AND (processId, correlationId) NOT IN (SELECT processId, correlationId"
-			 "  FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION WHERE externalKind = 5)"
-			 " AND NOT start <= coalesce((SELECT w.e FROM temp.cprof_inner w WHERE w.processId = %s.processId"
-			 "  AND w.s <= %s.start ORDER BY w.s DESC LIMIT 1), -1)",
-			 api[i], api[i], api[i]);
-		if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-			ret = db_err(s, "drop edge API records");
-		else
-			api_dropped += sqlite3_changes(s->db);
+			*(drop[i].api ? &api_dropped : &dropped) += sqlite3_changes(s->db);
 	}
 	if (ret == 0 && sqlite3_exec(s->db, "DROP TABLE temp.cprof_inner", NULL, NULL, NULL) != SQLITE_OK)
 		ret = db_err(s, "edge windows");
