@@ -137,6 +137,7 @@ struct cprof_tls {
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
 	int recording;       /* inside cprof_record: a signal handler's hooked call must not write the same slot */
+	int taking;          /* inside cprof_ring_for_thread: a signal handler's hooked call must not take a second ring */
 	uint32_t calls_left;   /* hooked calls until the next whose hook is timed (cprof_enter; about one in CPROF_COST_SAMPLE) */
 	uint32_t counted_left; /* the same for the counted calls (preload/hook.h) */
 	uint32_t pass_left;    /* the same for the kernel launches passed through (cprof_pass_begin) */

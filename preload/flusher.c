@@ -591,20 +591,6 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 	return 0;
 }
 
-/* run and wait ns of one of our threads (/proc/self/task/TID/schedstat); -1 when it is gone */
-static int schedstat(uint32_t tid, uint64_t *run, uint64_t *wait)
-{
-	char path[64], buf[96];
-	unsigned long long r, w;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%u/schedstat", tid);
-	if (cprof_read_proc(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu %llu", &r, &w) != 2)
-		return -1;
-	*run = r;
-	*wait = w;
-	return 0;
-}
-
 /* A thread takes a ring (its first recorded call, on that thread): its schedstat now is where its cost starts. A
  * thread's schedstat counts from the thread's start, so a ring first read later added all the thread had run and
  * waited before: Python's start-up, 4.3 s of run and 157 ms of wait on a training run's two threads, went into
@@ -617,7 +603,7 @@ void cprof_flusher_thread_start(struct cprof_ring *r)
 
 	atomic_store_explicit(&r->start_tid, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release); /* a reader that sees the new values sees start_tid 0 first */
-	if (schedstat(cprof_tls.tid, &run, &wait) == 0) {
+	if (cprof_schedstat_read(cprof_tls.tid, &run, &wait) == 0) {
 		__atomic_store_n(&r->start_run, run, __ATOMIC_RELAXED);
 		__atomic_store_n(&r->start_wait, wait, __ATOMIC_RELAXED);
 		atomic_store_explicit(&r->start_tid, cprof_tls.tid, memory_order_release);
@@ -736,7 +722,7 @@ static int send_cost(uint64_t deadline, int edge)
 			continue;
 		reads++;
 		fl.sched_next = idx + 1;
-		if (schedstat(tid, &run, &wait) < 0)
+		if (cprof_schedstat_read(tid, &run, &wait) < 0)
 			continue;
 		r->sched_head = head;
 		if (r->sched_tid != tid) { /* from when it took its ring, or from now: never from the thread's start */

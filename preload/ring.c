@@ -78,7 +78,7 @@ static struct cprof_ring *ring_claim_free(void)
 	return NULL;
 }
 
-struct cprof_ring *cprof_ring_for_thread(void)
+static struct cprof_ring *ring_take(void)
 {
 	struct cprof_ring *r;
 	uint32_t gen = atomic_load_explicit(&cprof_generation, memory_order_acquire);
@@ -89,6 +89,7 @@ struct cprof_ring *cprof_ring_for_thread(void)
 
 		memset(&cprof_tls, 0, sizeof(cprof_tls));
 		cprof_tls.depth = depth;
+		cprof_tls.taking = 1;
 		cprof_tls.generation = gen;
 		cprof_tls.tid = (uint32_t)syscall(SYS_gettid);
 	}
@@ -117,6 +118,22 @@ struct cprof_ring *cprof_ring_for_thread(void)
 	cprof_tls.tail_seen = atomic_load_explicit(&r->tail, memory_order_acquire);
 	pthread_once(&ring_key_once, ring_key_create);
 	pthread_setspecific(ring_key, r);
+	return r;
+}
+
+struct cprof_ring *cprof_ring_for_thread(void)
+{
+	struct cprof_ring *r;
+
+	/* a hooked call from a signal handler that interrupted this thread's take would claim a second ring, which
+	 * nothing frees at the thread's exit and whose thread the flusher would count twice: it passes through */
+	if (cprof_tls.taking)
+		return NULL;
+	cprof_tls.taking = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	r = ring_take();
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_tls.taking = 0;
 	return r;
 }
 

@@ -8,6 +8,9 @@
 #include "tests/unit/tests.h"
 
 static int wakes, starts, ends, fails;
+static int nest_in_start; /* on_start records once more, as a signal handler's hooked call inside the take would */
+
+static void record(uint64_t i);
 
 static void on_wake(void)
 {
@@ -17,6 +20,10 @@ static void on_start(struct cprof_ring *r)
 {
 	(void)r;
 	starts++;
+	if (nest_in_start) {
+		nest_in_start = 0;
+		record(99);
+	}
 }
 static void on_end(struct cprof_ring *r)
 {
@@ -33,7 +40,7 @@ static const struct cprof_ring_ops ops = { .wake = on_wake, .thread_start = on_s
 
 static void setup(void)
 {
-	wakes = starts = ends = fails = 0;
+	wakes = starts = ends = fails = nest_in_start = 0;
 	cprof_ring_set_ops(&ops);
 	cprof_rings_reset_after_fork(); /* each test from no ring, also where Check does not fork (CK_FORK=no) */
 }
@@ -106,6 +113,29 @@ START_TEST(test_ring_nested_record_counted)
 	record(3);
 	ck_assert_uint_eq(atomic_load(&r->head), 2);
 	ck_assert_uint_eq(r->ev[1].start_ns, 3);
+}
+END_TEST
+
+/* a hooked call from a signal handler while the thread takes its first ring passes through: it takes no second
+ * ring (which nothing would free at the thread's exit, and whose thread the flusher would count twice) */
+START_TEST(test_ring_nested_take_passes_through)
+{
+	struct cprof_ring *r;
+	int rings = 0;
+
+	nest_in_start = 1;
+	record(1);
+	r = cprof_tls.ring;
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(starts, 1);
+	for (struct cprof_ring *p = cprof_rings_head(); p; p = p->next)
+		rings++;
+	ck_assert_int_eq(rings, 1);
+	ck_assert_uint_eq(atomic_load(&r->head), 1);
+	ck_assert_uint_eq(r->ev[0].start_ns, 1);
+	ck_assert_int_eq(cprof_tls.taking, 0);
+	record(2); /* the thread records on after it */
+	ck_assert_uint_eq(atomic_load(&r->head), 2);
 }
 END_TEST
 
@@ -258,6 +288,7 @@ Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_record_in_order);
 	tcase_add_test(tc, test_ring_full_counts_lost_and_wakes);
 	tcase_add_test(tc, test_ring_nested_record_counted);
+	tcase_add_test(tc, test_ring_nested_take_passes_through);
 	tcase_add_test(tc, test_ring_thread_exit_and_reuse);
 	tcase_add_test(tc, test_ring_reset_after_fork);
 	tcase_add_test(tc, test_ring_sites_two_ways);
