@@ -419,7 +419,7 @@ static inline void cprof_cost_sample(uint64_t ns)
 {
 	struct cprof_ring *r = cprof_tls.ring;
 
-	if (r == NULL || (int64_t)ns < 0 || ns >= CPROF_COST_SAMPLE_MAX_NS)
+	if (r == NULL || ns >= CPROF_COST_SAMPLE_MAX_NS) /* a negative difference wraps above the bound too */
 		return;
 	cprof_ring_sample(&r->cost_sampled_ns, &r->cost_sampled, ns);
 }

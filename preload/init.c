@@ -332,8 +332,8 @@ void cprof_counted_cost_sample(uint64_t ticks)
 	uint64_t ns = cprof_tick_dur_ns(ticks);
 
 	if (r == NULL || cprof_tls.generation != atomic_load_explicit(&cprof_generation, memory_order_relaxed) ||
-	    atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON || (int64_t)ns < 0 ||
-	    ns >= CPROF_COST_SAMPLE_MAX_NS)
+	    atomic_load_explicit(&cprof_state, memory_order_relaxed) != CPROF_ST_ON ||
+	    ns >= CPROF_COST_SAMPLE_MAX_NS) /* a negative difference wraps above the bound too */
 		return;
 	cprof_ring_sample(&r->counted_sampled_ns, &r->counted_sampled, ns);
 }
