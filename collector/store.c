@@ -675,8 +675,8 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
 	return ret;
 }
 
-/* GPU records (kernels, copies, memsets) of no recorded call whose CUDA call started outside every inner window of
- * its process: those of calls cprof passed through just before a window opened or just after it closed, while
+/* GPU records (kernels, copies, memsets) and CUPTI's synchronization records of no recorded call whose CUDA call
+ * started outside every inner window of its process: those of calls cprof passed through just before a window opened or just after it closed, while
  * CUPTI's kinds were on (preload/capture.c); then CUPTI's API records of those calls. A record of a recorded call
  * (its external id) stays, and so does one of a call cprof does not hook made inside a window. Counted in META
  * gpu_records_dropped_at_edges and api_records_dropped_at_edges. */
@@ -686,7 +686,8 @@ static int drop_edge_orphans(struct cprof_store *s, const struct inner_windows *
 		const char *table;
 		int api; /* CUPTI's record of a call (else of its GPU work) */
 	} drop[] = { { "CUPTI_ACTIVITY_KIND_KERNEL", 0 }, { "CUPTI_ACTIVITY_KIND_MEMCPY", 0 },
-		     { "CUPTI_ACTIVITY_KIND_MEMSET", 0 }, { "CUPTI_ACTIVITY_KIND_RUNTIME", 1 },
+		     { "CUPTI_ACTIVITY_KIND_MEMSET", 0 }, { "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 0 },
+		     { "CUPTI_ACTIVITY_KIND_RUNTIME", 1 },
 		     { "CUPTI_ACTIVITY_KIND_DRIVER", 1 } };
 	/* a GPU record's call is not among the API records that started inside a window; an API record did not */
 	static const char gpu_outside[] =

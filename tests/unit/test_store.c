@@ -351,6 +351,8 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	cupti_call(s, proc, 5, 1003, 78, CPROF_GPU_KERNEL);    /* recorded (its id): kept */
 	cupti_call(s, proc, 6, 0, 0, CPROF_GPU_MEMSET);        /* no record of its call at all: dropped */
 	cupti_call(s, proc, 7, 1010, 0, CPROF_GPU_MEMSET);     /* at the inner start: kept */
+	cupti_call(s, proc, 8, 1996, 0, CPROF_GPU_SYNC);       /* a sync passed through after the flip: dropped */
+	cupti_call(s, proc, 9, 1600, 0, CPROF_GPU_SYNC);       /* a sync not hooked, inside: kept */
 	status_at(s, old, CPROF_STATUS_CAPTURE_START, 1, 1000);
 	status_at(s, old, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
 	cupti_call(s, old, 1, 1005, 0, CPROF_GPU_KERNEL);      /* inside the window itself: kept */
@@ -364,13 +366,14 @@ START_TEST(test_store_windows_drop_edge_orphans)
 			 "1:2,1:3,1:5,2:1");
 	ck_assert_int_eq(q_int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"), 0);
 	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM CUPTI_ACTIVITY_KIND_MEMSET"), "7");
-	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'gpu_records_dropped_at_edges'"), 4);
+	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"), "9");
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'gpu_records_dropped_at_edges'"), 5);
 	/* CUPTI's API records of the calls passed through at the edges go too: 1:1 and 1:4 at the inner window's
-	 * edges, 2:2 after the old process's window (1:6 had none) */
+	 * edges, 1:8 after it, 2:2 after the old process's window (1:6 had none) */
 	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
 				" FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY 1, 2)"),
-			 "1:2,1:3,1:5,1:7,2:1");
-	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'api_records_dropped_at_edges'"), 3);
+			 "1:2,1:3,1:5,1:7,1:9,2:1");
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'api_records_dropped_at_edges'"), 4);
 	rm_db();
 }
 END_TEST
