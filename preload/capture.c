@@ -190,10 +190,11 @@ static cudaError_t real_cudaProfilerStop(void)
  * the windows (the start is inside its window, the stop too). */
 CPROF_EXPORT cudaError_t cudaProfilerStart(void)
 {
-	if (cprof_capture_mode == CPROF_CAPTURE_PROFILER_API && atomic_load(&cprof_state) != CPROF_ST_OFF) {
-		cprof_active();
+	/* first: cprof reads the capture mode when it starts, and a program may call this before any other CUDA
+	 * call (its window was missed whole, the profile empty, until 2026-12-06) */
+	cprof_active();
+	if (cprof_capture_mode == CPROF_CAPTURE_PROFILER_API && atomic_load(&cprof_state) != CPROF_ST_OFF)
 		capture_set(1, "cudaProfilerStart");
-	}
 	return real_cudaProfilerStart();
 }
 

@@ -41,6 +41,24 @@ done
 sim "$BIN/cprof-run" -q -o sim-all.db -- "$P" > /dev/null 2>&1 || fail "simulated, no range"
 assert_eq "$(q sim-all.db "SELECT count(*) FROM KERNELS")" 26 "simulated, no range: every kernel"
 
+# cudaProfilerStart as the program's first CUDA call: cprof starts inside it and reads the mode first (its window was
+# missed whole, an empty profile, until 2026-12-06)
+cat > first.py <<'PYEOF'
+import ctypes
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+lib, p = ctypes.CDLL(None), ctypes.c_void_p()
+lib.cudaProfilerStart()
+for i in range(5):
+    lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+lib.cudaProfilerStop()
+lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+PYEOF
+sim "$BIN/cprof-run" -q -o first.db --capture-range cudaProfilerApi -- python3 first.py > /dev/null 2> first.err ||
+	fail "cudaProfilerStart first: $(cat first.err)"
+assert_eq "$(q first.db "SELECT group_concat(name) FROM (SELECT name FROM API_CALLS ORDER BY start)")" \
+	"cudaProfilerStart,cudaMalloc,cudaMalloc,cudaMalloc,cudaMalloc,cudaMalloc,cudaProfilerStop" \
+	"cudaProfilerStart as the first CUDA call: the window's calls"
+
 "$BIN/cprof-run" -q -o bad.db --capture-range nvtx: -- "$P" > /dev/null 2> bad.err; rc=$?
 assert_eq "$rc" 2 "an empty NVTX name is a usage error"
 [ -e bad.db ] && fail "a usage error left a profile"
