@@ -322,6 +322,7 @@ CPROF_HIDDEN extern _Atomic int cprof_queries_counted;
 CPROF_HIDDEN void cprof_cupti_start_checked(int driver_known);
 /* Outside a capture range GPU records are not collected: pause flushes what is done and disables them. */
 CPROF_HIDDEN void cprof_cupti_pause(int pause);
+CPROF_HIDDEN void cprof_cupti_orphan(void); /* cprof stopped for good: CUPTI's kinds off, its buffers dropped */
 /* whether a call made now leaves CUPTI nothing to record: paused by cprof, no other client's kinds on */
 CPROF_HIDDEN int cprof_cupti_unrecorded(void);
 CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);

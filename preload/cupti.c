@@ -69,6 +69,7 @@ static struct {
 	_Atomic int conflict;  /* the target used CUPTI before cprof's session could start: left to it */
 	_Atomic int paused;    /* outside a capture window: cprof keeps no records (the program may) */
 	_Atomic int quiet;     /* paused with every kind of cprof's off: a call now costs CUPTI nothing of cprof's */
+	_Atomic int orphaned;  /* cprof stopped for good (cprof_cupti_orphan): completed buffers are dropped */
 	_Atomic int shared_said; /* the sharing was announced */
 	struct cprof_share_counts said; /* the counts last sent as a status */
 	pthread_mutex_t lock;  /* the completed-buffer list only; never held around a CUPTI call */
@@ -226,6 +227,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		return;
 	/* the program's copies first: its flush must find them when cuptiActivityFlushAll returns */
 	cprof_share_forward(buffer, valid);
+	if (atomic_load(&cu.orphaned)) {
+		buffer_recycle(buffer); /* no flusher will take it */
+		return;
+	}
 	d = malloc(sizeof(*d));
 	if (d == NULL) {
 		free(buffer);
@@ -771,6 +776,31 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 		n++;
 	collecting.have_ext = 0;
 	return n;
+}
+
+/* cprof stopped for good (its collector gone; the flusher's last act): CUPTI's kinds go off and its buffers come
+ * back to nobody. Until 2026-12-06 a run recorded whole kept every kind on after its collector died: CUPTI recorded
+ * each later call into buffers no flusher took, the program's memory growing ~5 MB/s at 130k calls/s. Kinds the
+ * program's own CUPTI client asked for stay on (cprof_cupti_pause), and its records still reach it. What the flusher
+ * had taken (collecting) stays as it is: it is the flusher's, and bounded. */
+void cprof_cupti_orphan(void)
+{
+	struct done_buf *d, *next;
+
+	if (!atomic_load(&cu.started) || atomic_exchange(&cu.orphaned, 1))
+		return;
+	cprof_cupti_pause(1); /* its flush completes the buffers in use, which buffer_completed now drops */
+	pthread_mutex_lock(&cu.lock);
+	d = cu.done;
+	cu.done = NULL;
+	cu.done_tail = &cu.done;
+	pthread_mutex_unlock(&cu.lock);
+	for (; d; d = next) {
+		next = d->next;
+		atomic_fetch_sub_explicit(&done_bytes, d->valid, memory_order_relaxed);
+		buffer_recycle(d->buf);
+		free(d);
+	}
 }
 
 /* ---- another CUPTI user in the process ---- */

@@ -1025,6 +1025,9 @@ static void *flusher_main(void *arg)
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
 			send_cost(mono_ms() + fl.flush_ms, 0);
 	}
+	/* the collector is gone: nothing will take CUPTI's records, which would pile up in the program's memory */
+	if (atomic_load(&fl.dead))
+		cprof_cupti_orphan();
 	/* a requester that posted after our last look must not wait for its timeout */
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.done_seq, atomic_load(&fl.req_seq));
