@@ -700,6 +700,21 @@ out:
 	return ret;
 }
 
+static uint64_t proc_ncalls(const struct cprof_model *m, int64_t proc)
+{
+	size_t lo = 0, hi = m->nproc_calls;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->proc_calls[mid].proc < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nproc_calls && m->proc_calls[lo].proc == proc ? m->proc_calls[lo].n : 0;
+}
+
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,
 		       struct cprof_cost *out)
 {
@@ -719,13 +734,16 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 
 		all = m->ncalls;
 		calls = we < ws || hi < lo ? 0 : hi - lo;
+	} else if (we > ws) {
+		/* the window's by two searches and a walk of its own calls; the process's from the model's count */
+		size_t lo = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws),
+		       hi = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), we);
+
+		for (size_t i = lo; i < hi; i++)
+			calls += m->calls[i].proc == proc;
+		all = proc_ncalls(m, proc);
 	} else {
-		for (size_t i = 0; i < m->ncalls; i++) {
-			if (m->calls[i].proc != proc)
-				continue;
-			all++;
-			calls += m->calls[i].start >= ws && m->calls[i].start < we;
-		}
+		all = proc_ncalls(m, proc);
 	}
 	/* CUPTI does that work in every runtime call it records, not only in those the median is measured on: the
 	 * calls a library makes inside a hooked one (cuBLAS's launch and occupancy query inside cublasGemmEx) and

@@ -194,6 +194,11 @@ struct cprof_thread {
 	int64_t proc, handle, tid;
 };
 
+struct cprof_proc_calls {
+	int64_t proc;
+	uint64_t n;
+};
+
 /* A recording window (CPROF_WINDOWS): only inside these was anything recorded; none: the whole run was. */
 struct cprof_window {
 	int64_t proc, pid;          /* 0: every process (the run's own window, cut by --max-size) */
@@ -267,6 +272,8 @@ struct cprof_model {
 	struct cprof_call *calls;    /* by start */
 	size_t ncalls;
 	int64_t calls_proc;          /* the process of every call when they share one (load_calls), else 0 */
+	struct cprof_proc_calls *proc_calls; /* each process's number of calls, by proc (load_calls) */
+	size_t nproc_calls;
 	struct cprof_ovh *ovh;       /* by start */
 	/* CUPTI's time inside a runtime API call on the program's thread (cost.c): where the run had launches passed
 	 * through with CUPTI off (in_call.passed of them timed), the recorded kernel launches' mean duration

@@ -43,4 +43,45 @@ for f in text json; do
 		if (c / b > 8) { printf "16x/4x = %.1f (linear: <= 4)\n", c / b; exit 1 }
 	}' || fail "report --format $f grows faster than linearly"
 done
+
+# The same calls in 16x the windows, over two processes (a fork): the report's time stays about flat. Each window's
+# cost once walked every call of the run when the calls were of several processes: O(windows x calls), 14 s for
+# 4,000 windows over 800k calls (2026-12-06); a 16x/1x ratio of 6.8 with that walk here.
+cat > win.py <<'PYEOF'
+import ctypes, os, sys
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+lib, p = ctypes.CDLL(None), ctypes.c_void_p()
+windows, calls = int(sys.argv[1]), 60000
+kid = os.fork()
+for w in range(windows):
+    lib.cudaProfilerStart()
+    for i in range(calls // windows):
+        lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+    lib.cudaProfilerStop()
+if kid:
+    os.waitpid(kid, 0)
+PYEOF
+for w in 250 4000; do
+	sim "$BIN/cprof-run" -q -o w$w.db --capture-range cudaProfilerApi -- python3 win.py $w > w$w.out 2> w$w.err ||
+		fail "cprof-run win.py $w: $(tail -2 w$w.err)"
+	assert_eq "$(q w$w.db "SELECT count(*) FROM CPROF_WINDOWS")" $((2 * w)) "windows in the $w-window profile"
+done
+assert_eq "$(q w4000.db "SELECT count(*) FROM CPROF_API WHERE nameId IN (SELECT id FROM StringIds WHERE value = 'cudaMalloc')")" \
+	"$(q w250.db "SELECT count(*) FROM CPROF_API WHERE nameId IN (SELECT id FROM StringIds WHERE value = 'cudaMalloc')")" \
+	"the same calls in both"
+b1= b16=
+for rep in 1 2 3; do
+	for w in 250 4000; do
+		t=$(cpu w$w.db text)
+		[ "$t" = timeout ] && fail "cprof report of the $w-window profile took over 120 s or failed"
+		if [ $w = 250 ]; then
+			{ [ -z "$b1" ] || awk -v a="$t" -v b="$b1" 'BEGIN { exit !(a < b) }'; } && b1=$t
+		else
+			{ [ -z "$b16" ] || awk -v a="$t" -v b="$b16" 'BEGIN { exit !(a < b) }'; } && b16=$t
+		fi
+	done
+done
+echo "report CPU s, the same calls in 500 / 8,000 windows of two processes: $b1 / $b16"
+awk -v a="$b1" -v b="$b16" 'BEGIN { if (a < 0.02) a = 0.02; if (b / a > 3) { printf "16x windows / 1x = %.1f (flat: ~1)\n", b / a; exit 1 } }' ||
+	fail "the report's time grows with the windows times the calls"
 echo ok
