@@ -1331,12 +1331,15 @@ static int clip_to_windows(const struct cprof_model *m, int64_t proc, struct seg
 	uint64_t(*sp)[2] = NULL;
 	struct seg *out = NULL;
 	size_t n = 0, cap = 0, i;
-	int nsp = cprof_model_recorded_spans(m, proc, &sp), k;
+	int nsp = cprof_model_recorded_spans(m, proc, &sp), k, k0 = 0;
 
 	if (nsp <= 0)
 		return nsp;
-	for (i = 0; i < *nfold; i++)
-		for (k = 0; k < nsp; k++) {
+	/* pieces and spans are both by start and apart: one walk of each, not every span for every piece */
+	for (i = 0; i < *nfold; i++) {
+		while (k0 < nsp && sp[k0][1] <= (*fold)[i].s)
+			k0++;
+		for (k = k0; k < nsp && sp[k][0] < (*fold)[i].e; k++) {
 			uint64_t s = (*fold)[i].s > sp[k][0] ? (*fold)[i].s : sp[k][0];
 			uint64_t e = (*fold)[i].e < sp[k][1] ? (*fold)[i].e : sp[k][1];
 
@@ -1351,6 +1354,7 @@ static int clip_to_windows(const struct cprof_model *m, int64_t proc, struct seg
 			out[n].e = e;
 			out[n++].kernels = (*fold)[i].kernels;
 		}
+	}
 	free(sp);
 	free(*fold);
 	*fold = out;
