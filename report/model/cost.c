@@ -101,6 +101,22 @@ static void proc_rows(const struct cprof_model *m, int64_t proc, size_t *lo, siz
 	*hi = h;
 }
 
+/* The slot of a window's process in sums (nprocs + 1: the last for the run's own windows, proc 0); procs are by id. */
+static size_t proc_slot(const struct cprof_model *m, int64_t proc)
+{
+	size_t lo = 0, hi = m->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->procs[mid].id < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nprocs && m->procs[lo].id == proc ? lo : m->nprocs;
+}
+
 static int rspan_cmp(const void *pa, const void *pb)
 {
 	const struct cprof_rec_span *a = pa, *b = pb;
@@ -110,38 +126,56 @@ static int rspan_cmp(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* Each process's recorded spans: its windows and the run's own (proc 0), overlaps merged, by (proc, start). One walk
+ * of the windows (by start), each process's last span and time before it kept by its slot; a run's own window goes
+ * to every process (was every window for every process: O(processes x windows)). */
 int cprof_model_rec_spans(struct cprof_model *m)
 {
+	struct slot {
+		size_t last; /* its last span + 1 in m->rspan; 0: none yet */
+		uint64_t before;
+	} *sl = calloc(m->nprocs ? m->nprocs : 1, sizeof(*sl));
 	size_t cap = 0;
+	int ret = 0;
 
-	for (size_t p = 0; p < m->nprocs; p++) {
-		int64_t proc = m->procs[p].id;
-		size_t first = m->nrspan;
-		uint64_t before = 0;
+	if (sl == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->rec.n && ret == 0; i++) {
+		const struct cprof_window *w = &m->rec.w[i];
+		size_t p = 0, pend = m->nprocs;
 
-		for (size_t i = 0; i < m->rec.n; i++) {
-			const struct cprof_window *w = &m->rec.w[i];
-			struct cprof_rec_span *last = m->nrspan > first ? &m->rspan[m->nrspan - 1] : NULL;
+		if (w->end <= w->start)
+			continue;
+		if (w->proc != 0) {
+			p = proc_slot(m, w->proc);
+			if (p == m->nprocs)
+				continue; /* a window of no known process */
+			pend = p + 1;
+		}
+		for (; p < pend; p++) {
+			struct cprof_rec_span *last = sl[p].last ? &m->rspan[sl[p].last - 1] : NULL;
 
-			if ((w->proc != 0 && w->proc != proc) || w->end <= w->start)
-				continue;
 			if (last && w->start <= last->end) { /* by start: an overlap only reaches further */
 				if (w->end > last->end) {
-					before += w->end - last->end;
+					sl[p].before += w->end - last->end;
 					last->end = w->end;
 				}
 				continue;
 			}
-			if (cprof_grow(&m->rspan, &cap, m->nrspan, sizeof(*m->rspan)) < 0)
-				return -ENOMEM;
-			m->rspan[m->nrspan++] = (struct cprof_rec_span){ .proc = proc, .start = w->start, .end = w->end,
-									 .before = before };
-			before += w->end - w->start;
+			if (cprof_grow(&m->rspan, &cap, m->nrspan, sizeof(*m->rspan)) < 0) {
+				ret = -ENOMEM;
+				break;
+			}
+			m->rspan[m->nrspan++] = (struct cprof_rec_span){ .proc = m->procs[p].id, .start = w->start,
+									 .end = w->end, .before = sl[p].before };
+			sl[p].last = m->nrspan;
+			sl[p].before += w->end - w->start;
 		}
 	}
-	if (m->nrspan > 1) /* each process's are by start already; the processes need not be by id */
+	free(sl);
+	if (ret == 0 && m->nrspan > 1) /* each process's are by start already; interleaved here */
 		qsort(m->rspan, m->nrspan, sizeof(*m->rspan), rspan_cmp);
-	return 0;
+	return ret;
 }
 
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
@@ -813,15 +847,6 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->wait_excess_ns += c->wait_excess_ns;
 	to->in_call = c->in_call; /* one figure for the run */
 	cost_settle(to);
-}
-
-/* The slot of a window's process in sums (nprocs + 1: the last for the run's own windows, proc 0). */
-static size_t proc_slot(const struct cprof_model *m, int64_t proc)
-{
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].id == proc)
-			return i;
-	return m->nprocs;
 }
 
 /* A window's wait over its process's baseline is mostly noise (a 40 ms training block's wait wanders by a
