@@ -517,6 +517,42 @@ START_TEST(test_cost_wait_over_baseline)
 }
 END_TEST
 
+/* each process's recorded spans: its own windows and the run's (proc 0) merged where they overlap, the time recorded
+ * before each, by (process, start); a window of a process the profile does not know is no one's */
+START_TEST(test_cost_rec_spans_by_process)
+{
+	static const uint64_t w[] = { 0 }, fcpu[] = { 0 };
+	static struct cprof_proc three[3] = { { .id = 1 }, { .id = 2 }, { .id = 3 } };
+	struct cprof_window win[] = {
+		{ .proc = 1, .start = 0, .end = 10 },  { .proc = 0, .start = 5, .end = 20 },
+		{ .proc = 1, .start = 12, .end = 15 }, { .proc = 2, .start = 30, .end = 40 },
+		{ .proc = 9, .start = 50, .end = 60 }, { .proc = 2, .start = 70, .end = 70 },
+	};
+	static const struct cprof_rec_span want[] = {
+		{ .proc = 1, .start = 0, .end = 20, .before = 0 },
+		{ .proc = 2, .start = 5, .end = 20, .before = 0 },
+		{ .proc = 2, .start = 30, .end = 40, .before = 15 },
+		{ .proc = 3, .start = 5, .end = 20, .before = 0 },
+	};
+
+	build(w, fcpu, 1);
+	m.procs = three;
+	m.nprocs = 3;
+	m.rec.w = win;
+	m.rec.n = sizeof(win) / sizeof(win[0]);
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	ck_assert_uint_eq(m.nrspan, 4);
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_int_eq(m.rspan[i].proc, want[i].proc);
+		ck_assert_uint_eq(m.rspan[i].start, want[i].start);
+		ck_assert_uint_eq(m.rspan[i].end, want[i].end);
+		ck_assert_uint_eq(m.rspan[i].before, want[i].before);
+	}
+	free(m.rspan);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -534,6 +570,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_counted_in_time);
 	tcase_add_test(tc, test_cost_recorded_only_in_windows);
 	tcase_add_test(tc, test_cost_wait_over_baseline);
+	tcase_add_test(tc, test_cost_rec_spans_by_process);
 	suite_add_tcase(s, tc);
 	return s;
 }
