@@ -137,7 +137,8 @@ struct cprof_tls {
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
 	int recording;       /* inside cprof_record: a signal handler's hooked call must not write the same slot */
-	int taking;          /* inside cprof_ring_for_thread: a signal handler's hooked call must not take a second ring */
+	uint64_t taking_ns;  /* inside cprof_ring_for_thread since then (CLOCK_MONOTONIC; 0: not): a signal handler's
+	                      * hooked call then takes no second ring */
 	uint32_t calls_left;   /* hooked calls until the next whose hook is timed (cprof_enter; about one in CPROF_COST_SAMPLE) */
 	uint32_t counted_left; /* the same for the counted calls (preload/hook.h) */
 	uint32_t pass_left;    /* the same for the kernel launches passed through (cprof_pass_begin) */
@@ -192,6 +193,9 @@ struct cprof_ring_ops {
 CPROF_HIDDEN void cprof_ring_set_ops(const struct cprof_ring_ops *ops);
 CPROF_HIDDEN void cprof_ring_wake(void);
 CPROF_HIDDEN struct cprof_ring *cprof_ring_for_thread(void);
+CPROF_HIDDEN void cprof_rings_init(void); /* from the library's constructor: the thread-exit key, early */
+/* hooked calls passed through because a signal handler made them while their thread took its first ring */
+CPROF_HIDDEN extern _Atomic uint64_t cprof_ring_lost_nested;
 CPROF_HIDDEN void cprof_rings_reset_after_fork(void);
 CPROF_HIDDEN struct cprof_ring *cprof_rings_head(void);
 CPROF_HIDDEN extern _Atomic uint32_t cprof_generation;
@@ -322,7 +326,7 @@ CPROF_HIDDEN extern _Atomic int cprof_queries_counted;
 CPROF_HIDDEN void cprof_cupti_start_checked(int driver_known);
 /* Outside a capture range GPU records are not collected: pause flushes what is done and disables them. */
 CPROF_HIDDEN void cprof_cupti_pause(int pause);
-CPROF_HIDDEN void cprof_cupti_orphan(void); /* cprof stopped for good: CUPTI's kinds off, its buffers dropped */
+CPROF_HIDDEN void cprof_cupti_orphan(int may_switch); /* cprof stopped for good: its buffers dropped, kinds off */
 /* whether a call made now leaves CUPTI nothing to record: paused by cprof, no other client's kinds on */
 CPROF_HIDDEN int cprof_cupti_unrecorded(void);
 CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);

@@ -227,10 +227,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		return;
 	/* the program's copies first: its flush must find them when cuptiActivityFlushAll returns */
 	cprof_share_forward(buffer, valid);
-	if (atomic_load(&cu.orphaned)) {
-		buffer_recycle(buffer); /* no flusher will take it */
-		return;
-	}
 	d = malloc(sizeof(*d));
 	if (d == NULL) {
 		free(buffer);
@@ -241,6 +237,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	d->valid = valid;
 	d->keep = !atomic_load(&cu.paused) || !cprof_share_active();
 	pthread_mutex_lock(&cu.lock);
+	if (atomic_load(&cu.orphaned)) { /* read under the lock the orphan step empties the list under */
+		pthread_mutex_unlock(&cu.lock);
+		free(d);
+		buffer_recycle(buffer); /* no flusher will take it */
+		return;
+	}
 	*cu.done_tail = d;
 	cu.done_tail = &d->next;
 	pthread_mutex_unlock(&cu.lock);
@@ -248,8 +250,17 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	cprof_flusher_wake();
 }
 
+/* The image's end against the orphan step (cprof_cupti_orphan): once it began, cprof calls CUPTI no more from the
+ * flusher, whose libraries the exit is about to unload; an exit waits for an orphan step under way (a flush and
+ * the kinds' switches) */
+static pthread_mutex_t end_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int ending;
+
 static void at_exit_flush(void)
 {
+	pthread_mutex_lock(&end_lock);
+	atomic_store(&ending, 1);
+	pthread_mutex_unlock(&end_lock);
 	/* registered after CUDA started, so it runs before cudart's own teardown */
 	cprof_cupti_flush(1);
 }
@@ -447,6 +458,9 @@ static void cprof_cupti_start(void)
 	quiet_queries();
 	atomic_store(&cu.started, 1);
 	atomic_store(&cprof_cupti_on, CPROF_CUPTI_ON);
+	/* the collector went while CUPTI came up: its kinds go off again, as the orphan step found it not started */
+	if (atomic_load(&cu.orphaned))
+		cprof_cupti_pause(1);
 	if (!cu.atexit_registered) {
 		cu.atexit_registered = 1;
 		atexit(at_exit_flush);
@@ -499,6 +513,8 @@ static void say_shared(void)
 
 void cprof_cupti_flush(int forced)
 {
+	if (forced)
+		atomic_store(&ending, 1); /* not under end_lock: a crash handler must not wait on the flusher */
 	if (!atomic_load(&cu.started) || atomic_load(&cu.conflict))
 		return;
 	/* forced: only as the image ends (exit, exec, a crash), when the program's profiler may be torn down */
@@ -778,29 +794,44 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 	return n;
 }
 
-/* cprof stopped for good (its collector gone; the flusher's last act): CUPTI's kinds go off and its buffers come
- * back to nobody. Until 2026-12-06 a run recorded whole kept every kind on after its collector died: CUPTI recorded
- * each later call into buffers no flusher took, the program's memory growing ~5 MB/s at 130k calls/s. Kinds the
- * program's own CUPTI client asked for stay on (cprof_cupti_pause), and its records still reach it. What the flusher
- * had taken (collecting) stays as it is: it is the flusher's, and bounded. */
-void cprof_cupti_orphan(void)
+/* cprof stopped for good (its collector gone; the flusher's last act): CUPTI's buffers come back to nobody and,
+ * when may_switch (the flusher found it in its own rounds, not while an exit or a crash waited on it), its kinds go
+ * off. Until 2026-12-06 a run recorded whole kept every kind on after its collector died: CUPTI recorded each later
+ * call into buffers no flusher took, the program's memory growing ~5 MB/s at 130k calls/s. CUPTI not started yet
+ * never starts for cprof now; kinds the program's own CUPTI client asked for stay on (cprof_cupti_pause), and its
+ * records still reach it. Flusher thread only: the buffers it had taken (collecting) are its own to free. */
+void cprof_cupti_orphan(int may_switch)
 {
 	struct done_buf *d, *next;
+	int pending = CPROF_CUPTI_PENDING;
 
-	if (!atomic_load(&cu.started) || atomic_exchange(&cu.orphaned, 1))
-		return;
-	cprof_cupti_pause(1); /* its flush completes the buffers in use, which buffer_completed now drops */
 	pthread_mutex_lock(&cu.lock);
+	if (atomic_exchange(&cu.orphaned, 1)) {
+		pthread_mutex_unlock(&cu.lock);
+		return;
+	}
 	d = cu.done;
 	cu.done = NULL;
 	cu.done_tail = &cu.done;
 	pthread_mutex_unlock(&cu.lock);
-	for (; d; d = next) {
-		next = d->next;
-		atomic_fetch_sub_explicit(&done_bytes, d->valid, memory_order_relaxed);
-		buffer_recycle(d->buf);
-		free(d);
+	for (int pass = 0; pass < 2; pass++, d = collecting.list, collecting.list = NULL) {
+		for (; d; d = next) {
+			next = d->next;
+			atomic_fetch_sub_explicit(&done_bytes, d->valid, memory_order_relaxed);
+			buffer_recycle(d->buf);
+			free(d);
+		}
 	}
+	collecting.rec = NULL;
+	collecting.have_ext = 0;
+	/* a session not started yet is never started for cprof (sharing() then leaves CUPTI to the program) */
+	atomic_compare_exchange_strong(&cprof_cupti_on, &pending, CPROF_CUPTI_OFF);
+	if (!may_switch)
+		return;
+	pthread_mutex_lock(&end_lock);
+	if (!atomic_load(&ending))
+		cprof_cupti_pause(1); /* returns at once unless started; its flush's buffers are dropped now */
+	pthread_mutex_unlock(&end_lock);
 }
 
 /* ---- another CUPTI user in the process ---- */

@@ -691,6 +691,9 @@ static int send_cost(uint64_t deadline, int edge)
 	counted_sums(counted);
 	for (size_t i = 0; i < CPROF_COUNTED__N; i++)
 		c.counted_calls += counted[i];
+	/* the calls a handler made while its thread took its first ring: nested, and in no ring */
+	c.lost_nested = atomic_load_explicit(&cprof_ring_lost_nested, memory_order_relaxed);
+	c.hook_calls = c.lost_nested;
 
 	/* a program with thousands of threads must not pay thousands of /proc reads ten times a second: only
 	 * threads that made calls since their last reading are read, at most SCHED_READS a round, the turn
@@ -757,7 +760,7 @@ static int send_cost(uint64_t deadline, int edge)
 static uint64_t lost_total(void)
 {
 	struct cprof_ring *r;
-	uint64_t lost = atomic_load(&fl.lost_extra);
+	uint64_t lost = atomic_load(&fl.lost_extra) + atomic_load_explicit(&cprof_ring_lost_nested, memory_order_relaxed);
 
 	for (r = cprof_rings_head(); r; r = r->next)
 		lost += atomic_load_explicit(&r->lost, memory_order_relaxed);
@@ -992,6 +995,8 @@ static void *flusher_main(void *arg)
 	fl.fifo.fd = cprof_fifo_open(&fl.fifo);
 	if (fl.fifo.fd < 0)
 		mark_dead(fl.fifo.fd == -ESTALE ? "its FIFO was replaced" : strerror(-fl.fifo.fd));
+	int serving = 0; /* the last round served an exit, exec or crash: the image may be ending */
+
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
 		uint32_t seen = atomic_load(&fl.wake_word);
 
@@ -1000,6 +1005,7 @@ static void *flusher_main(void *arg)
 		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending))
 			futex_wait(&fl.wake_word, seen, fl.flush_ms);
 		atomic_store(&cprof_wake_pending, 0);
+		serving = 1;
 		if (atomic_load(&cr.req)) {
 			serve_crash();
 			continue;
@@ -1008,6 +1014,7 @@ static void *flusher_main(void *arg)
 			serve_request();
 			continue;
 		}
+		serving = 0;
 		if (atomic_load(&fl.paused))
 			continue;
 		/* no periodic flush while deferring either: buffers complete when CUPTI has filled them */
@@ -1025,9 +1032,12 @@ static void *flusher_main(void *arg)
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
 			send_cost(mono_ms() + fl.flush_ms, 0);
 	}
-	/* the collector is gone: nothing will take CUPTI's records, which would pile up in the program's memory */
+	/* the collector is gone: nothing will take CUPTI's records, which would pile up in the program's memory. Its
+	 * kinds go off only when this thread found it in its own rounds: an exit or a crash it served has gone on
+	 * meanwhile, perhaps to unload CUPTI (a crash may hold CUPTI's locks). This thread calls CUPTI (flushes) with
+	 * its own descriptor table already; not yet seen on a real GPU. */
 	if (atomic_load(&fl.dead))
-		cprof_cupti_orphan();
+		cprof_cupti_orphan(!serving && !atomic_load(&fl.stop));
 	/* a requester that posted after our last look must not wait for its timeout */
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.done_seq, atomic_load(&fl.req_seq));
@@ -1211,6 +1221,7 @@ void cprof_flusher_reset_after_fork(void)
 	memset(fl.counted_sent, 0, sizeof(fl.counted_sent));
 	for (i = 0; i < CPROF_COUNTED__N; i++)
 		atomic_store(&cprof_counted_ringless[i], 0); /* the child counts its own */
+	atomic_store(&cprof_ring_lost_nested, 0);
 	atomic_store(&fl.alive, 0);
 	atomic_store(&fl.stop, 0);
 	atomic_store(&fl.final_done, 0);

@@ -266,6 +266,7 @@ __attribute__((constructor)) static void cprof_ctor(void)
 		return;
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	cprof_rings_init();
 }
 
 /* _exit skips atexit: flush here so os._exit() and _exit() keep what they produced. A vfork child's

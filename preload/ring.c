@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PR_FMT "cprof: ring"
@@ -65,6 +66,13 @@ static void ring_key_create(void)
 		pr_warn("cannot track thread exit; rings of finished threads are not reused");
 }
 
+/* In the constructor the key gets one of the first slots, whose pthread_setspecific allocates nothing (a later
+ * key's first set on a thread callocs, which a first take from a signal handler must not do) */
+void cprof_rings_init(void)
+{
+	pthread_once(&ring_key_once, ring_key_create);
+}
+
 static struct cprof_ring *ring_claim_free(void)
 {
 	struct cprof_ring *r;
@@ -87,9 +95,11 @@ static struct cprof_ring *ring_take(void)
 		/* first event of this thread, or first in a fork child: parent's ring is not ours */
 		int depth = cprof_tls.depth;
 
+		uint64_t taking = cprof_tls.taking_ns;
+
 		memset(&cprof_tls, 0, sizeof(cprof_tls));
 		cprof_tls.depth = depth;
-		cprof_tls.taking = 1;
+		cprof_tls.taking_ns = taking;
 		cprof_tls.generation = gen;
 		cprof_tls.tid = (uint32_t)syscall(SYS_gettid);
 	}
@@ -121,19 +131,37 @@ static struct cprof_ring *ring_take(void)
 	return r;
 }
 
+_Atomic uint64_t cprof_ring_lost_nested;
+
+/* A take left by a handler's siglongjmp is stale after this: the thread takes again (a second ring, as before the
+ * guard) rather than pass every later call through */
+#define TAKE_STALE_NS 100000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 1; /* never 0 */
+}
+
 struct cprof_ring *cprof_ring_for_thread(void)
 {
 	struct cprof_ring *r;
+	uint64_t now = mono_ns();
 
 	/* a hooked call from a signal handler that interrupted this thread's take would claim a second ring, which
-	 * nothing frees at the thread's exit and whose thread the flusher would count twice: it passes through */
-	if (cprof_tls.taking)
+	 * nothing frees at the thread's exit and whose thread the flusher would count twice: it passes through,
+	 * counted lost */
+	if (cprof_tls.taking_ns && now - cprof_tls.taking_ns < TAKE_STALE_NS) {
+		atomic_fetch_add_explicit(&cprof_ring_lost_nested, 1, memory_order_relaxed);
 		return NULL;
-	cprof_tls.taking = 1;
+	}
+	cprof_tls.taking_ns = now;
 	atomic_signal_fence(memory_order_seq_cst);
 	r = ring_take();
 	atomic_signal_fence(memory_order_seq_cst);
-	cprof_tls.taking = 0;
+	cprof_tls.taking_ns = 0;
 	return r;
 }
 

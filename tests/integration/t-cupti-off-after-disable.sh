@@ -1,8 +1,11 @@
-# Issue 26 (never harm the host): when cprof switches itself off (its collector killed), CUPTI's kinds go off, else
-# CUPTI records every later call into buffers no flusher drains and the program's memory grows (~5 MB/s at 130k
-# calls/s before 2026-12-06). Read from the simulated CUPTI's own log (SIMGPU_VERBOSE): each kind's last switch is
-# "disabled". 1: a window open then turns them off at its cudaProfilerStop at the latest; 2: a run recorded whole
-# (no window to close): the flusher turns them off when it finds the collector gone, and the program's RSS stays flat.
+# Issue 26 (never harm the host): when cprof switches itself off (its collector killed), CUPTI's kinds go off and
+# its buffers are dropped, else CUPTI records every later call into buffers no flusher drains and the program's
+# memory grows (~5 MB/s at 130k calls/s before 2026-12-06). Read from the simulated CUPTI's own log
+# (SIMGPU_VERBOSE; CPROF_PRIVATE_FDS=0, else the flusher's switches log into its own descriptor table): each kind's
+# last switch is "disabled". 1: a window open then (the flusher's orphan step or the window's cudaProfilerStop,
+# whichever comes first); 2: a run recorded whole, and the program's RSS stays flat; 3: the collector gone before
+# CUPTI started (no window yet), then the program registers its own CUPTI client: cprof's session never starts, the
+# program gets CUPTI to itself, and the RSS stays flat.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/integration/rel.sh"
 need_sim
@@ -25,7 +28,7 @@ print("STOPPED", file=sys.stderr, flush=True)
 calls(0.2)
 print("done", flush=True)
 PYEOF
-SIMGPU_VERBOSE=1 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o stop.db --capture-range cudaProfilerApi -- "$PY" stop.py \
+SIMGPU_VERBOSE=1 CPROF_PRIVATE_FDS=0 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o stop.db --capture-range cudaProfilerApi -- "$PY" stop.py \
 	> stop.out 2> stop.err &
 run=$!
 cd_pid=$(collector_of $run) || { touch killed; fail "collector not found"; }
@@ -38,15 +41,15 @@ touch killed
 wait $run
 assert_eq "$(cat stop.out)" "done" "the program's stdout"
 [ "$(grep -c 'collector gone' stop.err)" -eq 1 ] || fail "not exactly one 'collector gone' warning: $(grep -v 'simgpu' stop.err | head -5)"
-# each of the kinds the window turned on: its last switch is off, and it came between STOPPING and STOPPED
+# each of the kinds the window turned on: its last switch is off, by the end of cudaProfilerStop
 kinds=$(grep -o 'activity kind [0-9]* enabled' stop.err | awk '{print $3}' | sort -un)
 [ -n "$kinds" ] || fail "the simulated CUPTI logged no kind enabled: $(head -5 stop.err)"
 for k in $kinds; do
-	last=$(grep -n "activity kind $k \(enabled\|disabled\)\|^STOPPING\|^STOPPED" stop.err |
-		awk -F: -v k="$k" '/STOPPING/ {s = 1; next} /STOPPED/ {s = 2; next} {w = $0 ~ /disabled/ ? "off" : "on"; at = s} END {print w, at}')
-	assert_eq "$last" "off 1" "kind $k's last switch (off or on, and 1: inside cudaProfilerStop)"
+	last=$(grep -n "activity kind $k \(enabled\|disabled\)\|^STOPPED" stop.err |
+		awk -F: '/STOPPED/ {s = 1; next} !s {w = $0 ~ /disabled/ ? "off" : "on"} END {print w}')
+	assert_eq "$last" "off" "kind $k's last switch before the end of cudaProfilerStop"
 done
-echo "kinds turned off at the stop: $(echo $kinds)"
+echo "kinds off by the window's stop: $(echo $kinds)"
 
 cat > whole.py <<'PYEOF'
 import ctypes, os, sys, time
@@ -69,7 +72,7 @@ r0 = rss()
 n = calls(3.0)
 print("calls", n, "rss_kib", r0, rss(), flush=True)
 PYEOF
-SIMGPU_VERBOSE=1 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o whole.db -- "$PY" whole.py > whole.out 2> whole.err &
+SIMGPU_VERBOSE=1 CPROF_PRIVATE_FDS=0 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o whole.db -- "$PY" whole.py > whole.out 2> whole.err &
 run=$!
 cd_pid=$(collector_of $run) || { touch killed-whole; fail "collector not found (whole run)"; }
 for i in $(seq 250); do
@@ -82,9 +85,67 @@ wait $run
 read -r _ n _ r0 r1 < whole.out || fail "whole run: no result: $(grep -v simgpu whole.err | head -5)"
 echo "whole run: $n calls in the 3 s after cprof stopped, RSS $r0 -> $r1 KiB"
 [ "$(grep -c 'collector gone' whole.err)" -eq 1 ] || fail "whole run: not exactly one 'collector gone' warning"
-# (the kinds go off on the flusher's thread, whose descriptor table is its own: the simulator's log of it does not
-# reach the program's stderr, so the memory is what is read here)
+kinds=$(grep -o 'activity kind [0-9]* enabled' whole.err | awk '{print $3}' | sort -un)
+[ -n "$kinds" ] || fail "whole run: the simulated CUPTI logged no kind enabled"
+for k in $kinds; do
+	last=$(grep "activity kind $k \(enabled\|disabled\)" whole.err | tail -1 | awk '{print $NF}')
+	assert_eq "$last" disabled "whole run: kind $k's last switch"
+done
 # each call pair left ~80 bytes in CUPTI's buffers while the kinds stayed on: 15 MB over these 3 s
 assert_ge "$n" 10000 "whole run: calls after the collector was gone"
 [ $((r1 - r0)) -lt 4096 ] || fail "whole run: the program's RSS grew $((r1 - r0)) KiB over $n calls after cprof stopped"
+
+# 3: no window yet (CUPTI not started) when the collector goes; then the program's own profiler (one static buffer,
+# reused) registers with CUPTI and enables the runtime kind (a review's case, 2026-12-06: cprof's whole session
+# started for it then, with no flusher, and the RSS grew 12 MB in 3 s)
+cat > late.py <<'PYEOF'
+import ctypes, os, sys, time
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
+lib = ctypes.CDLL(None)
+p = ctypes.c_void_p()
+def rss():
+    with open("/proc/self/status") as f:
+        return int(next(l for l in f if l.startswith("VmRSS")).split()[1])
+def calls(secs, until=lambda: False):
+    t0, n = time.monotonic(), 0
+    while not until() and time.monotonic() - t0 < secs:
+        lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+        lib.cudaFree(p)
+        n += 2
+    return n
+calls(30, lambda: os.path.exists("killed-late"))
+calls(1.0)
+BUF = ctypes.create_string_buffer(1 << 20)
+REQ = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
+DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+def req(b, s, m):
+    b[0] = ctypes.cast(BUF, ctypes.c_void_p).value; s[0] = len(BUF); m[0] = 0
+def done(ctx, st, b, s, v):
+    pass
+req_cb, done_cb = REQ(req), DONE(done)
+print("register", lib.cuptiActivityRegisterCallbacks(req_cb, done_cb), "enable", lib.cuptiActivityEnable(5),
+      file=sys.stderr, flush=True)
+calls(0.5)
+r0 = rss()
+n = calls(3.0)
+print("calls", n, "rss_kib", r0, rss(), flush=True)
+PYEOF
+SIMGPU_VERBOSE=1 CPROF_PRIVATE_FDS=0 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o late.db --capture-range cudaProfilerApi -- \
+	"$PY" late.py > late.out 2> late.err &
+run=$!
+cd_pid=$(collector_of $run) || { touch killed-late; fail "collector not found (late)"; }
+for i in $(seq 100); do
+	[ -n "$(sqlite3 late.db "SELECT 1 FROM PROCESSES LIMIT 1" 2>/dev/null)" ] && break
+	sleep 0.05
+done
+kill -KILL "$cd_pid"
+touch killed-late
+wait $run
+read -r _ n _ r0 r1 < late.out || fail "late: no result: $(grep -v simgpu late.err | head -5)"
+echo "late: $n calls in 3 s with the program's own CUPTI client, RSS $r0 -> $r1 KiB; $(grep -c 'activity kind [0-9]* enabled' late.err) kinds enabled"
+assert_eq "$(grep -o 'activity kind [0-9]* enabled' late.err | awk '{print $3}' | sort -un | tr '\n' ' ')" "5 " \
+	"late: the kinds enabled (only the program's)"
+assert_ge "$n" 10000 "late: calls after the collector was gone"
+[ $((r1 - r0)) -lt 4096 ] || fail "late: the program's RSS grew $((r1 - r0)) KiB over $n calls"
 echo ok

@@ -116,12 +116,13 @@ START_TEST(test_ring_nested_record_counted)
 }
 END_TEST
 
-/* a hooked call from a signal handler while the thread takes its first ring passes through: it takes no second
- * ring (which nothing would free at the thread's exit, and whose thread the flusher would count twice) */
+/* a hooked call from a signal handler while the thread takes its first ring passes through, counted lost: it takes
+ * no second ring (which nothing would free at the thread's exit, and whose thread the flusher would count twice) */
 START_TEST(test_ring_nested_take_passes_through)
 {
 	struct cprof_ring *r;
 	int rings = 0;
+	uint64_t lost0 = atomic_load(&cprof_ring_lost_nested);
 
 	nest_in_start = 1;
 	record(1);
@@ -133,9 +134,25 @@ START_TEST(test_ring_nested_take_passes_through)
 	ck_assert_int_eq(rings, 1);
 	ck_assert_uint_eq(atomic_load(&r->head), 1);
 	ck_assert_uint_eq(r->ev[0].start_ns, 1);
-	ck_assert_int_eq(cprof_tls.taking, 0);
+	ck_assert_uint_eq(atomic_load(&cprof_ring_lost_nested), lost0 + 1); /* counted, as a nested record is */
+	ck_assert_uint_eq(cprof_tls.taking_ns, 0);
 	record(2); /* the thread records on after it */
 	ck_assert_uint_eq(atomic_load(&r->head), 2);
+}
+END_TEST
+
+/* a take a handler left by siglongjmp (the mark still set, long ago) does not keep the thread from recording */
+START_TEST(test_ring_stale_take_mark_ignored)
+{
+	uint64_t lost0 = atomic_load(&cprof_ring_lost_nested);
+
+	cprof_tls.taking_ns = 1;
+	record(5);
+	ck_assert_ptr_nonnull(cprof_tls.ring);
+	ck_assert_uint_eq(atomic_load(&cprof_tls.ring->head), 1);
+	ck_assert_uint_eq(cprof_tls.ring->ev[0].start_ns, 5);
+	ck_assert_uint_eq(cprof_tls.taking_ns, 0);
+	ck_assert_uint_eq(atomic_load(&cprof_ring_lost_nested), lost0);
 }
 END_TEST
 
@@ -289,6 +306,7 @@ Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_full_counts_lost_and_wakes);
 	tcase_add_test(tc, test_ring_nested_record_counted);
 	tcase_add_test(tc, test_ring_nested_take_passes_through);
+	tcase_add_test(tc, test_ring_stale_take_mark_ignored);
 	tcase_add_test(tc, test_ring_thread_exit_and_reuse);
 	tcase_add_test(tc, test_ring_reset_after_fork);
 	tcase_add_test(tc, test_ring_sites_two_ways);
