@@ -458,8 +458,11 @@ static void cprof_cupti_start(void)
 	quiet_queries();
 	atomic_store(&cu.started, 1);
 	atomic_store(&cprof_cupti_on, CPROF_CUPTI_ON);
-	/* the collector went while CUPTI came up: its kinds go off again, as the orphan step found it not started */
-	if (atomic_load(&cu.orphaned))
+	/* the collector went while CUPTI came up (the orphan step found it not started), or the program's own CUPTI
+	 * use started it (sharing) while cprof is paused outside its windows: cprof's kinds go off until a window
+	 * opens (they were on, and a --capture-range run whose range never opened stored torch.profiler's kernels,
+	 * 2026-12-06) */
+	if (atomic_load(&cu.orphaned) || atomic_load(&cprof_state) != CPROF_ST_ON)
 		cprof_cupti_pause(1);
 	if (!cu.atexit_registered) {
 		cu.atexit_registered = 1;

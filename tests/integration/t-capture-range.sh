@@ -59,6 +59,37 @@ assert_eq "$(q first.db "SELECT group_concat(name) FROM (SELECT name FROM API_CA
 	"cudaProfilerStart,cudaMalloc,cudaMalloc,cudaMalloc,cudaMalloc,cudaMalloc,cudaProfilerStop" \
 	"cudaProfilerStart as the first CUDA call: the window's calls"
 
+# the program's own CUPTI client (torch.profiler outside the range) starts cprof's CUPTI session while cprof waits
+# for its range: cprof's kinds stay off, the program's records reach it, and nothing is stored (before 2026-12-06
+# cprof's kinds went on with the session and a profile whose range never opened held torch.profiler's kernels)
+cat > own.py <<'PYEOF'
+import ctypes
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
+lib, p = ctypes.CDLL(None), ctypes.c_void_p()
+BUF = ctypes.create_string_buffer(1 << 20)
+got = [0]
+REQ = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
+DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+def req(b, s, m):
+    b[0] = ctypes.cast(BUF, ctypes.c_void_p).value; s[0] = len(BUF); m[0] = 0
+def done(ctx, st, b, s, v):
+    got[0] += v
+req_cb, done_cb = REQ(req), DONE(done)
+assert lib.cuptiActivityRegisterCallbacks(req_cb, done_cb) == 0
+assert lib.cuptiActivityEnable(5) == 0  # the runtime API's records
+for i in range(50):
+    lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+lib.cuptiActivityFlushAll(0)
+print("program's record bytes", got[0])
+PYEOF
+sim "$BIN/cprof-run" -q -o own.db --capture-range cudaProfilerApi -- python3 own.py > own.out 2> own.err ||
+	fail "the program's own CUPTI client outside the range: $(cat own.err)"
+read -r _ _ _ bytes < own.out
+assert_ge "${bytes:-0}" 1 "the program got its CUPTI records"
+assert_eq "$(q own.db "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + (SELECT count(*) FROM CPROF_API)")" 0 \
+	"nothing stored when the range never opened (the program's own CUPTI client on)"
+
 "$BIN/cprof-run" -q -o bad.db --capture-range nvtx: -- "$P" > /dev/null 2> bad.err; rc=$?
 assert_eq "$rc" 2 "an empty NVTX name is a usage error"
 [ -e bad.db ] && fail "a usage error left a profile"
