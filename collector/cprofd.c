@@ -127,6 +127,7 @@ static void late_byes(struct cprof_ingest *in, const char *fifo)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cprofd --fifo PATH --db PROFILE.db [--ready-fd N] [--command TEXT] [--max-size BYTES]\n"
+		   "              [--recording TEXT]\n"
 		   "Collector of cprof; started by cprof-run, not by hand.\n");
 }
 
@@ -135,10 +136,11 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "fifo", required_argument, NULL, 'f' },   { "db", required_argument, NULL, 'd' },
 		{ "ready-fd", required_argument, NULL, 'r' }, { "command", required_argument, NULL, 'c' },
-		{ "max-size", required_argument, NULL, 'm' }, { "help", no_argument, NULL, 'h' },
+		{ "max-size", required_argument, NULL, 'm' }, { "recording", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *fifo = NULL, *db = NULL, *command = NULL;
+	const char *fifo = NULL, *db = NULL, *command = NULL, *recording = NULL;
 	int ready_fd = -1, fd, opt, clean = 0, rc = EXIT_OK;
 	unsigned long long max_size = 0;
 	struct cprof_store *store = NULL;
@@ -161,6 +163,7 @@ int main(int argc, char **argv)
 		case 'r': ready_fd = atoi(optarg); break;
 		case 'c': command = optarg; break;
 		case 'm': max_size = strtoull(optarg, NULL, 10); break;
+		case 'R': recording = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -197,6 +200,9 @@ int main(int argc, char **argv)
 		return EXIT_STORE;
 	if (command)
 		cprof_store_meta(store, "command", command);
+	/* what was to open the recording windows (cprof-run's option; none: the whole run) */
+	if (recording && *recording)
+		cprof_store_meta(store, "recording", recording);
 	cprof_store_meta_int(store, "collector_pid", getpid());
 	cprof_store_commit(store, 1);
 	if (cprof_ingest_init(&in, store) < 0) {

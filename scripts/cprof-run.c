@@ -352,8 +352,8 @@ static void remove_byes(const char *rundir)
 
 /* Starts cprofd and waits until it is ready. *drain_fd is the pipe on which it later says its intake is done
  * (or closes, when it exits). */
-static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command, int *drain_fd,
-			     unsigned long long max_size)
+static pid_t start_collector(const char *cprofd, const char *fifo, const char *db, const char *command,
+			     const char *recording, int *drain_fd, unsigned long long max_size)
 {
 	int ready[2], devnull;
 	struct pollfd p;
@@ -380,7 +380,7 @@ static pid_t start_collector(const char *cprofd, const char *fifo, const char *d
 		snprintf(fdbuf, sizeof(fdbuf), "%d", ready[1]);
 		snprintf(maxbuf, sizeof(maxbuf), "%llu", max_size);
 		execl(cprofd, "cprofd", "--fifo", fifo, "--db", db, "--ready-fd", fdbuf, "--command", command,
-		      "--max-size", maxbuf, (char *)NULL);
+		      "--max-size", maxbuf, "--recording", recording, (char *)NULL);
 		pr_err("cannot execute %s: %s", cprofd, strerror(errno));
 		_exit(RUN_EXIT_INTERNAL);
 	}
@@ -594,6 +594,7 @@ int main(int argc, char **argv)
 	char out[PATH_MAX], db[PATH_MAX], rundir[PATH_MAX], fifo[PATH_MAX + 16], pydir[PATH_MAX], windows[PATH_MAX + 16];
 	char simdir[PATH_MAX];
 	const char *output = NULL, *tmp, *check = NULL, *html = NULL, *stacks = NULL, *capture = NULL;
+	char recording[256] = "";
 	int opt, quiet = 0, force = 0, inject_only = 0, torch_ops = 0, sim = 0, status = 0, rc, errpipe[2], cstatus, sig = 0,
 	    grace_s = 10, drain_fd = -1;
 	char *command;
@@ -856,7 +857,21 @@ int main(int argc, char **argv)
 	/* the target gets the SIGPIPE disposition we were given (a caller may ignore it), not ours */
 	sigaction(SIGPIPE, NULL, &pipe_orig);
 	signal(SIGPIPE, SIG_IGN);
-	collector = start_collector(cprofd, fifo, db, command ? command : "?", &drain_fd, (unsigned long long)max_size);
+	/* what opens the windows, for the report of a run whose window never opened (empty: the whole run) */
+	if (steps_capture[0])
+		snprintf(recording, sizeof(recording), "--steps %s", steps_capture + 6);
+	else if (capture)
+		snprintf(recording, sizeof(recording), "--capture-range %s", capture);
+	else if (on_demand)
+		snprintf(recording, sizeof(recording), "--on-demand");
+	else if (timed && delay_ns >= 0 && duration_ns > 0)
+		snprintf(recording, sizeof(recording), "--delay %.3f --duration %.3f", delay_ns / 1e9, duration_ns / 1e9);
+	else if (timed && delay_ns >= 0)
+		snprintf(recording, sizeof(recording), "--delay %.3f", delay_ns / 1e9);
+	else if (timed)
+		snprintf(recording, sizeof(recording), "--duration %.3f", duration_ns / 1e9);
+	collector = start_collector(cprofd, fifo, db, command ? command : "?", recording, &drain_fd,
+				    (unsigned long long)max_size);
 	free(command);
 	if (collector < 0) {
 		pr_err("the collector did not start; see its message above");

@@ -816,6 +816,13 @@ static void explain_no_gpu(const struct cprof_model *m, int64_t proc, uint64_t f
 			 (unsigned long long)calls, list);
 		return;
 	}
+	if (calls == 0 && m->recording_opt && m->recording_opt[0] && m->rec.n == 0) {
+		/* recorded in windows, and none opened: that is what there is to say, not that the program made no call */
+		snprintf(v->cause, sizeof(v->cause), "no recording window opened (%.100s)", m->recording_opt);
+		snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the window %.150s was to open never did; check "
+			 "that the program reaches it (the range's name, the step count, the run's length)", m->recording_opt);
+		return;
+	}
 	if (calls == 0) {
 		snprintf(v->advice, sizeof(v->advice), "the program made no CUDA call that cprof saw");
 		return;

@@ -1398,7 +1398,10 @@ static int load_run_facts(sqlite3 *db, struct cprof_model *m)
 	m->cupti_recording = cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
 			     cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0;
 	cprof_meta(db, "gpu_records_note", note, sizeof(note), "");
-	return (m->gpu_note = strdup(note)) == NULL ? -ENOMEM : 0;
+	if ((m->gpu_note = strdup(note)) == NULL)
+		return -ENOMEM;
+	cprof_meta(db, "recording", note, sizeof(note), "");
+	return (m->recording_opt = strdup(note)) == NULL ? -ENOMEM : 0;
 }
 
 static int mark_hooked(void *ctx, const struct cprof_call *c, const struct cprof_op *o)
@@ -1509,6 +1512,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->counted);
 	free(m->gemms);
 	free(m->gpu_note);
+	free(m->recording_opt);
 	free(m->torch);
 	for (i = 0; i < m->nprocs; i++) {
 		free(m->procs[i].exe);

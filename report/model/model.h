@@ -286,6 +286,7 @@ struct cprof_model {
 	int ended_killed;            /* a process was killed or never said goodbye (PROCESSES.ending) */
 	int cupti_recording;         /* CUPTI started and met no other CUPTI user (CPROF_STATUS) */
 	char *gpu_note;              /* META gpu_records_note ("" when none; NULL in a model built in memory) */
+	char *recording_opt;         /* META recording: cprof-run's option to open the windows ("" or NULL: the whole run) */
 	struct cprof_gemm *gemms;    /* in table order */
 	size_t ngemms;
 	size_t nknames;              /* distinct kernel names */

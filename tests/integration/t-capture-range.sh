@@ -89,6 +89,12 @@ read -r _ _ _ bytes < own.out
 assert_ge "${bytes:-0}" 1 "the program got its CUPTI records"
 assert_eq "$(q own.db "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME) + (SELECT count(*) FROM CPROF_API)")" 0 \
 	"nothing stored when the range never opened (the program's own CUPTI client on)"
+# and the report says so, instead of "the program made no CUDA call"
+assert_eq "$(q own.db "SELECT value FROM META WHERE key = 'recording'")" "--capture-range cudaProfilerApi" "META recording"
+"$BIN/cprof" report own.db > own.txt || fail "report of a profile whose range never opened"
+grep -q "^Verdict: no-gpu-activity: nothing was recorded: the window --capture-range cudaProfilerApi was to open never did" own.txt ||
+	fail "the report does not say the window never opened: $(grep Verdict own.txt)"
+assert_eq "$(q all.db "SELECT count(*) FROM META WHERE key = 'recording'")" 0 "no META recording for a run recorded whole"
 
 "$BIN/cprof-run" -q -o bad.db --capture-range nvtx: -- "$P" > /dev/null 2> bad.err; rc=$?
 assert_eq "$rc" 2 "an empty NVTX name is a usage error"

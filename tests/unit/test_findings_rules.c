@@ -362,6 +362,30 @@ START_TEST(test_findings_rules_no_gpu_records)
 }
 END_TEST
 
+/* recorded in windows and none opened: that is the explanation, not "no CUDA call"; with a window that opened and
+ * saw no call, or a whole run, the old one */
+START_TEST(test_findings_rules_no_gpu_no_window)
+{
+	struct cprof_window w = { .proc = 1, .start = 1 * MS, .end = 2 * MS, .why = "", .end_why = "" };
+
+	no_gpu_verdict();
+	ck_assert_str_eq(r.v.advice, "the program made no CUDA call that cprof saw");
+	r.m.recording_opt = "--capture-range cudaProfilerApi";
+	analyse();
+	ck_assert_str_eq(r.v.verdict, "no-gpu-activity");
+	ck_assert_str_eq(r.v.cause, "no recording window opened (--capture-range cudaProfilerApi)");
+	ck_assert_str_eq(r.v.advice, "nothing was recorded: the window --capture-range cudaProfilerApi was to open never did; "
+				     "check that the program reaches it (the range's name, the step count, the run's length)");
+	r.m.rec.w = &w;
+	r.m.rec.n = 1;
+	analyse();
+	ck_assert_str_eq(r.v.advice, "the program made no CUDA call that cprof saw");
+	r.m.rec.w = NULL;
+	r.m.rec.n = 0;
+	r.m.recording_opt = NULL;
+}
+END_TEST
+
 Suite *findings_rules_suite(void)
 {
 	Suite *s = suite_create("findings_rules");
@@ -382,6 +406,7 @@ Suite *findings_rules_suite(void)
 	tcase_add_test(tc, test_findings_rules_straggler_silent);
 	tcase_add_test(tc, test_findings_rules_no_gpu_cuda_unavailable);
 	tcase_add_test(tc, test_findings_rules_no_gpu_records);
+	tcase_add_test(tc, test_findings_rules_no_gpu_no_window);
 	suite_add_tcase(s, tc);
 	return s;
 }
