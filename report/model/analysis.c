@@ -563,6 +563,26 @@ static int pick_cause(const struct cprof_verdict *v)
 	return best;
 }
 
+/* The host's time between launches, but its threads were off the CPU most of the window (their schedstat run time,
+ * CPROF_COST, under half the window): it slept or blocked (a timer, I/O, a lock), it did not work. A helper's defect
+ * hunt (2026-12-06): a loop sleeping 200 us between launches got "the host is busy", its threads running 7% of the
+ * window, where a busy loop's ran 79%. */
+static int host_off_cpu(const struct cprof_verdict *v)
+{
+	uint64_t window = v->end > v->start ? v->end - v->start : 0;
+
+	return v->cost.measured && window > 0 && v->cost.app_run_ns > 0 && v->cost.app_run_ns * 2 < window;
+}
+
+static void set_cause(struct cprof_verdict *v, int cause)
+{
+	if (cause == CPROF_IDLE_HOST && host_off_cpu(v))
+		snprintf(v->cause, sizeof(v->cause), "the host off the CPU between launches (its threads ran %.0f%% of the window)",
+			 100.0 * (double)v->cost.app_run_ns / (double)(v->end - v->start));
+	else
+		snprintf(v->cause, sizeof(v->cause), "%s", cprof_idle_cause_text[cause]);
+}
+
 /* launch-bound, yet it already replays CUDA graphs: the advice is what is left around them */
 static void graph_advice(struct cprof_verdict *v)
 {
@@ -623,7 +643,11 @@ static void advise(struct cprof_verdict *v, int cause)
 			 "(torch._dynamo.explain, mark_dynamic), or mode=\"reduce-overhead\" to replay CUDA graphs");
 		break;
 	default:
-		snprintf(a, z, "the host is busy outside CUDA between launches: move that work off the launching thread or overlap it");
+		if (host_off_cpu(v))
+			snprintf(a, z, "the launching thread sleeps or blocks between launches (a timer, I/O, a lock): have the "
+				 "work ready before the GPU needs it, or overlap that wait with queued GPU work");
+		else
+			snprintf(a, z, "the host is busy outside CUDA between launches: move that work off the launching thread or overlap it");
 	}
 }
 
@@ -1099,7 +1123,7 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	v->end = we;
 	if (idle_causes(m, proc, ws, we, gaps, ngaps, v) < 0)
 		goto out;
-	snprintf(v->cause, sizeof(v->cause), "%s", cprof_idle_cause_text[pick_cause(v)]);
+	set_cause(v, pick_cause(v));
 	decide(v, t);
 	if (!strcmp(v->verdict, "no-gpu-activity"))
 		explain_no_gpu(m, proc, from, to, v);
@@ -1217,7 +1241,7 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 	}
 	/* the cause of the phases together: the largest share of their starved time added up */
 	if (n > 1) {
-		snprintf(v->cause, sizeof(v->cause), "%s", cprof_idle_cause_text[pick_cause(v)]);
+		set_cause(v, pick_cause(v));
 		if (!strcmp(v->verdict, "overhead-bound"))
 			advise(v, pick_cause(v));
 	}

@@ -386,6 +386,47 @@ START_TEST(test_findings_rules_no_gpu_no_window)
 }
 END_TEST
 
+/* the host's time between launches: work when its threads ran most of the window (CPROF_COST's run time), a sleep
+ * or a block when they ran under half of it (the cause and the advice say which) */
+START_TEST(test_findings_rules_host_off_cpu)
+{
+	struct cprof_cost_row rows[2] = {
+		{ .proc = 1, .seq = 0, .time = 0, .hook_calls = 1 },
+		{ .proc = 1, .seq = 1, .time = 10 * MS, .hook_calls = 40 },
+	};
+	char cause[sizeof(r.v.cause)];
+
+	for (uint64_t i = 0; i < 40; i++) {
+		call(1, i * 200 * US, i * 200 * US + 5 * US);
+		op(CPROF_OP_KERNEL, 1, 7, i * 200 * US + 6 * US, i * 200 * US + 8 * US, CPROF_NO_ID);
+	}
+	no_gpu_verdict(); /* builds the model; the verdict below is the kernels' */
+	proc_rank(1, -1);
+	r.m.procs = r.procs;
+	r.m.nprocs = r.nprocs;
+	r.m.cost = rows;
+	r.m.ncost = 2;
+	rows[1].app_run_ns = 9 * MS; /* busy: its threads ran nine tenths of the time */
+	analyse();
+	ck_assert_str_eq(r.v.verdict, "overhead-bound");
+	ck_assert_str_eq(r.v.cause, "host work between launches");
+	ck_assert_ptr_nonnull(strstr(r.v.advice, "the host is busy outside CUDA between launches"));
+	rows[1].app_run_ns = 1 * MS; /* asleep: a tenth */
+	analyse();
+	ck_assert_str_eq(r.v.verdict, "overhead-bound");
+	snprintf(cause, sizeof(cause), "%s", r.v.cause);
+	ck_assert_ptr_nonnull(strstr(cause, "the host off the CPU between launches (its threads ran "));
+	ck_assert_ptr_nonnull(strstr(r.v.advice, "the launching thread sleeps or blocks between launches"));
+	/* no run time measured (a profile without CPROF_COST rows): the busy reading, as before */
+	r.m.ncost = 0;
+	analyse();
+	ck_assert_str_eq(r.v.cause, "host work between launches");
+	r.m.cost = NULL;
+	r.m.procs = NULL;
+	r.m.nprocs = 0;
+}
+END_TEST
+
 Suite *findings_rules_suite(void)
 {
 	Suite *s = suite_create("findings_rules");
@@ -407,6 +448,7 @@ Suite *findings_rules_suite(void)
 	tcase_add_test(tc, test_findings_rules_no_gpu_cuda_unavailable);
 	tcase_add_test(tc, test_findings_rules_no_gpu_records);
 	tcase_add_test(tc, test_findings_rules_no_gpu_no_window);
+	tcase_add_test(tc, test_findings_rules_host_off_cpu);
 	suite_add_tcase(s, tc);
 	return s;
 }
