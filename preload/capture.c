@@ -25,10 +25,12 @@
 
 CPROF_HIDDEN int cprof_capture_mode;
 static char nvtx_name[200];
-/* the thread (the address of its marker) and nesting level of the NVTX range that opened the capture */
+static char nvtx_domain[200]; /* nvtx:NAME@DOMAIN (nsys's form): ranges of that domain only; "": of any */
+/* the thread (the address of its marker), nesting level and domain of the NVTX range that opened the capture */
 static __thread char thread_marker;
 static _Atomic(char *) nvtx_thread;
 static int nvtx_level;
+static const void *nvtx_open_domain;
 static _Atomic uint64_t windows;
 
 static int timed_start(const char *path);
@@ -57,8 +59,11 @@ int cprof_capture_init(void)
 		cprof_capture_mode = CPROF_CAPTURE_STEPS;
 	} else if (!strcmp(v, "cudaProfilerApi")) {
 		cprof_capture_mode = CPROF_CAPTURE_PROFILER_API;
-	} else if (!strncmp(v, "nvtx:", 5) && v[5] != '\0' && strlen(v + 5) < sizeof(nvtx_name)) {
-		snprintf(nvtx_name, sizeof(nvtx_name), "%s", v + 5);
+	} else if (!strncmp(v, "nvtx:", 5) && v[5] != '\0' && v[5] != '@' && strlen(v + 5) < sizeof(nvtx_name)) {
+		const char *at = strrchr(v + 5, '@');
+
+		snprintf(nvtx_name, sizeof(nvtx_name), "%.*s", at && at[1] ? (int)(at - (v + 5)) : (int)strlen(v + 5), v + 5);
+		snprintf(nvtx_domain, sizeof(nvtx_domain), "%s", at && at[1] ? at + 1 : "");
 		cprof_capture_mode = CPROF_CAPTURE_NVTX;
 	} else {
 		pr_warn("ignoring CPROF_CAPTURE=%s (want cudaProfilerApi or nvtx:NAME); recording the whole run", v);
@@ -149,7 +154,7 @@ static void capture_set(int on, const char *why)
 static void steps_push(const char *message, int level);
 static void steps_pop(int level);
 
-void cprof_capture_nvtx_push(const char *message, int level)
+void cprof_capture_nvtx_push(const char *message, const void *domain, const char *domain_name, int level)
 {
 	char why[240];
 
@@ -159,23 +164,26 @@ void cprof_capture_nvtx_push(const char *message, int level)
 		steps_push(message, level);
 		return;
 	}
-	if (message == NULL || strcmp(message, nvtx_name) != 0)
+	if (message == NULL || strcmp(message, nvtx_name) != 0 ||
+	    (nvtx_domain[0] && (domain_name == NULL || strcmp(domain_name, nvtx_domain) != 0)))
 		return;
 	if (!atomic_compare_exchange_strong(&nvtx_thread, &none, &thread_marker))
 		return; /* a window is open already: nested or concurrent ranges of that name do not restart it */
 	cprof_active(); /* the first annotation may come before any CUDA call: start (paused) first */
 	nvtx_level = level;
+	nvtx_open_domain = domain;
 	snprintf(why, sizeof(why), "NVTX range %.200s pushed", nvtx_name);
 	capture_set(1, why);
 }
 
-void cprof_capture_nvtx_pop(int level)
+void cprof_capture_nvtx_pop(const void *domain, int level)
 {
 	if (cprof_capture_mode == CPROF_CAPTURE_STEPS) {
 		steps_pop(level);
 		return;
 	}
-	if (atomic_load(&nvtx_thread) != &thread_marker || level != nvtx_level)
+	/* levels are counted per domain: another domain's pop at the same level is not this range's end */
+	if (atomic_load(&nvtx_thread) != &thread_marker || level != nvtx_level || domain != nvtx_open_domain)
 		return;
 	capture_set(0, "NVTX range popped");
 	atomic_store(&nvtx_thread, NULL);

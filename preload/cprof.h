@@ -177,8 +177,9 @@ static inline __attribute__((always_inline)) int cprof_active(void)
 enum { CPROF_CAPTURE_NONE = 0, CPROF_CAPTURE_PROFILER_API, CPROF_CAPTURE_TIMED, CPROF_CAPTURE_NVTX, CPROF_CAPTURE_STEPS };
 CPROF_HIDDEN extern int cprof_capture_mode;
 CPROF_HIDDEN int cprof_capture_init(void); /* 1: start paused */
-CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, int level);
-CPROF_HIDDEN void cprof_capture_nvtx_pop(int level);
+/* domain: the range's domain handle (NULL: the default domain), domain_name its name (NULL: none known) */
+CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, const void *domain, const char *domain_name, int level);
+CPROF_HIDDEN void cprof_capture_nvtx_pop(const void *domain, int level);
 CPROF_HIDDEN void cprof_capture_exit(void); /* the process is exiting: timed windows flip no more */
 CPROF_HIDDEN void cprof_capture_reset_after_fork(void);
 

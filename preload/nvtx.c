@@ -227,8 +227,14 @@ static int push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
 	int level = level_push(d);
 
-	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX) && a && a->messageType == NVTX_MESSAGE_TYPE_ASCII)
-		cprof_capture_nvtx_push(a->message.ascii, level);
+	/* a registered string is the form nsys's NVTX capture matches by default: programs written for it use it */
+	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX) && a &&
+	    (a->messageType == NVTX_MESSAGE_TYPE_ASCII ||
+	     (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED && a->message.registered &&
+	      a->message.registered->magic == NVTX_MAGIC)))
+		cprof_capture_nvtx_push(a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii
+										   : a->message.registered->text,
+					d, d && d->magic == NVTX_MAGIC && d->name ? d->name->text : NULL, level);
 
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
@@ -262,7 +268,7 @@ static int range_push_a(const char *message)
 	int level = level_push(NULL);
 
 	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX))
-		cprof_capture_nvtx_push(message, level);
+		cprof_capture_nvtx_push(message, NULL, NULL, level);
 
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
@@ -299,7 +305,7 @@ static int pop(nvtxDomainHandle_t d)
 		emit(&ev, CPROF_API_nvtxRangePop, d, wire_level(d, level));
 	}
 	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX))
-		cprof_capture_nvtx_pop(level);
+		cprof_capture_nvtx_pop(d, level);
 	return level;
 }
 

@@ -66,9 +66,10 @@ static void usage(FILE *f)
 		"      --stacks MODE  call stacks (native and Python) at launches, copies, memsets, GEMMs and syncs:\n"
 		"                     sampled (default: the first 4 calls of each call site, then 1 in 256; the\n"
 		"                     others reuse their site's last stack), all (every call), off\n"
-		"      --capture-range cudaProfilerApi|nvtx:NAME\n"
+		"      --capture-range cudaProfilerApi|nvtx:NAME[@DOMAIN]\n"
 		"                     record only between cudaProfilerStart and cudaProfilerStop, or inside the\n"
-		"                     NVTX range NAME (push/pop, ASCII): the rest of the run passes through unrecorded\n"
+		"                     NVTX range NAME (push/pop; ASCII or registered string), of any domain or of\n"
+		"                     DOMAIN only: the rest of the run passes through unrecorded\n"
 		"      --delay S      record from S seconds (decimals allowed) after CMD starts; the time before passes\n"
 		"                     through unrecorded, as outside a --capture-range\n"
 		"      --duration S   record for S seconds (from the start, or from the end of --delay), then stop\n"
@@ -680,8 +681,10 @@ int main(int argc, char **argv)
 			stacks = optarg;
 			break;
 		case 'R':
-			if (strcmp(optarg, "cudaProfilerApi") && (strncmp(optarg, "nvtx:", 5) || !optarg[5] || strlen(optarg) > 200)) {
-				pr_err("--capture-range %s: expected cudaProfilerApi or nvtx:NAME", optarg);
+			if (strcmp(optarg, "cudaProfilerApi") &&
+			    (strncmp(optarg, "nvtx:", 5) || !optarg[5] || optarg[5] == '@' || strlen(optarg) > 200 ||
+			     optarg[strlen(optarg) - 1] == '@')) {
+				pr_err("--capture-range %s: expected cudaProfilerApi, nvtx:NAME or nvtx:NAME@DOMAIN", optarg);
 				return RUN_EXIT_USAGE;
 			}
 			capture = optarg;

@@ -38,6 +38,16 @@ for mode in cudaProfilerApi:10 nvtx:measure:7; do
 	assert_eq "$(launches "sim-$want.db")" "$want" "simulated $range: launches"
 	assert_eq "$(q "sim-$want.db" "SELECT count(*) FROM KERNELS")" "$want" "simulated $range: kernels"
 done
+# nvtx:NAME matches a range whose message is a registered string (nsys's default form), in any domain, or with
+# @DOMAIN in that one only; a pop of another domain at the same level does not end it (2026-12-06: a registered
+# string opened nothing, @DOMAIN never matched)
+for r in nvtx:measure:10 nvtx:measure@mydom:10 nvtx:measure@other:0; do
+	range=${r%:*} want=${r##*:}
+	sim "$BIN/cprof-run" -q -f -o dom.db --capture-range "$range" -- "$WL/nvtx_demo" domain 5 > dom.out 2> dom.err ||
+		fail "nvtx_demo domain under $range: $(cat dom.err)"
+	assert_eq "$(q dom.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%forward%'")/$(q dom.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%backward%'")" \
+		"$want/0" "$range: the forward kernels inside the domain's range, no backward one"
+done
 sim "$BIN/cprof-run" -q -o sim-all.db -- "$P" > /dev/null 2>&1 || fail "simulated, no range"
 assert_eq "$(q sim-all.db "SELECT count(*) FROM KERNELS")" 26 "simulated, no range: every kernel"
 

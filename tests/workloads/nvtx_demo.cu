@@ -211,7 +211,7 @@ static int bench(long n)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || atol(argv[2]) < 1) {
-		fprintf(stderr, "usage: %s steps|plain|bench|many N\n", argv[0]);
+		fprintf(stderr, "usage: %s steps|plain|bench|many|domain N\n", argv[0]);
 		return 2;
 	}
 	if (strcmp(argv[1], "steps") == 0)
@@ -242,6 +242,39 @@ int main(int argc, char **argv)
 		printf("many %ld\n", n);
 		return 0;
 	}
-	fprintf(stderr, "usage: %s steps|plain|bench|many N\n", argv[0]);
+	if (strcmp(argv[1], "domain") == 0) {
+		// 2N forward launches inside a range "measure" of domain "mydom" whose message is a registered string (the
+		// form nsys's NVTX capture matches by default); a default-domain range of that name and a pop of the default
+		// domain at the same level around them; one backward launch before and after, outside
+		nvtxDomainHandle_t d = nvtxDomainCreateA("mydom");
+		nvtxStringHandle_t s = nvtxDomainRegisterStringA(d, "measure");
+		nvtxEventAttributes_t ea = {};
+		float *x = nullptr;
+		long n = atol(argv[2]);
+
+		ea.version = NVTX_VERSION;
+		ea.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+		ea.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+		ea.message.registered = s;
+		if (cudaMalloc(&x, N_ELEMS * sizeof(float)) != cudaSuccess)
+			return 1;
+		backward<<<1, 256>>>(x, N_ELEMS);
+		cudaDeviceSynchronize();
+		nvtxDomainRangePushEx(d, &ea);
+		nvtxRangePushA("other");
+		for (long i = 0; i < n; i++)
+			forward<<<1, 256>>>(x, N_ELEMS);
+		nvtxRangePop(); // the default domain's level 0: not the end of mydom's range
+		for (long i = 0; i < n; i++)
+			forward<<<1, 256>>>(x, N_ELEMS);
+		cudaDeviceSynchronize();
+		nvtxDomainRangePop(d);
+		backward<<<1, 256>>>(x, N_ELEMS);
+		cudaDeviceSynchronize();
+		cudaFree(x);
+		printf("domain %ld\n", n);
+		return 0;
+	}
+	fprintf(stderr, "usage: %s steps|plain|bench|many|domain N\n", argv[0]);
 	return 2;
 }
