@@ -461,8 +461,10 @@ static void cprof_cupti_start(void)
 	/* the collector went while CUPTI came up (the orphan step found it not started), or the program's own CUPTI
 	 * use started it (sharing) while cprof is paused outside its windows: cprof's kinds go off until a window
 	 * opens (they were on, and a --capture-range run whose range never opened stored torch.profiler's kernels,
-	 * 2026-12-06) */
-	if (atomic_load(&cu.orphaned) || atomic_load(&cprof_state) != CPROF_ST_ON)
+	 * 2026-12-06). Before cprof itself has started (UNINIT, INITING) they stay: its start pauses them if it starts
+	 * paused (cprof_init_slow) */
+	if (atomic_load(&cu.orphaned) || atomic_load(&cprof_state) == CPROF_ST_PAUSED ||
+	    atomic_load(&cprof_state) == CPROF_ST_OFF)
 		cprof_cupti_pause(1);
 	if (!cu.atexit_registered) {
 		cu.atexit_registered = 1;

@@ -206,8 +206,10 @@ int cprof_init_slow(void)
 	if (forked || ((no_cupti = getenv("CPROF_NO_CUPTI")) != NULL && *no_cupti && strcmp(no_cupti, "0") != 0))
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	if (cprof_capture_init()) {
-		/* --capture-range: everything is in place, nothing is recorded until the range opens */
+		/* --capture-range: everything is in place, nothing is recorded until the range opens; a CUPTI session
+		 * the program's own CUPTI client started before this (sharing) turns cprof's kinds off */
 		atomic_store(&cprof_state, CPROF_ST_PAUSED);
+		cprof_cupti_pause(1);
 		return 1;
 	}
 	atomic_store(&cprof_state, CPROF_ST_ON);

@@ -105,6 +105,10 @@ assert_eq "$(q own.db "SELECT value FROM META WHERE key = 'recording'")" "--capt
 grep -q "^Verdict: no-gpu-activity: nothing was recorded: the window --capture-range cudaProfilerApi was to open never did" own.txt ||
 	fail "the report does not say the window never opened: $(grep Verdict own.txt)"
 assert_eq "$(q all.db "SELECT count(*) FROM META WHERE key = 'recording'")" 0 "no META recording for a run recorded whole"
+# recorded whole, the same program: its CUPTI client came before cprof's first hooked call, and cprof's kinds stay on
+sim "$BIN/cprof-run" -q -o own-all.db -- python3 own.py > own-all.out 2> own-all.err || fail "own.py whole: $(cat own-all.err)"
+assert_eq "$(q own-all.db "SELECT count(*) FROM CPROF_API")/$(q own-all.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")" \
+	"50/50" "recorded whole with the program's CUPTI client first: the calls and CUPTI's records of them"
 
 "$BIN/cprof-run" -q -o bad.db --capture-range nvtx: -- "$P" > /dev/null 2> bad.err; rc=$?
 assert_eq "$rc" 2 "an empty NVTX name is a usage error"
