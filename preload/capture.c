@@ -24,8 +24,11 @@
 #define CUDART "libcudart.so.13"
 
 CPROF_HIDDEN int cprof_capture_mode;
+/* nvtx:SPEC: a range named SPEC in any domain (as before 2026-12-06: names may hold '@'), or, when SPEC is
+ * NAME@DOMAIN (nsys's form), one named NAME in DOMAIN ("*": any domain) */
+static char nvtx_spec[200];
 static char nvtx_name[200];
-static char nvtx_domain[200]; /* nvtx:NAME@DOMAIN (nsys's form): ranges of that domain only; "": of any */
+static char nvtx_domain[200]; /* "": SPEC has no '@' */
 /* the thread (the address of its marker), nesting level and domain of the NVTX range that opened the capture */
 static __thread char thread_marker;
 static _Atomic(char *) nvtx_thread;
@@ -59,11 +62,14 @@ int cprof_capture_init(void)
 		cprof_capture_mode = CPROF_CAPTURE_STEPS;
 	} else if (!strcmp(v, "cudaProfilerApi")) {
 		cprof_capture_mode = CPROF_CAPTURE_PROFILER_API;
-	} else if (!strncmp(v, "nvtx:", 5) && v[5] != '\0' && v[5] != '@' && strlen(v + 5) < sizeof(nvtx_name)) {
+	} else if (!strncmp(v, "nvtx:", 5) && v[5] != '\0' && strlen(v + 5) < sizeof(nvtx_spec)) {
 		const char *at = strrchr(v + 5, '@');
 
-		snprintf(nvtx_name, sizeof(nvtx_name), "%.*s", at && at[1] ? (int)(at - (v + 5)) : (int)strlen(v + 5), v + 5);
-		snprintf(nvtx_domain, sizeof(nvtx_domain), "%s", at && at[1] ? at + 1 : "");
+		snprintf(nvtx_spec, sizeof(nvtx_spec), "%s", v + 5);
+		if (at && at > v + 5 && at[1]) {
+			snprintf(nvtx_name, sizeof(nvtx_name), "%.*s", (int)(at - (v + 5)), v + 5);
+			snprintf(nvtx_domain, sizeof(nvtx_domain), "%s", at + 1);
+		}
 		cprof_capture_mode = CPROF_CAPTURE_NVTX;
 	} else {
 		pr_warn("ignoring CPROF_CAPTURE=%s (want cudaProfilerApi or nvtx:NAME); recording the whole run", v);
@@ -146,13 +152,32 @@ out:
 	switching_here = 0;
 }
 
+/* cprof's CUPTI session started, or cprof itself did, while cprof was not recording (paused outside its windows,
+ * or off): cprof's kinds go off, unless a window opened meanwhile. Under the switches' lock: a window opening on
+ * another thread between the state's test and the kinds' switch would be left with them off (a review's race,
+ * 2026-12-06). */
+void cprof_capture_settle_kinds(void)
+{
+	int st;
+
+	if (switching_here)
+		return; /* inside a switch of this thread (the program's CUPTI callback in its flush): it sets them */
+	switching_here = 1;
+	pthread_mutex_lock(&switching);
+	st = atomic_load(&cprof_state);
+	if (st == CPROF_ST_PAUSED || st == CPROF_ST_OFF)
+		cprof_cupti_pause(1);
+	pthread_mutex_unlock(&switching);
+	switching_here = 0;
+}
+
 static void capture_set(int on, const char *why)
 {
 	capture_set_n(on, why, 0);
 }
 
-static void steps_push(const char *message, int level);
-static void steps_pop(int level);
+static void steps_push(const char *message, const void *domain, int level);
+static void steps_pop(const void *domain, int level);
 
 void cprof_capture_nvtx_push(const char *message, const void *domain, const char *domain_name, int level)
 {
@@ -161,25 +186,27 @@ void cprof_capture_nvtx_push(const char *message, const void *domain, const char
 	char *none = NULL;
 
 	if (cprof_capture_mode == CPROF_CAPTURE_STEPS) {
-		steps_push(message, level);
+		steps_push(message, domain, level);
 		return;
 	}
-	if (message == NULL || strcmp(message, nvtx_name) != 0 ||
-	    (nvtx_domain[0] && (domain_name == NULL || strcmp(domain_name, nvtx_domain) != 0)))
+	if (message == NULL ||
+	    (strcmp(message, nvtx_spec) != 0 &&
+	     (!nvtx_domain[0] || strcmp(message, nvtx_name) != 0 ||
+	      (strcmp(nvtx_domain, "*") != 0 && (domain_name == NULL || strcmp(domain_name, nvtx_domain) != 0)))))
 		return;
 	if (!atomic_compare_exchange_strong(&nvtx_thread, &none, &thread_marker))
 		return; /* a window is open already: nested or concurrent ranges of that name do not restart it */
 	cprof_active(); /* the first annotation may come before any CUDA call: start (paused) first */
 	nvtx_level = level;
 	nvtx_open_domain = domain;
-	snprintf(why, sizeof(why), "NVTX range %.200s pushed", nvtx_name);
+	snprintf(why, sizeof(why), "NVTX range %.200s pushed", message);
 	capture_set(1, why);
 }
 
 void cprof_capture_nvtx_pop(const void *domain, int level)
 {
 	if (cprof_capture_mode == CPROF_CAPTURE_STEPS) {
-		steps_pop(level);
+		steps_pop(domain, level);
 		return;
 	}
 	/* levels are counted per domain: another domain's pop at the same level is not this range's end */
@@ -377,7 +404,8 @@ static struct {
 	long first, last, every;
 	_Atomic(char *) thread; /* the thread whose step ranges count */
 	long count;             /* steps opened so far (that thread only) */
-	int open_level;         /* the open step's nesting level; -1 none */
+	int open_level;         /* the open step's nesting level (in its domain: levels are per domain); -1 none */
+	const void *open_domain;
 	int window;             /* the open window's number; 0 none */
 } st;
 
@@ -426,7 +454,7 @@ static int step_name(const char *message)
 	return (message[0] == 'P' || message[0] == 'S' || message[0] == 's') && regexec(&st.re, message, 0, NULL, 0) == 0;
 }
 
-static void steps_push(const char *message, int level)
+static void steps_push(const char *message, const void *domain, int level)
 {
 	char why[240], *none = NULL;
 	int w;
@@ -442,6 +470,7 @@ static void steps_push(const char *message, int level)
 		return;
 	st.count++;
 	st.open_level = level;
+	st.open_domain = domain;
 	w = step_window(st.count);
 	if (w && !st.window) {
 		cprof_active(); /* the first annotation may come before any CUDA call: start (paused) first */
@@ -453,11 +482,11 @@ static void steps_push(const char *message, int level)
 	}
 }
 
-static void steps_pop(int level)
+static void steps_pop(const void *domain, int level)
 {
 	char why[160];
 
-	if (atomic_load(&st.thread) != &thread_marker || level != st.open_level)
+	if (atomic_load(&st.thread) != &thread_marker || level != st.open_level || domain != st.open_domain)
 		return;
 	st.open_level = -1;
 	/* the window closes after its last step, when the next one would be outside it */

@@ -182,6 +182,7 @@ CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, const void *domai
 CPROF_HIDDEN void cprof_capture_nvtx_pop(const void *domain, int level);
 CPROF_HIDDEN void cprof_capture_exit(void); /* the process is exiting: timed windows flip no more */
 CPROF_HIDDEN void cprof_capture_reset_after_fork(void);
+CPROF_HIDDEN void cprof_capture_settle_kinds(void); /* cprof not recording: its CUPTI kinds off (under the switches' lock) */
 
 /* ring.c: the bottom layer; the layers above tell it what to call (set once by init, before any ring) */
 struct cprof_ring_ops {

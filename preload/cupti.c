@@ -463,9 +463,10 @@ static void cprof_cupti_start(void)
 	 * opens (they were on, and a --capture-range run whose range never opened stored torch.profiler's kernels,
 	 * 2026-12-06). Before cprof itself has started (UNINIT, INITING) they stay: its start pauses them if it starts
 	 * paused (cprof_init_slow) */
-	if (atomic_load(&cu.orphaned) || atomic_load(&cprof_state) == CPROF_ST_PAUSED ||
-	    atomic_load(&cprof_state) == CPROF_ST_OFF)
+	if (atomic_load(&cu.orphaned))
 		cprof_cupti_pause(1);
+	else
+		cprof_capture_settle_kinds();
 	if (!cu.atexit_registered) {
 		cu.atexit_registered = 1;
 		atexit(at_exit_flush);
@@ -804,7 +805,8 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
  * off. Until 2026-12-06 a run recorded whole kept every kind on after its collector died: CUPTI recorded each later
  * call into buffers no flusher took, the program's memory growing ~5 MB/s at 130k calls/s. CUPTI not started yet
  * never starts for cprof now; kinds the program's own CUPTI client asked for stay on (cprof_cupti_pause), and its
- * records still reach it. Flusher thread only: the buffers it had taken (collecting) are its own to free. */
+ * records still reach it. On the flusher thread (the buffers it had taken, collecting, are its own to free), or on
+ * the thread whose start of cprof failed (no flusher, nothing taken). */
 void cprof_cupti_orphan(int may_switch)
 {
 	struct done_buf *d, *next;
@@ -851,6 +853,8 @@ static void conflict(const char *what)
 		cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* stop touching CUPTI: the other tool owns the callbacks now, and its records are its own */
 	atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
+	if (atomic_load(&cprof_state) == CPROF_ST_OFF && !atomic_load(&cu.started))
+		return; /* cprof never started here (no collector, or it was gone first): nothing of its to stop */
 	pr_warn("the program called %s (torch.profiler/Kineto or another CUPTI tool); cprof stops collecting GPU "
 		"records and leaves CUPTI to it",
 		what);
@@ -861,6 +865,10 @@ static void conflict(const char *what)
  * so cprof stays its client and the program gets copies (cupti-share.c). A program first to CUPTI starts it. */
 static int sharing(void)
 {
+	/* cprof decides first whether it runs at all: not profiling (no collector), it starts no session of its own
+	 * for the program (one no flusher would drain) and says nothing */
+	if (atomic_load(&cprof_state) == CPROF_ST_UNINIT)
+		cprof_active();
 	if (atomic_load(&cprof_cupti_on) == CPROF_CUPTI_PENDING)
 		cprof_cupti_start_checked(0);
 	return atomic_load(&cu.started) && !atomic_load(&cu.conflict);

@@ -127,6 +127,15 @@ static void at_exit_flush(void)
 	cprof_flusher_final(CPROF_BYE_EXIT);
 }
 
+/* cprof does not start (no collector, a stale FIFO, setuid, no thread): the program's own CUPTI client must not start
+ * cprof's session later, which no flusher would drain (its records piled up in the program's memory, 11 MB per 100k
+ * calls: a review, 2026-12-06); one it started already is left to it */
+static void init_off(void)
+{
+	atomic_store(&cprof_state, CPROF_ST_OFF);
+	cprof_cupti_orphan(1);
+}
+
 int cprof_init_slow(void)
 {
 	int expect = CPROF_ST_UNINIT, fd;
@@ -140,14 +149,14 @@ int cprof_init_slow(void)
 		return expect == CPROF_ST_ON ? 0 : -1;
 	}
 	if (secure) {
-		atomic_store(&cprof_state, CPROF_ST_OFF);
+		init_off();
 		return -1;
 	}
 	cprof_log_level = env_int("CPROF_DEBUG", CPROF_LOG_WARN, 0, 3);
 	fifo = getenv("CPROF_FIFO");
 	if (fifo == NULL || *fifo == '\0') {
 		pr_dbg("CPROF_FIFO not set: not profiling");
-		atomic_store(&cprof_state, CPROF_ST_OFF);
+		init_off();
 		return -1;
 	}
 	/* O_NONBLOCK: no reader means ENXIO now, a full pipe means EAGAIN later, never a blocked thread */
@@ -155,7 +164,7 @@ int cprof_init_slow(void)
 	if (fd < 0) {
 		pr_warn("cannot open the collector's FIFO %s (%s); not profiling", fifo,
 			errno == ENXIO ? "no collector is reading it" : strerror(errno));
-		atomic_store(&cprof_state, CPROF_ST_OFF);
+		init_off();
 		return -1;
 	}
 	/* a stale CPROF_FIFO naming a regular file, a device or someone else's FIFO gets no bytes from us */
@@ -163,7 +172,7 @@ int cprof_init_slow(void)
 	    strlen(fifo) >= sizeof(cfg.fifo_path)) {
 		close(fd);
 		pr_warn("%s is not a FIFO of this user; not profiling", fifo);
-		atomic_store(&cprof_state, CPROF_ST_OFF);
+		init_off();
 		return -1;
 	}
 	/* the flusher reopens it in a descriptor table of its own; this descriptor is the target's table's */
@@ -190,7 +199,7 @@ int cprof_init_slow(void)
 	cprof_tick_init();
 	if (cprof_flusher_start(&cfg) < 0) {
 		pr_warn("cannot start the flusher thread; not profiling");
-		atomic_store(&cprof_state, CPROF_ST_OFF);
+		init_off();
 		return -1;
 	}
 	if (!atexit_registered) {
@@ -209,7 +218,7 @@ int cprof_init_slow(void)
 		/* --capture-range: everything is in place, nothing is recorded until the range opens; a CUPTI session
 		 * the program's own CUPTI client started before this (sharing) turns cprof's kinds off */
 		atomic_store(&cprof_state, CPROF_ST_PAUSED);
-		cprof_cupti_pause(1);
+		cprof_capture_settle_kinds();
 		return 1;
 	}
 	atomic_store(&cprof_state, CPROF_ST_ON);
@@ -265,6 +274,7 @@ __attribute__((constructor)) static void cprof_ctor(void)
 	if (getauxval(AT_SECURE)) {
 		secure = 1;
 		atomic_store(&cprof_state, CPROF_ST_OFF);
+		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF); /* nor start a CUPTI session for the program's client */
 		return;
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

@@ -39,14 +39,15 @@ for mode in cudaProfilerApi:10 nvtx:measure:7; do
 	assert_eq "$(q "sim-$want.db" "SELECT count(*) FROM KERNELS")" "$want" "simulated $range: kernels"
 done
 # nvtx:NAME matches a range whose message is a registered string (nsys's default form), in any domain, or with
-# @DOMAIN in that one only; a pop of another domain at the same level does not end it (2026-12-06: a registered
-# string opened nothing, @DOMAIN never matched)
-for r in nvtx:measure:10 nvtx:measure@mydom:10 nvtx:measure@other:0; do
+# @DOMAIN in that one only (@*: any); a pop of another domain at the same level does not end it; a name holding
+# '@' still matches whole (2026-12-06: a registered string opened nothing, @DOMAIN never matched). nvtx_demo
+# domain 5: default "measure" 1 backward, "user@host" 2 backward, mydom's "measure" 10 forward, 1 backward outside
+for r in nvtx:measure:10/1 nvtx:measure@mydom:10/0 nvtx:measure@other:0/0 'nvtx:measure@*:10/1' nvtx:user@host:0/2; do
 	range=${r%:*} want=${r##*:}
 	sim "$BIN/cprof-run" -q -f -o dom.db --capture-range "$range" -- "$WL/nvtx_demo" domain 5 > dom.out 2> dom.err ||
 		fail "nvtx_demo domain under $range: $(cat dom.err)"
 	assert_eq "$(q dom.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%forward%'")/$(q dom.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%backward%'")" \
-		"$want/0" "$range: the forward kernels inside the domain's range, no backward one"
+		"$want" "$range: the forward / backward kernels recorded"
 done
 sim "$BIN/cprof-run" -q -o sim-all.db -- "$P" > /dev/null 2>&1 || fail "simulated, no range"
 assert_eq "$(q sim-all.db "SELECT count(*) FROM KERNELS")" 26 "simulated, no range: every kernel"
@@ -102,7 +103,7 @@ assert_eq "$(q own.db "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME)
 # and the report says so, instead of "the program made no CUDA call"
 assert_eq "$(q own.db "SELECT value FROM META WHERE key = 'recording'")" "--capture-range cudaProfilerApi" "META recording"
 "$BIN/cprof" report own.db > own.txt || fail "report of a profile whose range never opened"
-grep -q "^Verdict: no-gpu-activity: nothing was recorded: the window --capture-range cudaProfilerApi was to open never did" own.txt ||
+grep -q "^Verdict: no-gpu-activity: nothing was recorded: the program never called cudaProfilerStart (--capture-range cudaProfilerApi)" own.txt ||
 	fail "the report does not say the window never opened: $(grep Verdict own.txt)"
 assert_eq "$(q all.db "SELECT count(*) FROM META WHERE key = 'recording'")" 0 "no META recording for a run recorded whole"
 # recorded whole, the same program: its CUPTI client came before cprof's first hooked call, and cprof's kinds stay on

@@ -5,7 +5,7 @@
 # last switch is "disabled". 1: a window open then (the flusher's orphan step or the window's cudaProfilerStop,
 # whichever comes first); 2: a run recorded whole, and the program's RSS stays flat; 3: the collector gone before
 # CUPTI started (no window yet), then the program registers its own CUPTI client: cprof's session never starts, the
-# program gets CUPTI to itself, and the RSS stays flat.
+# program gets CUPTI to itself, and the RSS stays flat; 4: cprof preloaded and not profiling, the same.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/integration/rel.sh"
 need_sim
@@ -148,4 +148,40 @@ assert_eq "$(grep -o 'activity kind [0-9]* enabled' late.err | awk '{print $3}' 
 	"late: the kinds enabled (only the program's)"
 assert_ge "$n" 10000 "late: calls after the collector was gone"
 [ $((r1 - r0)) -lt 4096 ] || fail "late: the program's RSS grew $((r1 - r0)) KiB over $n calls"
+
+# 4: cprof preloaded but not profiling (no CPROF_FIFO: never started), the program's own CUPTI client first, then
+# calls: cprof's session is not started for it, the program gets its records, its RSS stays as without cprof (a
+# review, 2026-12-06: 11 MB more per 100k call pairs, buffers queued for a flusher that never was)
+cat > off.py <<'PYEOF'
+import ctypes, resource, sys
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
+lib, p = ctypes.CDLL(None), ctypes.c_void_p()
+BUF = ctypes.create_string_buffer(1 << 20)
+got = [0]
+REQ = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
+DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+def req(b, s, m):
+    b[0] = ctypes.cast(BUF, ctypes.c_void_p).value; s[0] = len(BUF); m[0] = 0
+def done(ctx, st, b, s, v):
+    got[0] += v
+req_cb, done_cb = REQ(req), DONE(done)
+assert lib.cuptiActivityRegisterCallbacks(req_cb, done_cb) == 0
+assert lib.cuptiActivityEnable(5) == 0
+n = int(sys.argv[1])
+for i in range(n):
+    lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+    lib.cudaFree(p)
+    if i % 20000 == 0:
+        lib.cuptiActivityFlushAll(0)
+lib.cuptiActivityFlushAll(0)
+print("bytes", got[0], "maxrss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+PYEOF
+read -r _ b0 _ m0 < <(env -u CPROF_FIFO LD_LIBRARY_PATH=$SIMLIB "$PY" off.py 200000) || fail "off.py bare"
+read -r _ b1 _ m1 < <(env -u CPROF_FIFO LD_PRELOAD=$BUILD/lib/libcprof.so LD_LIBRARY_PATH=$SIMLIB "$PY" off.py 200000 2> off.err) ||
+	fail "off.py with cprof preloaded: $(cat off.err)"
+echo "not profiling, the program's CUPTI client: record bytes $b0 / $b1, max RSS $m0 / $m1 KiB (bare / cprof preloaded)"
+assert_ge "$b1" 1 "the program got its CUPTI records with cprof preloaded"
+[ "$m1" -lt $((m0 + 4096)) ] || fail "not profiling: the program's max RSS $m1 KiB against $m0 without cprof"
+[ -s off.err ] && fail "not profiling: cprof said something: $(cat off.err)"
 echo ok

@@ -243,9 +243,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "domain") == 0) {
-		// 2N forward launches inside a range "measure" of domain "mydom" whose message is a registered string (the
-		// form nsys's NVTX capture matches by default); a default-domain range of that name and a pop of the default
-		// domain at the same level around them; one backward launch before and after, outside
+		// In turn: a default-domain range "measure" with 1 backward launch; one named "user@host" with 2; a range
+		// "measure" of domain "mydom" whose message is a registered string (the form nsys's NVTX capture matches
+		// by default) with 2N forward launches, a default-domain range "other" popped at the same level halfway;
+		// then 1 backward launch outside every range
 		nvtxDomainHandle_t d = nvtxDomainCreateA("mydom");
 		nvtxStringHandle_t s = nvtxDomainRegisterStringA(d, "measure");
 		nvtxEventAttributes_t ea = {};
@@ -258,8 +259,15 @@ int main(int argc, char **argv)
 		ea.message.registered = s;
 		if (cudaMalloc(&x, N_ELEMS * sizeof(float)) != cudaSuccess)
 			return 1;
+		nvtxRangePushA("measure");
 		backward<<<1, 256>>>(x, N_ELEMS);
 		cudaDeviceSynchronize();
+		nvtxRangePop();
+		nvtxRangePushA("user@host");
+		backward<<<1, 256>>>(x, N_ELEMS);
+		backward<<<1, 256>>>(x, N_ELEMS);
+		cudaDeviceSynchronize();
+		nvtxRangePop();
 		nvtxDomainRangePushEx(d, &ea);
 		nvtxRangePushA("other");
 		for (long i = 0; i < n; i++)
