@@ -188,6 +188,9 @@ static int merge_one(sqlite3 *db, const char *path)
 		   " IS NOT '1';"
 		   "INSERT OR REPLACE INTO main.META SELECT 'simulated_gpu', '1' FROM src.META WHERE key = 'simulated_gpu'"
 		   " AND value = '1';"
+		   /* the option that was to open the windows: kept only when every part had the same */
+		   "DELETE FROM main.META WHERE key = 'recording' AND value IS NOT (SELECT value FROM src.META WHERE key ="
+		   " 'recording');"
 		   "COMMIT;");
 out:
 	if (ret < 0)

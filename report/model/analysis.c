@@ -563,22 +563,20 @@ static int pick_cause(const struct cprof_verdict *v)
 	return best;
 }
 
-/* The host's time between launches, but its threads were off the CPU most of the window (their schedstat run time,
- * CPROF_COST, under half the window): it slept or blocked (a timer, I/O, a lock), it did not work. A helper's defect
- * hunt (2026-12-06): a loop sleeping 200 us between launches got "the host is busy", its threads running 7% of the
- * window, where a busy loop's ran 79%. */
-static int host_off_cpu(const struct cprof_verdict *v)
+/* The host's time between launches, but its threads were off the CPU most of the window: neither running nor
+ * waiting for a core (their schedstat run and wait, CPROF_COST) for over half of it: it slept or blocked (a timer,
+ * I/O, a lock), it did not work. A helper's defect hunt (2026-12-06): a loop sleeping 200 us between launches got
+ * "the host is busy", its threads running 7% of the window, where a busy loop's ran 79%. One process's threads only:
+ * the run's figure over several processes adds up theirs. */
+static void set_cause(const struct cprof_model *m, int64_t proc, struct cprof_verdict *v, int cause)
 {
-	uint64_t window = v->end > v->start ? v->end - v->start : 0;
+	uint64_t window = v->end > v->start ? v->end - v->start : 0, on = v->cost.app_run_ns + v->cost.app_wait_ns;
 
-	return v->cost.measured && window > 0 && v->cost.app_run_ns > 0 && v->cost.app_run_ns * 2 < window;
-}
-
-static void set_cause(struct cprof_verdict *v, int cause)
-{
-	if (cause == CPROF_IDLE_HOST && host_off_cpu(v))
+	v->host_off_cpu = cause == CPROF_IDLE_HOST && (proc != 0 || m->nprocs <= 1) && v->cost.measured && window > 0 &&
+			  v->cost.app_run_ns > 0 && on * 2 < window;
+	if (v->host_off_cpu)
 		snprintf(v->cause, sizeof(v->cause), "the host off the CPU between launches (its threads ran %.0f%% of the window)",
-			 100.0 * (double)v->cost.app_run_ns / (double)(v->end - v->start));
+			 100.0 * (double)v->cost.app_run_ns / (double)window);
 	else
 		snprintf(v->cause, sizeof(v->cause), "%s", cprof_idle_cause_text[cause]);
 }
@@ -643,7 +641,7 @@ static void advise(struct cprof_verdict *v, int cause)
 			 "(torch._dynamo.explain, mark_dynamic), or mode=\"reduce-overhead\" to replay CUDA graphs");
 		break;
 	default:
-		if (host_off_cpu(v))
+		if (v->host_off_cpu)
 			snprintf(a, z, "the launching thread sleeps or blocks between launches (a timer, I/O, a lock): have the "
 				 "work ready before the GPU needs it, or overlap that wait with queued GPU work");
 		else
@@ -842,9 +840,24 @@ static void explain_no_gpu(const struct cprof_model *m, int64_t proc, uint64_t f
 	}
 	if (calls == 0 && m->recording_opt && m->recording_opt[0] && m->rec.n == 0) {
 		/* recorded in windows, and none opened: that is what there is to say, not that the program made no call */
-		snprintf(v->cause, sizeof(v->cause), "no recording window opened (%.100s)", m->recording_opt);
-		snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the window %.150s was to open never did; check "
-			 "that the program reaches it (the range's name, the step count, the run's length)", m->recording_opt);
+		const char *o = m->recording_opt;
+
+		snprintf(v->cause, sizeof(v->cause), "no recording window opened (%.100s)", o);
+		if (!strncmp(o, "--on-demand", 11))
+			snprintf(v->advice, sizeof(v->advice), "nothing was recorded: no 'cprof capture' asked for a window "
+				 "while it ran (--on-demand)");
+		else if (!strncmp(o, "--delay", 7) || !strncmp(o, "--duration", 10))
+			snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the run ended before its window (%.150s) "
+				 "began", o);
+		else if (!strncmp(o, "--steps", 7))
+			snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the program did not reach the steps of "
+				 "%.150s (NVTX step ranges, as the report finds steps)", o);
+		else if (!strcmp(o, "--capture-range cudaProfilerApi"))
+			snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the program never called "
+				 "cudaProfilerStart (--capture-range cudaProfilerApi)");
+		else
+			snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the program never pushed the NVTX range "
+				 "of %.150s", o);
 		return;
 	}
 	if (calls == 0) {
@@ -1123,7 +1136,7 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	v->end = we;
 	if (idle_causes(m, proc, ws, we, gaps, ngaps, v) < 0)
 		goto out;
-	set_cause(v, pick_cause(v));
+	set_cause(m, proc, v, pick_cause(v));
 	decide(v, t);
 	if (!strcmp(v->verdict, "no-gpu-activity"))
 		explain_no_gpu(m, proc, from, to, v);
@@ -1241,7 +1254,7 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 	}
 	/* the cause of the phases together: the largest share of their starved time added up */
 	if (n > 1) {
-		set_cause(v, pick_cause(v));
+		set_cause(m, proc, v, pick_cause(v));
 		if (!strcmp(v->verdict, "overhead-bound"))
 			advise(v, pick_cause(v));
 	}

@@ -79,6 +79,7 @@ struct cprof_verdict {
 	char verdict[24];          /* overhead-bound | compute-bound | mixed | no-gpu-activity | cuda-unavailable */
 	uint64_t run_start, run_end; /* first to last CUDA activity */
 	uint64_t start, end;       /* the window the verdict uses */
+	int host_off_cpu;          /* the host's time between launches was mostly off the CPU, neither run nor waited (set_cause) */
 	uint64_t startup_ns;       /* before the first GPU op: excluded (unless include_startup) */
 	uint64_t warmup_ns;        /* first instances of the repeating kernels: excluded too */
 	uint64_t busy_ns;          /* union of kernel, memcpy, memset intervals */

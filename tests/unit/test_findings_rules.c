@@ -374,8 +374,22 @@ START_TEST(test_findings_rules_no_gpu_no_window)
 	analyse();
 	ck_assert_str_eq(r.v.verdict, "no-gpu-activity");
 	ck_assert_str_eq(r.v.cause, "no recording window opened (--capture-range cudaProfilerApi)");
-	ck_assert_str_eq(r.v.advice, "nothing was recorded: the window --capture-range cudaProfilerApi was to open never did; "
-				     "check that the program reaches it (the range's name, the step count, the run's length)");
+	ck_assert_str_eq(r.v.advice, "nothing was recorded: the program never called cudaProfilerStart "
+				     "(--capture-range cudaProfilerApi)");
+	r.m.recording_opt = "--on-demand";
+	analyse();
+	ck_assert_str_eq(r.v.advice, "nothing was recorded: no 'cprof capture' asked for a window while it ran (--on-demand)");
+	r.m.recording_opt = "--steps 100:101";
+	analyse();
+	ck_assert_str_eq(r.v.advice, "nothing was recorded: the program did not reach the steps of --steps 100:101 (NVTX "
+				     "step ranges, as the report finds steps)");
+	r.m.recording_opt = "--delay 5.000";
+	analyse();
+	ck_assert_str_eq(r.v.advice, "nothing was recorded: the run ended before its window (--delay 5.000) began");
+	r.m.recording_opt = "--capture-range nvtx:measure";
+	analyse();
+	ck_assert_str_eq(r.v.advice, "nothing was recorded: the program never pushed the NVTX range of --capture-range "
+				     "nvtx:measure");
 	r.m.rec.w = &w;
 	r.m.rec.n = 1;
 	analyse();
@@ -417,6 +431,11 @@ START_TEST(test_findings_rules_host_off_cpu)
 	snprintf(cause, sizeof(cause), "%s", r.v.cause);
 	ck_assert_ptr_nonnull(strstr(cause, "the host off the CPU between launches (its threads ran "));
 	ck_assert_ptr_nonnull(strstr(r.v.advice, "the launching thread sleeps or blocks between launches"));
+	/* ran a tenth but waited for a core most of the rest: starved of CPU, not asleep */
+	rows[1].app_wait_ns = 7 * MS;
+	analyse();
+	ck_assert_str_eq(r.v.cause, "host work between launches");
+	rows[1].app_wait_ns = 0;
 	/* no run time measured (a profile without CPROF_COST rows): the busy reading, as before */
 	r.m.ncost = 0;
 	analyse();
