@@ -101,22 +101,6 @@ static void proc_rows(const struct cprof_model *m, int64_t proc, size_t *lo, siz
 	*hi = h;
 }
 
-/* The slot of a window's process in sums (nprocs + 1: the last for the run's own windows, proc 0); procs are by id. */
-static size_t proc_slot(const struct cprof_model *m, int64_t proc)
-{
-	size_t lo = 0, hi = m->nprocs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->procs[mid].id < proc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nprocs && m->procs[lo].id == proc ? lo : m->nprocs;
-}
-
 static int rspan_cmp(const void *pa, const void *pb)
 {
 	const struct cprof_rec_span *a = pa, *b = pb;
@@ -147,7 +131,7 @@ int cprof_model_rec_spans(struct cprof_model *m)
 		if (w->end <= w->start)
 			continue;
 		if (w->proc != 0) {
-			p = proc_slot(m, w->proc);
+			p = cprof_model_proc_index(m, w->proc);
 			if (p == m->nprocs)
 				continue; /* a window of no known process */
 			pend = p + 1;
@@ -856,6 +840,7 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
  * bounded over all its windows, in proportion to what bounds it there (cprof's threads' CPU and its part's wait). */
 void cprof_model_window_costs(struct cprof_model *m)
 {
+	/* sums by the windows' process index; the last slot, nprocs, for the run's own windows (proc 0) */
 	struct cprof_cost *c = calloc(m->rec.n ? m->rec.n : 1, sizeof(*c)), *sum = calloc(m->nprocs + 1, sizeof(*sum));
 
 	for (size_t i = 0; i < m->rec.n; i++) {
@@ -866,12 +851,12 @@ void cprof_model_window_costs(struct cprof_model *m)
 		w->cost_ns = ci->total_ns;
 		w->cost_measured = ci->measured;
 		if (sum)
-			cprof_cost_add(&sum[proc_slot(m, w->proc)], ci);
+			cprof_cost_add(&sum[cprof_model_proc_index(m, w->proc)], ci);
 	}
 	if (c == NULL || sum == NULL)
 		goto out; /* each window's own bound: an over-statement, not a failure */
 	for (size_t i = 0; i < m->rec.n; i++) {
-		const struct cprof_cost *s = &sum[proc_slot(m, m->rec.w[i].proc)];
+		const struct cprof_cost *s = &sum[cprof_model_proc_index(m, m->rec.w[i].proc)];
 		double cap = (double)(s->flusher_cpu_ns + s->collector_cpu_ns + s->wait_part_ns),
 		       mine = (double)(c[i].flusher_cpu_ns + c[i].collector_cpu_ns + c[i].wait_part_ns);
 

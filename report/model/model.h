@@ -423,6 +423,7 @@ int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const
 
 /* The string of a StringIds id; NULL when there is none. */
 const char *cprof_model_string(const struct cprof_model *m, int64_t id);
+size_t cprof_model_proc_index(const struct cprof_model *m, int64_t proc); /* m->nprocs: none */
 
 /* Every (call, GPU op it launched) pair, as the API_GPU view joins them; fn returns < 0 to stop. */
 int cprof_model_launched(struct cprof_model *m, int64_t proc,

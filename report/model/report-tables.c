@@ -377,17 +377,9 @@ int report_load_ranks(const struct cprof_model *m, struct cprof_rank_row **out, 
 	for (i = 0; i < m->ncalls + m->nops; i++) {
 		int call = i < m->ncalls;
 		int64_t proc = call ? m->calls[i].proc : m->ops[i - m->ncalls].proc;
-		size_t lo = 0, hi = m->nprocs;
+		size_t lo = cprof_model_proc_index(m, proc);
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (m->procs[mid].id < proc)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == m->nprocs || m->procs[lo].id != proc)
+		if (lo == m->nprocs)
 			continue;
 		if (call) {
 			const struct cprof_call *c = &m->calls[i];

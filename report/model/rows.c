@@ -143,6 +143,22 @@ int cprof_pkv_add(struct cprof_pkv **a, size_t *n, size_t *cap, int64_t proc, in
 	return 0;
 }
 
+/* a process's index in the model's processes (by id), by binary search; m->nprocs when it has none */
+size_t cprof_model_proc_index(const struct cprof_model *m, int64_t proc)
+{
+	size_t lo = 0, hi = m->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->procs[mid].id < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nprocs && m->procs[lo].id == proc ? lo : m->nprocs;
+}
+
 /* by binary search over the model's strings (by id): here, below every model file that names things */
 const char *cprof_model_string(const struct cprof_model *m, int64_t id)
 {

@@ -35,3 +35,41 @@ if how == "os._exit":
 sys.exit(3)
 PYEOF
 }
+# Writes cudalib.py: ctypes calls of the CUDA runtime for the tests' Python targets: calls(SECS, UNTIL) makes
+# cudaMalloc/cudaFree pairs for SECS seconds or until UNTIL() (the calls made), rss() the process's RSS in KiB, and
+# cupti_client(KIND) registers a CUPTI client of the program's own (one static 1 MiB buffer, reused) and enables
+# KIND; the list it returns holds the record bytes delivered to it.
+write_cudalib_py() {
+	cat > cudalib.py <<'PYEOF'
+import ctypes, time
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
+lib = ctypes.CDLL(None)
+_p = ctypes.c_void_p()
+def rss():
+    with open("/proc/self/status") as f:
+        return int(next(l for l in f if l.startswith("VmRSS")).split()[1])
+def calls(secs, until=lambda: False):
+    t0, n = time.monotonic(), 0
+    while not until() and time.monotonic() - t0 < secs:
+        lib.cudaMalloc(ctypes.byref(_p), ctypes.c_size_t(256))
+        lib.cudaFree(_p)
+        n += 2
+    return n
+_BUF = ctypes.create_string_buffer(1 << 20)
+_REQ = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
+_DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+_keep = []
+def cupti_client(kind):
+    got = [0]
+    def req(b, s, m):
+        b[0] = ctypes.cast(_BUF, ctypes.c_void_p).value; s[0] = len(_BUF); m[0] = 0
+    def done(ctx, st, b, s, v):
+        got[0] += v
+    _keep.extend([_REQ(req), _DONE(done)])
+    assert lib.cuptiActivityRegisterCallbacks(_keep[-2], _keep[-1]) == 0
+    assert lib.cuptiActivityEnable(kind) == 0
+    return got
+PYEOF
+}
+

@@ -73,24 +73,12 @@ assert_eq "$(q first.db "SELECT group_concat(name) FROM (SELECT name FROM API_CA
 # the program's own CUPTI client (torch.profiler outside the range) starts cprof's CUPTI session while cprof waits
 # for its range: cprof's kinds stay off, the program's records reach it, and nothing is stored (before 2026-12-06
 # cprof's kinds went on with the session and a profile whose range never opened held torch.profiler's kernels)
+. "$ROOT/tests/integration/rel.sh"
+write_cudalib_py
 cat > own.py <<'PYEOF'
-import ctypes
-ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
-ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
-lib, p = ctypes.CDLL(None), ctypes.c_void_p()
-BUF = ctypes.create_string_buffer(1 << 20)
-got = [0]
-REQ = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
-DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
-def req(b, s, m):
-    b[0] = ctypes.cast(BUF, ctypes.c_void_p).value; s[0] = len(BUF); m[0] = 0
-def done(ctx, st, b, s, v):
-    got[0] += v
-req_cb, done_cb = REQ(req), DONE(done)
-assert lib.cuptiActivityRegisterCallbacks(req_cb, done_cb) == 0
-assert lib.cuptiActivityEnable(5) == 0  # the runtime API's records
-for i in range(50):
-    lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
+from cudalib import calls, cupti_client, lib
+got = cupti_client(5)  # the runtime API's records
+calls(3600, lambda c=[0]: c.__setitem__(0, c[0] + 1) or c[0] > 25)
 lib.cuptiActivityFlushAll(0)
 print("program's record bytes", got[0])
 PYEOF

@@ -51,21 +51,10 @@ for k in $kinds; do
 done
 echo "kinds off by the window's stop: $(echo $kinds)"
 
+write_cudalib_py
 cat > whole.py <<'PYEOF'
-import ctypes, os, sys, time
-ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
-lib = ctypes.CDLL(None)
-p = ctypes.c_void_p()
-def rss():
-    with open("/proc/self/status") as f:
-        return int(next(l for l in f if l.startswith("VmRSS")).split()[1])
-def calls(secs, until=lambda: False):
-    t0, n = time.monotonic(), 0
-    while not until() and time.monotonic() - t0 < secs:
-        lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
-        lib.cudaFree(p)
-        n += 2
-    return n
+import os
+from cudalib import calls, rss
 calls(30, lambda: os.path.exists("killed-whole"))
 calls(1.0)  # the flusher finds the FIFO gone
 r0 = rss()
@@ -99,33 +88,12 @@ assert_ge "$n" 10000 "whole run: calls after the collector was gone"
 # reused) registers with CUPTI and enables the runtime kind (a review's case, 2026-12-06: cprof's whole session
 # started for it then, with no flusher, and the RSS grew 12 MB in 3 s)
 cat > late.py <<'PYEOF'
-import ctypes, os, sys, time
-ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
-ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
-lib = ctypes.CDLL(None)
-p = ctypes.c_void_p()
-def rss():
-    with open("/proc/self/status") as f:
-        return int(next(l for l in f if l.startswith("VmRSS")).split()[1])
-def calls(secs, until=lambda: False):
-    t0, n = time.monotonic(), 0
-    while not until() and time.monotonic() - t0 < secs:
-        lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
-        lib.cudaFree(p)
-        n += 2
-    return n
+import os, sys
+from cudalib import calls, cupti_client, rss
 calls(30, lambda: os.path.exists("killed-late"))
 calls(1.0)
-BUF = ctypes.create_string_buffer(1 << 20)
-REQ = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
-DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
-def req(b, s, m):
-    b[0] = ctypes.cast(BUF, ctypes.c_void_p).value; s[0] = len(BUF); m[0] = 0
-def done(ctx, st, b, s, v):
-    pass
-req_cb, done_cb = REQ(req), DONE(done)
-print("register", lib.cuptiActivityRegisterCallbacks(req_cb, done_cb), "enable", lib.cuptiActivityEnable(5),
-      file=sys.stderr, flush=True)
+got = cupti_client(5)
+print("registered", file=sys.stderr, flush=True)
 calls(0.5)
 r0 = rss()
 n = calls(3.0)
@@ -153,28 +121,12 @@ assert_ge "$n" 10000 "late: calls after the collector was gone"
 # calls: cprof's session is not started for it, the program gets its records, its RSS stays as without cprof (a
 # review, 2026-12-06: 11 MB more per 100k call pairs, buffers queued for a flusher that never was)
 cat > off.py <<'PYEOF'
-import ctypes, resource, sys
-ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
-ctypes.CDLL("libcupti.so.13", mode=ctypes.RTLD_GLOBAL)
-lib, p = ctypes.CDLL(None), ctypes.c_void_p()
-BUF = ctypes.create_string_buffer(1 << 20)
-got = [0]
-REQ = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_size_t))
-DONE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
-def req(b, s, m):
-    b[0] = ctypes.cast(BUF, ctypes.c_void_p).value; s[0] = len(BUF); m[0] = 0
-def done(ctx, st, b, s, v):
-    got[0] += v
-req_cb, done_cb = REQ(req), DONE(done)
-assert lib.cuptiActivityRegisterCallbacks(req_cb, done_cb) == 0
-assert lib.cuptiActivityEnable(5) == 0
-n = int(sys.argv[1])
-for i in range(n):
-    lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(256))
-    lib.cudaFree(p)
-    if i % 20000 == 0:
-        lib.cuptiActivityFlushAll(0)
-lib.cuptiActivityFlushAll(0)
+import resource, sys
+from cudalib import calls, cupti_client, lib
+got = cupti_client(5)
+for i in range(int(sys.argv[1]) // 20000):
+    calls(3600, lambda c=[0]: c.__setitem__(0, c[0] + 1) or c[0] > 20000)
+    lib.cuptiActivityFlushAll(0)
 print("bytes", got[0], "maxrss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 PYEOF
 read -r _ b0 _ m0 < <(env -u CPROF_FIFO LD_LIBRARY_PATH=$SIMLIB "$PY" off.py 200000) || fail "off.py bare"
