@@ -99,6 +99,13 @@ sim "$BIN/cprof-run" -q -o own-all.db -- python3 own.py > own-all.out 2> own-all
 assert_eq "$(q own-all.db "SELECT count(*) FROM CPROF_API")/$(q own-all.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")" \
 	"50/50" "recorded whole with the program's CUPTI client first: the calls and CUPTI's records of them"
 
+# a merged profile keeps META recording only when its parts had the same
+"$BIN/cprof" merge api.db api.db -o merged-same.db > /dev/null 2>&1 || fail "merge api.db api.db"
+"$BIN/cprof" merge api.db all.db -o merged-mixed.db > /dev/null 2>&1 || fail "merge api.db all.db"
+assert_eq "$(q merged-same.db "SELECT group_concat(value) FROM META WHERE key = 'recording'")" "--capture-range cudaProfilerApi" \
+	"META recording of two parts that had the same"
+assert_eq "$(q merged-mixed.db "SELECT count(*) FROM META WHERE key = 'recording'")" 0 "META recording of a windowed part and a whole one"
+
 "$BIN/cprof-run" -q -o bad.db --capture-range nvtx: -- "$P" > /dev/null 2> bad.err; rc=$?
 assert_eq "$rc" 2 "an empty NVTX name is a usage error"
 [ -e bad.db ] && fail "a usage error left a profile"
