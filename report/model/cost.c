@@ -720,17 +720,9 @@ out:
 
 static uint64_t proc_ncalls(const struct cprof_model *m, int64_t proc)
 {
-	size_t lo = 0, hi = m->nproc_calls;
+	size_t p = cprof_model_proc_index(m, proc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->proc_calls[mid].proc < proc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < m->nproc_calls && m->proc_calls[lo].proc == proc ? m->proc_calls[lo].n : 0;
+	return p < m->nprocs ? m->procs[p].ncalls : 0;
 }
 
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,

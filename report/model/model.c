@@ -349,47 +349,6 @@ out:
 	return ret;
 }
 
-/* Each process's number of calls, by proc: a window's share of its process's hook cost needs it, and counting it
- * window by window walked every call of the run for each (O(windows x calls): 14 s of a 4,000-window report of two
- * processes, 2026-12-06). The last process found is tried first; the rest by a search in the few there are. */
-static int count_proc_calls(struct cprof_model *m, const struct cprof_call *k, size_t n)
-{
-	struct cprof_proc_calls *pc = NULL;
-	size_t np = 0, cap = 0, last = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t lo = 0, hi = np;
-
-		if (np && pc[last].proc == k[i].proc) {
-			pc[last].n++;
-			continue;
-		}
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (pc[mid].proc < k[i].proc)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == np || pc[lo].proc != k[i].proc) {
-			if (cprof_grow(&pc, &cap, np, sizeof(*pc)) < 0) {
-				free(pc);
-				return -ENOMEM;
-			}
-			memmove(&pc[lo + 1], &pc[lo], (np - lo) * sizeof(*pc));
-			pc[lo] = (struct cprof_proc_calls){ .proc = k[i].proc, .n = 0 };
-			np++;
-		}
-		pc[lo].n++;
-		last = lo;
-	}
-	free(m->proc_calls);
-	m->proc_calls = pc;
-	m->nproc_calls = np;
-	return 0;
-}
-
 static int load_calls(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_call *k = NULL;
@@ -477,8 +436,16 @@ static int load_calls(sqlite3 *db, struct cprof_model *m)
 	for (size_t i = 1; i < n && m->calls_proc; i++)
 		if (k[i].proc != m->calls_proc)
 			m->calls_proc = 0;
-	if ((ret = count_proc_calls(m, k, n)) < 0)
-		goto out;
+	/* each process's calls, counted once: counting them window by window walked every call of the run for each
+	 * (O(windows x calls): 14 s of a 4,000-window report of two processes, 2026-12-06) */
+	for (size_t i = 0; i < m->nprocs; i++)
+		m->procs[i].ncalls = 0;
+	for (size_t i = 0, p = m->nprocs; i < n; i++) {
+		if (p == m->nprocs || m->procs[p].id != k[i].proc)
+			p = cprof_model_proc_index(m, k[i].proc);
+		if (p < m->nprocs)
+			m->procs[p].ncalls++;
+	}
 	m->calls = k;
 	k = NULL;
 	m->ncalls = n;
@@ -1504,7 +1471,6 @@ void cprof_model_free(struct cprof_model *m)
 	cprof_model_free_windows(m);
 	free(m->ops);
 	free(m->calls);
-	free(m->proc_calls);
 	free(m->ovh);
 	free(m->cost);
 	free(m->rspan);

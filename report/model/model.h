@@ -185,6 +185,7 @@ struct cprof_proc {
 	char *exe, *argv, *host;
 	char *bye;                  /* how it ended ("" when it never said goodbye: killed) */
 	int64_t recorded, lost;     /* events recorded, events lost */
+	uint64_t ncalls;            /* its calls in the model (load_calls): a window's share of its hook cost */
 	struct cprof_end *end;      /* NULL: ended normally (or the profile does not say) */
 };
 
@@ -192,11 +193,6 @@ struct cprof_proc {
  * hooked call (the smallest, should a handle have been reused) */
 struct cprof_thread {
 	int64_t proc, handle, tid;
-};
-
-struct cprof_proc_calls {
-	int64_t proc;
-	uint64_t n;
 };
 
 /* A recording window (CPROF_WINDOWS): only inside these was anything recorded; none: the whole run was. */
@@ -272,8 +268,6 @@ struct cprof_model {
 	struct cprof_call *calls;    /* by start */
 	size_t ncalls;
 	int64_t calls_proc;          /* the process of every call when they share one (load_calls), else 0 */
-	struct cprof_proc_calls *proc_calls; /* each process's number of calls, by proc (load_calls) */
-	size_t nproc_calls;
 	struct cprof_ovh *ovh;       /* by start */
 	/* CUPTI's time inside a runtime API call on the program's thread (cost.c): where the run had launches passed
 	 * through with CUPTI off (in_call.passed of them timed), the recorded kernel launches' mean duration
