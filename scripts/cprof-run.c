@@ -897,19 +897,13 @@ int main(int argc, char **argv)
 	if (timed) {
 		/* the clock starts now, just before CMD does */
 		uint64_t t0 = cprof_now_ns(), ws = 0, we = 0;
-		char why[96] = "";
 
 		if (!on_demand) {
 			ws = t0 + (uint64_t)(delay_ns > 0 ? delay_ns : 0);
 			we = duration_ns > 0 ? ws + (uint64_t)duration_ns : 0;
-			if (delay_ns >= 0 && duration_ns > 0)
-				snprintf(why, sizeof(why), "--delay %.3f --duration %.3f", delay_ns / 1e9, duration_ns / 1e9);
-			else if (delay_ns >= 0)
-				snprintf(why, sizeof(why), "--delay %.3f", delay_ns / 1e9);
-			else
-				snprintf(why, sizeof(why), "--duration %.3f", duration_ns / 1e9);
 		}
-		rc = cprof_windows_init(windows, ws, we, why);
+		/* the window's why: the options, as META recording has them (--on-demand's windows say their own) */
+		rc = cprof_windows_init(windows, ws, we, on_demand ? "" : recording);
 		if (rc < 0) {
 			pr_err("cannot write %s: %s", windows, strerror(-rc));
 			return RUN_EXIT_INTERNAL;
