@@ -1,5 +1,6 @@
 /* NVTX v3 injection: the program's annotations (ranges, marks, names) become timestamped events in its ring. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -15,12 +16,19 @@
 #include "common/log.h"
 #include "preload/cprof.h"
 
-/* Push/pop levels are per domain and thread (NVTX's contract). Domains past the last slot share it: their
- * returned levels may be off, so their events say -2 (not tracked) and the collector pairs them by domain
- * name alone. Elsewhere the collector uses the levels to stay in step when events were lost. */
+/* Push/pop levels are per domain and thread (NVTX's contract). The first domains count in a fixed array in
+ * static TLS (a dlopen-ed injection gets little of it); later ones in a per-thread array on the heap, grown at a
+ * push. Where that array cannot grow, the domain shares the last fixed slot: its levels may be off, so its events
+ * say -2 (not tracked) and the collector pairs them by domain name alone. Elsewhere the collector uses the levels
+ * to stay in step when events were lost. (Until 2026-12-06 every domain past the 30th shared that slot: a capture
+ * window opened in one did not close when another's ranges interleaved with it.) */
 #define NVTX_SLOTS  32
 #define SHARED_SLOT (NVTX_SLOTS - 1)
 static __thread int32_t nvtx_depth[NVTX_SLOTS] __attribute__((tls_model("initial-exec")));
+static __thread int32_t *nvtx_depth_more __attribute__((tls_model("initial-exec")));
+static __thread unsigned nvtx_depth_nmore __attribute__((tls_model("initial-exec")));
+static pthread_key_t depth_more_key;
+static pthread_once_t depth_more_once = PTHREAD_ONCE_INIT;
 
 #define NVTX_MAGIC 0x78747663u /* "cvtx": the handle came from us */
 #define NVTX_WIDE_MAX 1024     /* bytes of UTF-8 kept of a wide message */
@@ -161,10 +169,70 @@ static inline unsigned slot_of(nvtxDomainHandle_t d)
 	return d && d->magic == NVTX_MAGIC ? d->slot : 0;
 }
 
-/* the level as the collector gets it */
-static inline int wire_level(nvtxDomainHandle_t d, int level)
+/* runs on the exiting thread: a later destructor's NVTX call there grows a new array, not the freed one */
+static void depth_more_free(void *p)
 {
-	return slot_of(d) == SHARED_SLOT ? NVTX_NO_PUSH_POP_TRACKING : level;
+	nvtx_depth_more = NULL;
+	nvtx_depth_nmore = 0;
+	free(p);
+}
+
+static void depth_more_key_make(void)
+{
+	if (pthread_key_create(&depth_more_key, depth_more_free) != 0)
+		depth_more_key = (pthread_key_t)-1;
+}
+
+/* A later domain's count on this thread: grown when grow is set (a push), else NULL when the thread has none yet */
+static __attribute__((noinline, cold)) int32_t *depth_more(unsigned slot, int grow)
+{
+	unsigned i = slot - SHARED_SLOT, n;
+	int32_t *p;
+
+	if (i < nvtx_depth_nmore)
+		return &nvtx_depth_more[i];
+	if (!grow)
+		return NULL;
+	pthread_once(&depth_more_once, depth_more_key_make);
+	if (depth_more_key == (pthread_key_t)-1)
+		return NULL;
+	n = i + 1 > 2 * nvtx_depth_nmore ? i + 1 : 2 * nvtx_depth_nmore;
+	n = n < 8 ? 8 : n;
+	p = realloc(nvtx_depth_more, (size_t)n * sizeof(*p));
+	if (p == NULL) {
+		warn_once();
+		return NULL;
+	}
+	memset(p + nvtx_depth_nmore, 0, (size_t)(n - nvtx_depth_nmore) * sizeof(*p));
+	/* freed at the thread's exit; the fork child's copy is its own */
+	pthread_setspecific(depth_more_key, p);
+	nvtx_depth_more = p;
+	nvtx_depth_nmore = n;
+	return &p[i];
+}
+
+/* The domain's count on this thread; *shared set where it has none of its own (the last fixed slot's, untracked) */
+static inline int32_t *depth_of(nvtxDomainHandle_t d, int grow, int *shared)
+{
+	unsigned slot = slot_of(d);
+	int32_t *dp;
+
+	*shared = 0;
+	if (likely(slot < SHARED_SLOT))
+		return &nvtx_depth[slot];
+	if (d != &lost_domain) {
+		dp = depth_more(slot, grow);
+		if (dp != NULL)
+			return dp;
+	}
+	*shared = 1;
+	return &nvtx_depth[SHARED_SLOT];
+}
+
+/* the level as the collector gets it */
+static inline int wire_level(int shared, int level)
+{
+	return shared ? NVTX_NO_PUSH_POP_TRACKING : level;
 }
 
 /* The attributes a caller filled, as far as the version and size it declared reach. */
@@ -214,9 +282,9 @@ static inline __attribute__((always_inline)) void emit(struct cprof_wire_api *ev
 
 /* ---- ranges pushed and popped on a thread ---- */
 
-static inline int level_push(nvtxDomainHandle_t d)
+static inline int level_push(nvtxDomainHandle_t d, int *shared)
 {
-	int32_t *dp = &nvtx_depth[slot_of(d)];
+	int32_t *dp = depth_of(d, 1, shared);
 
 	if (unlikely(*dp == INT32_MAX))
 		return -1;
@@ -225,7 +293,7 @@ static inline int level_push(nvtxDomainHandle_t d)
 
 static int push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-	int level = level_push(d);
+	int shared, level = level_push(d, &shared);
 
 	/* a registered string is the form nsys's NVTX capture matches by default: programs written for it use it */
 	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX) && a &&
@@ -240,7 +308,7 @@ static int push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 		struct cprof_wire_api ev = { 0 };
 
 		from_attrs(&ev, a);
-		emit(&ev, CPROF_API_nvtxRangePush, d, wire_level(d, level));
+		emit(&ev, CPROF_API_nvtxRangePush, d, wire_level(shared, level));
 	}
 	return level;
 }
@@ -265,7 +333,7 @@ static uint32_t push_text_id(struct cprof_wire_api *ev, const char *s)
 
 static int range_push_a(const char *message)
 {
-	int level = level_push(NULL);
+	int shared, level = level_push(NULL, &shared);
 
 	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX))
 		cprof_capture_nvtx_push(message, NULL, NULL, level);
@@ -281,7 +349,7 @@ static int range_push_a(const char *message)
 
 static int range_push_w(const wchar_t *message)
 {
-	int level = level_push(NULL);
+	int shared, level = level_push(NULL, &shared);
 
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
@@ -296,13 +364,14 @@ static int range_push_w(const wchar_t *message)
  * collector, which counts it (a range opened before profiling began, or unbalanced annotations). */
 static int pop(nvtxDomainHandle_t d)
 {
-	int32_t *dp = &nvtx_depth[slot_of(d)];
+	int shared;
+	int32_t *dp = depth_of(d, 0, &shared);
 	int level = *dp > 0 ? --(*dp) : -1;
 
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
 
-		emit(&ev, CPROF_API_nvtxRangePop, d, wire_level(d, level));
+		emit(&ev, CPROF_API_nvtxRangePop, d, wire_level(shared, level));
 	}
 	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX))
 		cprof_capture_nvtx_pop(d, level);
@@ -481,7 +550,7 @@ static nvtxDomainHandle_t domain_create(const char *text, size_t len)
 			free(d);
 			d = NULL;
 		} else {
-			d->slot = ndomains + 1 < SHARED_SLOT ? ndomains + 1 : SHARED_SLOT;
+			d->slot = ndomains + 1 < UINT_MAX ? ndomains + 1 : UINT_MAX; /* past SHARED_SLOT: depth_more's */
 			ndomains++;
 			d->next = domains;
 			domains = d;

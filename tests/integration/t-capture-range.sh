@@ -49,6 +49,13 @@ for r in nvtx:measure:10/1 nvtx:measure@mydom:10/0 nvtx:measure@other:0/0 'nvtx:
 	assert_eq "$(q dom.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%forward%'")/$(q dom.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%backward%'")" \
 		"$want" "$range: the forward / backward kernels recorded"
 done
+# a domain past the 31 a thread's fixed level slots hold counts its own levels: its window closes at its own pop
+# while a range of another such domain stays open, and the levels returned are each domain's (2026-12-06: domains
+# past the 30th shared one count, the window stayed open and nvtxDomainRangePushEx returned 1 for a first range)
+sim "$BIN/cprof-run" -q -f -o doms.db --capture-range nvtx:measure@late -- "$WL/nvtx_demo" domains 5 > doms.out 2> doms.err ||
+	fail "nvtx_demo domains: $(cat doms.err)"
+assert_eq "$(q doms.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%forward%'")/$(q doms.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%backward%'")" \
+	"10/0" "nvtx:measure@late (a 42nd domain): the forward / backward kernels recorded"
 sim "$BIN/cprof-run" -q -o sim-all.db -- "$P" > /dev/null 2>&1 || fail "simulated, no range"
 assert_eq "$(q sim-all.db "SELECT count(*) FROM KERNELS")" 26 "simulated, no range: every kernel"
 

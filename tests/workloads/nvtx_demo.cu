@@ -211,7 +211,7 @@ static int bench(long n)
 int main(int argc, char **argv)
 {
 	if (argc != 3 || atol(argv[2]) < 1) {
-		fprintf(stderr, "usage: %s steps|plain|bench|many|domain N\n", argv[0]);
+		fprintf(stderr, "usage: %s steps|plain|bench|many|domain|domains N\n", argv[0]);
 		return 2;
 	}
 	if (strcmp(argv[1], "steps") == 0)
@@ -283,6 +283,41 @@ int main(int argc, char **argv)
 		printf("domain %ld\n", n);
 		return 0;
 	}
-	fprintf(stderr, "usage: %s steps|plain|bench|many|domain N\n", argv[0]);
+	if (strcmp(argv[1], "domains") == 0) {
+		// 40 domains made first, so "late" and "late2" are past the 31 a thread's fixed level slots hold: "late"'s
+		// range "measure" with 2N forward launches, "late2"'s range "other" pushed inside it and popped after it
+		// (each domain has its own stack), 1 backward launch between the two pops
+		char name[16];
+		float *x = nullptr;
+		long n = atol(argv[2]);
+
+		for (int i = 0; i < 40; i++) {
+			snprintf(name, sizeof(name), "d%d", i);
+			nvtxDomainCreateA(name);
+		}
+		nvtxDomainHandle_t late = nvtxDomainCreateA("late"), late2 = nvtxDomainCreateA("late2");
+		nvtxEventAttributes_t a = {};
+
+		a.version = NVTX_VERSION;
+		a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+		a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+		if (cudaMalloc(&x, N_ELEMS * sizeof(float)) != cudaSuccess)
+			return 1;
+		a.message.ascii = "measure";
+		check_level("nvtxDomainRangePushEx late", nvtxDomainRangePushEx(late, &a), 0);
+		a.message.ascii = "other";
+		check_level("nvtxDomainRangePushEx late2", nvtxDomainRangePushEx(late2, &a), 0);
+		for (long i = 0; i < 2 * n; i++)
+			forward<<<1, 256>>>(x, N_ELEMS);
+		cudaDeviceSynchronize();
+		check_level("nvtxDomainRangePop late", nvtxDomainRangePop(late), 0);
+		backward<<<1, 256>>>(x, N_ELEMS);
+		cudaDeviceSynchronize();
+		check_level("nvtxDomainRangePop late2", nvtxDomainRangePop(late2), 0);
+		cudaFree(x);
+		printf("domains %ld\n", n);
+		return 0;
+	}
+	fprintf(stderr, "usage: %s steps|plain|bench|many|domain|domains N\n", argv[0]);
 	return 2;
 }
