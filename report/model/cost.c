@@ -443,12 +443,20 @@ int cprof_model_wait_base(struct cprof_model *m)
 	return 0;
 }
 
+/* m->wait_base is by process (made in m->rspan's order): a search, not a walk per process of each window */
 static double wait_per_run(const struct cprof_model *m, int64_t proc)
 {
-	for (size_t i = 0; i < m->nwait_base; i++)
-		if (m->wait_base[i].proc == proc)
-			return m->wait_base[i].per_run;
-	return 0;
+	size_t lo = 0, hi = m->nwait_base;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->wait_base[mid].proc < proc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->nwait_base && m->wait_base[lo].proc == proc ? m->wait_base[lo].per_run : 0;
 }
 
 /* The window's run and the wait its processes' baselines expect of it: *expected for the run less cprof's part
@@ -458,13 +466,13 @@ static void wait_expected(const struct cprof_model *m, int64_t proc, uint64_t ws
 {
 	const size_t frun = offsetof(struct cprof_cost_row, app_run_ns);
 	double all = 0, e = 0, own;
+	/* one process's window: its slot alone; the run's own: every process */
+	size_t i = proc != 0 ? cprof_model_proc_index(m, proc) : 0, n = proc != 0 ? i + (i < m->nprocs) : m->nprocs;
 
-	for (size_t i = 0; i < m->nprocs; i++) {
+	for (; i < n; i++) {
 		int64_t p = m->procs[i].id;
 		double d;
 
-		if (proc != 0 && p != proc)
-			continue;
 		d = at_time(m, p, frun, we) - at_time(m, p, frun, ws);
 		d = d > 0 ? d : 0;
 		all += d;
