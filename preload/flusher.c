@@ -92,6 +92,7 @@ static struct {
 	int busy;                      /* the last reading of /proc/pressure/cpu said so */
 	uint64_t psi_total_us, psi_ms; /* its "some" total and when it was read */
 	uint64_t deferred_rounds;
+	int disabled;                  /* cprof_disable seen (its collector alive): CUPTI orphaned once */
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -1015,6 +1016,16 @@ static void *flusher_main(void *arg)
 			continue;
 		}
 		serving = 0;
+		/* cprof_disable (a thread's ring could not be had) stopped cprof with its collector alive: what CUPTI holds
+		 * now goes out, then its kinds go off as when the collector is gone (they stayed on, every later call
+		 * recorded, converted and sent by this thread, until 2026-12-06). The rings keep what they had for the exit. */
+		if (unlikely(!fl.disabled && atomic_load(&cprof_state) == CPROF_ST_OFF && !atomic_load(&fl.dead))) {
+			fl.disabled = 1;
+			cprof_cupti_flush(0);
+			drain_round(mono_ms() + fl.flush_ms);
+			if (!atomic_load(&fl.dead))
+				cprof_cupti_orphan(1);
+		}
 		if (atomic_load(&fl.paused))
 			continue;
 		/* no periodic flush while deferring either: buffers complete when CUPTI has filled them */

@@ -5,7 +5,8 @@
 # last switch is "disabled". 1: a window open then (the flusher's orphan step or the window's cudaProfilerStop,
 # whichever comes first); 2: a run recorded whole, and the program's RSS stays flat; 3: the collector gone before
 # CUPTI started (no window yet), then the program registers its own CUPTI client: cprof's session never starts, the
-# program gets CUPTI to itself, and the RSS stays flat; 4: cprof preloaded and not profiling, the same.
+# program gets CUPTI to itself, and the RSS stays flat; 4: cprof preloaded and not profiling, the same; 5: cprof
+# switched off by a ring it could not map, its collector alive.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/integration/rel.sh"
 need_sim
@@ -136,4 +137,56 @@ echo "not profiling, the program's CUPTI client: record bytes $b0 / $b1, max RSS
 assert_ge "$b1" 1 "the program got its CUPTI records with cprof preloaded"
 [ "$m1" -lt $((m0 + 4096)) ] || fail "not profiling: the program's max RSS $m1 KiB against $m0 without cprof"
 [ -s off.err ] && fail "not profiling: cprof said something: $(cat off.err)"
+
+# 5: cprof switches itself off with its collector alive (a thread's ring cannot be mapped: its first call under an
+# address-space limit), a run recorded whole: the records so far are kept, CUPTI's kinds go off, and the program's
+# later memsets are not recorded (a review, 2026-12-06: the kinds stayed on, the flusher converting and sending every
+# later record of a "disabled" cprof)
+cat > ringfail.py <<'PYEOF'
+import ctypes, resource, sys, threading, time
+from cudalib import lib
+p = ctypes.c_void_p()
+lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(1 << 20))
+for i in range(100):
+    lib.cudaMemset(p, 0, ctypes.c_size_t(256))
+lib.cudaDeviceSynchronize()
+go, done = threading.Event(), threading.Event()
+def worker():
+    go.wait()
+    q = ctypes.c_void_p()
+    lib.cudaMalloc(ctypes.byref(q), ctypes.c_size_t(256))  # its first call: its ring is mapped now
+    done.set()
+t = threading.Thread(target=worker)
+t.start()
+with open("/proc/self/status") as f:
+    vm = int(next(l for l in f if l.startswith("VmSize")).split()[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, ((vm + 256) * 1024, hard))
+go.set()
+done.wait()
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+t.join()
+time.sleep(0.5)  # the flusher's next rounds
+print("DISABLED", file=sys.stderr, flush=True)
+for i in range(2000):
+    lib.cudaMemset(p, 0, ctypes.c_size_t(256))
+lib.cudaDeviceSynchronize()
+print("done", flush=True)
+PYEOF
+SIMGPU_VERBOSE=1 CPROF_PRIVATE_FDS=0 LD_LIBRARY_PATH=$SIMLIB "$BIN/cprof-run" -q -o ringfail.db -- "$PY" ringfail.py \
+	> ringfail.out 2> ringfail.err || fail "ringfail.py: $(grep -v simgpu ringfail.err | head -5)"
+assert_eq "$(cat ringfail.out)" "done" "ring failure: the program's stdout"
+[ "$(grep -c 'profiling disabled' ringfail.err)" -eq 1 ] ||
+	fail "ring failure: not exactly one 'profiling disabled' warning: $(grep -v simgpu ringfail.err | head -5)"
+kinds=$(grep -o 'activity kind [0-9]* enabled' ringfail.err | awk '{print $3}' | sort -un)
+[ -n "$kinds" ] || fail "ring failure: the simulated CUPTI logged no kind enabled"
+for k in $kinds; do
+	last=$(grep -n "activity kind $k \(enabled\|disabled\)\|^DISABLED" ringfail.err |
+		awk -F: '/DISABLED/ {s = 1; next} !s {w = $0 ~ /disabled/ ? "off" : "on"} END {print w}')
+	assert_eq "$last" "off" "ring failure: kind $k's last switch before the later memsets"
+done
+n=$(q ringfail.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET")
+echo "ring failure: $n memsets stored of 100 before and 2000 after cprof switched itself off"
+assert_ge "$n" 100 "ring failure: the memsets before"
+[ "$n" -lt 200 ] || fail "ring failure: $n memsets stored: the later ones were recorded"
 echo ok
