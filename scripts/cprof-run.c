@@ -27,6 +27,8 @@
 
 /* Our own failures use the codes timeout(1) and env(1) use, so they differ from most targets'. */
 enum { RUN_EXIT_INTERNAL = 125, RUN_EXIT_NOEXEC = 126, RUN_EXIT_NOTFOUND = 127, RUN_EXIT_USAGE = 2 };
+/* cprof check's status for options it refuses */
+enum { CHECK_EXIT_USAGE = 2 };
 
 #define READY_TIMEOUT_MS 10000
 /* the longest absolute database path SQLite's unix VFS opens (as report/cprof.h says) */
@@ -89,7 +91,8 @@ static void usage(FILE *f)
 		"      --simulated-gpu  run CMD on cprof's simulated GPU (no GPU needed; kernels do not compute, their\n"
 		"                     times are modelled): to try cprof, or test a CI gate, on a machine without a GPU\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
-		"                     exit 1 when the gate fails\n"
+		"                     exit 1 when the gate fails; options cprof check refuses (or a --baseline it\n"
+		"                     cannot read): exit 2 before CMD starts\n"
 		"      --version      print cprof-run's version\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
 		"126 when CMD cannot be executed, 127 when it is not found, 2 on bad usage.\n");
@@ -514,30 +517,99 @@ static unsigned long long default_max_size(const char *db)
 	return half < (64ull << 20) ? 64ull << 20 : half;
 }
 
-static int gate(const char *self_dir, const char *db, const char *options)
+/* cprof check's arguments: PROFILE and the --check options split at spaces and tabs (as --help says), with
+ * --validate-only first when asked; copy is cut up in place. The argument count, or -E2BIG when the options
+ * do not fit (never cut silently: the gate the user wrote would not be the one that ran). */
+#define GATE_ARGS_MAX 64
+static int gate_args(char *copy, const char *db, int validate, char **args)
 {
-	char cprof[PATH_MAX + 8], *copy = strdup(options), *tok, *save = NULL;
-	char *args[64];
-	int n = 0, status = 0;
-	pid_t pid;
+	char *tok, *save = NULL;
+	int n = 0;
 
-	if (copy == NULL)
-		return -1;
-	snprintf(cprof, sizeof(cprof), "%s/cprof", self_dir);
 	args[n++] = "cprof";
 	args[n++] = "check";
+	if (validate)
+		args[n++] = "--validate-only";
 	args[n++] = (char *)db;
-	for (tok = strtok_r(copy, " \t", &save); tok && n < 63; tok = strtok_r(NULL, " \t", &save))
+	for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (n >= GATE_ARGS_MAX - 1)
+			return -E2BIG;
 		args[n++] = tok;
+	}
 	args[n] = NULL;
+	return n;
+}
+
+/* Runs cprof check on the profile with the user's gate options; its lines go to stderr. With validate, only
+ * the options are checked (cprof check --validate-only, the one parser of them), before the run: what it says
+ * goes into msg, one line. Returns its exit status, -1 when it did not run. */
+static int gate(const char *self_dir, const char *db, const char *options, int validate, char *msg, size_t size)
+{
+	char cprof[PATH_MAX + 8], *copy = strdup(options), *args[GATE_ARGS_MAX], *save = NULL;
+	int out[2] = { -1, -1 }, status = -1;
+	pid_t pid;
+
+	if (msg)
+		msg[0] = '\0';
+	if (copy == NULL)
+		return -1;
+	if (gate_args(copy, db, validate, args) < 0) {
+		if (msg)
+			snprintf(msg, size, "more than %d options", GATE_ARGS_MAX - 5);
+		free(copy);
+		return CHECK_EXIT_USAGE;
+	}
+	snprintf(cprof, sizeof(cprof), "%s/cprof", self_dir);
+	if (validate && pipe2(out, O_CLOEXEC) < 0)
+		goto out;
 	pid = fork();
 	if (pid == 0) {
-		dup2(STDERR_FILENO, STDOUT_FILENO);
+		if (validate) {
+			dup2(out[1], STDOUT_FILENO);
+			dup2(out[1], STDERR_FILENO);
+		} else {
+			dup2(STDERR_FILENO, STDOUT_FILENO);
+		}
 		execv(cprof, args);
 		_exit(RUN_EXIT_INTERNAL);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+	if (validate) {
+		size_t got = 0;
+		ssize_t r;
+		char buf[1024];
+
+		close(out[1]);
+		out[1] = -1;
+		/* read to the end (what does not fit is dropped): a writer stopped by a full pipe never exits */
+		while (pid > 0) {
+			char rest[256];
+			int full = got == sizeof(buf) - 1;
+
+			r = full ? read(out[0], rest, sizeof(rest)) : read(out[0], buf + got, sizeof(buf) - 1 - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			if (!full)
+				got += (size_t)r;
+		}
+		buf[got] = '\0';
+		/* its lines without their "cprof check: ", joined: one line of cprof-run's */
+		for (char *line = strtok_r(buf, "\n", &save); msg && line; line = strtok_r(NULL, "\n", &save)) {
+			size_t l = strlen(msg);
+
+			if (strncmp(line, "cprof check: ", 13) == 0)
+				line += 13;
+			snprintf(msg + l, size - l, "%s%s", l ? "; " : "", line);
+		}
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
 		status = -1;
+out:
+	if (out[0] >= 0)
+		close(out[0]);
+	if (out[1] >= 0)
+		close(out[1]);
 	free(copy);
 	return status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -811,6 +883,20 @@ int main(int argc, char **argv)
 		       strlen(db), CPROF_SQLITE_PATH_MAX);
 		return RUN_EXIT_USAGE;
 	}
+	/* before anything is created or removed, and before CMD runs: a typo in the gate must not cost the run */
+	if (check) {
+		char msg[512];
+		int g = gate(self_dir, db, check, 1, msg, sizeof(msg));
+
+		if (g == CHECK_EXIT_USAGE) {
+			pr_err("--check: %s; nothing was run", msg[0] ? msg : "options refused by cprof check");
+			return RUN_EXIT_USAGE;
+		}
+		if (g != 0) {
+			pr_err("cannot run %s/cprof check to validate --check (status %d)", self_dir, g);
+			return RUN_EXIT_INTERNAL;
+		}
+	}
 	if (html && same_file(html, out)) {
 		pr_err("--html %s is the profile %s itself; choose another page name", html, out);
 		return RUN_EXIT_USAGE;
@@ -1006,7 +1092,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cprof: report page %s\n", html);
 	}
 	if (check) {
-		int g = gate(self_dir, db, check);
+		int g = gate(self_dir, db, check, 0, NULL, 0);
 
 		if (g != 0) {
 			pr_err("gate failed (cprof check exited %d)", g);
