@@ -80,9 +80,10 @@ static void usage(FILE *f)
 		"      --steps FIRST:LAST[:every=N]\n"
 		"                     record steps FIRST to LAST (counted from 1 as cprof report numbers them: NVTX\n"
 		"                     ranges named ProfilerStep#N, step, step N, ...), again every N steps\n"
-		"      --max-size SIZE  stop storing events when the profile would pass SIZE (bytes, or with K, M, G:\n"
-		"                     KiB, MiB, GiB) and count those not stored; default half the free space where the\n"
-		"                     profile goes, at least 64M; 0: no limit\n"
+		"      --max-size SIZE  stop storing events when the profile would pass SIZE (bytes, or with K, M, G, T\n"
+		"                     or KiB, MiB, GiB, TiB: powers of 1024; MB and the like are refused) and count those\n"
+		"                     not stored; default half the free space where the profile goes, at least 64M; 0: no\n"
+		"                     limit\n"
 		"      --grace S      after CMD exits, wait at most S seconds (default 10) for the events of processes\n"
 		"                     it left running (daemons, setsid'd children); then finish the profile without\n"
 		"                     them, marked incomplete\n"
@@ -554,7 +555,8 @@ static int64_t parse_seconds(const char *v)
 	return (int64_t)(d * 1e9 + 0.5);
 }
 
-/* "100M" -> bytes (K, M, G, T: powers of 1024); -1 when not a size */
+/* "100M" -> bytes: K, M, G, T (or KiB, MiB, GiB, TiB) are powers of 1024, as --help says; -1 when not a size,
+ * -2 for KB, MB, GB, TB, which mean powers of 1000 as often as of 1024: refused, not guessed */
 static long long parse_size(const char *v)
 {
 	char *end;
@@ -575,10 +577,10 @@ static long long parse_size(const char *v)
 	case 't': case 'T': shift = 40; end++; break;
 	default: return -1;
 	}
-	if (*end == 'i' && end[-1] != '\0' && shift)
-		end++;
-	if (*end == 'B' && shift)
-		end++;
+	if (shift && (end[0] == 'B' || end[0] == 'b') && end[1] == '\0')
+		return -2;
+	if (shift && strcmp(end, "iB") == 0)
+		end += 2;
 	if (*end || n > (1ull << (62 - shift)))
 		return -1;
 	return (long long)(n << shift);
@@ -822,6 +824,14 @@ int main(int argc, char **argv)
 		}
 		case 'M':
 			max_size = parse_size(optarg);
+			if (max_size == -2) {
+				int l = (int)strlen(optarg) - 2;
+				char unit = optarg[l] & ~0x20; /* K, M, G or T */
+
+				pr_err("--max-size %s: %s is ambiguous (powers of 1000 or of 1024); write %.*s%c or %.*s%ciB (powers "
+				       "of 1024) or the bytes", optarg, optarg + l, l, optarg, unit, l, optarg, unit);
+				return RUN_EXIT_USAGE;
+			}
 			if (max_size < 0 || (max_size > 0 && max_size < (1 << 20))) {
 				pr_err("--max-size %s: expected a size of at least 1M (or 0: no limit), as 512M or 2G", optarg);
 				return RUN_EXIT_USAGE;
