@@ -27,6 +27,8 @@
 
 /* Our own failures use the codes timeout(1) and env(1) use, so they differ from most targets'. */
 enum { RUN_EXIT_INTERNAL = 125, RUN_EXIT_NOEXEC = 126, RUN_EXIT_NOTFOUND = 127, RUN_EXIT_USAGE = 2 };
+/* cprof check's status for options it refuses */
+enum { CHECK_EXIT_USAGE = 2 };
 
 #define READY_TIMEOUT_MS 10000
 /* the longest absolute database path SQLite's unix VFS opens (as report/cprof.h says) */
@@ -78,9 +80,10 @@ static void usage(FILE *f)
 		"      --steps FIRST:LAST[:every=N]\n"
 		"                     record steps FIRST to LAST (counted from 1 as cprof report numbers them: NVTX\n"
 		"                     ranges named ProfilerStep#N, step, step N, ...), again every N steps\n"
-		"      --max-size SIZE  stop storing events when the profile would pass SIZE (bytes, or with K, M, G:\n"
-		"                     KiB, MiB, GiB) and count those not stored; default half the free space where the\n"
-		"                     profile goes, at least 64M; 0: no limit\n"
+		"      --max-size SIZE  stop storing events when the profile would pass SIZE (bytes, or with K, M, G, T\n"
+		"                     or KiB, MiB, GiB, TiB: powers of 1024; MB and the like are refused) and count those\n"
+		"                     not stored; default half the free space where the profile goes, at least 64M; 0: no\n"
+		"                     limit\n"
 		"      --grace S      after CMD exits, wait at most S seconds (default 10) for the events of processes\n"
 		"                     it left running (daemons, setsid'd children); then finish the profile without\n"
 		"                     them, marked incomplete\n"
@@ -89,7 +92,8 @@ static void usage(FILE *f)
 		"      --simulated-gpu  run CMD on cprof's simulated GPU (no GPU needed; kernels do not compute, their\n"
 		"                     times are modelled): to try cprof, or test a CI gate, on a machine without a GPU\n"
 		"      --check 'OPTS' run 'cprof check PROFILE OPTS' after CMD (options split at spaces);\n"
-		"                     exit 1 when the gate fails\n"
+		"                     exit 1 when the gate fails; options cprof check refuses (or a --baseline it\n"
+		"                     cannot read): exit 2 before CMD starts\n"
 		"      --version      print cprof-run's version\n"
 		"Exit status: CMD's own (128+N when killed by signal N), 1 when --check fails; 125 when cprof itself failed,\n"
 		"126 when CMD cannot be executed, 127 when it is not found, 2 on bad usage.\n");
@@ -204,13 +208,89 @@ static int default_output(char *out, size_t size)
 	return 0;
 }
 
-/* The command as one line for the profile's META, cut at CPROF_COMMAND_MAX: it goes to cprofd as one argument,
- * and the kernel refuses an argument over 128 KiB (E2BIG), which would stop a long command line from running.
+/* Whether the UTF-8 sequence (or lone byte) of len bytes at s is one the terminal-text rule (cprof_text_safe:
+ * controls, bytes that are not UTF-8, C1 controls, bidirectional overrides) would escape: one rule, not two. */
+static int hostile_seq(const char *s, int len)
+{
+	char seq[8], safe[16];
+
+	memcpy(seq, s, len);
+	seq[len] = '\0';
+	return cprof_utf8_seq((const unsigned char *)s) != len ||
+	       strcmp(cprof_text_safe(safe, sizeof(safe), seq), seq) != 0;
+}
+
+/* n bytes at *o of out, or only counted when out is NULL */
+static void put(char *out, size_t *o, const char *s, size_t n)
+{
+	if (out)
+		memcpy(out + *o, s, n);
+	*o += n;
+}
+
+/* One argument as a POSIX shell reads it back, quoted only when it must be: bare when it is made of letters,
+ * digits and _@%+=:,./- only; '...' (a ' as '\'') when it is text; $'...' (POSIX.1-2024, bash, zsh, ksh) when it
+ * holds a byte a terminal would obey or that is not UTF-8, written as \n, \t, \r or \xHH, so that no stored
+ * or printed form of the command holds such a byte. At most max bytes of a are taken (a cut argument's quote
+ * is still closed). Writes into out (NULL: only counts) and returns the length, at most 4 * max + 3. */
+static size_t quote_arg(const char *a, size_t max, char *out)
+{
+	size_t l = strnlen(a, max), i, o = 0;
+	int bare = l > 0, dollar = 0, len;
+
+	for (i = 0; i < l; i += len) {
+		len = cprof_utf8_seq((const unsigned char *)a + i);
+		if (len == 0 || i + len > l)
+			len = 1;
+		if (hostile_seq(a + i, len))
+			dollar = 1;
+		if (len > 1 || !(((a[i] | 0x20) >= 'a' && (a[i] | 0x20) <= 'z') || (a[i] >= '0' && a[i] <= '9') ||
+				 strchr("_@%+=:,./-", a[i])))
+			bare = 0;
+	}
+	if (bare) {
+		if (out)
+			memcpy(out, a, l);
+		return l;
+	}
+	if (dollar)
+		put(out, &o, "$", 1);
+	put(out, &o, "'", 1);
+	for (i = 0; i < l; i += len) {
+		static const char hex[] = "0123456789abcdef";
+		char c = a[i];
+
+		len = cprof_utf8_seq((const unsigned char *)a + i);
+		if (len == 0 || i + len > l)
+			len = 1;
+		if (!dollar && c == '\'') {
+			put(out, &o, "'\\''", 4);
+		} else if (dollar && (c == '\'' || c == '\\')) {
+			put(out, &o, c == '\'' ? "\\'" : "\\\\", 2);
+		} else if (dollar && (c == '\n' || c == '\t' || c == '\r')) {
+			put(out, &o, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r", 2);
+		} else if (dollar && hostile_seq(a + i, len)) {
+			for (int k = 0; k < len; k++) {
+				char esc[4] = { '\\', 'x', hex[(unsigned char)a[i + k] >> 4], hex[a[i + k] & 15] };
+
+				put(out, &o, esc, 4);
+			}
+		} else {
+			put(out, &o, a + i, len);
+		}
+	}
+	put(out, &o, "'", 1);
+	return o;
+}
+
+/* The command as one line for the profile's META (what cprof info, report, html and trace show), each argument
+ * quoted as a shell needs it (quote_arg), cut at CPROF_COMMAND_MAX: it goes to cprofd as one argument, and
+ * the kernel refuses an argument over 128 KiB (E2BIG), which would stop a long command line from running.
  * The target's own HELLO carries its argv. */
 #define CPROF_COMMAND_MAX 65536
 static char *join_command(char **argv)
 {
-	size_t n = 0, total = 0;
+	size_t n = 0, total = 0, used = 0;
 	char **a, *s;
 
 	for (a = argv; *a; a++)
@@ -218,19 +298,25 @@ static char *join_command(char **argv)
 	s = malloc(CPROF_COMMAND_MAX + 64);
 	if (s == NULL)
 		return NULL;
-	for (a = argv; *a && n < CPROF_COMMAND_MAX; a++) {
-		size_t l = strlen(*a);
+	for (a = argv; *a; a++) {
+		size_t l = strlen(*a), take = l, room;
 
-		if (l > CPROF_COMMAND_MAX - n)
-			l = CPROF_COMMAND_MAX - n;
-		memcpy(s + n, *a, l);
-		n += l;
-		if (a[1] && n < CPROF_COMMAND_MAX)
-			s[n++] = ' ';
+		/* the space before it and at least '' */
+		if (n + (n > 0) + 2 > CPROF_COMMAND_MAX)
+			break;
+		if (n > 0)
+			s[n++] = ' ', used++;
+		room = CPROF_COMMAND_MAX - n;
+		if (quote_arg(*a, l, NULL) > room)
+			take = room < 3 ? 0 : (room - 3) / 4; /* what surely fits, quoted */
+		n += quote_arg(*a, take, s + n);
+		used += take;
+		if (take < l)
+			break;
 	}
 	s[n] = '\0';
-	if (total - 1 > n)
-		snprintf(s + n, 64, " ... (%zu bytes more)", total - 1 - n);
+	if (total - 1 > used)
+		snprintf(s + n, 64, " ... (%zu bytes more)", total - 1 - used);
 	return s;
 }
 
@@ -469,7 +555,8 @@ static int64_t parse_seconds(const char *v)
 	return (int64_t)(d * 1e9 + 0.5);
 }
 
-/* "100M" -> bytes (K, M, G, T: powers of 1024); -1 when not a size */
+/* "100M" -> bytes: K, M, G, T (or KiB, MiB, GiB, TiB) are powers of 1024, as --help says; -1 when not a size,
+ * -2 for KB, MB, GB, TB, which mean powers of 1000 as often as of 1024: refused, not guessed */
 static long long parse_size(const char *v)
 {
 	char *end;
@@ -490,10 +577,10 @@ static long long parse_size(const char *v)
 	case 't': case 'T': shift = 40; end++; break;
 	default: return -1;
 	}
-	if (*end == 'i' && end[-1] != '\0' && shift)
-		end++;
-	if (*end == 'B' && shift)
-		end++;
+	if (shift && (end[0] == 'B' || end[0] == 'b') && end[1] == '\0')
+		return -2;
+	if (shift && strcmp(end, "iB") == 0)
+		end += 2;
 	if (*end || n > (1ull << (62 - shift)))
 		return -1;
 	return (long long)(n << shift);
@@ -514,30 +601,99 @@ static unsigned long long default_max_size(const char *db)
 	return half < (64ull << 20) ? 64ull << 20 : half;
 }
 
-static int gate(const char *self_dir, const char *db, const char *options)
+/* cprof check's arguments: PROFILE and the --check options split at spaces and tabs (as --help says), with
+ * --validate-only first when asked; copy is cut up in place. The argument count, or -E2BIG when the options
+ * do not fit (never cut silently: the gate the user wrote would not be the one that ran). */
+#define GATE_ARGS_MAX 64
+static int gate_args(char *copy, const char *db, int validate, char **args)
 {
-	char cprof[PATH_MAX + 8], *copy = strdup(options), *tok, *save = NULL;
-	char *args[64];
-	int n = 0, status = 0;
-	pid_t pid;
+	char *tok, *save = NULL;
+	int n = 0;
 
-	if (copy == NULL)
-		return -1;
-	snprintf(cprof, sizeof(cprof), "%s/cprof", self_dir);
 	args[n++] = "cprof";
 	args[n++] = "check";
+	if (validate)
+		args[n++] = "--validate-only";
 	args[n++] = (char *)db;
-	for (tok = strtok_r(copy, " \t", &save); tok && n < 63; tok = strtok_r(NULL, " \t", &save))
+	for (tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (n >= GATE_ARGS_MAX - 1)
+			return -E2BIG;
 		args[n++] = tok;
+	}
 	args[n] = NULL;
+	return n;
+}
+
+/* Runs cprof check on the profile with the user's gate options; its lines go to stderr. With validate, only
+ * the options are checked (cprof check --validate-only, the one parser of them), before the run: what it says
+ * goes into msg, one line. Returns its exit status, -1 when it did not run. */
+static int gate(const char *self_dir, const char *db, const char *options, int validate, char *msg, size_t size)
+{
+	char cprof[PATH_MAX + 8], *copy = strdup(options), *args[GATE_ARGS_MAX], *save = NULL;
+	int out[2] = { -1, -1 }, status = -1;
+	pid_t pid;
+
+	if (msg)
+		msg[0] = '\0';
+	if (copy == NULL)
+		return -1;
+	if (gate_args(copy, db, validate, args) < 0) {
+		if (msg)
+			snprintf(msg, size, "more than %d options", GATE_ARGS_MAX - 5);
+		free(copy);
+		return CHECK_EXIT_USAGE;
+	}
+	snprintf(cprof, sizeof(cprof), "%s/cprof", self_dir);
+	if (validate && pipe2(out, O_CLOEXEC) < 0)
+		goto out;
 	pid = fork();
 	if (pid == 0) {
-		dup2(STDERR_FILENO, STDOUT_FILENO);
+		if (validate) {
+			dup2(out[1], STDOUT_FILENO);
+			dup2(out[1], STDERR_FILENO);
+		} else {
+			dup2(STDERR_FILENO, STDOUT_FILENO);
+		}
 		execv(cprof, args);
 		_exit(RUN_EXIT_INTERNAL);
 	}
-	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+	if (validate) {
+		size_t got = 0;
+		ssize_t r;
+		char buf[1024];
+
+		close(out[1]);
+		out[1] = -1;
+		/* read to the end (what does not fit is dropped): a writer stopped by a full pipe never exits */
+		while (pid > 0) {
+			char rest[256];
+			int full = got == sizeof(buf) - 1;
+
+			r = full ? read(out[0], rest, sizeof(rest)) : read(out[0], buf + got, sizeof(buf) - 1 - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			if (!full)
+				got += (size_t)r;
+		}
+		buf[got] = '\0';
+		/* its lines without their "cprof check: ", joined: one line of cprof-run's */
+		for (char *line = strtok_r(buf, "\n", &save); msg && line; line = strtok_r(NULL, "\n", &save)) {
+			size_t l = strlen(msg);
+
+			if (strncmp(line, "cprof check: ", 13) == 0)
+				line += 13;
+			snprintf(msg + l, size - l, "%s%s", l ? "; " : "", line);
+		}
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
 		status = -1;
+out:
+	if (out[0] >= 0)
+		close(out[0]);
+	if (out[1] >= 0)
+		close(out[1]);
 	free(copy);
 	return status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -668,6 +824,14 @@ int main(int argc, char **argv)
 		}
 		case 'M':
 			max_size = parse_size(optarg);
+			if (max_size == -2) {
+				int l = (int)strlen(optarg) - 2;
+				char unit = optarg[l] & ~0x20; /* K, M, G or T */
+
+				pr_err("--max-size %s: %s is ambiguous (powers of 1000 or of 1024); write %.*s%c or %.*s%ciB (powers "
+				       "of 1024) or the bytes", optarg, optarg + l, l, optarg, unit, l, optarg, unit);
+				return RUN_EXIT_USAGE;
+			}
 			if (max_size < 0 || (max_size > 0 && max_size < (1 << 20))) {
 				pr_err("--max-size %s: expected a size of at least 1M (or 0: no limit), as 512M or 2G", optarg);
 				return RUN_EXIT_USAGE;
@@ -811,6 +975,20 @@ int main(int argc, char **argv)
 		       strlen(db), CPROF_SQLITE_PATH_MAX);
 		return RUN_EXIT_USAGE;
 	}
+	/* before anything is created or removed, and before CMD runs: a typo in the gate must not cost the run */
+	if (check) {
+		char msg[512];
+		int g = gate(self_dir, db, check, 1, msg, sizeof(msg));
+
+		if (g == CHECK_EXIT_USAGE) {
+			pr_err("--check: %s; nothing was run", msg[0] ? msg : "options refused by cprof check");
+			return RUN_EXIT_USAGE;
+		}
+		if (g != 0) {
+			pr_err("cannot run %s/cprof check to validate --check (status %d)", self_dir, g);
+			return RUN_EXIT_INTERNAL;
+		}
+	}
 	if (html && same_file(html, out)) {
 		pr_err("--html %s is the profile %s itself; choose another page name", html, out);
 		return RUN_EXIT_USAGE;
@@ -855,7 +1033,7 @@ int main(int argc, char **argv)
 
 	if (sim && !quiet)
 		fprintf(stderr, "cprof: %s runs on the simulated GPU (no GPU is used; kernels do not compute, their times are "
-			"modelled)\n", argv[optind]);
+			"modelled)\n", cprof_tx(argv[optind]));
 	command = join_command(argv + optind);
 	/* the target gets the SIGPIPE disposition we were given (a caller may ignore it), not ours */
 	sigaction(SIGPIPE, NULL, &pipe_orig);
@@ -1006,7 +1184,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cprof: report page %s\n", html);
 	}
 	if (check) {
-		int g = gate(self_dir, db, check);
+		int g = gate(self_dir, db, check, 0, NULL, 0);
 
 		if (g != 0) {
 			pr_err("gate failed (cprof check exited %d)", g);

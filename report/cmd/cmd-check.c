@@ -24,7 +24,7 @@ static void usage(FILE *f)
 		"usage: cprof check PROFILE.db [--expect overhead-bound|compute-bound|mixed] [--max-gpu-idle PCT]\n"
 		"                   [--baseline OLD.db [--max-regression PCT]] [--require-complete] [--include-startup]\n"
 		"                   [--compute-pct P] [--kernel-wait-us U] [--step-range REGEX]\n"
-		"                   [--format text|json|junit|markdown] [-o FILE|-] [-f] [--top N]\n"
+		"                   [--format text|json|junit|markdown] [-o FILE|-] [-f] [--top N] [--validate-only]\n"
 		"\n"
 		"  --expect VERDICT      fail unless the run's verdict is VERDICT\n"
 		"  --max-gpu-idle PCT    fail when the GPU idled more than PCT%% of the verdict's window\n"
@@ -40,6 +40,8 @@ static void usage(FILE *f)
 		"                        standard output, so a job's log shows the result\n"
 		"  -f, --force           overwrite FILE\n"
 		"  --top N               changes against the baseline that markdown and json show (default 10; 0: all)\n"
+		"  --validate-only       check the options (and that --baseline can be read, and -o written) and stop\n"
+		"                        without reading PROFILE (cprof-run --check does it before it runs the command)\n"
 		"\n"
 		"the verdict's thresholds, as cprof report and cprof html take them:\n"
 		"%s"
@@ -58,6 +60,46 @@ static int parse_pct(const char *opt, const char *arg, double *out)
 		return -1;
 	}
 	*out = v;
+	return 0;
+}
+
+/* One line for what getopt refused (opterr is off): an unknown option, or one without its value. */
+static void bad_option(int argc, char **argv, const struct option *opts)
+{
+	/* getopt moved past an option it rejected whole (a long one, or a lone short one) */
+	const char *arg = optind > 1 && optind <= argc ? argv[optind - 1] : "?";
+	int i;
+
+	if (optopt == 0) {
+		pr_err("unknown %soption '%s' (cprof check --help lists them)", strncmp(arg, "--", 2) ? "" : "or ambiguous ",
+		       cprof_tx(arg));
+		return;
+	}
+	for (i = 0; opts[i].name; i++)
+		if (opts[i].val == optopt && opts[i].has_arg == required_argument) {
+			pr_err("--%s needs a value", opts[i].name);
+			return;
+		}
+	if (optopt > ' ' && optopt < 0x7f)
+		pr_err("unknown option '-%c' (cprof check --help lists them)", optopt);
+	else
+		pr_err("unknown option '%s' (cprof check --help lists them)", cprof_tx(arg));
+}
+
+/* --validate-only: what the options name that a run cannot fix, so cprof-run --check refuses it before the run
+ * rather than after: a baseline that cannot be read, an output that may not be written. */
+static int validate_inputs(const char *profile, const char *baseline, const char *out, int force)
+{
+	char *const inputs[] = { (char *)profile, (char *)baseline };
+	int err;
+
+	if (baseline && access(baseline, R_OK) < 0) {
+		err = -errno;
+		pr_err("--baseline %s: %s", cprof_tx(baseline), strerror(-err));
+		return err;
+	}
+	if (out && strcmp(out, "-") && (err = cprof_out_check(PR_FMT, out, inputs, baseline ? 2 : 1, force, 0)) < 0)
+		return err;
 	return 0;
 }
 
@@ -89,12 +131,13 @@ int cmd_check(int argc, char **argv)
 		{ "require-complete", no_argument, NULL, 'c' },   CPROF_THRESHOLD_OPTIONS,
 		{ "format", required_argument, NULL, 'F' },       { "output", required_argument, NULL, 'o' },
 		{ "force", no_argument, NULL, 'f' },              { "top", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },               { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },               { "validate-only", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const struct cprof_check_fmt *fmt = &cprof_check_text;
 	const char *baseline = NULL, *out = NULL;
 	struct cprof_gate_opts go = { NULL, -1, 10 };
-	int opt, require_complete = 0, reg_set = 0, force = 0, ret = CPROF_EXIT_USAGE;
+	int opt, require_complete = 0, reg_set = 0, force = 0, validate_only = 0, ret = CPROF_EXIT_USAGE;
 	struct cprof_thresholds th;
 	struct cprof_summary now = { 0 }, old = { 0 };
 	struct cprof_gate *gates = NULL;
@@ -105,6 +148,9 @@ int cmd_check(int argc, char **argv)
 
 	r.top = 10;
 	cprof_thresholds_default(&th);
+	/* getopt's own message names the subcommand ("check: ...") and prints the option unescaped: ours is
+	 * one line, the same for cprof check and for cprof-run --check's validation */
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "ho:f", opts, NULL)) != -1) {
 		int t = cprof_threshold_opt(PR_FMT, opt, optarg, &th);
 
@@ -157,16 +203,27 @@ int cmd_check(int argc, char **argv)
 				return CPROF_EXIT_USAGE;
 			}
 			break;
+		case 'V':
+			validate_only = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return CPROF_EXIT_OK;
 		default:
-			usage(stderr);
+			bad_option(argc, argv, opts);
+			/* a caller that validates wants the one line, not the manual */
+			if (!validate_only)
+				usage(stderr);
 			return CPROF_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		if (optind < argc - 1)
+			pr_err("one profile expected; '%s' is not an option", cprof_tx(argv[optind + 1]));
+		else
+			pr_err("no profile given");
+		if (!validate_only)
+			usage(stderr);
 		return CPROF_EXIT_USAGE;
 	}
 	/* a limit with nothing to compare against would pass silently: the gate a user meant never ran */
@@ -174,6 +231,8 @@ int cmd_check(int argc, char **argv)
 		pr_err("--max-regression needs --baseline OLD.db (the profile to compare with)");
 		return CPROF_EXIT_USAGE;
 	}
+	if (validate_only)
+		return validate_inputs(argv[optind], baseline, out, force) < 0 ? CPROF_EXIT_USAGE : CPROF_EXIT_OK;
 	if (fmt != &cprof_check_text && (out == NULL || !strcmp(out, "-")))
 		cprof_progress_off(); /* machine-readable output on the terminal */
 	cprof_progress_begin("cprof check: reading the profiles");

@@ -43,4 +43,21 @@ assert_eq $? 0 "cprof-run --check passing"
 sim "$BIN/cprof-run" -q -o g2.db --check '--expect compute-bound' -- "$WL/matmul_sweep" --sizes 64 --steps 20 > /dev/null 2> err.txt
 assert_eq $? 1 "cprof-run --check failing"
 grep -q "FAIL .*g2.db: verdict" err.txt || fail "gate output not on stderr"
+# cprof-run --check with options cprof check refuses: exit 2 (usage, not 1: no gate ran) with one line, before
+# CMD or the collector starts (cprof check --validate-only, the one parser of the options)
+for bad in '--expct compute-bound' '--expect fast' '--max-regression 5' '--baseline missing.db' '--top' \
+	"--expect mixed $(printf 'stray\033[2J')"; do
+	rm -f ran
+	sim "$BIN/cprof-run" -o g3.db --check "$bad" -- sh -c 'touch ran' > out.txt 2> err.txt
+	assert_eq $? 2 "cprof-run --check '$bad'"
+	[ ! -e ran ] || fail "--check '$bad': the command ran before its gate options were refused"
+	[ ! -e g3.db ] || fail "--check '$bad': a profile was written"
+	assert_eq "$(wc -l < err.txt)" 1 "--check '$bad': one line ($(cat err.txt))"
+	grep -q "^cprof-run: --check: .*; nothing was run$" err.txt || fail "--check '$bad': $(cat err.txt)"
+	! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' err.txt || fail "--check '$bad': control bytes in $(od -c err.txt)"
+	[ ! -s out.txt ] || fail "--check '$bad' wrote to stdout: $(cat out.txt)"
+done
+grep -qF "'stray\\x1b[2J' is not an option" err.txt || fail "the stray argument, escaped: $(cat err.txt)"
+"$BIN/cprof" check small.db --expct 2> err.txt; assert_eq $? 2 "cprof check, an unknown option"
+grep -q "^cprof check: unknown or ambiguous option '--expct'" err.txt || fail "cprof check's line: $(head -1 err.txt)"
 echo ok

@@ -40,7 +40,20 @@ lim=$(meta def.db max_size)
 diff=$(( lim > want ? lim - want : want - lim ))
 [ "$diff" -le $(( want / 20 )) ] || fail "default max_size $lim, want max(64 MiB, half the free space) = $want"
 assert_eq "$(meta def.db max_size_unrecorded)" 0 "nothing cut by the default"
-for bad in 10 1.5G 12X -1M; do
+for bad in 10 1.5G 12X -1M 1Mi 1MiBx 1MBx; do
 	"$BIN/cprof-run" -q -o bad.db --max-size "$bad" -- true 2> bad.err; assert_eq $? 2 "--max-size $bad"
+done
+# the docs' units are powers of 1024 (K, M, G, T, or KiB ...); MB and the like mean 1000s as often: refused in
+# one line, before anything runs, not read as MiB
+for bad in 1MB 2mb 1GB 3kB 1TB; do
+	rm -f ran
+	"$BIN/cprof-run" -q -o bad.db --max-size "$bad" -- touch ran 2> bad.err; assert_eq $? 2 "--max-size $bad"
+	[ ! -e ran ] && [ ! -e bad.db ] || fail "--max-size $bad: the command ran"
+	assert_eq "$(wc -l < bad.err)" 1 "--max-size $bad: one line"
+	grep -q "^cprof-run: --max-size $bad: ${bad: -2} is ambiguous .*; write ${bad%??}[KMGT] or ${bad%??}[KMGT]iB " bad.err || fail "--max-size $bad: $(cat bad.err)"
+done
+for ok in 2M 2MiB 2m 2097152; do
+	"$BIN/cprof-run" -q -f -o ok.db --max-size "$ok" -- true 2> ok.err || fail "--max-size $ok: $(cat ok.err)"
+	assert_eq "$(meta ok.db max_size)" 2097152 "--max-size $ok"
 done
 echo "max-size 1M: profile $size bytes, $kept of $made launches stored, $unrec events and GPU records counted, not stored"
