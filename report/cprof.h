@@ -96,6 +96,13 @@ int cprof_utf8_len(const unsigned char *s);
 /* Kernel names: demangled (caller frees), and shortened for a table column. */
 char *cprof_demangle(const char *name);
 void cprof_shorten(const char *full, char *out, size_t size);
+/* The template arguments kept, only parameter lists folded: "k<float, 128>(...)"; -ENOSPC past size. */
+int cprof_shorten_targs(const char *full, char *out, size_t size);
+/* How each of the n names one table shows is written so that two different names never look alike (s21
+ * review: k<float>(...) and k<double>(...) were both "k<...>(...)"): levels[i] is 0 (cprof_shorten) unless
+ * that text is another name's too, then 1 (cprof_shorten_targs), or 2 (whole) when that still is. 0 or
+ * -ENOMEM (levels all 0). */
+int cprof_shown_levels(const char *const *names, size_t n, unsigned char *levels);
 
 /* Duration statistics of one group. */
 struct cprof_stats {
