@@ -18,6 +18,7 @@ enum cprof_exit {
 	CPROF_EXIT_DENIED = 4,  /* cprof capture: the run is another user's (or its directory is not private) */
 	CPROF_EXIT_NO_RUN = 5,  /* cprof capture: no run with recording windows there (ended, or not --on-demand) */
 	CPROF_EXIT_BUSY = 6,    /* cprof capture: a capture is open already */
+	CPROF_EXIT_SAME_RUN = 7, /* cprof merge: two parts hold the same run (its counts would be doubled) */
 };
 
 struct cprof_cmd {
