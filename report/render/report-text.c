@@ -244,6 +244,7 @@ void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const
 }
 
 /* The recording windows (issue 31): what was recorded, when, and why it started and stopped. */
+#define REPORT_WINDOWS_SHOWN 10
 void report_print_windows(const struct cprof_recording *r)
 {
 	char dur[32], bytes[32], cost[32];
@@ -252,7 +253,8 @@ void report_print_windows(const struct cprof_recording *r)
 	if (r->n) {
 		printf("Recorded windows: %zu (everything below covers only these; outside them calls passed through"
 		       " unrecorded)\n", r->n);
-		for (i = 0; i < r->n && i < 50; i++) {
+		/* a few: the verdict comes next and must stay on the first screen (400 windows printed 50 lines) */
+		for (i = 0; i < r->n && i < REPORT_WINDOWS_SHOWN; i++) {
 			const struct cprof_window *w = &r->w[i];
 			char pid[32] = "all";
 
@@ -265,8 +267,9 @@ void report_print_windows(const struct cprof_recording *r)
 			       w->end >= r->base_ns ? (w->end - r->base_ns) / 1e9 : 0.0, dur, cprof_tx(w->why),
 			       cprof_tx(w->end_why), cost, w->cost_measured ? "" : " (CUPTI's part only: not measured)");
 		}
-		if (r->n > 50)
-			printf("  ... %zu more (cprof report --format json lists them all)\n", r->n - 50);
+		if (r->n > REPORT_WINDOWS_SHOWN)
+			printf("  ... %zu more windows not listed (cprof report --format json lists them all, \"windows\")\n",
+			       r->n - REPORT_WINDOWS_SHOWN);
 	}
 	if (r->max_size_cut_ns) {
 		snprintf(bytes, sizeof(bytes), "%.1f MiB", r->max_size / 1048576.0);
