@@ -1,7 +1,6 @@
 /* Escaping of hostile text for terminals and logs, CSV and JSON: one writer per output kind. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/textsafe.h"
 
@@ -145,40 +144,25 @@ char *cprof_path_component(char *s)
 	return s;
 }
 
-/* Whether f is a terminal, asked once per stream. */
-static int on_terminal(FILE *f)
-{
-	static FILE *asked;
-	static int tty;
-
-	if (f != asked) {
-		asked = f;
-		tty = isatty(fileno(f));
-	}
-	return tty;
-}
-
 void cprof_csv_fput(FILE *f, const char *s)
 {
-	char *safe = NULL;
+	char *safe;
+	size_t size;
 	int formula;
 
 	if (s == NULL)
 		s = "";
-	/* a CSV file keeps the bytes (it is data); one read on a terminal must not drive it (ESC, CSI) */
-	if (on_terminal(f)) {
-		size_t size = 4 * strlen(s) + 1;
-
-		safe = malloc(size);
-		if (safe == NULL)
-			return;
-		s = cprof_text_safe(safe, size, s);
-	}
-	formula = strchr("=+-@\t\r", s[0]) != NULL && s[0] != '\0';
-	if (!formula && strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, f);
-		free(safe);
+	/* escaped as text whether it goes to a terminal or a file: a file is read by a pager, cat or a
+	 * spreadsheet next, and a CSV reader wants valid UTF-8 (\xNN is at most 4 bytes a byte) */
+	size = 4 * strlen(s) + 1;
+	safe = malloc(size);
+	if (safe == NULL)
 		return;
+	s = cprof_text_safe(safe, size, s);
+	formula = s[0] != '\0' && strchr("=+-@", s[0]) != NULL;
+	if (!formula && strpbrk(s, ",\"") == NULL) {
+		fputs(s, f);
+		goto out;
 	}
 	fputc('"', f);
 	if (formula)
@@ -189,6 +173,7 @@ void cprof_csv_fput(FILE *f, const char *s)
 		fputc(*s, f);
 	}
 	fputc('"', f);
+out:
 	free(safe);
 }
 

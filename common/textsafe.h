@@ -23,8 +23,10 @@ const char *cprof_tx(const char *s);
  * so does a leading dot (no "..", no hidden file); an empty s becomes "_". Returns s. */
 char *cprof_path_component(char *s);
 
-/* One CSV field (RFC 4180): quoted when it holds , " CR or LF; a field that starts with = + - @ (or a
- * tab or CR) gets a leading ' so that a spreadsheet reads text, not a formula (OWASP's advice). */
+/* One CSV field (RFC 4180), written to a terminal or a file alike: first escaped as terminal text
+ * (cprof_text_safe: no control byte, CR, LF or tab, valid UTF-8), then quoted when it holds , or "; a
+ * field that starts with = + - @ gets a leading ' so that a spreadsheet reads text, not a formula
+ * (OWASP's advice). */
 void cprof_csv_fput(FILE *f, const char *s);
 
 /* One JSON string, quotes included: escapes what JSON requires, and an escaped U+FFFD for each byte that is not

@@ -18,6 +18,7 @@ enum cprof_exit {
 	CPROF_EXIT_DENIED = 4,  /* cprof capture: the run is another user's (or its directory is not private) */
 	CPROF_EXIT_NO_RUN = 5,  /* cprof capture: no run with recording windows there (ended, or not --on-demand) */
 	CPROF_EXIT_BUSY = 6,    /* cprof capture: a capture is open already */
+	CPROF_EXIT_SAME_RUN = 7, /* cprof merge: two parts hold the same run (its counts would be doubled) */
 };
 
 struct cprof_cmd {
@@ -96,6 +97,13 @@ int cprof_utf8_len(const unsigned char *s);
 /* Kernel names: demangled (caller frees), and shortened for a table column. */
 char *cprof_demangle(const char *name);
 void cprof_shorten(const char *full, char *out, size_t size);
+/* The template arguments kept, only parameter lists folded: "k<float, 128>(...)"; -ENOSPC past size. */
+int cprof_shorten_targs(const char *full, char *out, size_t size);
+/* How each of the n names one table shows is written so that two different names never look alike (s21
+ * review: k<float>(...) and k<double>(...) were both "k<...>(...)"): levels[i] is 0 (cprof_shorten) unless
+ * that text is another name's too, then 1 (cprof_shorten_targs), or 2 (whole) when that still is. 0 or
+ * -ENOMEM (levels all 0). */
+int cprof_shown_levels(const char *const *names, size_t n, unsigned char *levels);
 
 /* Duration statistics of one group. */
 struct cprof_stats {

@@ -1,4 +1,5 @@
 /* Kernel names for people: the C++ ABI demangler (libstdc++'s __cxa_demangle) and a shortened form for tables. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,4 +58,111 @@ void cprof_shorten(const char *full, char *out, size_t size)
 		/* still long: the start names the kernel (library, architecture, tile) */
 		memcpy(out + 67, "...", 4);
 	}
+}
+
+/* Template arguments kept, parameter lists outside them folded to (...); no length limit but size. 0, or
+ * -ENOSPC when it does not fit. */
+int cprof_shorten_targs(const char *full, char *out, size_t size)
+{
+	size_t o = 0;
+	int angle = 0, paren = 0;
+
+	for (; *full; full++) {
+		char c = *full;
+
+		if (paren > 0) {
+			/* inside a folded parameter list: only its end matters */
+			paren += c == '(' ? 1 : c == ')' ? -1 : 0;
+			if (paren == 0) {
+				if (o + 1 >= size)
+					return -ENOSPC;
+				out[o++] = ')';
+			}
+			continue;
+		}
+		if (c == '(' && angle == 0) {
+			paren = 1;
+			if (o + 4 >= size)
+				return -ENOSPC;
+			memcpy(out + o, "(...", 4);
+			o += 4;
+			continue;
+		}
+		angle += c == '<' ? 1 : c == '>' && angle > 0 ? -1 : 0;
+		if (o + 1 >= size)
+			return -ENOSPC;
+		out[o++] = c;
+	}
+	if (o >= size)
+		return -ENOSPC;
+	out[o] = '\0';
+	return 0;
+}
+
+struct shown_key {
+	char *key;
+	size_t i;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct shown_key *)a)->key, ((const struct shown_key *)b)->key);
+}
+
+/* the text of a name at a level, as a key to compare (malloc'd) */
+static char *level_text(const char *full, int level)
+{
+	char buf[1024];
+
+	if (level == 0) {
+		cprof_shorten(full, buf, sizeof(buf));
+		return strdup(buf);
+	}
+	if (level == 1 && cprof_shorten_targs(full, buf, sizeof(buf)) == 0)
+		return strdup(buf);
+	return strdup(full);
+}
+
+int cprof_shown_levels(const char *const *names, size_t n, unsigned char *levels)
+{
+	struct shown_key *k = calloc(n ? n : 1, sizeof(*k));
+	size_t i, j, m;
+	int level, ret = 0;
+
+	if (k == NULL)
+		return -ENOMEM;
+	memset(levels, 0, n);
+	/* the names that look alike at one level go up to the next: folded, template arguments, whole */
+	for (level = 0; level < 2; level++) {
+		for (i = 0, m = 0; i < n; i++) {
+			if (levels[i] != level)
+				continue;
+			k[m].i = i;
+			if ((k[m++].key = level_text(names[i], level)) == NULL) {
+				ret = -ENOMEM;
+				goto out;
+			}
+		}
+		qsort(k, m, sizeof(*k), by_key);
+		for (i = 0; i < m; i = j) {
+			int differ = 0;
+
+			for (j = i + 1; j < m && !strcmp(k[i].key, k[j].key); j++)
+				differ |= strcmp(names[k[i].i], names[k[j].i]) != 0;
+			/* the same name twice (two rows of one kernel) has nothing to tell apart */
+			while (differ && i < j)
+				levels[k[i++].i] = (unsigned char)(level + 1);
+		}
+		for (i = 0; i < m; i++) {
+			free(k[i].key);
+			k[i].key = NULL;
+		}
+	}
+out:
+	if (ret < 0)
+		memset(levels, 0, n);
+	for (i = 0; i < n; i++)
+		free(k[i].key);
+	free(k);
+	return ret;
 }

@@ -127,6 +127,15 @@ const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size
 	return buf;
 }
 
+const char *cprof_term_name_at(const char *full, int level, size_t col, char *buf, size_t size)
+{
+	if (level == 0)
+		return cprof_term_name(full, col, buf, size);
+	if (term.wide || level > 1 || cprof_shorten_targs(full, buf, size) < 0)
+		return full;
+	return buf;
+}
+
 const char *cprof_hue(enum cprof_hue h)
 {
 	static const char *const sgr[] = {

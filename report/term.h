@@ -15,6 +15,9 @@ int cprof_term_setup(int argc, char **argv);
  * always made it (outputs that scripts compare stay as they were); --wide: whole; on a terminal: shortened,
  * then cut in the middle ("head...tail") to what is left of the width. The result is in buf or is full. */
 const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size);
+/* The same at a level of cprof_shown_levels: 0 as cprof_term_name; 1 with the template arguments (whole
+ * when they do not fit in buf), 2 whole; never cut in the middle (the cut could hide what tells it apart). */
+const char *cprof_term_name_at(const char *full, int level, size_t col, char *buf, size_t size);
 
 /* SGR sequences for stdout, "" when colour is off. */
 enum cprof_hue { CPROF_HUE_RESET, CPROF_HUE_BAD, CPROF_HUE_GOOD, CPROF_HUE_WARN, CPROF_HUE_INFO, CPROF_HUE_BOLD };

@@ -113,7 +113,34 @@ out:
 	return ret;
 }
 
-static int merge_one(sqlite3 *db, const char *path)
+/* One process in two parts (the same host, pid and start to the nanosecond) is one run given twice: the
+ * same file, a copy, or a merged profile and one of its parts; merged, every count of it would double.
+ * parts[k] are the inputs merged so far, their process ids above offs[k]. -EEXIST, said in one line. */
+static int same_run(sqlite3 *db, const char *path, char *const *parts, const int64_t *offs, int nparts)
+{
+	sqlite3_stmt *st;
+	int ret = 0, k;
+
+	if (sqlite3_prepare_v2(db, "SELECT m.id, s.pid, s.host FROM src.PROCESSES s JOIN main.PROCESSES m ON m.pid = s.pid"
+			       " AND m.startNs = s.startNs AND m.host IS s.host LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+		pr_err("%s: %s", cprof_tx(path), sqlite3_errmsg(db));
+		return -EIO;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		for (k = nparts - 1; k > 0 && id <= offs[k]; k--)
+			;
+		pr_err("%s holds the same run as %s (pid %lld on %s, started at the same nanosecond): merging would count"
+		       " it twice; nothing written", cprof_tx(path), cprof_tx(parts[k]), (long long)sqlite3_column_int64(st, 1),
+		       cprof_tx((const char *)sqlite3_column_text(st, 2)));
+		ret = -EEXIST;
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int merge_one(sqlite3 *db, const char *path, char *const *parts, int64_t *offs, int nparts)
 {
 	char sql[4200];
 	sqlite3_stmt *st;
@@ -143,10 +170,13 @@ static int merge_one(sqlite3 *db, const char *path)
 	}
 	if (ret < 0)
 		return ret;
+	if ((ret = same_run(db, path, parts, offs, nparts)) < 0)
+		goto out;
 	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM main.PROCESSES", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		off = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+	offs[nparts] = off;
 	ret = exec(db, "BEGIN;"
 		       "INSERT OR IGNORE INTO main.StringIds(value) SELECT value FROM src.StringIds;"
 		       "DROP TABLE IF EXISTS temp.smap;"
@@ -193,7 +223,7 @@ static int merge_one(sqlite3 *db, const char *path)
 		   " 'recording');"
 		   "COMMIT;");
 out:
-	if (ret < 0)
+	if (ret < 0 && !sqlite3_get_autocommit(db))
 		exec(db, "ROLLBACK");
 	exec(db, "DETACH DATABASE src");
 	return ret;
@@ -258,7 +288,10 @@ static void usage(FILE *f)
 		   "  -o, --output JOB.db      the merged profile (never overwritten unless -f); - writes the SQLite\n"
 		   "                           file to standard output once it is complete\n"
 		   "  -f, --force              overwrite JOB.db\n"
-		   "  --clock-offset HOST=NS   add NS (may be negative) to every timestamp of HOST's processes\n");
+		   "  --clock-offset HOST=NS   add NS (may be negative) to every timestamp of HOST's processes\n"
+		   "exit status: 0 merged, 2 usage or unreadable input, 7 two parts hold the same run (the same file, a\n"
+		   "  copy, or a merged profile and one of its parts: a process of the same host, pid and start); nothing\n"
+		   "  is written then\n");
 }
 
 int cmd_merge(int argc, char **argv)
@@ -272,6 +305,7 @@ int cmd_merge(int argc, char **argv)
 	char tmp[4200], cmd[4200] = "merge of";
 	int opt, force = 0, noff = 0, i, err, to_stdout, ret = CPROF_EXIT_USAGE;
 	sqlite3 *db = NULL, *first = NULL;
+	int64_t *offs = NULL;
 
 	while ((opt = getopt_long(argc, argv, "o:fh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -321,10 +355,17 @@ int cmd_merge(int argc, char **argv)
 		pr_err("%s: cannot open: %s", tmp, db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;
 	}
+	/* where each part's process ids start: the first part's are its own */
+	if ((offs = calloc(argc - optind, sizeof(*offs))) == NULL) {
+		pr_err("out of memory");
+		goto out;
+	}
 	for (i = optind + 1; i < argc; i++)
-		if ((err = merge_one(db, argv[i])) < 0) {
-			/* -EINVAL: merge_one said why, in its one line */
-			if (err != -EINVAL)
+		if ((err = merge_one(db, argv[i], argv + optind, offs, i - optind)) < 0) {
+			/* -EINVAL, -EEXIST: merge_one said why, in its one line */
+			if (err == -EEXIST)
+				ret = CPROF_EXIT_SAME_RUN;
+			else if (err != -EINVAL)
 				pr_err("%s: cannot merge it", argv[i]);
 			goto out;
 		}
@@ -369,5 +410,6 @@ out:
 		sqlite3_close(first);
 	if (ret != CPROF_EXIT_OK)
 		unlink(tmp);
+	free(offs);
 	return ret;
 }

@@ -324,9 +324,12 @@ static int attr_row(struct cprof_attr_table *t, size_t *cap, enum cprof_attr_by 
 		if (by == CPROF_BY_CHAIN) {
 			char *d;
 
-			if (gops == 0 || kernel == NULL || *kernel == '\0')
+			/* a kernel named "" is a kernel all the same (s21 review: its launches were left out) */
+			if (gops == 0 || kernel == NULL)
 				return 0;
-			if (kshort) {
+			if (*kernel == '\0') {
+				snprintf(kbuf, sizeof(kbuf), "(empty name)");
+			} else if (kshort) {
 				snprintf(kbuf, sizeof(kbuf), "%s", kshort);
 			} else {
 				d = cprof_demangle(kernel);
@@ -677,7 +680,7 @@ int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t p
 		for (i = 0; i < n && ret == 0; i++)
 			ret = attr_row(&t[i], &cap[i], by[i], s, a->nested, a->inherited,
 				       a->nested || !a->has_cpu ? 0 : (double)a->cpu, (double)gsum, (uint64_t)gops,
-				       attr_string(w.str, w.nstr, a->name)->value, kernel ? kernel->value : "", kshort);
+				       attr_string(w.str, w.nstr, a->name)->value, kernel ? kernel->value : NULL, kshort);
 	}
 	for (i = 0; i < n; i++)
 		if (t[i].n)

@@ -1,4 +1,5 @@
 /* cprof diff as text: the verdict and totals old -> new, then the rows that changed most. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/cprof.h"
@@ -50,8 +51,10 @@ static void write_compile(FILE *f, const struct cprof_diff_result *r)
 static void write_text(FILE *f, const struct cprof_diff_result *r)
 {
 	const struct cprof_summary *a = r->a, *b = r->b;
-	char x[32], y[32], p[32], name[96];
+	char x[32], y[32], p[32], name[512];
 	size_t i, n = cprof_diff_shown(r);
+	const char **names = malloc((n ? n : 1) * sizeof(*names));
+	unsigned char *levels = calloc(n ? n : 1, 1);
 
 	fprintf(f, "cprof diff: %s -> %s%s\n", cprof_tx(r->old_path), cprof_tx(r->new_path),
 		r->simulated ? " (simulated GPU: timings are modelled, not measured)" : "");
@@ -71,6 +74,12 @@ static void write_text(FILE *f, const struct cprof_diff_result *r)
 		fprintf(f, "  median step  %16s -> %s (%s; %d -> %d NVTX steps)\n", x, y, p, a->steps, b->steps);
 	}
 	write_compile(f, r);
+	/* a gone kernel and a new one that differ in template arguments only must not look the same */
+	if (names && levels) {
+		for (i = 0; i < n; i++)
+			names[i] = r->changes[i].name;
+		cprof_shown_levels(names, n, levels);
+	}
 	fprintf(f, "\n  %-6s  %12s  %12s  %8s  %9s  %9s  %s\n", "Kind", "Old time", "New time", "Change", "Old count",
 		"New count", "Name");
 	for (i = 0; i < n; i++) {
@@ -80,7 +89,7 @@ static void write_text(FILE *f, const struct cprof_diff_result *r)
 		cprof_fmt_dur(y, sizeof(y), c->new_ns);
 		cprof_fmt_change(p, sizeof(p), c->old_ns, c->new_ns);
 		fprintf(f, "  %-6s  %12s  %12s  %8s  %9lld  %9lld  %s\n", c->api ? "api" : "kernel", x, y, p,
-			(long long)c->old_n, (long long)c->new_n, cprof_tx(cprof_term_name(c->name, 70, name, sizeof(name))));
+			(long long)c->old_n, (long long)c->new_n, cprof_tx(cprof_term_name_at(c->name, levels ? levels[i] : 0, 70, name, sizeof(name))));
 	}
 	if (r->nchanges == 0)
 		fprintf(f, "  (no kernel or call changed)\n");
@@ -93,6 +102,8 @@ static void write_text(FILE *f, const struct cprof_diff_result *r)
 				fprintf(f, "  %sFAIL%s %s: %s\n", HUE(CPROF_HUE_BAD), HUE(CPROF_HUE_RESET),
 					r->gates[i].what, r->gates[i].detail);
 	}
+	free(names);
+	free(levels);
 }
 
 const struct cprof_diff_fmt cprof_diff_text = { "text", write_text };

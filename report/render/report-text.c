@@ -69,12 +69,21 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 	double maxv = 0;
 	enum cprof_unit u;
 	size_t i, n = report_shown(t, top);
-	char tot[32], avg[32], med[32], mn[32], mx[32], sd[32], name[96];
-	const char *un, *shown;
+	char tot[32], avg[32], med[32], mn[32], mx[32], sd[32], name[512];
+	const char *un, *shown, **names;
+	unsigned char *levels;
 	int tagged = 0;
 
 	if (t->n == 0)
 		return;
+	/* two shown rows never look alike: without memory they are shown as before */
+	names = malloc(n * sizeof(*names));
+	levels = calloc(n, 1);
+	if (names && levels) {
+		for (i = 0; i < n; i++)
+			names[i] = t->rows[i].name;
+		cprof_shown_levels(names, n, levels);
+	}
 	for (i = 0; i < n; i++)
 		if (t->rows[i].st.total > maxv)
 			maxv = t->rows[i].st.total;
@@ -95,7 +104,8 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 		cprof_fmt_in(mn, sizeof(mn), s->min, u);
 		cprof_fmt_in(mx, sizeof(mx), s->max, u);
 		cprof_fmt_in(sd, sizeof(sd), s->std, u);
-		shown = cprof_term_name(t->rows[i].name, with_bytes ? 115 : 93, name, sizeof(name));
+		shown = cprof_term_name_at(t->rows[i].name, levels ? levels[i] : 0, with_bytes ? 115 : 93, name,
+					   sizeof(name));
 		printf(" %8.1f  %10s  %9llu  %9s  %9s  %9s  %9s  %11s", t->total > 0 ? 100.0 * s->total / t->total : 0.0,
 		       tot, (unsigned long long)s->n, avg, med, mn, mx, sd);
 		if (with_bytes)
@@ -108,6 +118,8 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 		printf(" (%zu more; --top 0 shows all)\n", t->n - n);
 	if (tagged)
 		printf(" * seen only by CUPTI: called inside a library (cuBLAS, cuDNN) or not hooked\n");
+	free(names);
+	free(levels);
 }
 
 void report_print_torch(const struct table *calls, const struct table *kernels, size_t top)
@@ -232,6 +244,7 @@ void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const
 }
 
 /* The recording windows (issue 31): what was recorded, when, and why it started and stopped. */
+#define REPORT_WINDOWS_SHOWN 10
 void report_print_windows(const struct cprof_recording *r)
 {
 	char dur[32], bytes[32], cost[32];
@@ -240,7 +253,8 @@ void report_print_windows(const struct cprof_recording *r)
 	if (r->n) {
 		printf("Recorded windows: %zu (everything below covers only these; outside them calls passed through"
 		       " unrecorded)\n", r->n);
-		for (i = 0; i < r->n && i < 50; i++) {
+		/* a few: the verdict comes next and must stay on the first screen (400 windows printed 50 lines) */
+		for (i = 0; i < r->n && i < REPORT_WINDOWS_SHOWN; i++) {
 			const struct cprof_window *w = &r->w[i];
 			char pid[32] = "all";
 
@@ -253,8 +267,9 @@ void report_print_windows(const struct cprof_recording *r)
 			       w->end >= r->base_ns ? (w->end - r->base_ns) / 1e9 : 0.0, dur, cprof_tx(w->why),
 			       cprof_tx(w->end_why), cost, w->cost_measured ? "" : " (CUPTI's part only: not measured)");
 		}
-		if (r->n > 50)
-			printf("  ... %zu more (cprof report --format json lists them all)\n", r->n - 50);
+		if (r->n > REPORT_WINDOWS_SHOWN)
+			printf("  ... %zu more windows not listed (cprof report --format json lists them all, \"windows\")\n",
+			       r->n - REPORT_WINDOWS_SHOWN);
 	}
 	if (r->max_size_cut_ns) {
 		snprintf(bytes, sizeof(bytes), "%.1f MiB", r->max_size / 1048576.0);

@@ -107,7 +107,8 @@ assert_eq "$(q own-all.db "SELECT count(*) FROM CPROF_API")/$(q own-all.db "SELE
 	"50/50" "recorded whole with the program's CUPTI client first: the calls and CUPTI's records of them"
 
 # a merged profile keeps META recording only when its parts had the same
-"$BIN/cprof" merge api.db api.db -o merged-same.db > /dev/null 2>&1 || fail "merge api.db api.db"
+runs api2 --capture-range cudaProfilerApi
+"$BIN/cprof" merge api.db api2.db -o merged-same.db > /dev/null 2>&1 || fail "merge api.db api2.db"
 "$BIN/cprof" merge api.db all.db -o merged-mixed.db > /dev/null 2>&1 || fail "merge api.db all.db"
 assert_eq "$(q merged-same.db "SELECT group_concat(value) FROM META WHERE key = 'recording'")" "--capture-range cudaProfilerApi" \
 	"META recording of two parts that had the same"

@@ -6,7 +6,8 @@
 . "$ROOT/tests/integration/rel.sh"
 need_sim
 sim "$BIN/cprof-run" -q -o p.db -- "$WL/scenarios" steady 5 > /dev/null 2>err.txt || fail "run: $(cat err.txt)"
-cp p.db q.db
+# another run: cprof merge refuses one run twice (exit 7), and the merges below must be refused for their output
+sim "$BIN/cprof-run" -q -o q.db -- "$WL/scenarios" steady 5 > /dev/null 2>err.txt || fail "run: $(cat err.txt)"
 calls=$(q p.db "SELECT count(*) FROM CPROF_API")
 assert_ge "$calls" 1 "calls recorded"
 

@@ -2,7 +2,8 @@
 # CSV or JSON reader raw. Kernel names and argv in a real profile are replaced with hostile ones (ESC
 # sequences that set a terminal's title, BEL, CR, LF that fakes a gate line, a spreadsheet formula,
 # bytes that are not UTF-8); every text output must hold no control byte but its own newlines, no
-# forged line; CSV fields are neutralised and quoted; JSON parses as strict UTF-8.
+# forged line; CSV fields are escaped as text (to a file too: s21 review), neutralised and quoted; JSON
+# parses as strict UTF-8.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/integration/rel.sh"
 need_sim
@@ -49,12 +50,16 @@ assert_eq $? 127 "a command not found"
 clean_text run2.txt "cprof-run's error"
 assert_eq "$(wc -l < run2.txt)" 1 "one error line"
 
-# CSV: formulas neutralised (OWASP: leading '), CR quoted, every record has the header's field count
+# CSV, a file as much as a terminal: formulas neutralised (OWASP: leading '), control bytes escaped as in
+# text (a record is one line), strict UTF-8, every record has the header's field count
 "$BIN/cprof" report evil.db --by kernel --format csv > k.csv 2>err.txt || fail "csv: $(cat err.txt)"
-grep -q "\"'=cmd|' /C calc'!A0" k.csv || fail "formula not neutralised: $(head -3 k.csv)"
-python3 - k.csv <<'PY' || fail "csv does not parse to whole records"
+clean_text k.csv "cprof report --format csv to a file"
+grep -qF "\"'=cmd|' /C calc'!A0\r" k.csv || fail "formula not neutralised, CR not escaped: $(head -3 k.csv)"
+grep -qF 'pwned\x07\nFAIL forged\r\xff\x9b' k.csv || fail "csv: the name is not escaped: $(grep -m1 pwned k.csv)"
+python3 - k.csv <<'PY' || fail "csv does not parse to whole records of strict UTF-8"
 import csv, sys
-rows = list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8', errors='replace')))
+rows = list(csv.reader(open(sys.argv[1], newline='', encoding='utf-8', errors='strict')))
+assert len(rows) == len(open(sys.argv[1], 'rb').read().splitlines()), "a record over more than one line"
 assert len(rows) >= 2, rows
 assert all(len(r) == len(rows[0]) for r in rows), [len(r) for r in rows]
 for r in rows[1:]:

@@ -198,6 +198,47 @@ START_TEST(test_term_name_off_tty)
 }
 END_TEST
 
+START_TEST(test_demangle_shown_names_distinct)
+{
+	static const char *const names[] = {
+		"void cutlass_like::device_gemm::gemm_tensorop_kernel_with_a_long_name<float, 128, 64>(float const*, int)",
+		"void cutlass_like::device_gemm::gemm_tensorop_kernel_with_a_long_name<double, 128, 64>(double const*, int)",
+		/* overloads: the same template arguments, other parameters */
+		"void cutlass_like::device_gemm::gemm_tensorop_kernel_with_a_long_name<half, 128, 64>(half const*, int)",
+		"void cutlass_like::device_gemm::gemm_tensorop_kernel_with_a_long_name<half, 128, 64>(half const*, long)",
+		"void other_kernel_with_a_name_long_enough_to_be_folded_by_the_table<float>(float*, float*, int)",
+		"short_kernel",
+		"short_kernel",
+	};
+	enum { N = sizeof(names) / sizeof(names[0]) };
+	unsigned char lv[N];
+	char a[512], b[512];
+	size_t i, j;
+
+	ck_assert_int_eq(cprof_shown_levels(names, N, lv), 0);
+	ck_assert_int_eq(lv[0], 1);
+	ck_assert_int_eq(lv[1], 1);
+	ck_assert_int_eq(lv[2], 2);
+	ck_assert_int_eq(lv[3], 2);
+	/* alone in its shortened form, and one name twice: as before */
+	ck_assert_int_eq(lv[4], 0);
+	ck_assert_int_eq(lv[5], 0);
+	ck_assert_int_eq(lv[6], 0);
+	ck_assert_str_eq(cprof_term_name_at(names[0], lv[0], 93, a, sizeof(a)),
+			 "void cutlass_like::device_gemm::gemm_tensorop_kernel_with_a_long_name<float, 128, 64>(...)");
+	/* no two different names are shown alike */
+	for (i = 0; i < N; i++)
+		for (j = i + 1; j < N; j++)
+			if (strcmp(names[i], names[j]))
+				ck_assert_str_ne(cprof_term_name_at(names[i], lv[i], 93, a, sizeof(a)),
+						 cprof_term_name_at(names[j], lv[j], 93, b, sizeof(b)));
+	/* too long for the buffer: whole */
+	ck_assert_ptr_eq(cprof_term_name_at(names[0], 1, 93, a, 20), names[0]);
+	ck_assert_int_eq(cprof_shorten_targs("k<(int)3>(a, (b))::x", a, sizeof(a)), 0);
+	ck_assert_str_eq(a, "k<(int)3>(...)::x");
+}
+END_TEST
+
 START_TEST(test_report_sort_rows)
 {
 	struct row rows[3] = {
@@ -233,6 +274,7 @@ Suite *gates_suite(void)
 	tcase_add_test(tc, test_check_xml_escape);
 	tcase_add_test(tc, test_check_md_escape);
 	tcase_add_test(tc, test_term_name_off_tty);
+	tcase_add_test(tc, test_demangle_shown_names_distinct);
 	tcase_add_test(tc, test_report_sort_rows);
 	suite_add_tcase(s, tc);
 	return s;

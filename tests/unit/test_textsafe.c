@@ -105,15 +105,21 @@ START_TEST(test_textsafe_csv_fields)
 	ck_writes(cprof_csv_fput, "plain kernel", "plain kernel");
 	ck_writes(cprof_csv_fput, "a,b", "\"a,b\"");
 	ck_writes(cprof_csv_fput, "say \"hi\"", "\"say \"\"hi\"\"\"");
-	/* a bare CR ends a record for many readers: quoted */
-	ck_writes(cprof_csv_fput, "a\rb", "\"a\rb\"");
-	ck_writes(cprof_csv_fput, "a\nb", "\"a\nb\"");
+	/* CR, LF, tab, ESC, C1 and bytes that are not UTF-8 are escaped as in text, file or terminal alike:
+	 * a record is one line, the file valid UTF-8 */
+	ck_writes(cprof_csv_fput, "a\rb", "a\\rb");
+	ck_writes(cprof_csv_fput, "a\nb", "a\\nb");
+	ck_writes(cprof_csv_fput, "k\x1b]0;t\x07\xff\xc2\x9b", "k\\x1b]0;t\\x07\\xff\\u009b");
+	ck_writes(cprof_csv_fput, "a\xe2\x80\xae" "b,", "\"a\\u202eb,\"");
+	ck_writes(cprof_csv_fput, "caf\xc3\xa9", "caf\xc3\xa9");
 	/* formulas: OWASP's leading quote, inside a quoted field */
 	ck_writes(cprof_csv_fput, "=cmd|' /C calc'!A0", "\"'=cmd|' /C calc'!A0\"");
 	ck_writes(cprof_csv_fput, "+1", "\"'+1\"");
 	ck_writes(cprof_csv_fput, "-2+3", "\"'-2+3\"");
 	ck_writes(cprof_csv_fput, "@SUM(A1)", "\"'@SUM(A1)\"");
-	ck_writes(cprof_csv_fput, "\t=1", "\"'\t=1\"");
+	/* an escaped tab or CR starts with a backslash: no formula */
+	ck_writes(cprof_csv_fput, "\t=1", "\\t=1");
+	ck_writes(cprof_csv_fput, "\r=1", "\\r=1");
 	ck_writes(cprof_csv_fput, "a=b", "a=b");
 	ck_writes(cprof_csv_fput, "", "");
 	ck_writes(cprof_csv_fput, NULL, "");
