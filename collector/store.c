@@ -675,6 +675,50 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
 	return ret;
 }
 
+/* Recorded calls that make GPU work (launches, copies, memsets, GEMMs) and ended after their window's inner end with
+ * no GPU record: they entered while the window was open and reached CUDA after its stop had switched CUPTI's kinds
+ * off (preload/capture.c's order says so), so their work went unrecorded: 12 of 9,000 launches a run, 3 threads
+ * launching while another toggled cudaProfilerStart/Stop 400 times (a review, 2026-12-06), each shown as a launch
+ * with no kernel. They go with CUPTI's records of them, counted (cprof's and CUPTI's API records) as API records
+ * dropped at the edges. A call's GPU
+ * record is found through its external id (the hooks' pushed id) and the correlation ids CUPTI gave its calls.
+ * The candidates are few (a window's last calls): their own small tables, one scan of each large one. */
+static int drop_cut_calls(struct cprof_store *s, int64_t *api_dropped)
+{
+	static const char *const steps[] = {
+		"CREATE TEMP TABLE cprof_cut AS SELECT t.id, t.processId, t.correlationId FROM CPROF_API t"
+		" WHERE t.class IN ('launch', 'memcpy', 'memset', 'gemm') AND t.processId IN (SELECT processId FROM"
+		"  temp.cprof_inner) AND t.end > (SELECT w.e FROM temp.cprof_inner w WHERE w.processId = t.processId AND"
+		"  w.s <= t.start ORDER BY w.s DESC LIMIT 1)",
+		"CREATE TEMP TABLE cprof_cut_corr AS SELECT c.id, e.processId, e.correlationId"
+		" FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e JOIN temp.cprof_cut c ON e.processId = c.processId AND"
+		"  e.externalId = c.correlationId WHERE e.externalKind = 5",
+		"DELETE FROM temp.cprof_cut WHERE id IN (SELECT x.id FROM temp.cprof_cut_corr x WHERE EXISTS (SELECT 1 FROM"
+		"  CUPTI_ACTIVITY_KIND_KERNEL g WHERE g.processId = x.processId AND g.correlationId = x.correlationId)"
+		" OR EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMCPY g WHERE g.processId = x.processId AND"
+		"  g.correlationId = x.correlationId) OR EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_MEMSET g WHERE"
+		"  g.processId = x.processId AND g.correlationId = x.correlationId))",
+		"DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME AS t WHERE (t.processId, t.correlationId) IN (SELECT processId,"
+		"  correlationId FROM temp.cprof_cut_corr WHERE id IN (SELECT id FROM temp.cprof_cut))",
+		"DELETE FROM CUPTI_ACTIVITY_KIND_DRIVER AS t WHERE (t.processId, t.correlationId) IN (SELECT processId,"
+		"  correlationId FROM temp.cprof_cut_corr WHERE id IN (SELECT id FROM temp.cprof_cut))",
+		"DELETE FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION AS t WHERE t.externalKind = 5 AND (t.processId,"
+		"  t.externalId) IN (SELECT processId, correlationId FROM temp.cprof_cut)",
+		"DELETE FROM CPROF_API WHERE id IN (SELECT id FROM temp.cprof_cut)",
+		"DROP TABLE temp.cprof_cut; DROP TABLE temp.cprof_cut_corr",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (sqlite3_exec(s->db, steps[i], NULL, NULL, NULL) != SQLITE_OK)
+			return db_err(s, "drop calls cut by a window's end");
+		if (!strncmp(steps[i], "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME", 39) ||
+		    !strncmp(steps[i], "DELETE FROM CUPTI_ACTIVITY_KIND_DRIVER", 38) || !strncmp(steps[i], "DELETE FROM CPROF_API", 21))
+			*api_dropped += sqlite3_changes(s->db);
+	}
+	return 0;
+}
+
 /* GPU records (kernels, copies, memsets) and CUPTI's synchronization records of no recorded call whose CUDA call
  * started outside every inner window of its process: those of calls cprof passed through just before a window opened or just after it closed, while
  * CUPTI's kinds were on (preload/capture.c); then CUPTI's API records of those calls. A record of a recorded call
@@ -741,6 +785,8 @@ static int drop_edge_orphans(struct cprof_store *s, const struct inner_windows *
 		else
 			*(drop[i].api ? &api_dropped : &dropped) += sqlite3_changes(s->db);
 	}
+	if (ret == 0)
+		ret = drop_cut_calls(s, &api_dropped);
 	if (ret == 0 && sqlite3_exec(s->db, "DROP TABLE temp.cprof_inner", NULL, NULL, NULL) != SQLITE_OK)
 		ret = db_err(s, "edge windows");
 	if (ret == 0)

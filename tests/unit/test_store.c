@@ -305,7 +305,7 @@ static void status_at(struct cprof_store *s, int64_t proc, uint32_t code, int32_
 }
 
 /* one CUDA call as CUPTI records it: its runtime record at api_start (0: none), the external id the hooks
- * pushed (0: none, a call cprof did not record), and its GPU record of kind gpu */
+ * pushed (0: none, a call cprof did not record), and its GPU record of kind gpu (0: none) */
 static void cupti_call(struct cprof_store *s, int64_t proc, uint32_t corr, uint64_t api_start, uint64_t ext, uint32_t gpu)
 {
 	struct cprof_wire_gpu g = { .kind = gpu, .corr = corr, .start_ns = api_start + 5000, .end_ns = api_start + 6000 };
@@ -323,7 +323,16 @@ static void cupti_call(struct cprof_store *s, int64_t proc, uint32_t corr, uint6
 		e.u64[0] = ext;
 		ck_assert_int_eq(cprof_store_gpu(s, proc, &e, 0), 0);
 	}
-	ck_assert_int_eq(cprof_store_gpu(s, proc, &g, 0), 0);
+	if (gpu)
+		ck_assert_int_eq(cprof_store_gpu(s, proc, &g, 0), 0);
+}
+
+/* one call as the hooks record it, with its id (CUPTI's external id of its calls) */
+static void hooked(struct cprof_store *s, int64_t proc, uint16_t api, uint64_t id, uint64_t start, uint64_t end)
+{
+	struct cprof_wire_api ev = { .tid = 9, .api = api, .corr = id, .start_ns = start, .end_ns = end };
+
+	ck_assert_int_eq(cprof_store_api(s, proc, 4321, &ev, 0), 0);
 }
 
 /* A window's GPU records of calls cprof passed through (no external id) just before it opened or just after it
@@ -353,6 +362,17 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	cupti_call(s, proc, 7, 1010, 0, CPROF_GPU_MEMSET);     /* at the inner start: kept */
 	cupti_call(s, proc, 8, 1996, 0, CPROF_GPU_SYNC);       /* a sync passed through after the flip: dropped */
 	cupti_call(s, proc, 9, 1600, 0, CPROF_GPU_SYNC);       /* a sync not hooked, inside: kept */
+	/* recorded calls (the hooks' records): one inside with its kernel (77), kept; three launches that entered before
+	 * the stop and ended after the inner end: no CUPTI record at all (90) and a runtime record with no kernel (91,
+	 * CUPTI's 20), dropped with CUPTI's records of them; one with its kernel (92, CUPTI's 21), kept; a sync cut alike
+	 * (93), kept (it makes no GPU work) */
+	hooked(s, proc, CPROF_API_cudaLaunchKernel, 77, 1499, 1501);
+	hooked(s, proc, CPROF_API_cudaLaunchKernel, 90, 1985, 2100);
+	hooked(s, proc, CPROF_API_cudaLaunchKernel, 91, 1985, 2100);
+	cupti_call(s, proc, 20, 1986, 91, 0);
+	hooked(s, proc, CPROF_API_cudaLaunchKernel, 92, 1985, 2100);
+	cupti_call(s, proc, 21, 1986, 92, CPROF_GPU_KERNEL);
+	hooked(s, proc, CPROF_API_cudaStreamSynchronize, 93, 1985, 2100);
 	status_at(s, old, CPROF_STATUS_CAPTURE_START, 1, 1000);
 	status_at(s, old, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
 	cupti_call(s, old, 1, 1005, 0, CPROF_GPU_KERNEL);      /* inside the window itself: kept */
@@ -363,7 +383,12 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	ck_assert_str_eq(q_text("SELECT group_concat(start || '-' || end) FROM CPROF_WINDOWS"), "1000-2000,1000-2000");
 	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
 				" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1, 2)"),
-			 "1:2,1:3,1:5,2:1");
+			 "1:2,1:3,1:5,1:21,2:1");
+	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM (SELECT correlationId FROM CPROF_API ORDER BY 1)"),
+			 "77,92,93");
+	ck_assert_str_eq(q_text("SELECT group_concat(externalId) FROM (SELECT externalId FROM"
+				" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION ORDER BY 1)"),
+			 "77,78,92");
 	ck_assert_int_eq(q_int("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"), 0);
 	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM CUPTI_ACTIVITY_KIND_MEMSET"), "7");
 	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"), "9");
@@ -372,8 +397,9 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	 * edges, 1:8 after it, 2:2 after the old process's window (1:6 had none) */
 	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
 				" FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY 1, 2)"),
-			 "1:2,1:3,1:5,1:7,1:9,2:1");
-	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'api_records_dropped_at_edges'"), 4);
+			 "1:2,1:3,1:5,1:7,1:9,1:21,2:1");
+	/* and the two cut launches' records: cprof's two, CUPTI's one */
+	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'api_records_dropped_at_edges'"), 4 + 3);
 	rm_db();
 }
 END_TEST
