@@ -1,5 +1,6 @@
-/* Recording windows: --capture-range (cudaProfilerStart/Stop, an NVTX range) and the timed windows of --delay,
- * --duration, --on-demand and cprof capture (a schedule file in the run's private directory). */
+/* Recording windows: --capture-range (cudaProfilerStart/Stop or cuProfilerStart/Stop, an NVTX range) and the
+ * timed windows of --delay, --duration, --on-demand and cprof capture (a schedule file in the run's private
+ * directory). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -221,24 +222,52 @@ static cudaError_t real_cudaProfilerStart(void)
 static cudaError_t real_cudaProfilerStop(void)
 	CPROF_HOOK_BODY(cudaError_t, cudaProfilerStop, CUDART, cudaErrorSharedObjectSymbolNotFound, (), {})
 
+/* inside cudaProfilerStart/Stop on this thread: the real cudart calls the driver's cuProfilerStart/Stop there,
+ * through the entry point cuGetProcAddress gave it (and so through our hook, hooks-cuda.c) */
+static __thread int in_runtime_profiler;
+
+int cprof_capture_in_runtime_profiler(void)
+{
+	return in_runtime_profiler;
+}
+
+/* --capture-range cudaProfilerApi: the runtime's cudaProfilerStart/Stop and the driver's cuProfilerStart/Stop open
+ * and close the windows alike, as nsys treats them (before 2026-12-07 the driver's opened nothing) */
+void cprof_capture_profiler_api(int on, const char *why)
+{
+	if (on) {
+		/* first: cprof reads the capture mode when it starts, and a program may call this before any other CUDA
+		 * call (its window was missed whole, the profile empty, until 2026-12-06) */
+		cprof_active();
+		if (cprof_capture_mode == CPROF_CAPTURE_PROFILER_API && atomic_load(&cprof_state) != CPROF_ST_OFF)
+			capture_set(1, why);
+	} else if (cprof_capture_mode == CPROF_CAPTURE_PROFILER_API) {
+		capture_set(0, why);
+	}
+}
+
 /* cudaProfilerStart/Stop: recorded like any call, and in --capture-range=cudaProfilerApi they open and close
- * the windows (the start is inside its window, the stop too). */
+ * the windows (the start is inside its window, the stop too). The driver's call they make is theirs: it neither
+ * switches again nor is recorded as a call of its own. */
 CPROF_EXPORT cudaError_t cudaProfilerStart(void)
 {
-	/* first: cprof reads the capture mode when it starts, and a program may call this before any other CUDA
-	 * call (its window was missed whole, the profile empty, until 2026-12-06) */
-	cprof_active();
-	if (cprof_capture_mode == CPROF_CAPTURE_PROFILER_API && atomic_load(&cprof_state) != CPROF_ST_OFF)
-		capture_set(1, "cudaProfilerStart");
-	return real_cudaProfilerStart();
+	cudaError_t ret;
+
+	cprof_capture_profiler_api(1, "cudaProfilerStart");
+	in_runtime_profiler++;
+	ret = real_cudaProfilerStart();
+	in_runtime_profiler--;
+	return ret;
 }
 
 CPROF_EXPORT cudaError_t cudaProfilerStop(void)
 {
-	cudaError_t ret = real_cudaProfilerStop();
+	cudaError_t ret;
 
-	if (cprof_capture_mode == CPROF_CAPTURE_PROFILER_API)
-		capture_set(0, "cudaProfilerStop");
+	in_runtime_profiler++;
+	ret = real_cudaProfilerStop();
+	in_runtime_profiler--;
+	cprof_capture_profiler_api(0, "cudaProfilerStop");
 	return ret;
 }
 

@@ -182,6 +182,9 @@ CPROF_HIDDEN void cprof_capture_nvtx_push(const char *message, const void *domai
 CPROF_HIDDEN void cprof_capture_nvtx_pop(const void *domain, int level);
 CPROF_HIDDEN void cprof_capture_exit(void); /* the process is exiting: timed windows flip no more */
 CPROF_HIDDEN void cprof_capture_reset_after_fork(void);
+/* cudaProfilerApi: a profiler start (on) or stop opens or closes the window; why: the call */
+CPROF_HIDDEN void cprof_capture_profiler_api(int on, const char *why);
+CPROF_HIDDEN int cprof_capture_in_runtime_profiler(void); /* inside cudaProfilerStart/Stop on this thread */
 CPROF_HIDDEN void cprof_capture_settle_kinds(void); /* cprof not recording: its CUPTI kinds off (under the switches' lock) */
 
 /* ring.c: the bottom layer; the layers above tell it what to call (set once by init, before any ring) */

@@ -549,8 +549,13 @@ void cprof_cupti_exec_failed(void)
 
 void cprof_cupti_reset_after_fork(void)
 {
-	/* CUDA does not survive fork; the child never starts CUPTI and pushes nothing */
-	atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
+	/* CUDA does not survive fork: the child of a parent whose session started (or was starting, or was refused)
+	 * never starts CUPTI and pushes nothing. A parent whose session was still PENDING never brought CUDA up
+	 * through cprof (every call that initialises the driver starts it, and so does the driver's cuInit through
+	 * InitializeInjection): its child starts its own on its first such call, as a fresh process does (until
+	 * 2026-12-07 every fork child was left without GPU records, multiprocessing workers that alone used CUDA too) */
+	if (atomic_load(&cprof_cupti_on) != CPROF_CUPTI_PENDING)
+		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cprof_queries_counted, 0);
 	atomic_store(&cu.started, 0);
 	cprof_share_reset_after_fork();

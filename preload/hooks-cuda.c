@@ -1,4 +1,5 @@
-/* Hooks on driver-API launches (libcuda.so.1): Triton, torch.compile's launcher and cuda-python, by name or by entry point. */
+/* Hooks on driver-API launches and profiler switches (libcuda.so.1): Triton, torch.compile's launcher, cuda-python and
+ * cuProfilerStart/Stop, by name or by entry point. */
 #include <stdint.h>
 #include <string.h>
 
@@ -108,6 +109,36 @@ static inline __attribute__((always_inline)) CUresult do_getfn(getfn_fn real, CU
 	return ret;
 }
 
+typedef CUresult (*profiler_fn)(void);
+
+/* cuProfilerStart/Stop: recorded like any call, and under --capture-range cudaProfilerApi they open and close the
+ * window (capture.c: the start inside its window, the stop too). The real cudart's cudaProfilerStart/Stop call
+ * them through the entry point cuGetProcAddress gave it, so through here: that call is the runtime one's, passed
+ * through (a second switch would name the window's end after the driver's call, and record the call twice). */
+static CUresult do_profiler(profiler_fn real, int start)
+{
+	unsigned api = start ? CPROF_API_cuProfilerStart : CPROF_API_cuProfilerStop;
+	struct cprof_wire_api ev = { 0 };
+	struct cprof_call c;
+	CUresult ret;
+
+	if (unlikely(real == NULL))
+		return CUDA_ERROR_NOT_FOUND;
+	if (cprof_capture_in_runtime_profiler())
+		return real();
+	if (start)
+		cprof_capture_profiler_api(1, "cuProfilerStart");
+	if (!cprof_enter(&c, api)) {
+		ret = real();
+	} else {
+		ret = real();
+		cprof_leave(&c, &ev, api, (int)ret);
+	}
+	if (!start)
+		cprof_capture_profiler_api(0, "cuProfilerStop");
+	return ret;
+}
+
 /* ---------------------------------------------------------------- by name (PLT, dlsym on libcuda's handle) */
 
 extern CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -137,10 +168,21 @@ CPROF_EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, cons
 	return do_getfn(CPROF_REAL(cuModuleGetFunction, LIBCUDA), hfunc, hmod, name);
 }
 
+CPROF_EXPORT CUresult cuProfilerStart(void)
+{
+	return do_profiler(CPROF_REAL(cuProfilerStart, LIBCUDA), 1);
+}
+
+CPROF_EXPORT CUresult cuProfilerStop(void)
+{
+	return do_profiler(CPROF_REAL(cuProfilerStop, LIBCUDA), 0);
+}
+
 /* ---------------------------------------------------------------- by entry point: one slot per name and flag */
 
 #define NFLAGS 3
-static _Atomic(void *) slot_launch[NFLAGS], slot_launch_ex[NFLAGS], slot_getfn[NFLAGS];
+static _Atomic(void *) slot_launch[NFLAGS], slot_launch_ex[NFLAGS], slot_getfn[NFLAGS], slot_prof_start[NFLAGS],
+	slot_prof_stop[NFLAGS];
 
 /* the per-thread flavour of a default-semantics slot is not known: named as the legacy one */
 #define SLOT_LAUNCH(i, api)                                                                                     \
@@ -160,6 +202,16 @@ static _Atomic(void *) slot_launch[NFLAGS], slot_launch_ex[NFLAGS], slot_getfn[N
 	{                                                                                                       \
 		return do_getfn((getfn_fn)atomic_load_explicit(&slot_getfn[i], memory_order_acquire), hfunc,     \
 				hmod, name);                                                                    \
+	}                                                                                                       \
+	static CUresult ep_prof_start_##i(void)                                                                 \
+	{                                                                                                       \
+		return do_profiler((profiler_fn)atomic_load_explicit(&slot_prof_start[i], memory_order_acquire), \
+				   1);                                                                           \
+	}                                                                                                       \
+	static CUresult ep_prof_stop_##i(void)                                                                  \
+	{                                                                                                       \
+		return do_profiler((profiler_fn)atomic_load_explicit(&slot_prof_stop[i], memory_order_acquire), \
+				   0);                                                                           \
 	}
 
 #define CPROF_API_cuLaunchKernel_ptszEx CPROF_API_cuLaunchKernelEx_ptsz
@@ -170,15 +222,20 @@ SLOT_LAUNCH(2, CPROF_API_cuLaunchKernel_ptsz)
 static void *const ep_launch[NFLAGS] = { (void *)ep_launch_0, (void *)ep_launch_1, (void *)ep_launch_2 };
 static void *const ep_launch_ex[NFLAGS] = { (void *)ep_launch_ex_0, (void *)ep_launch_ex_1, (void *)ep_launch_ex_2 };
 static void *const ep_getfn[NFLAGS] = { (void *)ep_getfn_0, (void *)ep_getfn_1, (void *)ep_getfn_2 };
+static void *const ep_prof_start[NFLAGS] = { (void *)ep_prof_start_0, (void *)ep_prof_start_1,
+					      (void *)ep_prof_start_2 };
+static void *const ep_prof_stop[NFLAGS] = { (void *)ep_prof_stop_0, (void *)ep_prof_stop_1, (void *)ep_prof_stop_2 };
 
 /* 1 when p is one of our own hooks (a lookup the dlsym interposer already answered, or one asked twice). */
 static int is_ours(void *p)
 {
 	for (int i = 0; i < NFLAGS; i++)
-		if (p == ep_launch[i] || p == ep_launch_ex[i] || p == ep_getfn[i])
+		if (p == ep_launch[i] || p == ep_launch_ex[i] || p == ep_getfn[i] || p == ep_prof_start[i] ||
+		    p == ep_prof_stop[i])
 			return 1;
 	return p == (void *)cuLaunchKernel || p == (void *)cuLaunchKernel_ptsz || p == (void *)cuLaunchKernelEx ||
-	       p == (void *)cuLaunchKernelEx_ptsz || p == (void *)cuModuleGetFunction;
+	       p == (void *)cuLaunchKernelEx_ptsz || p == (void *)cuModuleGetFunction || p == (void *)cuProfilerStart ||
+	       p == (void *)cuProfilerStop;
 }
 
 /* What the program gets for (symbol, flags) when the driver answered *pfn: our hook or the driver's own. */
@@ -198,6 +255,10 @@ static void *swap_entry(const char *symbol, void *real, uint64_t flags)
 		slots = slot_launch_ex, hooks = ep_launch_ex;
 	else if (strcmp(symbol, "cuModuleGetFunction") == 0)
 		slots = slot_getfn, hooks = ep_getfn;
+	else if (strcmp(symbol, "cuProfilerStart") == 0)
+		slots = slot_prof_start, hooks = ep_prof_start;
+	else if (strcmp(symbol, "cuProfilerStop") == 0)
+		slots = slot_prof_stop, hooks = ep_prof_stop;
 	else
 		return real;
 	if (atomic_compare_exchange_strong(&slots[i], &expected, real) || expected == real)

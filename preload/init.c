@@ -28,6 +28,7 @@ static struct cprof_flusher_cfg cfg;
 static int atexit_registered;
 static int secure;
 static int forked;
+static int stacks_started; /* cprof_stacks_init ran in this image (or the parent's, before a fork) */
 
 void cprof_disable(const char *why)
 {
@@ -207,12 +208,17 @@ int cprof_init_slow(void)
 		atexit_registered = 1;
 		atexit(at_exit_flush);
 	}
-	if (!forked)
+	/* once an image: a fork child of a parent that started keeps the parent's set-up, one whose parent never
+	 * did sets up its own */
+	if (!stacks_started) {
+		stacks_started = 1;
 		cprof_stacks_init();
-	/* CUDA does not work across fork without exec: a forked child records API calls only. Otherwise CUPTI
-	 * starts at the first call that brings the driver up (cprof_enter), once a driver has answered. */
+	}
+	/* CUPTI starts at the first call that brings the driver up (cprof_enter), once a driver has answered. CUDA
+	 * does not work across fork without exec: the child of a parent that had started CUPTI records API calls
+	 * only (cprof_cupti_reset_after_fork left it off); one whose parent never brought CUDA up starts its own. */
 	/* CPROF_NO_CUPTI=1 (any value but empty and 0): "=0" reads as "keep CUPTI", as a user writing it means */
-	if (forked || ((no_cupti = getenv("CPROF_NO_CUPTI")) != NULL && *no_cupti && strcmp(no_cupti, "0") != 0))
+	if ((no_cupti = getenv("CPROF_NO_CUPTI")) != NULL && *no_cupti && strcmp(no_cupti, "0") != 0)
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	if (cprof_capture_init()) {
 		/* --capture-range: everything is in place, nothing is recorded until the range opens; a CUPTI session

@@ -1,5 +1,6 @@
 # Issue 18 item 11: cudaProfilerStart/Stop are recorded, and cprof-run --capture-range records only inside
-# the range it names (cudaProfilerApi, or nvtx:NAME), as nsys does; outside it calls pass through unrecorded.
+# the range it names (cudaProfilerApi: the runtime's or the driver's profiler start/stop; or nvtx:NAME), as nsys
+# does; outside it calls pass through unrecorded.
 . "$(dirname "$0")/lib.sh"
 P=$WL/capture_demo
 runs() { # label, options...: the program's output is unchanged, and the profile is complete
@@ -76,6 +77,50 @@ sim "$BIN/cprof-run" -q -o first.db --capture-range cudaProfilerApi -- python3 f
 assert_eq "$(q first.db "SELECT group_concat(name) FROM (SELECT name FROM API_CALLS ORDER BY start)")" \
 	"cudaProfilerStart,cudaMalloc,cudaMalloc,cudaMalloc,cudaMalloc,cudaMalloc,cudaProfilerStop" \
 	"cudaProfilerStart as the first CUDA call: the window's calls"
+
+# the driver's cuProfilerStart/Stop open and close the window as the runtime's do (nsys treats both alike; they opened
+# nothing until 2026-12-07): called by name (dlsym on libcuda's handle) and through the entry points cuGetProcAddress
+# hands out. The runtime's cudaProfilerStart/Stop call the driver's through such an entry point (the real cudart
+# does, the simulated one too: a DRIVER record inside each): one switch each, no second call recorded.
+cat > drv.py <<'PYEOF'
+import ctypes
+from ctypes import byref, c_int, c_size_t, c_uint64, c_void_p, CFUNCTYPE
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+g, drv = ctypes.CDLL(None), ctypes.CDLL("libcuda.so.1")
+p = c_void_p()
+def memsets(n):
+    for _ in range(n):
+        g.cudaMemset(p, 1, c_size_t(4096))
+def window(start, stop, n):
+    assert start() == 0
+    memsets(n)
+    g.cudaDeviceSynchronize()
+    assert stop() == 0
+    memsets(1)  # outside
+g.cudaMalloc(byref(p), c_size_t(4096))
+memsets(1)
+window(drv.cuProfilerStart, drv.cuProfilerStop, 3)
+ep = {}
+for name in ("cuProfilerStart", "cuProfilerStop"):
+    f, st = c_void_p(), c_int()
+    assert drv.cuGetProcAddress_v2(name.encode(), byref(f), 13000, c_uint64(0), byref(st)) == 0
+    ep[name] = CFUNCTYPE(c_int)(f.value)
+window(ep["cuProfilerStart"], ep["cuProfilerStop"], 2)
+window(g.cudaProfilerStart, g.cudaProfilerStop, 1)
+PYEOF
+sim "$BIN/cprof-run" -q -o drv.db --capture-range cudaProfilerApi -- python3 drv.py > /dev/null 2> drv.err ||
+	fail "cuProfilerStart/Stop: $(cat drv.err)"
+want=cuProfilerStart,cudaMemset,cudaMemset,cudaMemset,cudaDeviceSynchronize,cuProfilerStop
+want=$want,cuProfilerStart,cudaMemset,cudaMemset,cudaDeviceSynchronize,cuProfilerStop
+want=$want,cudaProfilerStart,cudaMemset,cudaDeviceSynchronize,cudaProfilerStop
+assert_eq "$(q drv.db "SELECT group_concat(name) FROM (SELECT name FROM API_CALLS ORDER BY start)")" "$want" \
+	"cuProfilerStart/Stop: the windows' calls"
+assert_eq "$(q drv.db "SELECT group_concat(message, ' ') FROM (SELECT message FROM CPROF_STATUS WHERE code IN ('capture-start', 'capture-stop') ORDER BY timeNs)")" \
+	"cuProfilerStart cuProfilerStop cuProfilerStart cuProfilerStop cudaProfilerStart cudaProfilerStop" \
+	"each window opened and closed by its own call, once"
+assert_eq "$(q drv.db "SELECT count(*) FROM CPROF_WINDOWS w JOIN API_CALLS a ON a.processId = w.processId
+	AND a.name = 'cuProfilerStart' AND w.start <= a.start AND a.start < w.end")" 2 "each window opens at its cuProfilerStart"
+assert_eq "$(q drv.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET")" 6 "the GPU records of the windows' memsets only"
 
 # the program's own CUPTI client (torch.profiler outside the range) starts cprof's CUPTI session while cprof waits
 # for its range: cprof's kinds stay off, the program's records reach it, and nothing is stored (before 2026-12-06

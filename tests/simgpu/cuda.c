@@ -248,6 +248,23 @@ CUresult cuCtxSynchronize(void)
 	return (CUresult)finish(&c_, err);
 }
 
+/* No profiler to switch on the simulated GPU: the calls need a context, as the driver's do, and make their records. */
+CUresult cuProfilerStart(void)
+{
+	ENTER(cuProfilerStart, 0);
+	if (!err)
+		err = need_ctx();
+	return (CUresult)finish(&c_, err);
+}
+
+CUresult cuProfilerStop(void)
+{
+	ENTER(cuProfilerStop, 0);
+	if (!err)
+		err = need_ctx();
+	return (CUresult)finish(&c_, err);
+}
+
 /* The image is not parsed: loading costs what a module load costs, any function name resolves. */
 static int module_load(CUmodule *module, const void *image)
 {
@@ -865,6 +882,10 @@ static void *driver_entry(const char *symbol, uint64_t flags)
 		return (void *)cuFuncGetAttribute;
 	if (!strcmp(symbol, "cuFuncSetAttribute"))
 		return (void *)cuFuncSetAttribute;
+	if (!strcmp(symbol, "cuProfilerStart"))
+		return (void *)cuProfilerStart;
+	if (!strcmp(symbol, "cuProfilerStop"))
+		return (void *)cuProfilerStop;
 	return NULL;
 }
 

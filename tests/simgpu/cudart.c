@@ -1255,15 +1255,37 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags)
 	return finish(&c_, err);
 }
 
+/* The real runtime's cudaProfilerStart/Stop call the driver's cuProfilerStart/Stop through the entry point
+ * cuGetProcAddress_v2 handed it (a DRIVER record inside the RUNTIME one): so does this one, found once. */
+static cudaError_t driver_profiler(_Atomic(void *) *slot, const char *symbol)
+{
+	void *f = atomic_load(slot);
+
+	if (f == NULL) {
+		if (!simgpu_driver_entry(symbol, CUDART_VERSION, &f) || f == NULL)
+			return cudaErrorUnknown;
+		atomic_store(slot, f);
+	}
+	return ((int (*)(void))f)() == 0 ? cudaSuccess : cudaErrorUnknown;
+}
+
 cudaError_t cudaProfilerStart(void)
 {
+	static _Atomic(void *) drv;
+
 	ENTER(cudaProfilerStart_v4000, CTX);
+	if (!err)
+		err = driver_profiler(&drv, "cuProfilerStart");
 	return finish(&c_, err);
 }
 
 cudaError_t cudaProfilerStop(void)
 {
+	static _Atomic(void *) drv;
+
 	ENTER(cudaProfilerStop_v4000, CTX);
+	if (!err)
+		err = driver_profiler(&drv, "cuProfilerStop");
 	return finish(&c_, err);
 }
 
