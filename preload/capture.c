@@ -232,7 +232,7 @@ int cprof_capture_in_runtime_profiler(void)
 }
 
 /* --capture-range cudaProfilerApi: the runtime's cudaProfilerStart/Stop and the driver's cuProfilerStart/Stop open
- * and close the windows alike, as nsys treats them (before 2026-12-07 the driver's opened nothing) */
+ * and close the windows alike, as nsys treats them (before 2026-12-06 the driver's opened nothing) */
 void cprof_capture_profiler_api(int on, const char *why)
 {
 	if (on) {

@@ -553,7 +553,7 @@ void cprof_cupti_reset_after_fork(void)
 	 * never starts CUPTI and pushes nothing. A parent whose session was still PENDING never brought CUDA up
 	 * through cprof (every call that initialises the driver starts it, and so does the driver's cuInit through
 	 * InitializeInjection): its child starts its own on its first such call, as a fresh process does (until
-	 * 2026-12-07 every fork child was left without GPU records, multiprocessing workers that alone used CUDA too) */
+	 * 2026-12-06 every fork child was left without GPU records, multiprocessing workers that alone used CUDA too) */
 	if (atomic_load(&cprof_cupti_on) != CPROF_CUPTI_PENDING)
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cprof_queries_counted, 0);

@@ -888,7 +888,7 @@ static void explain_no_gpu(const struct cprof_model *m, int64_t proc, uint64_t f
 				 "%.150s (NVTX step ranges, as the report finds steps)", o);
 		else if (!strcmp(o, "--capture-range cudaProfilerApi"))
 			snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the program never called "
-				 "cudaProfilerStart (--capture-range cudaProfilerApi)");
+				 "cudaProfilerStart or cuProfilerStart (--capture-range cudaProfilerApi)");
 		else
 			snprintf(v->advice, sizeof(v->advice), "nothing was recorded: the program never pushed the NVTX range "
 				 "of %.150s", o);

@@ -79,7 +79,7 @@ assert_eq "$(q first.db "SELECT group_concat(name) FROM (SELECT name FROM API_CA
 	"cudaProfilerStart as the first CUDA call: the window's calls"
 
 # the driver's cuProfilerStart/Stop open and close the window as the runtime's do (nsys treats both alike; they opened
-# nothing until 2026-12-07): called by name (dlsym on libcuda's handle) and through the entry points cuGetProcAddress
+# nothing until 2026-12-06): called by name (dlsym on libcuda's handle) and through the entry points cuGetProcAddress
 # hands out. The runtime's cudaProfilerStart/Stop call the driver's through such an entry point (the real cudart
 # does, the simulated one too: a DRIVER record inside each): one switch each, no second call recorded.
 cat > drv.py <<'PYEOF'
@@ -143,7 +143,7 @@ assert_eq "$(q own.db "SELECT (SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME)
 # and the report says so, instead of "the program made no CUDA call"
 assert_eq "$(q own.db "SELECT value FROM META WHERE key = 'recording'")" "--capture-range cudaProfilerApi" "META recording"
 "$BIN/cprof" report own.db > own.txt || fail "report of a profile whose range never opened"
-grep -q "^Verdict: no-gpu-activity: nothing was recorded: the program never called cudaProfilerStart (--capture-range cudaProfilerApi)" own.txt ||
+grep -q "^Verdict: no-gpu-activity: nothing was recorded: the program never called cudaProfilerStart or cuProfilerStart (--capture-range cudaProfilerApi)" own.txt ||
 	fail "the report does not say the window never opened: $(grep Verdict own.txt)"
 assert_eq "$(q all.db "SELECT count(*) FROM META WHERE key = 'recording'")" 0 "no META recording for a run recorded whole"
 # recorded whole, the same program: its CUPTI client came before cprof's first hooked call, and cprof's kinds stay on

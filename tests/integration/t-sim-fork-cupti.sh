@@ -1,6 +1,6 @@
 # A fork child whose parent never brought CUDA up gets GPU records like any process (its own CUPTI session, its
 # kernels under its pid, call stacks); a child of a parent that had started CUPTI records API calls only, as CUDA
-# itself does not work there. Until 2026-12-07 every fork child was left without CUPTI (verdict: "no GPU records:
+# itself does not work there. Until 2026-12-06 every fork child was left without CUPTI (verdict: "no GPU records:
 # CUPTI did not report any"), multiprocessing workers that alone used CUDA too.
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/tests/integration/rel.sh"

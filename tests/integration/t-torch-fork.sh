@@ -1,6 +1,6 @@
 # PyTorch multiprocessing with the fork start method, the parent not touching CUDA before it forks (an NVTX range
 # only, which starts cprof there): each worker's kernels are in the profile under the worker's pid, from its own
-# CUPTI session, and the parent's matmul after the workers ended is the parent's. Until 2026-12-07 a fork child
+# CUPTI session, and the parent's matmul after the workers ended is the parent's. Until 2026-12-06 a fork child
 # never started CUPTI: the workers' GPU work was missing and the verdict read "CUPTI did not report any".
 # cprof-test-timeout: 300
 . "$(dirname "$0")/lib.sh"

@@ -374,8 +374,8 @@ START_TEST(test_findings_rules_no_gpu_no_window)
 	analyse();
 	ck_assert_str_eq(r.v.verdict, "no-gpu-activity");
 	ck_assert_str_eq(r.v.cause, "no recording window opened (--capture-range cudaProfilerApi)");
-	ck_assert_str_eq(r.v.advice, "nothing was recorded: the program never called cudaProfilerStart "
-				     "(--capture-range cudaProfilerApi)");
+	ck_assert_str_eq(r.v.advice, "nothing was recorded: the program never called cudaProfilerStart or "
+				     "cuProfilerStart (--capture-range cudaProfilerApi)");
 	r.m.recording_opt = "--on-demand";
 	analyse();
 	ck_assert_str_eq(r.v.advice, "nothing was recorded: no 'cprof capture' asked for a window while it ran (--on-demand)");
