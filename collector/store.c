@@ -725,6 +725,10 @@ static int drop_cut_calls(struct cprof_store *s, const struct inner_windows *in,
 		"  correlationId FROM temp.cprof_cut_corr WHERE id IN (SELECT id FROM temp.cprof_cut))",
 		"DELETE FROM CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION AS t WHERE t.externalKind = 5 AND (t.processId,"
 		"  t.externalId) IN (SELECT processId, correlationId FROM temp.cprof_cut)",
+		/* THREADS was written from the counts kept while streaming: the dropped calls come off them */
+		"UPDATE THREADS SET calls = calls - (SELECT count(*) FROM temp.cprof_cut c WHERE c.processId ="
+		"  THREADS.processId AND c.tid = THREADS.tid) WHERE (processId, tid) IN (SELECT processId, tid FROM"
+		"  temp.cprof_cut)",
 		"DELETE FROM CPROF_API WHERE id IN (SELECT id FROM temp.cprof_cut)",
 	};
 	struct inner_window *w = malloc((in->n ? in->n : 1) * sizeof(*w));
@@ -736,11 +740,11 @@ static int drop_cut_calls(struct cprof_store *s, const struct inner_windows *in,
 		return -ENOMEM;
 	memcpy(w, in->w, in->n * sizeof(*w));
 	qsort(w, in->n, sizeof(*w), inner_cmp);
-	if (sqlite3_exec(s->db, "CREATE TEMP TABLE cprof_cut(id INTEGER, processId INTEGER, correlationId INTEGER)", NULL,
+	if (sqlite3_exec(s->db, "CREATE TEMP TABLE cprof_cut(id INTEGER, processId INTEGER, correlationId INTEGER, tid INTEGER)", NULL,
 			 NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "SELECT id, processId, start, end, correlationId FROM CPROF_API WHERE class IN"
+	    sqlite3_prepare_v2(s->db, "SELECT id, processId, start, end, correlationId, tid FROM CPROF_API WHERE class IN"
 				      " ('launch', 'memcpy', 'memset', 'gemm')", -1, &sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.cprof_cut VALUES(?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.cprof_cut VALUES(?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
 		ret = db_err(s, "calls cut by a window's end");
 		goto out;
 	}
@@ -754,6 +758,7 @@ static int drop_cut_calls(struct cprof_store *s, const struct inner_windows *in,
 		sqlite3_bind_int64(ins, 1, sqlite3_column_int64(sel, 0));
 		sqlite3_bind_int64(ins, 2, proc);
 		sqlite3_bind_int64(ins, 3, sqlite3_column_int64(sel, 4));
+		sqlite3_bind_int64(ins, 4, sqlite3_column_int64(sel, 5));
 		if (sqlite3_step(ins) != SQLITE_DONE)
 			rc = SQLITE_ERROR;
 		sqlite3_reset(ins);

@@ -377,6 +377,7 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	status_at(s, old, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
 	cupti_call(s, old, 1, 1005, 0, CPROF_GPU_KERNEL);      /* inside the window itself: kept */
 	cupti_call(s, old, 2, 2500, 0, CPROF_GPU_KERNEL);      /* after it: dropped */
+	ck_assert_int_eq(cprof_store_threads(s), 0); /* as cprofd's finish: the threads first */
 	ck_assert_int_eq(cprof_store_windows(s, 0), 0);
 	ck_assert_int_eq(cprof_store_close(s), 0);
 
@@ -398,6 +399,8 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
 				" FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY 1, 2)"),
 			 "1:2,1:3,1:5,1:7,1:9,1:21,2:1");
+	/* the thread's calls as stored: the five recorded less the two dropped */
+	ck_assert_int_eq(q_int("SELECT calls FROM THREADS WHERE tid = 9"), 3);
 	/* and the two cut launches' records: cprof's two, CUPTI's one */
 	ck_assert_int_eq(q_int("SELECT value FROM META WHERE key = 'api_records_dropped_at_edges'"), 4 + 3);
 	rm_db();
