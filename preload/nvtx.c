@@ -282,6 +282,34 @@ static inline __attribute__((always_inline)) void emit(struct cprof_wire_api *ev
 
 /* ---- ranges pushed and popped on a thread ---- */
 
+/* PyTorch's op ranges read "aten::mm, seq = 3, op_id = 17": unique per call, they would fill the string table; the
+ * op's name alone is kept and the range marked as an op. Where the decorations begin; NULL for any other range. */
+static const char *op_decorations(const char *s)
+{
+	const char *op = s ? strstr(s, ", op_id = ") : NULL, *seq;
+
+	if (op == NULL)
+		return NULL;
+	seq = strstr(s, ", seq = ");
+	return seq && seq < op ? seq : op;
+}
+
+/* The text a capture matches: the op's name, as the report names the range ("ProfilerStep#3" of emit_nvtx's and
+ * --torch-ops' "ProfilerStep#3, op_id = 17"; --steps and nvtx:NAME never opened on them until 2026-12-06). In buf
+ * when cut. */
+static const char *capture_text(const char *s, char *buf, size_t size)
+{
+	const char *end = op_decorations(s);
+	size_t n;
+
+	if (end == NULL)
+		return s;
+	n = (size_t)(end - s) < size ? (size_t)(end - s) : size - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
 static inline int level_push(nvtxDomainHandle_t d, int *shared)
 {
 	int32_t *dp = depth_of(d, 1, shared);
@@ -299,10 +327,13 @@ static int push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX) && a &&
 	    (a->messageType == NVTX_MESSAGE_TYPE_ASCII ||
 	     (a->messageType == NVTX_MESSAGE_TYPE_REGISTERED && a->message.registered &&
-	      a->message.registered->magic == NVTX_MAGIC)))
-		cprof_capture_nvtx_push(a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii
+	      a->message.registered->magic == NVTX_MAGIC))) {
+		char buf[256];
+
+		cprof_capture_nvtx_push(a->messageType == NVTX_MESSAGE_TYPE_ASCII ? capture_text(a->message.ascii, buf, sizeof(buf))
 										   : a->message.registered->text,
 					d, d && d->magic == NVTX_MAGIC && d->name ? d->name->text : NULL, level);
+	}
 
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };
@@ -318,25 +349,25 @@ static int range_push_ex(const nvtxEventAttributes_t *a)
 	return push_ex(NULL, a);
 }
 
-/* PyTorch's op ranges read "aten::mm, seq = 3, op_id = 17": unique per call, they would fill the string
- * table; the op's name alone is kept and the range marked as an op. */
 static uint32_t push_text_id(struct cprof_wire_api *ev, const char *s)
 {
-	const char *op = s ? strstr(s, ", op_id = ") : NULL, *seq;
+	const char *end = op_decorations(s);
 
-	if (op == NULL)
+	if (end == NULL)
 		return ascii_id(s);
-	seq = strstr(s, ", seq = ");
 	ev->arg[CPROF_ARG_NVTX_CATEGORY] = CPROF_NVTX_CATEGORY_TORCH_OP;
-	return cprof_intern(CPROF_STR_NVTX, s, (size_t)((seq && seq < op ? seq : op) - s));
+	return cprof_intern(CPROF_STR_NVTX, s, (size_t)(end - s));
 }
 
 static int range_push_a(const char *message)
 {
 	int shared, level = level_push(NULL, &shared);
 
-	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX))
-		cprof_capture_nvtx_push(message, NULL, NULL, level);
+	if (unlikely(cprof_capture_mode >= CPROF_CAPTURE_NVTX)) {
+		char buf[256];
+
+		cprof_capture_nvtx_push(capture_text(message, buf, sizeof(buf)), NULL, NULL, level);
+	}
 
 	if (cprof_active()) {
 		struct cprof_wire_api ev = { 0 };

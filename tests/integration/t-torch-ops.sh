@@ -95,6 +95,25 @@ done
 # the backward ops run on autograd's own thread: they are recorded there too
 assert_ge "$(q train.db "SELECT count(DISTINCT tid) FROM NVTX_EVENTS")" 2 "threads with op ranges (main + autograd)"
 
+# --steps and nvtx:NAME match PyTorch's step ranges as the report names them: its NVTX text is "ProfilerStep#2, op_id =
+# 9" (neither window opened on it until 2026-12-06). One GEMM a step; step 3 of the report is ProfilerStep#2
+cat > steps.py <<'EOF'
+import torch
+x = torch.randn(64, 64, device="cuda")
+for i in range(6):
+    with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
+        y = x @ x
+torch.cuda.synchronize()
+EOF
+for r in "--steps 3:4 2 ProfilerStep#2" "--capture-range nvtx:ProfilerStep#4 1 ProfilerStep#4"; do
+	set -- $r
+	"$BIN/cprof-run" -q -f -o steps.db --torch-ops "$1" "$2" -- "$SIMRUN" "$PY" steps.py > steps.out 2> steps.err ||
+		fail "$1 $2: $(tail -2 steps.err)"
+	assert_eq "$(q steps.db "SELECT count(*) FROM CPROF_WINDOWS")/$(q steps.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%gemm%'")" \
+		"1/$3" "$1 $2: windows / GEMM kernels recorded"
+	q steps.db "SELECT why FROM CPROF_WINDOWS" | grep -q "$4" || fail "$1 $2: the window's why: $(q steps.db "SELECT why FROM CPROF_WINDOWS")"
+done
+
 # a fake torch too old for the method: one line on stderr, the program runs on; the user's sitecustomize still runs
 mkdir -p old/torch
 echo '__version__ = "1.2.0"' > old/torch/__init__.py
