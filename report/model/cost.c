@@ -660,7 +660,7 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 {
 	struct rt_dur *r = NULL;
 	struct pass_dur *p = NULL;
-	int64_t *d = NULL, ext;
+	int64_t *d = NULL;
 	size_t nr = 0, nd = 0, np = 0, i, lo;
 	int ret = -ENOMEM, passed = 0;
 
@@ -678,8 +678,9 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 	    (passed && (p = malloc(m->ncalls * sizeof(*p))) == NULL))
 		goto out;
 	for (i = 0; i < m->nrt; i++)
-		if (m->rt[i].corr != CPROF_NO_ID && cprof_model_ext_of(m, m->rt[i].proc, m->rt[i].corr, &ext))
-			r[nr++] = (struct rt_dur){ .proc = m->rt[i].proc, .ext = ext, .dur = m->rt[i].end - m->rt[i].start };
+		if (m->rt[i].ext != CPROF_NO_ID)
+			r[nr++] = (struct rt_dur){ .proc = m->rt[i].proc, .ext = m->rt[i].ext,
+						   .dur = m->rt[i].end - m->rt[i].start };
 	cprof_sort(r, nr, sizeof(*r), rt_dur_cmp);
 	for (i = 0; i < m->ncalls; i++) {
 		struct cprof_call *c = &m->calls[i];

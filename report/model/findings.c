@@ -199,7 +199,7 @@ static void startup_costs(const struct cprof_model *m, int64_t proc, char *ev, s
 			const struct cprof_rt *r = &m->rt[j++];
 
 			if ((proc && r->proc != proc) || r->name == CPROF_NO_ID ||
-			    (r->corr != CPROF_NO_ID && cprof_model_has_ext(m, r->proc, r->corr)))
+			    r->ext != CPROF_NO_ID)
 				continue;
 			api = cprof_model_string(m, r->name);
 			s = r->start;
@@ -1631,8 +1631,7 @@ static void cuda_errors(struct cprof_model *m, int64_t proc, const struct cprof_
 		const struct cprof_rt *r = &m->rt[i];
 		const char *api = r->name == CPROF_NO_ID ? NULL : cprof_model_string(m, r->name);
 
-		if (r->ret == 0 || (proc && r->proc != proc) || api == NULL || benign(api, r->ret) ||
-		    (r->corr != CPROF_NO_ID && cprof_model_has_ext(m, r->proc, r->corr)))
+		if (r->ret == 0 || (proc && r->proc != proc) || api == NULL || benign(api, r->ret) || r->ext != CPROF_NO_ID)
 			continue;
 		if (fail_add(&f, &n, &cap, api, 1, r->ret, r->proc, CPROF_NO_ID, r->start, r->end) < 0)
 			goto oom;

@@ -367,6 +367,7 @@ static int load_driver_only(const struct cprof_drv_rec *d, size_t nd, struct cpr
 		r->end = d[i].end;
 		r->name = d[i].name == CPROF_NO_ID ? 0 : d[i].name; /* a NULL one as 0, as the timeline names it */
 		r->corr = d[i].corr;
+		r->ext = CPROF_NO_ID; /* none: those with ours were taken above */
 		r->ret = 0;
 		if ((ret = cprof_first_note(&first, r->name, 0)) < 0)
 			goto out;

@@ -104,6 +104,19 @@ int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, 
 	return 0;
 }
 
+int64_t cprof_model_rt_ext(const struct cprof_model *m, const struct cprof_rt *r)
+{
+	int64_t ext;
+
+	return r->corr != CPROF_NO_ID && cprof_model_ext_of(m, r->proc, r->corr, &ext) ? ext : CPROF_NO_ID;
+}
+
+void cprof_model_link_rt(struct cprof_model *m)
+{
+	for (size_t i = 0; i < m->nrt; i++)
+		m->rt[i].ext = cprof_model_rt_ext(m, &m->rt[i]);
+}
+
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
 {
 	int64_t ext;

@@ -232,12 +232,11 @@ int cprof_model_cupti_only_stats(const struct cprof_model *m, int64_t proc,
 		qsort(libs, nlibs, sizeof(*libs), cmp_lib_call);
 	for (i = 0; i < m->nrt; i++) {
 		const struct cprof_rt *r = &m->rt[i];
-		int64_t ext;
 
 		if ((proc && r->proc != proc) || r->name == CPROF_NO_ID || cprof_model_string(m, r->name) == NULL)
 			continue;
-		if (r->corr != CPROF_NO_ID && cprof_model_ext_of(m, r->proc, r->corr, &ext)) {
-			struct lib_call key = { r->proc, ext, 0 }, *lib;
+		if (r->ext != CPROF_NO_ID) {
+			struct lib_call key = { r->proc, r->ext, 0 }, *lib;
 
 			/* the hooked call's own record is counted once, as the hook's; a runtime call a hooked
 			 * library made is shown inside it */

@@ -330,7 +330,7 @@ static int cupti_pass(struct tl *t, const struct cprof_rt *r, size_t n, int runt
 	for (i = 0; i < n; i++) {
 		struct lane *l;
 
-		if (runtime && cprof_model_has_ext(&t->h->model, r[i].proc, r[i].corr))
+		if (runtime && r[i].ext != CPROF_NO_ID)
 			continue; /* a hook pushed our id around it: drawn as the hooked call */
 		if ((l = lane_get(t, 0, r[i].proc, r[i].proc, handle_lane(t, r[i].proc, r[i].tid))) == NULL)
 			return -ENOMEM;

@@ -199,6 +199,7 @@ START_TEST(test_cost_cupti_in_calls)
 	m.next = (size_t)n;
 	m.strings = str;
 	m.nstrings = 2;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_uint_eq(m.in_call.ns, 400);
 	ck_assert_uint_eq(c[5].rt1, 0);
@@ -243,6 +244,7 @@ START_TEST(test_cost_cupti_in_calls_mean)
 	m.next = 5;
 	m.strings = str;
 	m.nstrings = 1;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_uint_eq(m.in_call.ns, (400 + 400 + 1400 + 400) / 4);
 	done();
@@ -288,12 +290,14 @@ START_TEST(test_cost_cupti_in_calls_measured)
 	row = (struct cprof_cost_row){ .proc = 1, .time = 50 * MS, .pass_calls = 31, .pass_ns = 31 * 1200 };
 	m.cost = &row;
 	m.ncost = 1;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_uint_eq(m.in_call.passed, 0);
 	ck_assert_uint_eq(m.in_call.ns, (40 * 900 + 8400) / 41);
 	row.pass_calls = 40;
 	row.pass_ns = 40 * 1200;
 	row.pass_sq = 40 * 1200 * 1200; /* no spread */
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_uint_eq(m.in_call.passed, 40);
 	ck_assert_int_eq(m.in_call.measured, 1);
@@ -308,6 +312,7 @@ START_TEST(test_cost_cupti_in_calls_measured)
 	/* the same difference in a spread of 1 us (variance 1e6 ns^2): 300 is within twice its standard error (316) of
 	 * 0, the estimate stands, the measurement kept beside it */
 	row.pass_sq = 40ull * 1200 * 1200 + 39ull * 1000000;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_int_eq(m.in_call.measured, 0);
 	ck_assert_uint_eq(m.in_call.ns, (40 * 900 + 8400) / 41);
@@ -317,6 +322,7 @@ START_TEST(test_cost_cupti_in_calls_measured)
 	 * cost of 0 or less, the estimate stands */
 	row.pass_ns = 40 * 2000;
 	row.pass_sq = 40 * 2000 * 2000;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_int_eq(m.in_call.measured, 0);
 	ck_assert_uint_eq(m.in_call.ns, (40 * 900 + 8400) / 41);
@@ -327,6 +333,7 @@ START_TEST(test_cost_cupti_in_calls_measured)
 	c[39].end = c[39].start + 12000;
 	row.pass_ns = 40 * 1200;
 	row.pass_sq = 40 * 1200 * 1200;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_int_eq(m.in_call.measured, 1);
 	ck_assert_uint_eq(m.in_call.ns, 300);
@@ -354,6 +361,7 @@ START_TEST(test_cost_overhead_program_threads)
 	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, c, 1, ovh, 3, 0), 0);
 	m.rt = rt;
 	m.nrt = 2;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_uint_eq(cprof_cost_overhead(&m, 0, 0, 10 * MS, 1), 20000 + 1000);
 	/* every thread's (what the idle-time split takes off) */
@@ -365,6 +373,7 @@ START_TEST(test_cost_overhead_program_threads)
 	/* the calling thread's records numbered otherwise: nothing is taken off */
 	for (i = 0; i < 2; i++)
 		rt[i].tid = 70;
+	cprof_model_link_rt(&m);
 	ck_assert_int_eq(cprof_model_cupti_in_calls(&m), 0);
 	ck_assert_uint_eq(cprof_cost_overhead(&m, 0, 0, 10 * MS, 1), 20000 + 200000 + 1000);
 	done();

@@ -94,6 +94,7 @@ static int fires(const char *id)
 	f.m.next = f.next;
 	f.m.rt = f.rt;
 	f.m.nrt = f.nrt;
+	cprof_model_link_rt(&f.m);
 	f.m.procs = f.procs;
 	f.m.nprocs = f.nprocs;
 	f.m.exit_status = f.exit_status;

@@ -69,6 +69,7 @@ static void vbuild(struct vfix *f)
 	ck_assert_int_eq(cprof_model_from_arrays(&f->m, f->ops, f->nops, f->calls, f->ncalls, NULL, 0, 1), 0);
 	f->m.rt = f->nrt ? f->rt : NULL;
 	f->m.nrt = f->nrt;
+	cprof_model_link_rt(&f->m);
 	f->m.strings = f->nstrings ? f->strings : NULL;
 	f->m.nstrings = f->nstrings;
 	f->m.nvtx = f->nnvtx ? f->nvtx : NULL;
