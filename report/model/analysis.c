@@ -936,10 +936,11 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 		any = 1;
 	}
 	/* calls only CUPTI saw (not hooked, or made inside a library) are part of the run too */
-	for (i = 0; i < m->nrt && m->rt[i].start < hi; i++) {
+	/* by start: the window's first by a search, not a walk from the run's first (each phase's verdict walked them) */
+	for (i = cprof_first_at(m->rt, m->nrt, sizeof(*m->rt), from); i < m->nrt && m->rt[i].start < hi; i++) {
 		const struct cprof_rt *r = &m->rt[i];
 
-		if (r->start < from || !IN_PROC(*r))
+		if (!IN_PROC(*r))
 			continue;
 		if (!any || r->start < v->run_start)
 			v->run_start = r->start;
