@@ -568,7 +568,17 @@ static int load_strings(sqlite3 *db, struct cprof_model *m)
 		m->strings[m->nstrings++].id = sqlite3_column_int64(st, 0);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	/* dense ids (at most twice as many slots as strings, and a few spare) get a direct index */
+	if (m->nstrings > 0 && m->strings[0].id >= 0 &&
+	    (uint64_t)m->strings[m->nstrings - 1].id < 2 * (uint64_t)m->nstrings + 1024 &&
+	    (m->string_at = calloc((size_t)m->strings[m->nstrings - 1].id + 1, sizeof(*m->string_at))) != NULL) {
+		m->nstring_at = (size_t)m->strings[m->nstrings - 1].id + 1;
+		for (size_t i = 0; i < m->nstrings; i++)
+			m->string_at[m->strings[i].id] = m->strings[i].value;
+	}
+	return 0;
 }
 
 /* rows of one (proc, corr) kept in table order: a search finds the first */
@@ -1494,6 +1504,7 @@ void cprof_model_free(struct cprof_model *m)
 	for (i = 0; i < m->nstrings; i++)
 		free(m->strings[i].value);
 	free(m->strings);
+	free(m->string_at);
 	free(m->ext);
 	free(m->rt);
 	free(m->calls_by_corr);

@@ -288,6 +288,10 @@ struct cprof_model {
 	size_t nknames;              /* distinct kernel names */
 	struct cprof_string *strings; /* by id */
 	size_t nstrings;
+	/* strings[] by id directly, where the ids are dense (StringIds numbers them from 1): a look-up per record
+	 * was a search, 6% of a 1M-record report. NULL: search strings[] (a forged sparse table, a model by hand) */
+	const char **string_at;
+	size_t nstring_at;
 	struct cprof_rt *rt;         /* by start */
 	size_t nrt;
 	struct cprof_ext *ext;       /* by (proc, corr) */

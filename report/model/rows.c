@@ -177,6 +177,8 @@ const char *cprof_model_string(const struct cprof_model *m, int64_t id)
 {
 	size_t lo = 0, hi = m->nstrings;
 
+	if (m->string_at)
+		return id >= 0 && (uint64_t)id < m->nstring_at ? m->string_at[id] : NULL;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
