@@ -343,7 +343,7 @@ static void hooked(struct cprof_store *s, int64_t proc, uint16_t api, uint64_t i
 START_TEST(test_store_windows_drop_edge_orphans)
 {
 	struct cprof_store *s;
-	int64_t proc, old;
+	int64_t proc, old, nocupti;
 
 	tmp_db();
 	ck_assert_int_eq(cprof_store_open(&s, path), 0);
@@ -374,6 +374,14 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	hooked(s, proc, CPROF_API_cudaLaunchKernel, 92, 1985, 2100);
 	cupti_call(s, proc, 21, 1986, 92, CPROF_GPU_KERNEL);
 	hooked(s, proc, CPROF_API_cudaStreamSynchronize, 93, 1985, 2100);
+	/* a process CUPTI never served (CPROF_NO_CUPTI, no driver, the fork child of a CUDA parent: API records only):
+	 * its launch cut by the window's end has no GPU record because it could have none: kept */
+	ck_assert_int_eq(cprof_store_process(s, hello(4323), &nocupti), 0);
+	status_at(s, nocupti, CPROF_STATUS_CAPTURE_START, 1, 1000);
+	status_at(s, nocupti, CPROF_STATUS_CAPTURE_ON, 1, 1010);
+	status_at(s, nocupti, CPROF_STATUS_CAPTURE_OFF, 1, 1990);
+	status_at(s, nocupti, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
+	hooked(s, nocupti, CPROF_API_cudaLaunchKernel, 94, 1985, 2100);
 	status_at(s, old, CPROF_STATUS_CAPTURE_START, 1, 1000);
 	status_at(s, old, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
 	cupti_call(s, old, 1, 1005, 0, CPROF_GPU_KERNEL);      /* inside the window itself: kept */
@@ -381,12 +389,12 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	ck_assert_int_eq(cprof_store_windows(s, 0), 0);
 	ck_assert_int_eq(cprof_store_close(s), 0);
 
-	ck_assert_str_eq(q_text("SELECT group_concat(start || '-' || end) FROM CPROF_WINDOWS"), "1000-2000,1000-2000");
+	ck_assert_str_eq(q_text("SELECT group_concat(start || '-' || end) FROM CPROF_WINDOWS"), "1000-2000,1000-2000,1000-2000");
 	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
 				" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1, 2)"),
 			 "1:2,1:3,1:5,1:21,2:1");
 	ck_assert_str_eq(q_text("SELECT group_concat(correlationId) FROM (SELECT correlationId FROM CPROF_API ORDER BY 1)"),
-			 "77,92,93");
+			 "77,92,93,94");
 	ck_assert_str_eq(q_text("SELECT group_concat(externalId) FROM (SELECT externalId FROM"
 				" CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION ORDER BY 1)"),
 			 "77,78,92");
