@@ -339,7 +339,8 @@ CPROF_HIDDEN void cprof_cupti_pop(void);
 CPROF_HIDDEN void cprof_cupti_flush(int forced);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);
-CPROF_HIDDEN void cprof_cupti_reset_after_fork(void);
+/* driver_up: the parent's driver was initialised (its cuInit called InitializeInjection), CUPTI started or not */
+CPROF_HIDDEN void cprof_cupti_reset_after_fork(int driver_up);
 struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records, at most max a call (the next call goes on from there);
  * returns how many. Called by the drainer only. */

@@ -547,14 +547,16 @@ void cprof_cupti_exec_failed(void)
 	cprof_share_resume();
 }
 
-void cprof_cupti_reset_after_fork(void)
+void cprof_cupti_reset_after_fork(int driver_up)
 {
-	/* CUDA does not survive fork: the child of a parent whose session started (or was starting, or was refused)
-	 * never starts CUPTI and pushes nothing. A parent whose session was still PENDING never brought CUDA up
-	 * through cprof (every call that initialises the driver starts it, and so does the driver's cuInit through
-	 * InitializeInjection): its child starts its own on its first such call, as a fresh process does (until
-	 * 2026-12-06 every fork child was left without GPU records, multiprocessing workers that alone used CUDA too) */
-	if (atomic_load(&cprof_cupti_on) != CPROF_CUPTI_PENDING)
+	/* CUDA does not survive fork: the child of a parent whose session started (or was starting, or was refused),
+	 * or whose driver came up at all, never starts CUPTI and pushes nothing. A session still PENDING does not say
+	 * the driver is down: outside a --capture-range or --delay window the hooks pass calls through and
+	 * InitializeInjection starts nothing, so the parent's CUDA was up with CUPTI pending (the s21 review: the child
+	 * then started CUPTI in a process whose CUDA fork had broken). Only a parent whose driver never came up leaves
+	 * its child to start its own on its first such call, as a fresh process does (until 2026-12-06 every fork
+	 * child was left without GPU records, multiprocessing workers that alone used CUDA too) */
+	if (driver_up || atomic_load(&cprof_cupti_on) != CPROF_CUPTI_PENDING)
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cprof_queries_counted, 0);
 	atomic_store(&cu.started, 0);

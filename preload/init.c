@@ -29,6 +29,7 @@ static int atexit_registered;
 static int secure;
 static int forked;
 static int stacks_started; /* cprof_stacks_init ran in this image (or the parent's, before a fork) */
+static _Atomic int driver_up; /* the driver's cuInit called InitializeInjection in this image (or the parent's) */
 
 void cprof_disable(const char *why)
 {
@@ -260,7 +261,7 @@ static void atfork_child(void)
 	cprof_kernels_lock(0);
 	cprof_flusher_reset_after_fork();
 	cprof_rings_reset_after_fork();
-	cprof_cupti_reset_after_fork();
+	cprof_cupti_reset_after_fork(atomic_load(&driver_up));
 	cprof_capture_reset_after_fork();
 	forked = 1;
 	st = atomic_load(&cprof_state);
@@ -325,6 +326,8 @@ CPROF_EXPORT void _Exit(int status)
  * driver report an injection failure, so it always reports success. */
 CPROF_EXPORT int InitializeInjection(void)
 {
+	/* first, whatever cprof's state: a fork child must know its CUDA is the parent's, broken (cupti.c) */
+	atomic_store(&driver_up, 1);
 	/* also the way in for programs with static cudart and driver-API programs, which no hook sees; the
 	 * driver is calling us from cuInit, so it is there and CUPTI may start */
 	if (cprof_active())

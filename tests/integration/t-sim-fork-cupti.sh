@@ -83,4 +83,37 @@ for c in $(printf '%s\n' "$out" | awk '$1 == "child" { print $2 }'); do
 done
 assert_eq "$n" 2 "workers seen ($out)"
 assert_eq "$(meta mp.db complete)" 1 "complete"
+# the parent brought CUDA up outside its --capture-range window (CUPTI still pending: the hooks passed the calls
+# through), then forked; the child opens a window of its own: its CUDA is the parent's, broken by the fork, so it
+# records API calls only and never calls CUPTI (until the s21 review it started a session there)
+cat > up.py <<'PYEOF'
+import ctypes, os
+ctypes.CDLL("libcudart.so.13", mode=ctypes.RTLD_GLOBAL)
+g = ctypes.CDLL(None)
+p = ctypes.c_void_p()
+g.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(4096))
+g.cudaMemset(p, 0, ctypes.c_size_t(4096))
+g.cudaDeviceSynchronize()
+pid = os.fork()
+if pid == 0:
+    g.cudaProfilerStart()
+    for _ in range(3):
+        g.cudaMemset(p, 0, ctypes.c_size_t(4096))
+    g.cudaProfilerStop()
+    os.write(1, b"child %d\n" % os.getpid())
+    os._exit(0)
+os.waitpid(pid, 0)
+PYEOF
+out=$(sim timeout 60 "$BIN/cprof-run" -q --capture-range cudaProfilerApi -o up.db -- "$PY" up.py) ||
+	fail "capture-range fork run failed: $out"
+child=$(printf '%s\n' "$out" | awk '$1 == "child" { print $2 }')
+[ -n "$child" ] || fail "no child pid: $out"
+assert_eq "$(q up.db "SELECT count(*) FROM CPROF_STATUS WHERE pid = $child AND code = 'capture-on'")" 1 \
+	"the child opened its window"
+assert_eq "$(q up.db "SELECT count(*) FROM CPROF_STATUS WHERE pid = $child AND code LIKE 'cupti%'")" 0 \
+	"no CUPTI session in the child of a parent whose CUDA was up"
+assert_eq "$(q up.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET m JOIN PROCESSES p ON p.id = m.processId
+	WHERE p.pid = $child")" 0 "no GPU records in that child"
+assert_eq "$(q up.db "SELECT count(*) FROM CPROF_API a JOIN PROCESSES p ON p.id = a.processId JOIN StringIds s
+	ON s.id = a.nameId WHERE p.pid = $child AND s.value = 'cudaMemset'")" 3 "its calls are recorded"
 echo ok
