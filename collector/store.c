@@ -675,7 +675,7 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
 	return ret;
 }
 
-/* Recorded calls that make GPU work (launches, copies, memsets, GEMMs) of a process CUPTI served and ended after
+/* Recorded calls that make GPU work themselves (launches, copies, memsets) of a process CUPTI served and ended after
  * their window's inner end with no GPU record: they entered while the window was open and reached CUDA after its stop had switched CUPTI's kinds
  * off (preload/capture.c's order says so), so their work went unrecorded: 12 of 9,000 launches a run, 3 threads
  * launching while another toggled cudaProfilerStart/Stop 400 times (a review, 2026-12-06), each shown as a launch
@@ -751,7 +751,7 @@ static int drop_cut_calls(struct cprof_store *s, const struct inner_windows *in,
 	if (sqlite3_exec(s->db, "CREATE TEMP TABLE cprof_cut(id INTEGER, processId INTEGER, correlationId INTEGER, tid INTEGER)", NULL,
 			 NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "SELECT id, processId, start, end, correlationId, tid FROM CPROF_API WHERE class IN"
-				      " ('launch', 'memcpy', 'memset', 'gemm')", -1, &sel, NULL) != SQLITE_OK ||
+				      " ('launch', 'memcpy', 'memset')", -1, &sel, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO temp.cprof_cut VALUES(?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
 		ret = db_err(s, "calls cut by a window's end");
 		goto out;
