@@ -1424,11 +1424,12 @@ static void run_failed(const struct cprof_model *m, int64_t proc, struct flist *
 static void copies(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
 	struct dir {
-		uint64_t n, ns, bytes, pageable;
+		uint64_t n, ns, bytes, pageable, pageable_ns;
 	} h2d = { 0 }, d2h = { 0 };
 	uint64_t sync_calls = 0, copy_calls = 0, sync_ns = 0, api_ns = 0, busy_ns = 0;
 	char ev[400] = "", a[32], b[32];
 	size_t i;
+	int staged;
 
 	for (i = 0; i < m->nops; i++) {
 		const struct cprof_op *o = &m->ops[i];
@@ -1444,7 +1445,10 @@ static void copies(const struct cprof_model *m, int64_t proc, struct flist *l)
 		d->ns += o->end - o->start;
 		d->bytes += (uint64_t)(o->bytes > 0 ? o->bytes : 0);
 		/* the host side: the source of a host-to-device copy, the destination of the other */
-		d->pageable += (o->copy == 1 ? o->srckind : o->dstkind) == MEM_PAGEABLE;
+		if ((o->copy == 1 ? o->srckind : o->dstkind) == MEM_PAGEABLE) {
+			d->pageable++;
+			d->pageable_ns += o->end - o->start;
+		}
 	}
 	for (i = 0; i < m->ncalls; i++) {
 		const struct cprof_call *c = &m->calls[i];
@@ -1485,10 +1489,13 @@ static void copies(const struct cprof_model *m, int64_t proc, struct flist *l)
 		ev_add(ev, sizeof(ev), "%llu of %llu copy calls synchronous, %s of the %s in CUDA calls",
 		       (unsigned long long)sync_calls, (unsigned long long)copy_calls, a, b);
 	}
-	add(l, "copies", "warn", ev,
-	    "copies between host and device dominate%s: allocate the host buffers pinned (cudaMallocHost, "
-	    "cudaHostRegister), copy with cudaMemcpyAsync on their own streams, and overlap the copies with compute",
-	    h2d.pageable + d2h.pageable ? " and use pageable memory (staged, about half the bandwidth)" : "");
+	/* pinning is the advice when pageable copies are a real share of the copy time: a program that pinned its
+	 * buffers (simpleStreams' cudaHostRegister) and made one small pageable copy was told to pin them */
+	staged = (h2d.pageable_ns + d2h.pageable_ns) * 10 >= h2d.ns + d2h.ns && h2d.pageable + d2h.pageable;
+	add(l, "copies", "warn", ev, "copies between host and device dominate%s: %scopy with cudaMemcpyAsync on their own "
+	    "streams, and overlap the copies with compute",
+	    staged ? " and use pageable memory (staged, about half the bandwidth)" : "",
+	    staged ? "allocate the host buffers pinned (cudaMallocHost, cudaHostRegister), " : "");
 }
 
 /* one failing (API, return code): how often, first when, and the call that failed first */

@@ -392,11 +392,17 @@ struct attr_call {
 struct attr_key {
 	int64_t proc, key, val; /* (proc, our id) -> CUPTI id; or (proc, CUPTI id) -> aggregate index */
 };
+struct attr_kern {
+	struct attr_str *name;
+	int64_t gpu, n;
+};
 struct attr_agg {
 	int64_t proc, corr;
 	int64_t gpu, n;
 	uint8_t has_gpu;
-	struct attr_str *kernel; /* max(name) of its kernels; NULL none */
+	/* its kernels by name: a graph replay (one CUPTI id) runs several, each its own row by chain */
+	struct attr_kern *kern;
+	size_t nkern, capkern;
 };
 struct attr_str {
 	int64_t id;
@@ -467,10 +473,30 @@ static void attr_work_free(struct attr_work *w)
 		free(w->str[i].shortened);
 	}
 	free(w->str);
+	for (i = 0; i < w->nagg; i++)
+		free(w->agg[i].kern);
 	free(w->calls);
 	free(w->links);
 	free(w->gpu_of);
 	free(w->agg);
+}
+
+/* one kernel record of name n into its aggregate's kernels by name; 0 or -ENOMEM */
+static int attr_kern_add(struct attr_agg *a, struct attr_str *n, int64_t gpu)
+{
+	size_t i;
+
+	/* a CUPTI id runs one kernel, or a graph's few distinct ones: a scan is enough */
+	for (i = 0; i < a->nkern && a->kern[i].name != n; i++)
+		;
+	if (i == a->nkern) {
+		if (cprof_grow(&a->kern, &a->capkern, a->nkern, sizeof(*a->kern)) < 0)
+			return -ENOMEM;
+		a->kern[a->nkern++] = (struct attr_kern){ n, 0, 0 };
+	}
+	a->kern[i].gpu += gpu;
+	a->kern[i].n++;
+	return 0;
 }
 
 static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
@@ -584,7 +610,7 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 	for (i = 0; i < w->nlinks; i++)
 		if (w->ngpu_of == 0 || w->gpu_of[w->ngpu_of - 1].proc != w->gpu_of[i].proc ||
 		    w->gpu_of[w->ngpu_of - 1].key != w->gpu_of[i].key) {
-			w->agg[w->nagg] = (struct attr_agg){ w->gpu_of[i].proc, w->gpu_of[i].key, 0, 0, 0, NULL };
+			w->agg[w->nagg] = (struct attr_agg){ .proc = w->gpu_of[i].proc, .corr = w->gpu_of[i].key };
 			w->gpu_of[w->ngpu_of] = w->gpu_of[i];
 			w->gpu_of[w->ngpu_of++].val = (int64_t)w->nagg++;
 		}
@@ -609,8 +635,11 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 			if (t == 0 && sqlite3_column_type(st, 3) != SQLITE_NULL) {
 				struct attr_str *n = attr_string(w->str, w->nstr, sqlite3_column_int64(st, 3));
 
-				if (n && n->value && (a->kernel == NULL || strcmp(n->value, a->kernel->value) > 0))
-					a->kernel = n;
+				if (n && n->value &&
+				    attr_kern_add(a, n, sqlite3_column_type(st, 2) != SQLITE_NULL ? sqlite3_column_int64(st, 2) : 0) < 0) {
+					ret = -ENOMEM;
+					goto out;
+				}
 			}
 		}
 		sqlite3_finalize(st);
@@ -638,12 +667,39 @@ static const char *attr_kshort(struct attr_str *k)
 	return k->shortened;
 }
 
+/* the kernels by name of every CUPTI id of call a, merged into *ck (*nck entries); 0 or -ENOMEM */
+static int attr_call_kernels(const struct attr_work *w, const struct attr_call *a, struct attr_kern **ck, size_t *nck,
+			     size_t *cap)
+{
+	size_t l, j, m;
+
+	*nck = 0;
+	for (l = a->has_corr ? attr_lower(w->links, w->nlinks, a->proc, a->corr) : w->nlinks;
+	     l < w->nlinks && w->links[l].proc == a->proc && w->links[l].key == a->corr; l++) {
+		const struct attr_agg *g = &w->agg[w->gpu_of[attr_lower(w->gpu_of, w->ngpu_of, a->proc, w->links[l].val)].val];
+
+		for (j = 0; j < g->nkern; j++) {
+			for (m = 0; m < *nck && (*ck)[m].name != g->kern[j].name; m++)
+				;
+			if (m == *nck) {
+				if (cprof_grow(ck, cap, *nck, sizeof(**ck)) < 0)
+					return -ENOMEM;
+				(*ck)[(*nck)++] = (struct attr_kern){ g->kern[j].name, 0, 0 };
+			}
+			(*ck)[m].gpu += g->kern[j].gpu;
+			(*ck)[m].n += g->kern[j].n;
+		}
+	}
+	return 0;
+}
+
 int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t proc, const enum cprof_attr_by *by,
 		       struct cprof_attr_table *t, int n)
 {
 	struct attr_work w = { 0 };
-	size_t cap[8] = { 0 }, c;
-	int ret = 0, i;
+	struct attr_kern *ck = NULL;
+	size_t cap[8] = { 0 }, c, capck = 0;
+	int ret = 0, i, chain = 0;
 
 	for (i = 0; i < n; i++)
 		memset(&t[i], 0, sizeof(t[i]));
@@ -651,15 +707,17 @@ int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t p
 		return 0;
 	if (n > 8)
 		return -EINVAL;
+	for (i = 0; i < n; i++)
+		chain |= by[i] == CPROF_BY_CHAIN;
 	if ((ret = attr_read(db, proc, &w)) < 0)
 		goto out;
 	for (c = 0; c < w.ncalls && ret == 0; c++) {
 		const struct attr_call *a = &w.calls[c];
 		const struct cprof_stack *s = cprof_stacks_find(stacks, a->proc, a->stack);
-		int64_t gsum = 0, gops = 0;
-		struct attr_str *kernel = NULL;
-		const char *kshort = NULL;
-		size_t l;
+		const char *api;
+		int64_t gsum = 0, gops = 0, kops = 0;
+		double cpu;
+		size_t l, nck = 0, j;
 
 		if (s == NULL)
 			continue;
@@ -671,21 +729,35 @@ int cprof_attr_build_n(sqlite3 *db, const struct cprof_stacks *stacks, int64_t p
 
 			gsum += g->gpu;
 			gops += g->n;
-			if (g->kernel && (kernel == NULL || strcmp(g->kernel->value, kernel->value) > 0))
-				kernel = g->kernel;
 		}
-		for (i = 0; i < n && kernel && gops && kshort == NULL; i++)
-			if (by[i] == CPROF_BY_CHAIN)
-				kshort = attr_kshort(kernel);
-		for (i = 0; i < n && ret == 0; i++)
-			ret = attr_row(&t[i], &cap[i], by[i], s, a->nested, a->inherited,
-				       a->nested || !a->has_cpu ? 0 : (double)a->cpu, (double)gsum, (uint64_t)gops,
-				       attr_string(w.str, w.nstr, a->name)->value, kernel ? kernel->value : NULL, kshort);
+		if (chain && (ret = attr_call_kernels(&w, a, &ck, &nck, &capck)) < 0)
+			goto out;
+		for (j = 0; j < nck; j++)
+			kops += ck[j].n;
+		cpu = a->nested || !a->has_cpu ? 0 : (double)a->cpu;
+		api = attr_string(w.str, w.nstr, a->name)->value;
+		for (i = 0; i < n && ret == 0; i++) {
+			uint64_t with_stack = t[i].calls_with_stack, inherited = t[i].inherited;
+
+			if (by[i] != CPROF_BY_CHAIN || nck == 0) {
+				ret = attr_row(&t[i], &cap[i], by[i], s, a->nested, a->inherited, cpu, (double)gsum,
+					       (uint64_t)gops, api, NULL, NULL);
+				continue;
+			}
+			/* by chain, a row per kernel name the call ran (a graph replay runs several): each its own
+			 * kernels and GPU time, the call's host time shared by their count */
+			for (j = 0; j < nck && ret == 0; j++)
+				ret = attr_row(&t[i], &cap[i], by[i], s, a->nested, a->inherited, cpu * (double)ck[j].n / (double)kops,
+					       (double)ck[j].gpu, (uint64_t)ck[j].n, api, ck[j].name->value, attr_kshort(ck[j].name));
+			t[i].calls_with_stack = with_stack + !a->nested;
+			t[i].inherited = inherited + (a->inherited && !a->nested);
+		}
 	}
 	for (i = 0; i < n; i++)
 		if (t[i].n)
 			qsort(t[i].rows, t[i].n, sizeof(t[i].rows[0]), by_gpu_desc);
 out:
+	free(ck);
 	attr_work_free(&w);
 	return ret;
 }

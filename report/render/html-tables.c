@@ -235,7 +235,7 @@ static void torch_table(struct html *h)
 	char a[32], b[32];
 	size_t i;
 
-	if (h->torch.n == 0 && h->kernels.n == 0)
+	if (h->torch.n == 0 && h->kernels.n == 0 && h->memops.n == 0)
 		return;
 	fputs("<h3>Self CPU and Self CUDA by name</h3>\n<p class=\"note\">As torch.profiler's table; CUDA launched is the "
 	      "GPU time of the work a call queued.</p>\n<div class=\"tw\"><table class=\"sortable\" id=\"t-torch\"><thead><tr>"
@@ -252,8 +252,9 @@ static void torch_table(struct html *h)
 		fprintf(f, "<td data-v=\"%llu\">%llu</td></tr>\n", (unsigned long long)r->st.n, (unsigned long long)r->st.n);
 		cpu += r->st.total;
 	}
-	for (i = 0; i < h->kernels.n; i++) {
-		const struct html_row *r = &h->kernels.rows[i];
+	/* kernels, then copies and memsets: torch.profiler's table has its "Memcpy HtoD" and "Memset" rows */
+	for (i = 0; i < h->kernels.n + h->memops.n; i++) {
+		const struct html_row *r = i < h->kernels.n ? &h->kernels.rows[i] : &h->memops.rows[i - h->kernels.n];
 
 		fputs("<tr>", f);
 		name_cell(f, r->name, 0);

@@ -15,7 +15,7 @@
 
 size_t report_shown(const struct table *t, size_t top);
 void report_print_stats_table(const char *title, const struct table *t, size_t top, int with_bytes);
-void report_print_torch(const struct table *calls, const struct table *kernels, size_t top);
+void report_print_torch(const struct table *calls, const struct table *kernels, const struct table *memops, size_t top);
 void report_print_verdict_text(const struct cprof_verdict *v, const struct cprof_phase *ph, int nph,
 			       const struct cprof_finding *f, int nf, const char *op_evidence);
 void report_print_csv(const struct table *t, size_t top);

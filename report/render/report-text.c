@@ -122,13 +122,31 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 	free(levels);
 }
 
-void report_print_torch(const struct table *calls, const struct table *kernels, size_t top)
+/* the GPU rows of the table (kernels, then copies and memsets, as torch.profiler lists its "Memcpy HtoD" and
+ * "Memset" rows): Self CUDA each; returns their total, shown or not */
+static double print_torch_gpu(const struct table *t, size_t top)
+{
+	size_t i, n = report_shown(t, top);
+	double cuda = 0;
+	char b[32], name[72];
+
+	for (i = 0; i < n; i++) {
+		cprof_fmt_dur(b, sizeof(b), t->rows[i].st.total);
+		cprof_shorten(t->rows[i].name, name, sizeof(name));
+		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), "0", b, "-", (unsigned long long)t->rows[i].st.n);
+	}
+	for (i = 0; i < t->n; i++)
+		cuda += t->rows[i].st.total;
+	return cuda;
+}
+
+void report_print_torch(const struct table *calls, const struct table *kernels, const struct table *memops, size_t top)
 {
 	size_t i, n;
 	double cpu = 0, cuda = 0;
 	char a[32], b[32], name[72];
 
-	if (calls->n == 0 && kernels->n == 0)
+	if (calls->n == 0 && kernels->n == 0 && memops->n == 0)
 		return;
 	printf("\nSelf CPU and Self CUDA by name (as torch.profiler's table; CUDA launched = GPU time of the work a call queued)\n\n");
 	printf(" %-60s  %12s  %12s  %13s  %9s\n", "Name", "Self CPU", "Self CUDA", "CUDA launched", "# Calls");
@@ -142,14 +160,7 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 	}
 	for (i = 0; i < calls->n; i++)
 		cpu += calls->rows[i].st.total;
-	n = report_shown(kernels, top);
-	for (i = 0; i < n; i++) {
-		cprof_fmt_dur(b, sizeof(b), kernels->rows[i].st.total);
-		cprof_shorten(kernels->rows[i].name, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), "0", b, "-", (unsigned long long)kernels->rows[i].st.n);
-	}
-	for (i = 0; i < kernels->n; i++)
-		cuda += kernels->rows[i].st.total;
+	cuda = print_torch_gpu(kernels, top) + print_torch_gpu(memops, top);
 	cprof_fmt_dur(a, sizeof(a), cpu);
 	cprof_fmt_dur(b, sizeof(b), cuda);
 	printf("Self CPU time total: %s\nSelf CUDA time total: %s\n", a, b);
@@ -630,10 +641,10 @@ static void text_tables(const struct report_doc *d)
 				 d->procs[i].argv[0] ? d->procs[i].argv : d->procs[i].exe);
 			report_print_stats_table(title, &d->procs[i].apis, all_rows, 0);
 		}
-	if (all && (d->torch.n || d->kernels.n))
+	if (all && (d->torch.n || d->kernels.n || d->memops.n))
 		printf("\nThe table below covers the %s\n", d->win_note);
 	if (all)
-		report_print_torch(&d->torch, &d->kernels, top);
+		report_print_torch(&d->torch, &d->kernels, &d->memops, top);
 	if ((all && x->ranges.n) || by == REPORT_BY_RANGE)
 		cprof_ranges_print(&x->ranges, by == REPORT_BY_RANGE ? all_rows : top);
 	if (all && x->chains.n)

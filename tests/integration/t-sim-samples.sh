@@ -23,6 +23,10 @@ assert_eq "$(cat prof.out)" "streams=4 kernels=8 callbacks=4 host_fns=4 managed_
 assert_eq "$(q sample_streams.db "SELECT count(*) FROM KERNELS WHERE name LIKE '%scale%'")" 8 "stream kernels"
 assert_eq "$(q sample_streams.db "SELECT count(DISTINCT streamId) FROM CUPTI_ACTIVITY_KIND_KERNEL")" 4 "kernels on four streams"
 assert_eq "$(q sample_streams.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY")" 5 "copies (4 async + 1 back)"
+# the host buffer is cudaHostRegister'd: its copies are pinned copies, as CUPTI records them on a GPU (the
+# simulator called them pageable, and the report told the program to pin its buffers: s21 hunt, simpleStreams)
+assert_eq "$(q sample_streams.db "SELECT group_concat(srcKind) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1")" "2,2,2,2" \
+	"registered host memory copied from as pinned (CUPTI_ACTIVITY_MEMORY_KIND_PINNED)"
 
 run sample_graph
 assert_eq "$(cat prof.out)" "built nodes=2 launches=4 captured nodes=3 launches=3 graph_kernels=17" "graph output"

@@ -1344,6 +1344,8 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 	ENTER(cudaHostRegister_v4000, CTX);
 	if (!err && (!ptr || !size))
 		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_mem_register(ptr, size);
 	return finish(&c_, err);
 }
 
@@ -1352,6 +1354,8 @@ cudaError_t cudaHostUnregister(void *ptr)
 	ENTER(cudaHostUnregister_v4000, CTX);
 	if (!err && !ptr)
 		err = cudaErrorInvalidValue;
+	if (!err)
+		err = simgpu_mem_unregister(ptr);
 	return finish(&c_, err);
 }
 

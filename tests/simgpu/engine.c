@@ -985,6 +985,7 @@ struct alloc {
 	uintptr_t base;
 	size_t size;
 	enum simgpu_mem_kind kind;
+	int registered; /* the program's memory, pinned by cudaHostRegister: never freed here */
 };
 
 static pthread_mutex_t g_mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1032,7 +1033,7 @@ int simgpu_mem_alloc(void **out, size_t size, enum simgpu_mem_kind kind)
 	}
 	size_t i = alloc_upper_locked((uintptr_t)p);
 	memmove(&g_allocs[i + 1], &g_allocs[i], (g_nallocs - i) * sizeof(*g_allocs));
-	g_allocs[i] = (struct alloc){ (uintptr_t)p, size ? size : 1, kind };
+	g_allocs[i] = (struct alloc){ (uintptr_t)p, size ? size : 1, kind, 0 };
 	g_nallocs++;
 	if (kind == SIMGPU_MEM_DEVICE)
 		g_dev_used += size;
@@ -1049,7 +1050,7 @@ int simgpu_mem_free(void *p, enum simgpu_mem_kind kind)
 		return 0;
 	pthread_mutex_lock(&g_mem_lock);
 	size_t i = alloc_upper_locked((uintptr_t)p);
-	if (i == 0 || g_allocs[i - 1].base != (uintptr_t)p || g_allocs[i - 1].kind != kind) {
+	if (i == 0 || g_allocs[i - 1].base != (uintptr_t)p || g_allocs[i - 1].kind != kind || g_allocs[i - 1].registered) {
 		err = cudaErrorInvalidValue;
 		goto out;
 	}
@@ -1059,6 +1060,55 @@ int simgpu_mem_free(void *p, enum simgpu_mem_kind kind)
 	memmove(&g_allocs[i], &g_allocs[i + 1], (g_nallocs - i - 1) * sizeof(*g_allocs));
 	g_nallocs--;
 	free(p);
+out:
+	pthread_mutex_unlock(&g_mem_lock);
+	return err;
+}
+
+/* cudaHostRegister: the program's range becomes pinned host memory, as the driver page-locks it (copies from
+ * it are then pinned copies); a range overlapping one known already is refused, as CUDA refuses it */
+int simgpu_mem_register(void *p, size_t size)
+{
+	uintptr_t b = (uintptr_t)p;
+	int err = 0;
+
+	pthread_mutex_lock(&g_mem_lock);
+	size_t i = alloc_upper_locked(b + size - 1);
+	if (i > 0 && g_allocs[i - 1].base + g_allocs[i - 1].size > b) {
+		err = cudaErrorHostMemoryAlreadyRegistered;
+		goto out;
+	}
+	if (g_nallocs == g_cap_allocs) {
+		size_t cap = g_cap_allocs ? g_cap_allocs * 2 : 256;
+		struct alloc *n = realloc(g_allocs, cap * sizeof(*n));
+		if (!n) {
+			err = cudaErrorMemoryAllocation;
+			goto out;
+		}
+		g_allocs = n;
+		g_cap_allocs = cap;
+	}
+	memmove(&g_allocs[i + 1], &g_allocs[i], (g_nallocs - i) * sizeof(*g_allocs));
+	g_allocs[i] = (struct alloc){ b, size, SIMGPU_MEM_PINNED, 1 };
+	g_nallocs++;
+out:
+	pthread_mutex_unlock(&g_mem_lock);
+	return err;
+}
+
+int simgpu_mem_unregister(void *p)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&g_mem_lock);
+	size_t i = alloc_upper_locked((uintptr_t)p);
+	if (i == 0 || g_allocs[i - 1].base != (uintptr_t)p || !g_allocs[i - 1].registered) {
+		err = cudaErrorHostMemoryNotRegistered;
+		goto out;
+	}
+	i--;
+	memmove(&g_allocs[i], &g_allocs[i + 1], (g_nallocs - i - 1) * sizeof(*g_allocs));
+	g_nallocs--;
 out:
 	pthread_mutex_unlock(&g_mem_lock);
 	return err;

@@ -181,6 +181,8 @@ int simgpu_gemm_launch(const struct simgpu_gemm *g);
 /* Allocation tracking (memory is host memory; kernels never run). */
 int simgpu_mem_alloc(void **p, size_t size, enum simgpu_mem_kind kind);
 int simgpu_mem_free(void *p, enum simgpu_mem_kind kind);
+int simgpu_mem_register(void *p, size_t size);
+int simgpu_mem_unregister(void *p);
 enum simgpu_mem_kind simgpu_mem_kind_of(const void *p, size_t *avail);
 uint64_t simgpu_mem_used(void);
 

@@ -136,9 +136,10 @@ START_TEST(test_radix_at_ix_and_sorted)
 }
 END_TEST
 
-/* Two calls with stack 1 (call site a.py:1): call 5 made CUPTI ids 50 (kernel 'kb', 100 ns) and 51
- * (kernel 'ka', 40 ns; a second external-correlation row for 51 counts it twice, as API_GPU's join does),
- * call 6 a copy (10 ns); call 7 has a stack no table knows. */
+/* Two calls with stack 1 (call site a.py:1): call 5 made CUPTI ids 50 (kernel 'kb', 100 ns, then 'ka', 3 ns,
+ * as a graph replay runs several kernels under one id) and 51 (kernel 'ka', 40 ns; a second
+ * external-correlation row for 51 counts it twice, as API_GPU's join does), call 6 a copy (10 ns); call 7 has
+ * a stack no table knows. */
 START_TEST(test_attr_joins_in_arrays)
 {
 	static const char *const rows =
@@ -150,7 +151,7 @@ START_TEST(test_attr_joins_in_arrays)
 		"INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES (1, 5, 5, 50), (1, 5, 5, 51), (1, 5, 5, 51),"
 		" (1, 5, 6, 60);"
 		"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(processId, start, end, correlationId, nameId) VALUES"
-		" (1, 100, 200, 50, 2), (1, 300, 340, 51, 3);"
+		" (1, 100, 200, 50, 2), (1, 300, 340, 51, 3), (1, 200, 203, 50, 3);"
 		"INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(processId, start, end, correlationId) VALUES (1, 400, 410, 60);"
 		"INSERT INTO CPROF_STACK_FRAMES(processId, stackId, level, kind, fileId, line, funcId) VALUES (1, 1, 0, 'python', 5, 1, 6);";
 	struct cprof_attr_table t;
@@ -168,15 +169,25 @@ START_TEST(test_attr_joins_in_arrays)
 	ck_assert_uint_eq(t.n, 1);
 	ck_assert_uint_eq(t.calls_with_stack, 2);
 	ck_assert_uint_eq(t.rows[0].calls, 2);
-	ck_assert_uint_eq(t.rows[0].gpu_ops, 4);           /* 50, 51 twice, the copy */
-	ck_assert(fabs(t.rows[0].gpu_ns - 190) < 1e-9);   /* 100 + 40 + 40 + 10 */
+	ck_assert_uint_eq(t.rows[0].gpu_ops, 5);           /* 50 twice, 51 twice, the copy */
+	ck_assert(fabs(t.rows[0].gpu_ns - 193) < 1e-9);   /* 100 + 3 + 40 + 40 + 10 */
 	ck_assert(fabs(t.rows[0].cpu_ns - 35) < 1e-9);
 	cprof_attr_free(&t);
-	/* by chain: the launch is labelled with its largest kernel name, the copy launched no kernel */
+	/* by chain: a row per kernel name the launch ran, each with its own kernels and GPU time (a graph replay
+	 * labelled with one of its kernels gave it all of them), the call's host time shared by their count;
+	 * the copy launched no kernel */
 	ck_assert_int_eq(cprof_attr_build(db, &st, CPROF_BY_CHAIN, 0, &t), 0);
-	ck_assert_uint_eq(t.n, 1);
+	ck_assert_uint_eq(t.n, 2);
+	ck_assert_uint_eq(t.calls_with_stack, 2);
 	ck_assert_str_eq(t.rows[0].label, "kb");
-	ck_assert_uint_eq(t.rows[0].gpu_ops, 3);
+	ck_assert_uint_eq(t.rows[0].gpu_ops, 1);
+	ck_assert(fabs(t.rows[0].gpu_ns - 100) < 1e-9);
+	ck_assert_uint_eq(t.rows[0].calls, 1);
+	ck_assert(fabs(t.rows[0].cpu_ns - 30.0 / 4) < 1e-9);
+	ck_assert_str_eq(t.rows[1].label, "ka");
+	ck_assert_uint_eq(t.rows[1].gpu_ops, 3);
+	ck_assert(fabs(t.rows[1].gpu_ns - 83) < 1e-9);
+	ck_assert(fabs(t.rows[1].cpu_ns - 30.0 * 3 / 4) < 1e-9);
 	cprof_attr_free(&t);
 	cprof_stacks_free(&st);
 	sqlite3_close(db);

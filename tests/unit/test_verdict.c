@@ -591,6 +591,42 @@ START_TEST(test_verdict_copies_finding)
 }
 END_TEST
 
+/* s21 hunt: copies from pinned memory (simpleStreams' cudaHostRegister) and one small pageable copy: the
+ * finding neither says the copies use pageable memory nor tells the program to pin its buffers */
+START_TEST(test_verdict_copies_pinned_no_pin_advice)
+{
+	static struct vfix f;
+	struct cprof_verdict v;
+	struct cprof_finding *fd = NULL;
+	const struct cprof_finding *e;
+	int i, n;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 11; i++) {
+		uint64_t t = 1000 * US + (uint64_t)i * 1000 * US, len = i ? 380 * US : 2 * US;
+		struct cprof_call *c = vcall(&f, t, t + len + 20 * US);
+		struct cprof_op *o = op(&f, CPROF_OP_MEMCPY, t + 10 * US, t + 10 * US + len, t, t + 5 * US);
+
+		c->copy = c->memcpy = c->cut = 1;
+		o->copy = (uint8_t)(i ? 2 : 1);
+		o->srckind = (uint8_t)(i ? 3 : 1); /* the first, small one from pageable memory */
+		o->dstkind = (uint8_t)(i ? 2 : 3); /* the others into pinned memory */
+		o->bytes = i ? 3800000 : 4;
+	}
+	vverdict(&f, &v);
+	n = cprof_findings(&f.m, 0, &v, &fd);
+	e = find(fd, n, "copies");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(strstr(e->evidence, "1 from pageable memory"));
+	ck_assert_ptr_nonnull(strstr(e->evidence, "device-to-host: 10 copies, 3800.000 us, 10.0 GB/s, 0 to pageable memory"));
+	ck_assert_ptr_null(strstr(e->message, "pinned"));
+	ck_assert_ptr_null(strstr(e->message, "pageable"));
+	ck_assert_ptr_nonnull(strstr(e->message, "cudaMemcpyAsync"));
+	free(fd);
+	vfree(&f);
+}
+END_TEST
+
 /* issue 18 item 12: one process, two devices: each judged on its own ops */
 START_TEST(test_verdict_per_device)
 {
@@ -647,6 +683,7 @@ Suite *verdict_suite(void)
 	tcase_add_test(tc, test_verdict_cuda_errors_named_with_faulting_kernel);
 	tcase_add_test(tc, test_verdict_cold_start_on_the_calls_that_paid);
 	tcase_add_test(tc, test_verdict_copies_finding);
+	tcase_add_test(tc, test_verdict_copies_pinned_no_pin_advice);
 	tcase_add_test(tc, test_verdict_per_device);
 	suite_add_tcase(s, tc);
 	return s;
