@@ -912,8 +912,19 @@ static void explain_no_gpu(const struct cprof_model *m, int64_t proc, uint64_t f
 	snprintf(v->advice, sizeof(v->advice), "no GPU records: %s", note[0] ? note : "CUPTI did not report any");
 }
 
-int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
-		  struct cprof_verdict *v)
+/* append from's values to to */
+static int dvec_add(struct dvec *to, const struct dvec *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		if (dvec_push(to, from->d[i]) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+/* cprof_analyse; keep_kd and keep_ld (when not NULL) get the window's kernel and launch-call durations added, which
+ * its medians came from: phases added up take their medians over all of them */
+static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
+		   struct cprof_verdict *v, struct dvec *keep_kd, struct dvec *keep_ld)
 {
 	struct dvec kd = { 0 }, ld = { 0 };
 	struct gap *gaps = NULL, *run = NULL;
@@ -1176,12 +1187,20 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	if (!strcmp(v->verdict, "no-gpu-activity"))
 		explain_no_gpu(m, proc, from, to, v);
 	ret = 0;
+	if ((keep_kd && dvec_add(keep_kd, &kd) < 0) || (keep_ld && dvec_add(keep_ld, &ld) < 0))
+		ret = -1;
 out:
 	free(kd.d);
 	free(ld.d);
 	free(gaps);
 	free(run);
 	return ret;
+}
+
+int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
+		  struct cprof_verdict *v)
+{
+	return analyse(m, proc, from, to, t, v, NULL, NULL);
 }
 
 void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
@@ -1227,13 +1246,15 @@ void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 }
 
 static int phases_of(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
-		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out);
+		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out,
+		     double *med_kernel, double *med_launch);
 
 int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t, struct cprof_verdict *v,
 		   struct cprof_phase **phases)
 {
 	struct cprof_verdict whole;
 	const struct cprof_step *steps = NULL;
+	double med_kernel = 0, med_launch = 0;
 	int n, i, same = 1, nsteps;
 
 	*phases = NULL;
@@ -1242,7 +1263,7 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 	nsteps = cprof_model_steps(m, proc, t->step_re, &steps);
 	whole.steps = nsteps > 1 ? nsteps : 0;
 	whole.cold_step = whole.steps && !t->include_startup && cprof_steps_cold(steps, nsteps);
-	n = t->include_startup ? 0 : phases_of(m, proc, t, &whole, steps, nsteps, phases);
+	n = t->include_startup ? 0 : phases_of(m, proc, t, &whole, steps, nsteps, phases, &med_kernel, &med_launch);
 	if (n <= 0) {
 		*v = whole;
 		return n < 0 ? -1 : 0;
@@ -1287,6 +1308,8 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 		v->graph_launches += p->graph_launches;
 		v->end += p->end - p->start; /* the window's length is the phases' lengths added up */
 	}
+	v->med_kernel_ns = med_kernel;
+	v->med_launch_ns = med_launch;
 	/* the cause of the phases together: the largest share of their starved time added up */
 	if (n > 1) {
 		set_cause(m, proc, v, pick_cause(v));
@@ -1442,8 +1465,10 @@ static int clip_to_windows(const struct cprof_model *m, int64_t proc, struct seg
 }
 
 static int phases_of(const struct cprof_model *m, int64_t proc, const struct cprof_thresholds *t,
-		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out)
+		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out,
+		     double *med_kernel, double *med_launch)
 {
+	struct dvec *pk = NULL, *pl = NULL, ak = { 0 }, al = { 0 }; /* each phase's durations; all phases' */
 	struct cprof_verdict all = *whole;
 	struct seg *seg = NULL, *fold = NULL;
 	struct cprof_phase *ph = NULL;
@@ -1558,16 +1583,19 @@ pieces:
 	}
 	/* neighbours with the same verdict are one phase, analysed once as a whole */
 	ph = calloc(nfold ? nfold : 1, sizeof(*ph));
-	if (ph == NULL)
+	pk = calloc(nfold ? nfold : 1, sizeof(*pk));
+	pl = calloc(nfold ? nfold : 1, sizeof(*pl));
+	if (ph == NULL || pk == NULL || pl == NULL)
 		goto out;
 	for (i = 0; i < nfold; i++) {
 		struct cprof_verdict v;
 
-		if (cprof_analyse(m, proc, fold[i].s, fold[i].e, t, &v) < 0)
+		if (analyse(m, proc, fold[i].s, fold[i].e, t, &v, &pk[nph], &pl[nph]) < 0)
 			goto out;
 		if (nph > 0 && !strcmp(ph[nph - 1].v.verdict, v.verdict) && ph[nph - 1].end == fold[i].s) {
 			ph[nph - 1].end = fold[i].e;
 			ph[nph - 1].v.kernels = 0; /* marks a merged phase: analysed again below */
+			pk[nph].n = pl[nph].n = 0;
 			continue;
 		}
 		ph[nph].start = fold[i].s;
@@ -1575,13 +1603,32 @@ pieces:
 		ph[nph].v = v;
 		nph++;
 	}
-	for (i = 0; i < nph; i++)
-		if (ph[i].v.kernels == 0 && cprof_analyse(m, proc, ph[i].start, ph[i].end, t, &ph[i].v) < 0)
+	for (i = 0; i < nph; i++) {
+		if (ph[i].v.kernels != 0)
+			continue;
+		pk[i].n = pl[i].n = 0;
+		if (analyse(m, proc, ph[i].start, ph[i].end, t, &ph[i].v, &pk[i], &pl[i]) < 0)
 			goto out;
+	}
+	/* the phases together: medians of all their kernels and launch calls (the first phase's were quoted for all,
+	 * a torchrun job's "median launch call 1011 us" where its ranks' were 8 and 12 us: a review, 2026-12-06) */
+	for (i = 0; i < nph; i++)
+		if (dvec_add(&ak, &pk[i]) < 0 || dvec_add(&al, &pl[i]) < 0)
+			goto out;
+	*med_kernel = median(ak.d, ak.n);
+	*med_launch = median(al.d, al.n);
 	*out = ph;
 	ph = NULL;
 	ret = (int)nph;
 out:
+	for (i = 0; pk && pl && i < nfold; i++) {
+		free(pk[i].d);
+		free(pl[i].d);
+	}
+	free(pk);
+	free(pl);
+	free(ak.d);
+	free(al.d);
 	free(ends);
 	free(seg);
 	free(fold);

@@ -243,6 +243,11 @@ START_TEST(test_model_phases_cut_at_sync)
 	ck_assert_uint_eq(ph[1].start, 5100 * US);
 	ck_assert_str_eq(v.verdict, "mixed");
 	ck_assert_ptr_nonnull(strstr(v.advice, "the phases differ"));
+	/* the medians the run's line quotes are the phases' together, not the first's: 29 kernels of 100 us (the first
+	 * is warm-up) and 30 of 10 us (a review, 2026-12-06: a torchrun job's line quoted its first phase's) */
+	ck_assert_double_eq(ph[0].v.med_kernel_ns, 100 * US);
+	ck_assert_double_eq(ph[1].v.med_kernel_ns, 10 * US);
+	ck_assert_double_eq(v.med_kernel_ns, 10 * US);
 	free(ph);
 }
 END_TEST
