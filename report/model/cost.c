@@ -85,16 +85,8 @@ static int load_counts(sqlite3 *db, struct cprof_model *m)
 /* The rows of proc: [*lo, *hi) in the (proc, time, table order) order cprof_model_load_cost sorts them in. */
 static void proc_rows(const struct cprof_model *m, int64_t proc, size_t *lo, size_t *hi)
 {
-	size_t l = 0, h = m->ncost;
+	size_t l = cprof_lower_i64(m->cost, m->ncost, sizeof(*m->cost), offsetof(struct cprof_cost_row, proc), proc), h;
 
-	while (l < h) {
-		size_t mid = l + (h - l) / 2;
-
-		if (m->cost[mid].proc < proc)
-			l = mid + 1;
-		else
-			h = mid;
-	}
 	*lo = l;
 	for (h = l; h < m->ncost && m->cost[h].proc == proc; h++)
 		;
@@ -446,16 +438,9 @@ int cprof_model_wait_base(struct cprof_model *m)
 /* m->wait_base is by process (made in m->rspan's order): a search, not a walk per process of each window */
 static double wait_per_run(const struct cprof_model *m, int64_t proc)
 {
-	size_t lo = 0, hi = m->nwait_base;
+	size_t lo = cprof_lower_i64(m->wait_base, m->nwait_base, sizeof(*m->wait_base),
+				    offsetof(struct cprof_wait_base, proc), proc);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->wait_base[mid].proc < proc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < m->nwait_base && m->wait_base[lo].proc == proc ? m->wait_base[lo].per_run : 0;
 }
 

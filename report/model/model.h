@@ -423,6 +423,8 @@ int cprof_model_steps(struct cprof_model *m, int64_t proc, const char *re, const
 
 /* The string of a StringIds id; NULL when there is none. */
 const char *cprof_model_string(const struct cprof_model *m, int64_t id);
+/* rows.c: the first of n elements (elem bytes each, by the int64_t at off, ascending) whose key is >= key */
+size_t cprof_lower_i64(const void *arr, size_t n, size_t elem, size_t off, int64_t key);
 size_t cprof_model_proc_index(const struct cprof_model *m, int64_t proc); /* m->nprocs: none */
 
 /* Every (call, GPU op it launched) pair, as the API_GPU view joins them; fn returns < 0 to stop. */

@@ -156,19 +156,28 @@ int cprof_pkv_add(struct cprof_pkv **a, size_t *n, size_t *cap, int64_t proc, in
 	return 0;
 }
 
-/* a process's index in the model's processes (by id), by binary search; m->nprocs when it has none */
-size_t cprof_model_proc_index(const struct cprof_model *m, int64_t proc)
+size_t cprof_lower_i64(const void *arr, size_t n, size_t elem, size_t off, int64_t key)
 {
-	size_t lo = 0, hi = m->nprocs;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		int64_t k;
 
-		if (m->procs[mid].id < proc)
+		memcpy(&k, (const char *)arr + mid * elem + off, sizeof(k));
+		if (k < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* a process's index in the model's processes (by id), by binary search; m->nprocs when it has none */
+size_t cprof_model_proc_index(const struct cprof_model *m, int64_t proc)
+{
+	size_t lo = cprof_lower_i64(m->procs, m->nprocs, sizeof(*m->procs), offsetof(struct cprof_proc, id), proc);
+
 	return lo < m->nprocs && m->procs[lo].id == proc ? lo : m->nprocs;
 }
 

@@ -1007,6 +1007,21 @@ static size_t alloc_upper_locked(uintptr_t p)
 	return lo;
 }
 
+/* room for one more entry in g_allocs (g_mem_lock held): 0, or -1 when it cannot grow */
+static int allocs_room_locked(void)
+{
+	if (g_nallocs == g_cap_allocs) {
+		size_t cap = g_cap_allocs ? g_cap_allocs * 2 : 256;
+		struct alloc *n = realloc(g_allocs, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		g_allocs = n;
+		g_cap_allocs = cap;
+	}
+	return 0;
+}
+
 int simgpu_mem_alloc(void **out, size_t size, enum simgpu_mem_kind kind)
 {
 	int err = 0;
@@ -1016,15 +1031,9 @@ int simgpu_mem_alloc(void **out, size_t size, enum simgpu_mem_kind kind)
 		err = cudaErrorMemoryAllocation;
 		goto out;
 	}
-	if (g_nallocs == g_cap_allocs) {
-		size_t cap = g_cap_allocs ? g_cap_allocs * 2 : 256;
-		struct alloc *n = realloc(g_allocs, cap * sizeof(*n));
-		if (!n) {
-			err = cudaErrorMemoryAllocation;
-			goto out;
-		}
-		g_allocs = n;
-		g_cap_allocs = cap;
+	if (allocs_room_locked() < 0) {
+		err = cudaErrorMemoryAllocation;
+		goto out;
 	}
 	/* cudaMalloc returns 256-byte aligned memory; a zero-byte request still gets a distinct pointer. */
 	if (posix_memalign(&p, 256, size ? size : 1) != 0) {
@@ -1078,15 +1087,9 @@ int simgpu_mem_register(void *p, size_t size)
 		err = cudaErrorHostMemoryAlreadyRegistered;
 		goto out;
 	}
-	if (g_nallocs == g_cap_allocs) {
-		size_t cap = g_cap_allocs ? g_cap_allocs * 2 : 256;
-		struct alloc *n = realloc(g_allocs, cap * sizeof(*n));
-		if (!n) {
-			err = cudaErrorMemoryAllocation;
-			goto out;
-		}
-		g_allocs = n;
-		g_cap_allocs = cap;
+	if (allocs_room_locked() < 0) {
+		err = cudaErrorMemoryAllocation;
+		goto out;
 	}
 	memmove(&g_allocs[i + 1], &g_allocs[i], (g_nallocs - i) * sizeof(*g_allocs));
 	g_allocs[i] = (struct alloc){ b, size, SIMGPU_MEM_PINNED, 1 };
