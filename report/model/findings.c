@@ -571,6 +571,37 @@ static void final_sync(const struct cprof_model *m, int64_t proc, const struct c
 	}
 }
 
+/* CUPTI saw the program's runtime calls and cprof's hooks none: the runtime is linked into the program (nvcc's
+ * default, -cudart static; or a library that carries its own, as cuda-python does), so the GPU work and the calls'
+ * times are CUPTI's, but no call has a call site, a stack or the hooks' timing (a review of cuda-samples built
+ * with nvcc's defaults, 2026-12-06: nothing said why) */
+static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct flist *l)
+{
+	long long n = 0;
+	size_t i;
+	char ev[400], first[160] = "";
+
+	for (i = 0; i < m->ncalls; i++)
+		if (m->calls[i].outer && (!proc || m->calls[i].proc == proc) && m->calls[i].cls != CPROF_CALL_NVTX)
+			return;
+	for (i = 0; i < m->nrt; i++) {
+		const struct cprof_rt *r = &m->rt[i];
+		const char *api = r->name == CPROF_NO_ID ? NULL : cprof_model_string(m, r->name);
+
+		if ((proc && r->proc != proc) || api == NULL || strncmp(api, "cuda", 4))
+			continue;
+		if (n++ == 0)
+			snprintf(first, sizeof(first), "%s", api);
+	}
+	if (n == 0)
+		return;
+	snprintf(ev, sizeof(ev), "%lld CUDA runtime calls seen by CUPTI (the first: %.100s), none by cprof's hooks", n, first);
+	add(l, "runtime-not-hooked", "info", ev,
+	    "the CUDA runtime is linked into the program (nvcc's default, -cudart static, or a library carrying its "
+	    "own): its GPU work and call times come from CUPTI, but no call has a call site, a stack or the hooks' "
+	    "timing; build with nvcc -cudart shared to get them");
+}
+
 static void cupti_overhead(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct flist *l)
 {
 	uint64_t win = active_window(v), tot = 0;
@@ -1762,6 +1793,7 @@ int cprof_findings(struct cprof_model *m, int64_t proc, const struct cprof_verdi
 	final_sync(m, proc, v, &l);
 	copies(m, proc, &l);
 	cupti_overhead(m, proc, v, &l);
+	runtime_not_hooked(m, proc, &l);
 	variance(m, proc, &l);
 	step_variance(steps, nsteps, &l);
 	driver_api(m, proc, &l);

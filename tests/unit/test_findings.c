@@ -109,6 +109,19 @@ static int fires(const char *id)
 	return 0;
 }
 
+/* runtime calls only CUPTI saw, no hooked call: the runtime is linked into the program; one hooked call: not */
+START_TEST(test_findings_runtime_not_hooked)
+{
+	for (int i = 0; i < 3; i++)
+		f.rt[f.nrt++] = (struct cprof_rt){ .start = (uint64_t)(i + 1) * MS, .end = (uint64_t)(i + 1) * MS + 5 * US,
+						   .proc = 1, .tid = 9, .name = S_LAUNCH, .corr = 10 + i };
+	kernel(1 * MS + 10 * US, 1 * MS + 20 * US, 10);
+	ck_assert(fires("runtime-not-hooked"));
+	launch(5 * MS, 10 * US, 2 * US);
+	ck_assert(!fires("runtime-not-hooked"));
+}
+END_TEST
+
 START_TEST(test_findings_tiny_kernels_fire)
 {
 	int i;
@@ -491,6 +504,7 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_crash_signal_streams);
 	tcase_add_test(tc, test_findings_crash_killed_lower_bound);
 	tcase_add_test(tc, test_findings_crash_silent);
+	tcase_add_test(tc, test_findings_runtime_not_hooked);
 	suite_add_tcase(s, tc);
 	return s;
 }
