@@ -96,6 +96,8 @@ int cprof_utf8_len(const unsigned char *s);
 
 /* Kernel names: demangled (caller frees), and shortened for a table column. */
 char *cprof_demangle(const char *name);
+/* demangle.c: <...> and (...) folded, as cprof_shorten, without its cut at 70 bytes; returns the length */
+size_t cprof_fold(const char *full, char *out, size_t size);
 void cprof_shorten(const char *full, char *out, size_t size);
 /* The template arguments kept, only parameter lists folded: "k<float, 128>(...)"; -ENOSPC past size. */
 int cprof_shorten_targs(const char *full, char *out, size_t size);

@@ -23,16 +23,12 @@ char *cprof_demangle(const char *name)
 	return strdup(name);
 }
 
-/* Template arguments and parameter lists collapse to <...> and (...) until the name fits. */
-void cprof_shorten(const char *full, char *out, size_t size)
+/* Template arguments and parameter lists collapse to <...> and (...); cut at size only. Returns its length. */
+size_t cprof_fold(const char *full, char *out, size_t size)
 {
 	size_t n = strlen(full), o = 0, i;
 	int depth = 0;
 
-	if (n < size && n <= 70) {
-		memcpy(out, full, n + 1);
-		return;
-	}
 	for (i = 0; i < n && o + 4 < size; i++) {
 		char c = full[i];
 
@@ -54,9 +50,29 @@ void cprof_shorten(const char *full, char *out, size_t size)
 			out[o++] = c;
 	}
 	out[o] = '\0';
+	return o;
+}
+
+/* Template arguments and parameter lists collapse to <...> and (...) until the name fits. */
+void cprof_shorten(const char *full, char *out, size_t size)
+{
+	size_t n = strlen(full), o;
+
+	if (n < size && n <= 70) {
+		memcpy(out, full, n + 1);
+		return;
+	}
+	o = cprof_fold(full, out, size);
 	if (o > 70 && size > 71) {
-		/* still long: the start names the kernel (library, architecture, tile) */
-		memcpy(out + 67, "...", 4);
+		/* still long: the start names the kernel (library, architecture, tile). Cut before a folded "<..." the
+		 * cut would split ("vectorized<......" was shown), and at a whole UTF-8 sequence */
+		size_t p = 67;
+
+		while (p > 0 && ((unsigned char)out[p] & 0xc0) == 0x80)
+			p--;
+		while (p > 0 && (out[p - 1] == '.' || out[p - 1] == '<' || out[p - 1] == '('))
+			p--;
+		memcpy(out + p, "...", 4);
 	}
 }
 

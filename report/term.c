@@ -90,10 +90,29 @@ static const char *seq_start(const char *s, const char *p)
 	return p;
 }
 
+void cprof_fit(char *buf, size_t avail)
+{
+	size_t n = strlen(buf), head, tail;
+	const char *h, *t;
+
+	if (n <= avail || avail < 8)
+		return;
+	/* the head says what it is, the tail which one (the arguments, the instantiation) */
+	head = (avail - 3) * 2 / 3;
+	tail = avail - 3 - head;
+	h = seq_start(buf, buf + head);
+	t = seq_start(buf, buf + n - tail);
+	{
+		size_t hl = (size_t)(h - buf), tl = strlen(t);
+
+		memmove(buf + hl + 3, t, tl + 1); /* the tail moves left: hl + 3 <= n - tail */
+		memcpy(buf + hl, "...", 3);
+	}
+}
+
 const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size)
 {
-	size_t avail, n, head, tail;
-	const char *h, *t;
+	size_t avail, n;
 
 	if (term.wide)
 		return full;
@@ -108,22 +127,7 @@ const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size
 	n = strlen(buf);
 	if (n <= avail || avail < 8 || size < avail + 1)
 		return buf;
-	/* the head says what it is, the tail which one (the arguments, the instantiation) */
-	head = (avail - 3) * 2 / 3;
-	tail = avail - 3 - head;
-	h = seq_start(buf, buf + head);
-	t = seq_start(buf, buf + n - tail);
-	{
-		char tmp[1024];
-		size_t hl = (size_t)(h - buf), tl = strlen(t);
-
-		if (hl + 3 + tl + 1 > sizeof(tmp))
-			return buf;
-		memcpy(tmp, buf, hl);
-		memcpy(tmp + hl, "...", 3);
-		memcpy(tmp + hl + 3, t, tl + 1);
-		memcpy(buf, tmp, hl + 3 + tl + 1);
-	}
+	cprof_fit(buf, avail);
 	return buf;
 }
 

@@ -14,6 +14,9 @@ int cprof_term_setup(int argc, char **argv);
 /* A table's name column starting at column col: the name as it fits. Not on a terminal: as cprof_shorten
  * always made it (outputs that scripts compare stay as they were); --wide: whole; on a terminal: shortened,
  * then cut in the middle ("head...tail") to what is left of the width. The result is in buf or is full. */
+/* buf cut to avail bytes in its middle, "..." where it was cut (UTF-8 sequences whole): its head says what it is,
+ * its tail which one; as it is when it fits or avail < 8 */
+void cprof_fit(char *buf, size_t avail);
 const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size);
 /* The same at a level of cprof_shown_levels: 0 as cprof_term_name; 1 with the template arguments (whole
  * when they do not fit in buf), 2 whole; never cut in the middle (the cut could hide what tells it apart). */

@@ -49,7 +49,7 @@ int cmd_info(int argc, char **argv)
 	if (argc != 2 || argv[1][0] == '-') {
 		fprintf(argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr, "usage: cprof info PROFILE.db\n"
 			"  what a profile holds, in a few lines: the command and its exit status, processes, calls,\n"
-			"  kernels, lost events and whether it is complete, and whether its GPU was simulated\n");
+			"  lost events and whether it is complete, its recording windows, and whether its GPU was simulated\n");
 		return argc == 2 && !strcmp(argv[1], "--help") ? CPROF_EXIT_OK : CPROF_EXIT_USAGE;
 	}
 	/* a profile whose timeline cannot be read still says what META and its tables hold */

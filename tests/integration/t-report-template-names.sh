@@ -22,6 +22,10 @@ grep -A5 '^GPU kernels' r.txt > kt.txt
 assert_eq "$(names kt.txt | uniq | wc -l)" 2 "default report: the kernel rows are shown alike: $(names kt.txt)"
 # a name without a twin is folded as before
 grep -q '__cudaLaunchKernel$' r.txt || fail "API rows changed"
+# the Self CPU/CUDA table's 60 columns would hide where the twins differ: each has its place among them (#1, #2)
+sed -n '/^Self CPU and Self CUDA/,/^Self CUDA time total/p' r.txt | grep -F 'cutlass_like' > self.txt
+assert_eq "$(grep -c ' #[12] ' self.txt)" 2 "the Self table's twin rows numbered: $(cat self.txt)"
+assert_eq "$(sed 's/  .*//' self.txt | sort -u | wc -l)" 2 "the Self table's twin rows shown alike: $(cat self.txt)"
 
 # diff: the float kernel gone, the double one new, each under its own name; the same profile: no change
 cp two.db a.db

@@ -198,6 +198,39 @@ START_TEST(test_term_name_off_tty)
 }
 END_TEST
 
+/* a long name cut after its head: never inside a folded "<...>" ("vectorized<......" was shown, 2026-12-06) */
+START_TEST(test_demangle_shorten_cut_whole)
+{
+	static const char name[] = "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel_vectorized<float, "
+				   "float, false>(float const*, float const*)";
+	char b[128];
+
+	cprof_shorten(name, b, sizeof(b));
+	ck_assert_ptr_null(strstr(b, "...."));
+	ck_assert_str_eq(b, "void at::native::(...)::layer_norm_grad_input_kernel_vectorized...");
+}
+END_TEST
+
+/* cut in the middle to the width asked, a mark where, UTF-8 sequences whole; as it is when it fits */
+START_TEST(test_term_fit_middle)
+{
+	char b[128];
+
+	snprintf(b, sizeof(b), "%s", "short");
+	cprof_fit(b, 60);
+	ck_assert_str_eq(b, "short");
+	snprintf(b, sizeof(b), "%s", "abcdefghijklmnopqrstuvwxyz0123456789");
+	cprof_fit(b, 20);
+	ck_assert_uint_le(strlen(b), 20);
+	ck_assert_str_eq(b, "abcdefghijk...456789");
+	snprintf(b, sizeof(b), "%s", "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9xxxxxxxxxxxxxxxx");
+	cprof_fit(b, 12);
+	ck_assert_uint_le(strlen(b), 12);
+	ck_assert_ptr_nonnull(strstr(b, "..."));
+	ck_assert_int_ne((unsigned char)b[strstr(b, "...") - b - 1] & 0xc0, 0xc0); /* no sequence cut before the mark */
+}
+END_TEST
+
 START_TEST(test_demangle_shown_names_distinct)
 {
 	static const char *const names[] = {
@@ -275,6 +308,8 @@ Suite *gates_suite(void)
 	tcase_add_test(tc, test_check_md_escape);
 	tcase_add_test(tc, test_term_name_off_tty);
 	tcase_add_test(tc, test_demangle_shown_names_distinct);
+	tcase_add_test(tc, test_demangle_shorten_cut_whole);
+	tcase_add_test(tc, test_term_fit_middle);
 	tcase_add_test(tc, test_report_sort_rows);
 	suite_add_tcase(s, tc);
 	return s;
