@@ -127,17 +127,15 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
  * name and its place among them, " #2" (num, from self_twins; 0: none) (the kernel table above shows them apart). */
 static void self_name(const char *full, unsigned num, char *out, size_t size)
 {
-	char tag[24] = "";
+	char tag[24] = "", fold[1024];
 
 	if (strlen(full) <= 60)
-		snprintf(out, size, "%s", full);
+		snprintf(fold, sizeof(fold), "%s", full);
 	else
-		cprof_fold(full, out, size);
+		cprof_fold(full, fold, sizeof(fold));
 	if (num)
 		snprintf(tag, sizeof(tag), " #%u", num);
-	cprof_fit(out, 60 - strlen(tag));
-	if (strlen(out) + strlen(tag) < size)
-		strcat(out, tag);
+	cprof_cell(out, size, fold, tag, 60);
 }
 
 /* cprof_twin_numbers of a table's first n rows; NULL (no numbers) when out of memory */
@@ -165,12 +163,12 @@ static double print_torch_gpu(const struct table *t, size_t top)
 	size_t i, n = report_shown(t, top);
 	unsigned *num = self_twins(t, n);
 	double cuda = 0;
-	char b[32], name[1024];
+	char b[32], name[8192];
 
 	for (i = 0; i < n; i++) {
 		cprof_fmt_dur(b, sizeof(b), t->rows[i].st.total);
 		self_name(t->rows[i].name, num ? num[i] : 0, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), "0", b, "-", (unsigned long long)t->rows[i].st.n);
+		printf(" %s  %12s  %12s  %13s  %9llu\n", name, "0", b, "-", (unsigned long long)t->rows[i].st.n);
 	}
 	for (i = 0; i < t->n; i++)
 		cuda += t->rows[i].st.total;
@@ -182,7 +180,7 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 {
 	size_t i, n;
 	double cpu = 0, cuda = 0;
-	char a[32], b[32], name[1024];
+	char a[32], b[32], name[8192];
 
 	if (calls->n == 0 && kernels->n == 0 && memops->n == 0)
 		return;
@@ -194,7 +192,7 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 		cprof_fmt_dur(a, sizeof(a), calls->rows[i].st.total);
 		cprof_fmt_dur(b, sizeof(b), calls->rows[i].extra);
 		self_name(calls->rows[i].name, 0, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), a, "0", b, (unsigned long long)calls->rows[i].st.n);
+		printf(" %s  %12s  %12s  %13s  %9llu\n", name, a, "0", b, (unsigned long long)calls->rows[i].st.n);
 	}
 	for (i = 0; i < calls->n; i++)
 		cpu += calls->rows[i].st.total;

@@ -306,6 +306,45 @@ START_TEST(test_demangle_twin_numbers_many)
 }
 END_TEST
 
+/* The Self table's name cell: escaped, then cut, so a name of control bytes keeps its tail and its twin number (it was
+ * cut after escaping by printf's %-60.60s: "k\x01...\x0", tail and " #2" gone), never inside an escape or a UTF-8
+ * sequence, and padded to 60 columns, not 60 bytes (a review, 2026-12-06) */
+START_TEST(test_term_cell_escaped_then_cut)
+{
+	char name[256], out[8192];
+	size_t cols = 0;
+
+	memset(name, 1, sizeof(name));
+	name[0] = 'k';
+	snprintf(name + 31, sizeof(name) - 31, "%s", "tail_distinct_A");
+	cprof_cell(out, sizeof(out), name, " #2", 60);
+	ck_assert_ptr_nonnull(strstr(out, "..."));
+	ck_assert_ptr_nonnull(strstr(out, "\\x01tail_distinct_A #2"));
+	ck_assert_ptr_nonnull(strstr(out, "\\x01..."));
+	ck_assert_uint_eq(strlen(out), 60);
+	/* 40 two-byte characters and 11 more: 51 columns, whole, padded with 9 spaces */
+	snprintf(name, sizeof(name), "%s", "kernel_");
+	for (int i = 0; i < 40; i++)
+		strcat(name, "\xc3\xa9");
+	strcat(name, "_end");
+	cprof_cell(out, sizeof(out), name, "", 60);
+	ck_assert_int_eq(strncmp(out, name, strlen(name)), 0);
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		cols += (*p & 0xc0) != 0x80;
+	ck_assert_uint_eq(cols, 60);
+	/* longer: cut by columns, each sequence whole */
+	for (int i = 0; i < 30; i++)
+		strcat(name, "\xc3\xa9");
+	cprof_cell(out, sizeof(out), name, " #1", 60);
+	cols = 0;
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		cols += (*p & 0xc0) != 0x80;
+	ck_assert_uint_eq(cols, 60);
+	ck_assert_ptr_nonnull(strstr(out, "\xc3\xa9...\xc3\xa9"));
+	ck_assert_ptr_nonnull(strstr(out, "\xc3\xa9 #1"));
+}
+END_TEST
+
 START_TEST(test_report_sort_rows)
 {
 	struct row rows[3] = {
@@ -346,6 +385,7 @@ Suite *gates_suite(void)
 	tcase_add_test(tc, test_term_fit_middle);
 	tcase_add_test(tc, test_report_sort_rows);
 	tcase_add_test(tc, test_demangle_twin_numbers_many);
+	tcase_add_test(tc, test_term_cell_escaped_then_cut);
 	suite_add_tcase(s, tc);
 	return s;
 }
