@@ -106,6 +106,9 @@ int cprof_shorten_targs(const char *full, char *out, size_t size);
  * that text is another name's too, then 1 (cprof_shorten_targs), or 2 (whole) when that still is. 0 or
  * -ENOMEM (levels all 0). */
 int cprof_shown_levels(const char *const *names, size_t n, unsigned char *levels);
+/* Each name above level 0 of cprof_shown_levels gets its place (1, 2, ...), in the order given, among those of its
+ * cprof_fold text, where a column's cut could hide what tells them apart; 0 the others. 0, or -ENOMEM (all 0). */
+int cprof_twin_numbers(const char *const *names, size_t n, unsigned *num);
 
 /* Duration statistics of one group. */
 struct cprof_stats {

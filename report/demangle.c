@@ -182,3 +182,52 @@ out:
 	free(k);
 	return ret;
 }
+
+struct twin {
+	char *fold;
+	size_t i;
+};
+
+static int twin_cmp(const void *a, const void *b)
+{
+	const struct twin *x = a, *y = b;
+	int c = strcmp(x->fold, y->fold);
+
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+int cprof_twin_numbers(const char *const *names, size_t n, unsigned *num)
+{
+	unsigned char *levels = calloc(n ? n : 1, 1);
+	struct twin *w = calloc(n ? n : 1, sizeof(*w));
+	size_t i, j, m = 0;
+	char fold[1024];
+	int ret = -ENOMEM;
+
+	memset(num, 0, n * sizeof(*num));
+	if (!levels || !w || (ret = cprof_shown_levels(names, n, levels)) < 0)
+		goto out;
+	ret = -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!levels[i])
+			continue;
+		cprof_fold(names[i], fold, sizeof(fold));
+		if ((w[m].fold = strdup(fold)) == NULL)
+			goto out;
+		w[m++].i = i;
+	}
+	/* one sort: a walk of the rows before each was quadratic (10,000 twins under --top 0: 23 s of a report) */
+	qsort(w, m, sizeof(*w), twin_cmp);
+	for (i = 0; i < m; i = j)
+		for (j = i; j < m && !strcmp(w[j].fold, w[i].fold); j++)
+			num[w[j].i] = (unsigned)(j - i + 1);
+	ret = 0;
+out:
+	if (ret < 0)
+		memset(num, 0, n * sizeof(*num));
+	for (i = 0; w && i < m; i++)
+		free(w[i].fold);
+	free(w);
+	free(levels);
+	return ret;
+}

@@ -18,6 +18,11 @@ int cprof_term_setup(int argc, char **argv);
  * its tail which one; as it is when it fits or avail < 8 */
 void cprof_fit(char *buf, size_t avail);
 const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size);
+/* One table cell of cols columns (the Self CPU/CUDA table's names): text escaped first (cprof_text_safe), then cut in
+ * its middle with "..." to leave room for tag, never inside an escape or a UTF-8 sequence, then tag, then spaces to
+ * cols columns (a UTF-8 sequence is one column). Escaping after a cut at 60 bytes made printf's %-60.60s cut the
+ * escapes again, silently, with the tail and the tag; and padded by bytes. */
+void cprof_cell(char *out, size_t size, const char *text, const char *tag, size_t cols);
 /* The same at a level of cprof_shown_levels: 0 as cprof_term_name; 1 with the template arguments (whole
  * when they do not fit in buf), 2 whole; never cut in the middle (the cut could hide what tells it apart). */
 const char *cprof_term_name_at(const char *full, int level, size_t col, char *buf, size_t size);

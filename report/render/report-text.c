@@ -124,43 +124,36 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 
 /* A row's name in the Self table's 60 columns, cut in its middle with a mark, not silently at the column. Template
  * twins (a level above 0 of cprof_shown_levels) differ where a 60-column cut would hide it: each gets its short
- * name and its place among them, " #2" (the kernel table above shows them apart). */
-static void self_name(const struct table *t, size_t i, const unsigned char *levels, char *out, size_t size)
+ * name and its place among them, " #2" (num, from self_twins; 0: none) (the kernel table above shows them apart). */
+static void self_name(const char *full, unsigned num, char *out, size_t size)
 {
-	char mine[1024], other[1024], tag[24] = "";
+	char tag[24] = "", fold[1024];
 
-	if (strlen(t->rows[i].name) <= 60)
-		snprintf(out, size, "%s", t->rows[i].name);
+	if (strlen(full) <= 60)
+		snprintf(fold, sizeof(fold), "%s", full);
 	else
-		cprof_fold(t->rows[i].name, out, size);
-	if (levels && levels[i]) {
-		int k = 1;
-
-		cprof_fold(t->rows[i].name, mine, sizeof(mine));
-		for (size_t j = 0; j < i; j++) {
-			cprof_fold(t->rows[j].name, other, sizeof(other));
-			k += levels[j] && !strcmp(other, mine);
-		}
-		snprintf(tag, sizeof(tag), " #%d", k);
-	}
-	cprof_fit(out, 60 - strlen(tag));
-	if (strlen(out) + strlen(tag) < size)
-		strcat(out, tag);
+		cprof_fold(full, fold, sizeof(fold));
+	if (num)
+		snprintf(tag, sizeof(tag), " #%u", num);
+	cprof_cell(out, size, fold, tag, 60);
 }
 
-/* cprof_shown_levels of a table's first n rows; NULL (all at level 0) when out of memory */
-static unsigned char *self_levels(const struct table *t, size_t n)
+/* cprof_twin_numbers of a table's first n rows; NULL (no numbers) when out of memory */
+static unsigned *self_twins(const struct table *t, size_t n)
 {
 	const char **names = calloc(n ? n : 1, sizeof(*names));
-	unsigned char *levels = calloc(n ? n : 1, 1);
+	unsigned *num = calloc(n ? n : 1, sizeof(*num));
 
-	if (names && levels) {
+	if (names && num) {
 		for (size_t i = 0; i < n; i++)
 			names[i] = t->rows[i].name;
-		cprof_shown_levels(names, n, levels);
+		if (cprof_twin_numbers(names, n, num) < 0) {
+			free(num);
+			num = NULL;
+		}
 	}
 	free(names);
-	return levels;
+	return num;
 }
 
 /* the GPU rows of the table (kernels, then copies and memsets, as torch.profiler lists its "Memcpy HtoD" and
@@ -168,18 +161,18 @@ static unsigned char *self_levels(const struct table *t, size_t n)
 static double print_torch_gpu(const struct table *t, size_t top)
 {
 	size_t i, n = report_shown(t, top);
-	unsigned char *levels = self_levels(t, n);
+	unsigned *num = self_twins(t, n);
 	double cuda = 0;
-	char b[32], name[1024];
+	char b[32], name[8192];
 
 	for (i = 0; i < n; i++) {
 		cprof_fmt_dur(b, sizeof(b), t->rows[i].st.total);
-		self_name(t, i, levels, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), "0", b, "-", (unsigned long long)t->rows[i].st.n);
+		self_name(t->rows[i].name, num ? num[i] : 0, name, sizeof(name));
+		printf(" %s  %12s  %12s  %13s  %9llu\n", name, "0", b, "-", (unsigned long long)t->rows[i].st.n);
 	}
 	for (i = 0; i < t->n; i++)
 		cuda += t->rows[i].st.total;
-	free(levels);
+	free(num);
 	return cuda;
 }
 
@@ -187,7 +180,7 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 {
 	size_t i, n;
 	double cpu = 0, cuda = 0;
-	char a[32], b[32], name[1024];
+	char a[32], b[32], name[8192];
 
 	if (calls->n == 0 && kernels->n == 0 && memops->n == 0)
 		return;
@@ -198,8 +191,8 @@ void report_print_torch(const struct table *calls, const struct table *kernels, 
 	for (i = 0; i < n; i++) {
 		cprof_fmt_dur(a, sizeof(a), calls->rows[i].st.total);
 		cprof_fmt_dur(b, sizeof(b), calls->rows[i].extra);
-		self_name(calls, i, NULL, name, sizeof(name));
-		printf(" %-60.60s  %12s  %12s  %13s  %9llu\n", cprof_tx(name), a, "0", b, (unsigned long long)calls->rows[i].st.n);
+		self_name(calls->rows[i].name, 0, name, sizeof(name));
+		printf(" %s  %12s  %12s  %13s  %9llu\n", name, a, "0", b, (unsigned long long)calls->rows[i].st.n);
 	}
 	for (i = 0; i < calls->n; i++)
 		cpu += calls->rows[i].st.total;

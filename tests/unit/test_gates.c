@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "report/cprof.h"
 #include "report/model/gates.h"
@@ -272,6 +273,78 @@ START_TEST(test_demangle_shown_names_distinct)
 }
 END_TEST
 
+/* 10,000 template twins (a report's --top 0): each numbered, #1 .. #10000 in the order given, the lone name not; in
+ * one sort (a walk of the names before each took 23 s of a report: a review, 2026-12-06) */
+START_TEST(test_demangle_twin_numbers_many)
+{
+	enum { N = 10000 };
+	const char **names = calloc(N + 1, sizeof(*names));
+	unsigned *num = calloc(N + 1, sizeof(*num));
+	struct timespec a, b;
+	char *s;
+
+	ck_assert_ptr_nonnull(names);
+	ck_assert_ptr_nonnull(num);
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_ge(asprintf(&s, "void at::native::vectorized_elementwise_kernel<4, at::native::Functor<T%d>, "
+					  "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, "
+					  "1ul>)", i), 0);
+		names[i] = s;
+	}
+	names[N] = "lone_kernel(int)";
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(cprof_twin_numbers(names, N + 1, num), 0);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	for (int i = 0; i < N; i++)
+		ck_assert_uint_eq(num[i], (unsigned)i + 1);
+	ck_assert_uint_eq(num[N], 0);
+	ck_assert_double_lt((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9, 3.0);
+	for (int i = 0; i < N; i++)
+		free((char *)names[i]);
+	free(names);
+	free(num);
+}
+END_TEST
+
+/* The Self table's name cell: escaped, then cut, so a name of control bytes keeps its tail and its twin number (it was
+ * cut after escaping by printf's %-60.60s: "k\x01...\x0", tail and " #2" gone), never inside an escape or a UTF-8
+ * sequence, and padded to 60 columns, not 60 bytes (a review, 2026-12-06) */
+START_TEST(test_term_cell_escaped_then_cut)
+{
+	char name[256], out[8192];
+	size_t cols = 0;
+
+	memset(name, 1, sizeof(name));
+	name[0] = 'k';
+	snprintf(name + 31, sizeof(name) - 31, "%s", "tail_distinct_A");
+	cprof_cell(out, sizeof(out), name, " #2", 60);
+	ck_assert_ptr_nonnull(strstr(out, "..."));
+	ck_assert_ptr_nonnull(strstr(out, "\\x01tail_distinct_A #2"));
+	ck_assert_ptr_nonnull(strstr(out, "\\x01..."));
+	ck_assert_uint_eq(strlen(out), 60);
+	/* 40 two-byte characters and 11 more: 51 columns, whole, padded with 9 spaces */
+	snprintf(name, sizeof(name), "%s", "kernel_");
+	for (int i = 0; i < 40; i++)
+		strcat(name, "\xc3\xa9");
+	strcat(name, "_end");
+	cprof_cell(out, sizeof(out), name, "", 60);
+	ck_assert_int_eq(strncmp(out, name, strlen(name)), 0);
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		cols += (*p & 0xc0) != 0x80;
+	ck_assert_uint_eq(cols, 60);
+	/* longer: cut by columns, each sequence whole */
+	for (int i = 0; i < 30; i++)
+		strcat(name, "\xc3\xa9");
+	cprof_cell(out, sizeof(out), name, " #1", 60);
+	cols = 0;
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		cols += (*p & 0xc0) != 0x80;
+	ck_assert_uint_eq(cols, 60);
+	ck_assert_ptr_nonnull(strstr(out, "\xc3\xa9...\xc3\xa9"));
+	ck_assert_ptr_nonnull(strstr(out, "\xc3\xa9 #1"));
+}
+END_TEST
+
 START_TEST(test_report_sort_rows)
 {
 	struct row rows[3] = {
@@ -311,6 +384,8 @@ Suite *gates_suite(void)
 	tcase_add_test(tc, test_demangle_shorten_cut_whole);
 	tcase_add_test(tc, test_term_fit_middle);
 	tcase_add_test(tc, test_report_sort_rows);
+	tcase_add_test(tc, test_demangle_twin_numbers_many);
+	tcase_add_test(tc, test_term_cell_escaped_then_cut);
 	suite_add_tcase(s, tc);
 	return s;
 }
