@@ -77,8 +77,8 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 	if (t->n == 0)
 		return;
 	/* two shown rows never look alike: without memory they are shown as before */
-	names = malloc(n * sizeof(*names));
-	levels = calloc(n, 1);
+	names = calloc(n ? n : 1, sizeof(*names));
+	levels = calloc(n ? n : 1, 1);
 	if (names && levels) {
 		for (i = 0; i < n; i++)
 			names[i] = t->rows[i].name;

@@ -273,14 +273,14 @@ START_TEST(test_demangle_shown_names_distinct)
 }
 END_TEST
 
-/* 10,000 template twins (a report's --top 0): each numbered, #1 .. #10000 in the order given, the lone name not; in
- * one sort (a walk of the names before each took 23 s of a report: a review, 2026-12-06) */
+/* 10,000 template twins (a report's --top 0): each numbered, #1 .. #10000 in the order given, the lone name not. The
+ * numbering is one sort (a walk of the names before each took 23 s of a report: a review, 2026-12-06); its time is
+ * not asserted here (budgets live in make bench, not in timed unit tests) */
 START_TEST(test_demangle_twin_numbers_many)
 {
 	enum { N = 10000 };
 	const char **names = calloc(N + 1, sizeof(*names));
 	unsigned *num = calloc(N + 1, sizeof(*num));
-	struct timespec a, b;
 	char *s;
 
 	ck_assert_ptr_nonnull(names);
@@ -292,13 +292,10 @@ START_TEST(test_demangle_twin_numbers_many)
 		names[i] = s;
 	}
 	names[N] = "lone_kernel(int)";
-	clock_gettime(CLOCK_MONOTONIC, &a);
 	ck_assert_int_eq(cprof_twin_numbers(names, N + 1, num), 0);
-	clock_gettime(CLOCK_MONOTONIC, &b);
 	for (int i = 0; i < N; i++)
 		ck_assert_uint_eq(num[i], (unsigned)i + 1);
 	ck_assert_uint_eq(num[N], 0);
-	ck_assert_double_lt((double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9, 3.0);
 	for (int i = 0; i < N; i++)
 		free((char *)names[i]);
 	free(names);
