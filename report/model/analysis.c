@@ -927,6 +927,7 @@ static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uin
 		   struct cprof_verdict *v, struct dvec *keep_kd, struct dvec *keep_ld)
 {
 	struct dvec kd = { 0 }, ld = { 0 };
+	int ld_run = 0; /* ld holds the run's launches, the window having none */
 	struct gap *gaps = NULL, *run = NULL;
 	size_t ngaps = 0, nrun = 0, caprun = 0, runi = 0, i;
 	uint64_t cur_s = 0, cur_e = 0, ws, we, hi = clamp_end(to);
@@ -1154,6 +1155,7 @@ static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uin
 		    dvec_push(&ld, (double)(m->calls[i].end - m->calls[i].start)) < 0)
 			goto out;
 	if (ld.n == 0) {
+		ld_run = 1;
 		/* all launches came before the window (queued ahead of a busy GPU): take the run's, less those
 		 * that carried start-up (a first launch loading its module: 1 ms and more), which are not the
 		 * cost of a launch */
@@ -1187,7 +1189,9 @@ static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uin
 	if (!strcmp(v->verdict, "no-gpu-activity"))
 		explain_no_gpu(m, proc, from, to, v);
 	ret = 0;
-	if ((keep_kd && dvec_add(keep_kd, &kd) < 0) || (keep_ld && dvec_add(keep_ld, &ld) < 0))
+	/* the run's launches stood in for a window with none of its own: pooled with other windows', they would count
+	 * twice */
+	if ((keep_kd && dvec_add(keep_kd, &kd) < 0) || (keep_ld && !ld_run && dvec_add(keep_ld, &ld) < 0))
 		ret = -1;
 out:
 	free(kd.d);
@@ -1616,7 +1620,8 @@ pieces:
 		if (dvec_add(&ak, &pk[i]) < 0 || dvec_add(&al, &pl[i]) < 0)
 			goto out;
 	*med_kernel = median(ak.d, ak.n);
-	*med_launch = median(al.d, al.n);
+	/* no phase had launches of its own: the run's, as each phase took them */
+	*med_launch = al.n ? median(al.d, al.n) : ph[0].v.med_launch_ns;
 	*out = ph;
 	ph = NULL;
 	ret = (int)nph;

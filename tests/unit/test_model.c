@@ -252,6 +252,32 @@ START_TEST(test_model_phases_cut_at_sync)
 }
 END_TEST
 
+/* a phase with no launch call of its own takes the run's for its median; pooled with the others' it would count them
+ * twice: the phases' median is of their own launch calls (a review, 2026-12-06) */
+START_TEST(test_model_phases_median_own_launches)
+{
+	static struct fix f;
+	struct cprof_verdict v;
+	struct cprof_thresholds t;
+	struct cprof_phase *ph = NULL;
+	int n, i;
+
+	memset(&f, 0, sizeof(f));
+	for (i = 0; i < 100; i++) /* launch calls of 20 us in no phase: start-up, before the first kernel */
+		call(&f, 100 * US + (uint64_t)i * 25 * US, 120 * US + (uint64_t)i * 25 * US, 1, 0);
+	queued(&f, 5000 * US, 30, 100 * US, 1 * US);
+	call(&f, 7900 * US, 8100 * US, 0, 1);
+	late_launches(&f, 9000 * US, 30, 10 * US, 100 * US, 45 * US);
+	cprof_thresholds_default(&t);
+	build(&f);
+	n = cprof_headline(&f.m, 0, &t, &v, &ph);
+	ck_assert_int_eq(n, 2);
+	ck_assert_double_eq(ph[0].v.med_launch_ns, 20 * US); /* the run's, none of its own */
+	ck_assert_double_eq(v.med_launch_ns, 45 * US);
+	free(ph);
+}
+END_TEST
+
 START_TEST(test_model_phases_merge_same_verdict)
 {
 	static struct fix f;
@@ -324,6 +350,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_model_verdict_other_process_ignored);
 	tcase_add_test(tc, test_model_phases_cut_at_sync);
 	tcase_add_test(tc, test_model_phases_merge_same_verdict);
+	tcase_add_test(tc, test_model_phases_median_own_launches);
 	tcase_add_test(tc, test_model_phases_fold_short_piece);
 	tcase_add_test(tc, test_model_hta_idle_pct);
 	suite_add_tcase(s, tc);
