@@ -207,6 +207,11 @@ int cmd_check(int argc, char **argv)
 			validate_only = 1;
 			break;
 		case 'h':
+			/* a gate asked for the manual checks nothing: cprof-run's run would pass it (a review, 2026-12-06) */
+			if (validate_only) {
+				pr_err("--help is not a gate option (the gate would print this manual and check nothing)");
+				return CPROF_EXIT_USAGE;
+			}
 			usage(stdout);
 			return CPROF_EXIT_OK;
 		default:

@@ -366,7 +366,7 @@ int cmd_merge(int argc, char **argv)
 			if (err == -EEXIST)
 				ret = CPROF_EXIT_SAME_RUN;
 			else if (err != -EINVAL)
-				pr_err("%s: cannot merge it", argv[i]);
+				pr_err("%s: cannot merge it", cprof_tx(argv[i]));
 			goto out;
 		}
 	for (i = 0; i < noff; i++)

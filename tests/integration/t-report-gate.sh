@@ -45,7 +45,7 @@ assert_eq $? 1 "cprof-run --check failing"
 grep -q "FAIL .*g2.db: verdict" err.txt || fail "gate output not on stderr"
 # cprof-run --check with options cprof check refuses: exit 2 (usage, not 1: no gate ran) with one line, before
 # CMD or the collector starts (cprof check --validate-only, the one parser of the options)
-for bad in '--expct compute-bound' '--expect fast' '--max-regression 5' '--baseline missing.db' '--top' \
+for bad in '--expct compute-bound' '--expect fast' '--max-regression 5' '--baseline missing.db' '--top' '-h' '--help' \
 	"--expect mixed $(printf 'stray\033[2J')"; do
 	rm -f ran
 	sim "$BIN/cprof-run" -o g3.db --check "$bad" -- sh -c 'touch ran' > out.txt 2> err.txt
