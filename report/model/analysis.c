@@ -1472,7 +1472,8 @@ static int phases_of(const struct cprof_model *m, int64_t proc, const struct cpr
 		     const struct cprof_verdict *whole, const struct cprof_step *steps, int nsteps, struct cprof_phase **out,
 		     double *med_kernel, double *med_launch)
 {
-	struct dvec *pk = NULL, *pl = NULL, ak = { 0 }, al = { 0 }; /* each phase's durations; all phases' */
+	struct dvec ak = { 0 }, al = { 0 }; /* the phases' kernel and launch-call durations, for their medians */
+	size_t k0 = 0, l0 = 0;              /* where the last phase's begin in them */
 	struct cprof_verdict all = *whole;
 	struct seg *seg = NULL, *fold = NULL;
 	struct cprof_phase *ph = NULL;
@@ -1587,38 +1588,38 @@ pieces:
 	}
 	/* neighbours with the same verdict are one phase, analysed once as a whole */
 	ph = calloc(nfold ? nfold : 1, sizeof(*ph));
-	pk = calloc(nfold ? nfold : 1, sizeof(*pk));
-	pl = calloc(nfold ? nfold : 1, sizeof(*pl));
-	if (ph == NULL || pk == NULL || pl == NULL)
+	if (ph == NULL)
 		goto out;
 	for (i = 0; i < nfold; i++) {
 		struct cprof_verdict v;
+		size_t kn = ak.n, ln = al.n;
 
-		if (analyse(m, proc, fold[i].s, fold[i].e, t, &v, &pk[nph], &pl[nph]) < 0)
+		if (analyse(m, proc, fold[i].s, fold[i].e, t, &v, &ak, &al) < 0)
 			goto out;
 		if (nph > 0 && !strcmp(ph[nph - 1].v.verdict, v.verdict) && ph[nph - 1].end == fold[i].s) {
 			ph[nph - 1].end = fold[i].e;
 			ph[nph - 1].v.kernels = 0; /* marks a merged phase: analysed again below */
-			pk[nph].n = pl[nph].n = 0;
+			ak.n = k0; /* and its durations with it: neither part's stay */
+			al.n = l0;
 			continue;
 		}
+		/* a phase analysed again below (no kernels) adds its durations then */
+		if (v.kernels == 0) {
+			ak.n = kn;
+			al.n = ln;
+		}
+		k0 = kn;
+		l0 = ln;
 		ph[nph].start = fold[i].s;
 		ph[nph].end = fold[i].e;
 		ph[nph].v = v;
 		nph++;
 	}
-	for (i = 0; i < nph; i++) {
-		if (ph[i].v.kernels != 0)
-			continue;
-		pk[i].n = pl[i].n = 0;
-		if (analyse(m, proc, ph[i].start, ph[i].end, t, &ph[i].v, &pk[i], &pl[i]) < 0)
+	for (i = 0; i < nph; i++)
+		if (ph[i].v.kernels == 0 && analyse(m, proc, ph[i].start, ph[i].end, t, &ph[i].v, &ak, &al) < 0)
 			goto out;
-	}
 	/* the phases together: medians of all their kernels and launch calls (the first phase's were quoted for all,
 	 * a torchrun job's "median launch call 1011 us" where its ranks' were 8 and 12 us: a review, 2026-12-06) */
-	for (i = 0; i < nph; i++)
-		if (dvec_add(&ak, &pk[i]) < 0 || dvec_add(&al, &pl[i]) < 0)
-			goto out;
 	*med_kernel = median(ak.d, ak.n);
 	/* no phase had launches of its own: the run's, as each phase took them */
 	*med_launch = al.n ? median(al.d, al.n) : ph[0].v.med_launch_ns;
@@ -1626,12 +1627,6 @@ pieces:
 	ph = NULL;
 	ret = (int)nph;
 out:
-	for (i = 0; pk && pl && i < nfold; i++) {
-		free(pk[i].d);
-		free(pl[i].d);
-	}
-	free(pk);
-	free(pl);
 	free(ak.d);
 	free(al.d);
 	free(ends);
