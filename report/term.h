@@ -11,12 +11,12 @@ enum cprof_color_when { CPROF_COLOR_AUTO, CPROF_COLOR_ALWAYS, CPROF_COLOR_NEVER 
  * unless NO_COLOR (non-empty), TERM=dumb or --color=never. Returns argc, or -1 on a bad --color. */
 int cprof_term_setup(int argc, char **argv);
 
-/* A table's name column starting at column col: the name as it fits. Not on a terminal: as cprof_shorten
- * always made it (outputs that scripts compare stay as they were); --wide: whole; on a terminal: shortened,
- * then cut in the middle ("head...tail") to what is left of the width. The result is in buf or is full. */
 /* buf cut to avail bytes in its middle, "..." where it was cut (UTF-8 sequences whole): its head says what it is,
  * its tail which one; as it is when it fits or avail < 8 */
 void cprof_fit(char *buf, size_t avail);
+/* A table's name column starting at column col: the name as it fits. Not on a terminal: as cprof_shorten
+ * always made it (outputs that scripts compare stay as they were); --wide: whole; on a terminal: shortened,
+ * then cut in the middle ("head...tail") to what is left of the width. The result is in buf or is full. */
 const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size);
 /* One table cell of cols columns (the Self CPU/CUDA table's names): text escaped first (cprof_text_safe), then cut in
  * its middle with "..." to leave room for tag, never inside an escape or a UTF-8 sequence, then tag, then spaces to

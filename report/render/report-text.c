@@ -64,6 +64,16 @@ size_t report_shown(const struct table *t, size_t top)
 	return top && top < t->n ? top : t->n;
 }
 
+/* the names of a table's first n rows, for cprof_shown_levels and cprof_twin_numbers; NULL when out of memory */
+static const char **row_names(const struct table *t, size_t n)
+{
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+
+	for (size_t i = 0; names && i < n; i++)
+		names[i] = t->rows[i].name;
+	return names;
+}
+
 void report_print_stats_table(const char *title, const struct table *t, size_t top, int with_bytes)
 {
 	double maxv = 0;
@@ -77,13 +87,10 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 	if (t->n == 0)
 		return;
 	/* two shown rows never look alike: without memory they are shown as before */
-	names = calloc(n ? n : 1, sizeof(*names));
+	names = row_names(t, n);
 	levels = calloc(n ? n : 1, 1);
-	if (names && levels) {
-		for (i = 0; i < n; i++)
-			names[i] = t->rows[i].name;
+	if (names && levels)
 		cprof_shown_levels(names, n, levels);
-	}
 	for (i = 0; i < n; i++)
 		if (t->rows[i].st.total > maxv)
 			maxv = t->rows[i].st.total;
@@ -141,12 +148,10 @@ static void self_name(const char *full, unsigned num, char *out, size_t size)
 /* cprof_twin_numbers of a table's first n rows; NULL (no numbers) when out of memory */
 static unsigned *self_twins(const struct table *t, size_t n)
 {
-	const char **names = calloc(n ? n : 1, sizeof(*names));
+	const char **names = row_names(t, n);
 	unsigned *num = calloc(n ? n : 1, sizeof(*num));
 
 	if (names && num) {
-		for (size_t i = 0; i < n; i++)
-			names[i] = t->rows[i].name;
 		if (cprof_twin_numbers(names, n, num) < 0) {
 			free(num);
 			num = NULL;
