@@ -481,21 +481,21 @@ static void attr_work_free(struct attr_work *w)
 	free(w->agg);
 }
 
-/* one kernel record of name n into its aggregate's kernels by name; 0 or -ENOMEM */
-static int attr_kern_add(struct attr_agg *a, struct attr_str *n, int64_t gpu)
+/* gpu and cnt kernels of name n added to the list k (*nk entries) by name; 0 or -ENOMEM */
+static int attr_kern_add(struct attr_kern **k, size_t *nk, size_t *cap, struct attr_str *n, int64_t gpu, int64_t cnt)
 {
 	size_t i;
 
 	/* a CUPTI id runs one kernel, or a graph's few distinct ones: a scan is enough */
-	for (i = 0; i < a->nkern && a->kern[i].name != n; i++)
+	for (i = 0; i < *nk && (*k)[i].name != n; i++)
 		;
-	if (i == a->nkern) {
-		if (cprof_grow(&a->kern, &a->capkern, a->nkern, sizeof(*a->kern)) < 0)
+	if (i == *nk) {
+		if (cprof_grow(k, cap, *nk, sizeof(**k)) < 0)
 			return -ENOMEM;
-		a->kern[a->nkern++] = (struct attr_kern){ n, 0, 0 };
+		(*k)[(*nk)++] = (struct attr_kern){ n, 0, 0 };
 	}
-	a->kern[i].gpu += gpu;
-	a->kern[i].n++;
+	(*k)[i].gpu += gpu;
+	(*k)[i].n += cnt;
 	return 0;
 }
 
@@ -636,7 +636,8 @@ static int attr_read(sqlite3 *db, int64_t proc, struct attr_work *w)
 				struct attr_str *n = attr_string(w->str, w->nstr, sqlite3_column_int64(st, 3));
 
 				if (n && n->value &&
-				    attr_kern_add(a, n, sqlite3_column_type(st, 2) != SQLITE_NULL ? sqlite3_column_int64(st, 2) : 0) < 0) {
+				    attr_kern_add(&a->kern, &a->nkern, &a->capkern, n,
+						  sqlite3_column_type(st, 2) != SQLITE_NULL ? sqlite3_column_int64(st, 2) : 0, 1) < 0) {
 					ret = -ENOMEM;
 					goto out;
 				}
@@ -671,24 +672,16 @@ static const char *attr_kshort(struct attr_str *k)
 static int attr_call_kernels(const struct attr_work *w, const struct attr_call *a, struct attr_kern **ck, size_t *nck,
 			     size_t *cap)
 {
-	size_t l, j, m;
+	size_t l, j;
 
 	*nck = 0;
 	for (l = a->has_corr ? attr_lower(w->links, w->nlinks, a->proc, a->corr) : w->nlinks;
 	     l < w->nlinks && w->links[l].proc == a->proc && w->links[l].key == a->corr; l++) {
 		const struct attr_agg *g = &w->agg[w->gpu_of[attr_lower(w->gpu_of, w->ngpu_of, a->proc, w->links[l].val)].val];
 
-		for (j = 0; j < g->nkern; j++) {
-			for (m = 0; m < *nck && (*ck)[m].name != g->kern[j].name; m++)
-				;
-			if (m == *nck) {
-				if (cprof_grow(ck, cap, *nck, sizeof(**ck)) < 0)
-					return -ENOMEM;
-				(*ck)[(*nck)++] = (struct attr_kern){ g->kern[j].name, 0, 0 };
-			}
-			(*ck)[m].gpu += g->kern[j].gpu;
-			(*ck)[m].n += g->kern[j].n;
-		}
+		for (j = 0; j < g->nkern; j++)
+			if (attr_kern_add(ck, nck, cap, g->kern[j].name, g->kern[j].gpu, g->kern[j].n) < 0)
+				return -ENOMEM;
 	}
 	return 0;
 }
