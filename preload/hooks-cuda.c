@@ -121,6 +121,7 @@ static CUresult do_profiler(profiler_fn real, int start)
 	struct cprof_wire_api ev = { 0 };
 	struct cprof_call c;
 	CUresult ret;
+	int recorded;
 
 	if (unlikely(real == NULL))
 		return CUDA_ERROR_NOT_FOUND;
@@ -128,12 +129,10 @@ static CUresult do_profiler(profiler_fn real, int start)
 		return real();
 	if (start)
 		cprof_capture_profiler_api(1, "cuProfilerStart");
-	if (!cprof_enter(&c, api)) {
-		ret = real();
-	} else {
-		ret = real();
+	recorded = cprof_enter(&c, api);
+	ret = real();
+	if (recorded)
 		cprof_leave(&c, &ev, api, (int)ret);
-	}
 	if (!start)
 		cprof_capture_profiler_api(0, "cuProfilerStop");
 	return ret;
