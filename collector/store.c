@@ -676,10 +676,10 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
 }
 
 /* Recorded calls that make GPU work themselves (launches, copies, memsets) of a process CUPTI served and ended after
- * their window's inner end with no GPU record: they entered while the window was open and reached CUDA after its stop had switched CUPTI's kinds
- * off (preload/capture.c's order says so), so their work went unrecorded: 12 of 9,000 launches a run, 3 threads
- * launching while another toggled cudaProfilerStart/Stop 400 times (a review, 2026-12-06), each shown as a launch
- * with no kernel. They go with CUPTI's records of them, counted (cprof's and CUPTI's API records) as API records
+ * their window's inner end with no GPU record: they entered while the window was open and reached CUDA after its
+ * stop had switched CUPTI's kinds off (preload/capture.c's order says so), so their work went unrecorded: 12 of
+ * 9,000 launches a run, 3 threads launching while another toggled cudaProfilerStart/Stop 400 times (a review,
+ * 2026-12-06), each shown as a launch with no kernel. They go with CUPTI's records of them, counted (cprof's and CUPTI's API records) as API records
  * dropped at the edges. A call's GPU record is found through its external id (the hooks' pushed id) and the
  * correlation ids CUPTI gave its calls. The candidates are few (a window's last calls): found by one scan of the
  * calls against the windows in memory (a subquery a row cost 0.8 us a call), then their own small tables. */
