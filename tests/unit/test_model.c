@@ -220,23 +220,29 @@ START_TEST(test_model_verdict_other_process_ignored)
 }
 END_TEST
 
+/* from t0 a compute-bound part (30 kernels of 100 us, queued ahead), a synchronising call at its end (t0 + 2.9 to
+ * 3.1 ms), then an overhead-bound part (30 kernels of 10 us, late launch calls of 45 us): the run's headline and
+ * its phases, which the caller frees */
+static int two_phases(struct fix *f, uint64_t t0, struct cprof_verdict *v, struct cprof_phase **ph)
+{
+	struct cprof_thresholds t;
+
+	queued(f, t0, 30, 100 * US, 1 * US);
+	call(f, t0 + 2900 * US, t0 + 3100 * US, 0, 1);
+	late_launches(f, t0 + 4000 * US, 30, 10 * US, 100 * US, 45 * US);
+	cprof_thresholds_default(&t);
+	build(f);
+	return cprof_headline(&f->m, 0, &t, v, ph);
+}
+
 START_TEST(test_model_phases_cut_at_sync)
 {
 	static struct fix f;
 	struct cprof_verdict v;
-	struct cprof_thresholds t;
 	struct cprof_phase *ph = NULL;
-	int n;
 
 	memset(&f, 0, sizeof(f));
-	/* a compute-bound part, a synchronising call at its end, then an overhead-bound part */
-	queued(&f, 2000 * US, 30, 100 * US, 1 * US);
-	call(&f, 4900 * US, 5100 * US, 0, 1);
-	late_launches(&f, 6000 * US, 30, 10 * US, 100 * US, 45 * US);
-	cprof_thresholds_default(&t);
-	build(&f);
-	n = cprof_headline(&f.m, 0, &t, &v, &ph);
-	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(two_phases(&f, 2000 * US, &v, &ph), 2);
 	ck_assert_str_eq(ph[0].v.verdict, "compute-bound");
 	ck_assert_str_eq(ph[1].v.verdict, "overhead-bound");
 	ck_assert_uint_eq(ph[0].end, 5100 * US);
@@ -258,20 +264,13 @@ START_TEST(test_model_phases_median_own_launches)
 {
 	static struct fix f;
 	struct cprof_verdict v;
-	struct cprof_thresholds t;
 	struct cprof_phase *ph = NULL;
-	int n, i;
+	int i;
 
 	memset(&f, 0, sizeof(f));
 	for (i = 0; i < 100; i++) /* launch calls of 20 us in no phase: start-up, before the first kernel */
 		call(&f, 100 * US + (uint64_t)i * 25 * US, 120 * US + (uint64_t)i * 25 * US, 1, 0);
-	queued(&f, 5000 * US, 30, 100 * US, 1 * US);
-	call(&f, 7900 * US, 8100 * US, 0, 1);
-	late_launches(&f, 9000 * US, 30, 10 * US, 100 * US, 45 * US);
-	cprof_thresholds_default(&t);
-	build(&f);
-	n = cprof_headline(&f.m, 0, &t, &v, &ph);
-	ck_assert_int_eq(n, 2);
+	ck_assert_int_eq(two_phases(&f, 5000 * US, &v, &ph), 2);
 	ck_assert_double_eq(ph[0].v.med_launch_ns, 20 * US); /* the run's, none of its own */
 	ck_assert_double_eq(v.med_launch_ns, 45 * US);
 	free(ph);
