@@ -296,6 +296,9 @@ int main(int argc, char **argv)
 		cprof_store_meta_int(store, "spool_records", (int64_t)st.records);
 		cprof_store_meta_int(store, "spool_peak_lag_bytes", (int64_t)st.peak_lag_bytes);
 		cprof_store_meta_int(store, "spool_lost_frames", (int64_t)st.lost_full_frames);
+		/* processes whose frames came through shared memory, and how many bytes (the FIFO carried the rest) */
+		cprof_store_meta_int(store, "ring_processes", (int64_t)st.rings);
+		cprof_store_meta_int(store, "ring_bytes", (int64_t)st.ring_bytes);
 		cprof_store_meta_int(store, "intake_cpu_ns", (int64_t)st.intake_cpu_ns);
 		cprof_store_meta_int(store, "writer_cpu_ns", (int64_t)st.writer_cpu_ns);
 		/* what the writer took while the program ran, and at what priority (issue 26) */

@@ -409,6 +409,9 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 {
 	struct cprof_producer *p;
 
+	/* the intake's business (collector/spool.c): where a process's frames wait, not what it recorded */
+	if (h->type == CPROF_MSG_RING || h->type == CPROF_MSG_KICK)
+		return 0;
 	if (h->type == CPROF_MSG_RUN_END) {
 		if (in->run_end_by_signal) {
 			/* anyone who can write the FIFO can write this: a process of the job, not cprof-run */

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -20,6 +22,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/procfs.h"
+#include "common/shmring.h"
 #include "common/wire.h"
 #include "collector/spool.h"
 #include "collector/store.h"
@@ -36,6 +39,17 @@
 #define HAND_MS     20                /* the longest the intake keeps frames it has read before the writer gets them */
 #define LOW_ROOM    (64u << 10)       /* the intake's batch is handed on once it has less room than this */
 #define BATCH_CAP   (IN_CAP + CPROF_WIRE_MAX_FRAME)
+
+/* A process's shared-memory ring (common/shmring.h), mapped when its RING came: its frames join the stream
+ * at its KICKs, and before any later frame of its on the FIFO */
+struct ring_src {
+	uint32_t pid;
+	int switched;             /* its first KICK was walked: what the ring holds follows it */
+	int dead;                 /* unreadable (a corrupt header): left alone */
+	void *map;
+	size_t map_len;
+	struct cprof_shmring r;
+};
 
 /* One read's frames or more, in memory: the intake's own (cur), queued for the writer, or being stored */
 struct mem_batch {
@@ -85,6 +99,10 @@ struct cprof_spool {
 	uint64_t cpu0;           /* the intake thread's CPU before its first read (the store's set-up is not intake) */
 	uint64_t max_bytes;      /* CPROF_SPOOL_MAX_MB: the disk the spool may take; 0 = what the disk has */
 	pid_t run_pid;           /* cprof-run: HELLOs are checked against it (0: not checked) */
+	struct ring_src *rings;  /* the intake's: processes' shared-memory rings */
+	size_t nrings, rings_cap;
+	uint8_t *hold;           /* the intake's: FIFO bytes not walked yet, set aside while a ring's frames go in */
+	int warned_ring;
 	struct cprof_spool_stats st;
 };
 
@@ -166,7 +184,104 @@ struct walk {
 	uint64_t frames, records;
 	int run_end;
 	struct cprof_spool *live; /* the intake's walk: keeps the set of processes that said HELLO, not BYE */
+	int from_ring;            /* the intake's walk of a ring's frames: no RING or KICK among them */
+	int no_splice_first;      /* the first frame was stopped at already: its ring has been taken */
+	struct ring_src *splice;  /* set where the walk stopped: this ring's frames go in before the next frame */
+	int ring_done;            /* a ring's walk met its process's last BYE */
 };
+
+static struct ring_src *ring_of(struct cprof_spool *sp, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < sp->nrings; i++)
+		if (sp->rings[i].pid == pid)
+			return &sp->rings[i];
+	return NULL;
+}
+
+static void ring_close(struct cprof_spool *sp, struct ring_src *rs)
+{
+	munmap(rs->map, rs->map_len);
+	*rs = sp->rings[--sp->nrings];
+}
+
+static void ring_warn(struct cprof_spool *sp, uint32_t pid, const char *what, int err)
+{
+	if (!sp->warned_ring++)
+		pr_warn("process %u's shared-memory ring %s (%s): its frames come through the FIFO", pid, what,
+			strerror(err));
+}
+
+/* A RING from pid: its memfd, opened through /proc as a path with no side effects first (O_PATH), taken only
+ * when it is a regular file of ours sealed against shrinking (so that a mapping of it can never fault), mapped,
+ * and marked attached: the process sends its frames there from its next KICK. Any failure leaves it on the
+ * FIFO, which it never left. */
+static void ring_open(struct cprof_spool *sp, uint32_t pid, const struct cprof_wire_ring *m)
+{
+	char path[96];
+	struct stat st;
+	struct ring_src rs = { .pid = pid };
+	size_t len = CPROF_SHMRING_DATA + (size_t)m->size;
+	int o = -1, fd = -1, seals, i;
+
+	for (i = 0; i < (int)sp->nlive && sp->live_pids[i] != pid; i++)
+		;
+	/* a process that did not say HELLO (or whose HELLO was suspect) has nothing to send */
+	if (i == (int)sp->nlive || m->fd < 0 || m->size < CPROF_SHMRING_MIN || m->size > CPROF_SHMRING_MAX ||
+	    (m->size & (m->size - 1)))
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/fd/%d", pid, m->tid, m->fd);
+	o = open(path, O_PATH | O_CLOEXEC);
+	if (o < 0) {
+		ring_warn(sp, pid, "cannot be opened", errno);
+		return;
+	}
+	if (fstat(o, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (size_t)st.st_size != len) {
+		ring_warn(sp, pid, "is not a ring", EINVAL);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", o);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ring_warn(sp, pid, "cannot be opened", errno);
+		goto out;
+	}
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0 || (size_t)st.st_size != len) {
+		ring_warn(sp, pid, "is not sealed", EINVAL);
+		goto out;
+	}
+	rs.map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (rs.map == MAP_FAILED) {
+		ring_warn(sp, pid, "cannot be mapped", errno);
+		goto out;
+	}
+	rs.map_len = len;
+	if (cprof_shmring_attach(&rs.r, rs.map, m->size) < 0) {
+		munmap(rs.map, len);
+		ring_warn(sp, pid, "has a wrong header", EINVAL);
+		goto out;
+	}
+	if (sp->nrings == sp->rings_cap) {
+		size_t cap = sp->rings_cap ? 2 * sp->rings_cap : 8;
+		struct ring_src *n = realloc(sp->rings, cap * sizeof(*n));
+
+		if (n == NULL) {
+			munmap(rs.map, len);
+			goto out;
+		}
+		sp->rings = n;
+		sp->rings_cap = cap;
+	}
+	sp->rings[sp->nrings++] = rs;
+	atomic_store_explicit(&rs.r.hdr->attached, 1, memory_order_release);
+	sp->st.rings++;
+out:
+	if (fd >= 0)
+		close(fd);
+	close(o);
+}
 
 static int hdr_ok(const struct cprof_wire_hdr *h)
 {
@@ -205,6 +320,35 @@ static size_t walk(const uint8_t *buf, size_t len, struct walk *w)
 		}
 		if (len - off < h.len)
 			break;
+		if (w->live && !w->from_ring) {
+			struct ring_src *rs = ring_of(w->live, h.pid);
+
+			/* what the process put in its ring before it wrote this frame goes first */
+			if (rs && rs->switched && !rs->dead && !w->no_splice_first &&
+			    cprof_shmring_used(&rs->r) != 0) {
+				w->splice = rs;
+				break;
+			}
+			w->no_splice_first = 0;
+			if (h.type == CPROF_MSG_KICK && rs && !rs->switched)
+				rs->switched = 1;
+			else if (h.type == CPROF_MSG_RING && h.count == 1 && h.len == sizeof(h) + sizeof(struct cprof_wire_ring)) {
+				struct cprof_wire_ring m;
+
+				/* a new image after exec, or a pid used again: the old ring was taken above */
+				if (rs)
+					ring_close(w->live, rs);
+				memcpy(&m, buf + off + sizeof(h), sizeof(m));
+				ring_open(w->live, h.pid, &m);
+			}
+		} else if (w->from_ring && h.type == CPROF_MSG_BYE && h.len >= sizeof(h) + sizeof(struct cprof_wire_bye)) {
+			struct cprof_wire_bye b;
+
+			memcpy(&b, buf + off + sizeof(h), sizeof(b));
+			/* a process done for good (not an exec, which may fail and go on here) writes no more */
+			if (b.reason != CPROF_BYE_EXEC)
+				w->ring_done = 1;
+		}
 		if (h.type == CPROF_MSG_API || h.type == CPROF_MSG_GPU)
 			w->records += h.count;
 		else if (h.type == CPROF_MSG_RUN_END)
@@ -660,12 +804,16 @@ static void file_out(struct cprof_spool *sp, const uint8_t *buf, size_t len, uin
 		sp->st.peak_lag_bytes = lag;
 }
 
+enum { OUT_READY, OUT_END, OUT_NOW };
+
 /* Hands the intake's batch on once the writer waits for it, it is nearly full or HAND_MS old (a busy writer
  * gets fewer, bigger batches): in memory while the writer keeps up, else through the file. The frame not
- * whole yet starts the next batch. end: everything read goes, a torn last frame too. */
-static void spool_out(struct cprof_spool *sp, int end)
+ * whole yet starts the next batch. OUT_END: everything read goes, a torn last frame too; OUT_NOW: the whole
+ * frames go now (a ring's frames need the room). */
+static void spool_out(struct cprof_spool *sp, int how)
 {
 	struct mem_batch *c = sp->cur, *next = NULL;
+	int end = how == OUT_END;
 	size_t len = end ? c->ilen : c->len, tail = c->ilen - len;
 	uint64_t lag;
 	int mem;
@@ -673,7 +821,7 @@ static void spool_out(struct cprof_spool *sp, int end)
 	if (len == 0)
 		return;
 	pthread_mutex_lock(&sp->lock);
-	if (!end && !sp->waiting && BATCH_CAP - c->ilen >= LOW_ROOM &&
+	if (how == OUT_READY && !sp->waiting && BATCH_CAP - c->ilen >= LOW_ROOM &&
 	    cprof_now_ns() - c->arrival_ns < HAND_MS * 1000000ull) {
 		pthread_mutex_unlock(&sp->lock);
 		return;
@@ -718,12 +866,109 @@ static void spool_out(struct cprof_spool *sp, int end)
 		sp->st.peak_lag_bytes = lag;
 }
 
+/* Ring rs's frames into the intake's batch at the end of what was walked; the FIFO's bytes not walked yet go
+ * after them. */
+static void ring_splice(struct cprof_spool *sp, struct ring_src *rs)
+{
+	struct mem_batch *c = sp->cur;
+	size_t rest = c->ilen - c->len;
+	int corrupt = 0;
+
+	if (rest) {
+		if (sp->hold == NULL && (sp->hold = malloc(BATCH_CAP)) == NULL)
+			return;
+		memcpy(sp->hold, c->buf + c->len, rest);
+		c->ilen = c->len;
+	}
+	for (;;) {
+		struct walk w = { .live = sp, .from_ring = 1 };
+		size_t got;
+
+		c = sp->cur;
+		if (c->ilen == 0)
+			c->arrival_ns = cprof_now_ns();
+		got = cprof_shmring_take(&rs->r, c->buf + c->ilen, BATCH_CAP - c->ilen, &corrupt);
+		walk(c->buf + c->ilen, got, &w);
+		c->ilen += got;
+		c->len = c->ilen; /* whole frames, each header checked: anything odd in them is the writer's to count */
+		c->frames += w.frames;
+		c->records += w.records;
+		sp->st.ring_bytes += got;
+		if (corrupt) {
+			rs->dead = 1;
+			ring_warn(sp, rs->pid, "is corrupt", EBADMSG);
+			break;
+		}
+		if (w.ring_done && cprof_shmring_used(&rs->r) == 0) {
+			ring_close(sp, rs);
+			break;
+		}
+		if (cprof_shmring_used(&rs->r) == 0)
+			break;
+		if (got == 0 && c->len == 0)
+			break; /* cannot be: a frame always fits an empty batch */
+		spool_out(sp, OUT_NOW);
+		if (sp->cur == NULL)
+			return;
+	}
+	c = sp->cur;
+	if (rest) {
+		if (BATCH_CAP - c->ilen < rest) {
+			spool_out(sp, OUT_NOW);
+			c = sp->cur;
+		}
+		memcpy(c->buf + c->ilen, sp->hold, rest);
+		if (c->ilen == 0)
+			c->arrival_ns = cprof_now_ns();
+		c->ilen += rest;
+	}
+}
+
+/* Every ring's frames, at the end of what was walked: a process's KICK may be late or lost (a full pipe). */
+static void splice_all(struct cprof_spool *sp)
+{
+	size_t i;
+
+	for (i = 0; i < sp->nrings && sp->cur; i++) {
+		struct ring_src *rs = &sp->rings[i];
+
+		if (rs->switched && !rs->dead && cprof_shmring_used(&rs->r) != 0) {
+			size_t n = sp->nrings;
+
+			ring_splice(sp, rs);
+			if (sp->nrings < n)
+				i--; /* closed: another one took its place */
+		}
+	}
+}
+
+/* Walks what the intake's batch holds past its walked part, taking rings' frames in where they belong. */
+static void walk_cur(struct cprof_spool *sp)
+{
+	int again = 0;
+
+	while (sp->cur) {
+		struct mem_batch *c = sp->cur;
+		struct walk w = { .live = sp, .no_splice_first = again };
+		size_t used = walk(c->buf + c->len, c->ilen - c->len, &w);
+
+		c->len += used;
+		c->frames += w.frames;
+		c->records += w.records;
+		if (w.run_end)
+			sp->run_ended = 1;
+		if (w.splice == NULL)
+			break;
+		ring_splice(sp, w.splice);
+		again = 1;
+	}
+	splice_all(sp);
+}
+
 ssize_t cprof_spool_intake(struct cprof_spool *sp, int fd, int timeout_ms)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct walk w = { .live = sp };
 	struct mem_batch *c = sp->cur;
-	size_t used;
 	ssize_t n;
 	int r, err;
 
@@ -733,7 +978,8 @@ ssize_t cprof_spool_intake(struct cprof_spool *sp, int fd, int timeout_ms)
 	r = poll(&p, 1, timeout_ms);
 	if (r <= 0) {
 		err = r < 0 && errno != EINTR ? -errno : 0;
-		spool_out(sp, 0);
+		splice_all(sp);
+		spool_out(sp, OUT_READY);
 		return err;
 	}
 	n = read(fd, c->buf + c->ilen, BATCH_CAP - c->ilen);
@@ -742,13 +988,9 @@ ssize_t cprof_spool_intake(struct cprof_spool *sp, int fd, int timeout_ms)
 	if (n > 0 && c->ilen == 0)
 		c->arrival_ns = cprof_now_ns();
 	c->ilen += n;
-	used = walk(c->buf + c->len, c->ilen - c->len, &w);
-	c->len += used;
-	c->frames += w.frames;
-	c->records += w.records;
-	if (w.run_end)
-		sp->run_ended = 1;
-	spool_out(sp, 0);
+	walk_cur(sp);
+	if (sp->cur)
+		spool_out(sp, OUT_READY);
 	return n;
 }
 
@@ -773,8 +1015,11 @@ int cprof_spool_finish(struct cprof_spool *sp, uint64_t deadline_ns, struct cpro
 	struct mem_batch *b;
 	int failed;
 
-	/* a torn frame at the end goes to the writer too: its ingest counts it as malformed, as before */
-	spool_out(sp, 1);
+	/* what the rings still hold (a process killed before its KICK), then a torn frame at the end goes to the
+	 * writer too: its ingest counts it as malformed, as before */
+	splice_all(sp);
+	if (sp->cur)
+		spool_out(sp, OUT_END);
 	sp->st.intake_cpu_ns = thread_cpu_ns() - sp->cpu0;
 	{
 		/* the writer's CPU so far was taken while the program ran (the intake ends with the run) */
@@ -809,6 +1054,10 @@ int cprof_spool_finish(struct cprof_spool *sp, uint64_t deadline_ns, struct cpro
 	pthread_mutex_destroy(&sp->lock);
 	pthread_cond_destroy(&sp->wake);
 	free(sp->cur);
+	while (sp->nrings)
+		ring_close(sp, &sp->rings[0]);
+	free(sp->rings);
+	free(sp->hold);
 	while ((b = sp->mfree) != NULL) {
 		sp->mfree = b->next;
 		free(b);

@@ -19,6 +19,8 @@ struct cprof_spool_stats {
 	uint64_t lost_unstored_records; /* spooled but never stored: the store failed, or cprofd was stopped */
 	uint64_t peak_lag_bytes;   /* most bytes spooled and not yet stored at once */
 	uint64_t resets;           /* times the writer caught up and the file was emptied */
+	uint64_t rings;            /* processes whose frames came through a shared-memory ring */
+	uint64_t ring_bytes;       /* bytes taken from those rings */
 	uint64_t intake_cpu_ns;    /* CPU of the intake thread (reads, framing, spool writes) */
 	uint64_t writer_cpu_ns;    /* CPU of the writer thread (validation, SQLite) */
 	uint64_t catchup_ns;       /* from the end of the intake to the writer's last stored record */

@@ -209,6 +209,10 @@ int cprof_wire_check(const void *buf, size_t avail, size_t *frame_len)
 		return check_fixed(h, plen, sizeof(struct cprof_wire_run_end), 1);
 	case CPROF_MSG_GPU:
 		return check_fixed(h, plen, sizeof(struct cprof_wire_gpu), CPROF_WIRE_GPU_PER_FRAME);
+	case CPROF_MSG_RING:
+		return check_fixed(h, plen, sizeof(struct cprof_wire_ring), 1);
+	case CPROF_MSG_KICK:
+		return plen == 0 ? CPROF_WIRE_OK : CPROF_WIRE_BAD_LENGTH;
 	case CPROF_MSG_CRASH:
 		if (h->count > CPROF_WIRE_CRASH_MAX_THREADS ||
 		    plen != sizeof(struct cprof_wire_crash) + (size_t)h->count * sizeof(struct cprof_wire_crash_thread))

@@ -26,6 +26,8 @@ enum cprof_msg_type {
 	CPROF_MSG_CRASH = 10,  /* a fatal signal reached the process: what it was, each thread's last call */
 	CPROF_MSG_COST = 11,   /* what profiling has cost the process so far, and its losses by cause (running totals) */
 	CPROF_MSG_COUNTS = 12, /* calls counted and not recorded (device queries once CUPTI is on): running totals */
+	CPROF_MSG_RING = 13,   /* FIFO only: the process's shared-memory ring (common/shmring.h), for cprofd to map */
+	CPROF_MSG_KICK = 14,   /* FIFO only, no payload: frames wait in the sender's ring (the first one: from now on) */
 	CPROF_MSG__MAX
 };
 
@@ -132,6 +134,15 @@ struct cprof_wire_lost {
 	uint64_t emitted; /* events this process has produced so far (recorded + lost) */
 };
 _Static_assert(sizeof(struct cprof_wire_lost) == 16, "lost layout");
+
+/* RING payload: where cprofd finds the ring (a sealed memfd in the flusher thread's descriptor table). */
+struct cprof_wire_ring {
+	uint32_t tid;  /* the flusher thread: /proc/<pid>/task/<tid>/fd/<fd> */
+	int32_t fd;
+	uint32_t size; /* bytes of data behind the header page */
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct cprof_wire_ring) == 16, "ring layout");
 
 /* Running totals since the process started, sent about ten times a second and before BYE: a lost frame costs
  * nothing but resolution. The hooks' time is measured on one call in CPROF_COST_SAMPLE (two more clock reads)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -19,6 +20,7 @@
 #define PR_FMT "cprof"
 #include "common/log.h"
 #include "common/procfs.h"
+#include "common/shmring.h"
 #include "preload/cprof.h"
 #include "preload/fifo.h"
 #include "preload/flusher.h"
@@ -93,6 +95,17 @@ static struct {
 	uint64_t psi_total_us, psi_ms; /* its "some" total and when it was read */
 	uint64_t deferred_rounds;
 	int disabled;                  /* cprof_disable seen (its collector alive): CUPTI orphaned once */
+	/* the shared-memory ring (common/shmring.h): once cprofd has mapped it, frames go there and a KICK on the
+	 * FIFO a round says so, instead of a write(2) every 4 KiB (issue 26: the pipe's write was 60% of this
+	 * thread's time on the eager step) */
+	uint32_t ring_size;            /* bytes of data; 0: the FIFO only (CPROF_RING_KB=0, no private table) */
+	struct cprof_shmring ring;
+	void *ring_map;
+	size_t ring_map_len;
+	int ring_fd;                   /* the memfd, in this thread's own table (cprofd opens it by /proc) */
+	int ring_announced;            /* RING sent */
+	int ring_on;                   /* the switching KICK sent: every frame goes to the ring */
+	size_t ring_dirty;             /* bytes that went there since the last KICK */
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -148,7 +161,7 @@ static void mark_dead(const char *why)
 }
 
 /* One frame, one write: 0, -EAGAIN (pipe still full at the deadline) or -EPIPE. */
-static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
+static int fifo_frame(const void *buf, size_t len, uint64_t deadline_ms)
 {
 	for (;;) {
 		int ret;
@@ -179,6 +192,116 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 		mark_dead(ret == -EIO ? "short write" : strerror(-ret));
 		return -EPIPE;
 	}
+}
+
+/* A KICK through the FIFO: what is in the ring goes to the collector before anything this process writes to
+ * the FIFO after it. Never waits for room: a full pipe is read soon, and the intake looks at every ring then. */
+static int ring_kick(void)
+{
+	struct cprof_wire_hdr h;
+	int ret;
+
+	cprof_wire_hdr_init(&h, CPROF_MSG_KICK, fl.hello.fixed.pid, 0, 0, sizeof(h));
+	ret = fifo_frame(&h, sizeof(h), 0);
+	if (ret == 0)
+		fl.ring_dirty = 0;
+	return ret;
+}
+
+static void ring_kick_if_dirty(void)
+{
+	if (fl.ring_on && fl.ring_dirty && !atomic_load(&fl.dead))
+		ring_kick();
+}
+
+/* One frame into the ring, waiting for room until deadline_ms as a full pipe would be waited for. */
+static int ring_frame(const void *buf, size_t len, uint64_t deadline_ms)
+{
+	for (;;) {
+		int ret;
+
+		if (atomic_load(&fl.dead))
+			return -EPIPE;
+		atomic_fetch_add(&cr.writing, 1);
+		if (atomic_load(&cr.takeover)) {
+			atomic_fetch_sub(&cr.writing, 1);
+			return -EAGAIN;
+		}
+		ret = cprof_shmring_put(&fl.ring, buf, len);
+		atomic_fetch_sub(&cr.writing, 1);
+		if (ret == 0) {
+			/* a quarter of the ring since the last KICK: the collector is told now, not at the round's end */
+			fl.ring_dirty += len;
+			if (fl.ring_dirty >= fl.ring_size / 4)
+				ring_kick();
+			return 0;
+		}
+		if (ring_kick() == -EPIPE)
+			return -EPIPE;
+		if (mono_ms() >= deadline_ms)
+			return -EAGAIN;
+		{
+			struct timespec ts = { 0, 1000000L };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
+{
+	/* the collector mapped the ring: the KICK that switches goes first, through the FIFO, after every frame
+	 * written there so far */
+	if (fl.ring_announced && !fl.ring_on &&
+	    atomic_load_explicit(&fl.ring.hdr->attached, memory_order_acquire) == 1 && ring_kick() == 0)
+		fl.ring_on = 1;
+	if (fl.ring_on)
+		return ring_frame(buf, len, deadline_ms);
+	return fifo_frame(buf, len, deadline_ms);
+}
+
+/* The ring in a sealed memfd of this thread's own table: cprofd maps it by /proc and can never be cut short
+ * by it (no shrinking: no SIGBUS in the collector). Any failure leaves the FIFO alone doing the work. */
+static void ring_create(void)
+{
+	size_t len = CPROF_SHMRING_DATA + (size_t)fl.ring_size;
+	void *map;
+	int fd;
+
+	if (!fl.ring_size || !fl.fifo.private_fds)
+		return;
+	fd = (int)syscall(SYS_memfd_create, "cprof-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, (off_t)len) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		close(fd);
+		return;
+	}
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	cprof_shmring_init(&fl.ring, map, fl.ring_size);
+	fl.ring_map = map;
+	fl.ring_map_len = len;
+	fl.ring_fd = fd;
+}
+
+/* RING through the FIFO, once, after the HELLO: where the collector finds the ring. */
+static void ring_announce(uint64_t deadline)
+{
+	struct {
+		struct cprof_wire_hdr h;
+		struct cprof_wire_ring r;
+	} f;
+
+	if (fl.ring_map == NULL || fl.ring_announced)
+		return;
+	f.r = (struct cprof_wire_ring){ .tid = (uint32_t)syscall(SYS_gettid), .fd = fl.ring_fd, .size = fl.ring_size };
+	cprof_wire_hdr_init(&f.h, CPROF_MSG_RING, fl.hello.fixed.pid, 0, 1, sizeof(f));
+	if (fifo_frame(&f, sizeof(f), deadline) == 0)
+		fl.ring_announced = 1;
 }
 
 static int send_simple(uint16_t type, const void *payload, size_t plen, uint64_t deadline)
@@ -784,6 +907,7 @@ static int drain_round(uint64_t deadline)
 		return 1;
 	if (!fl.hello_sent && send_hello(deadline) < 0)
 		return 0;
+	ring_announce(deadline);
 	/* an anchor before the snapshot: every event drained now was recorded before it */
 	cprof_tick_anchor();
 	/* snapshot first: every event before it had its strings queued before it */
@@ -911,6 +1035,8 @@ static void serve_request(void)
 			bye_to_file(sizeof(struct cprof_wire_hdr) + sizeof(b));
 		atomic_store(&fl.bye_phase, 0);
 	}
+	/* the requester may end the process as soon as it is told: the KICK goes first */
+	ring_kick_if_dirty();
 	if (reason == CPROF_BYE_EXEC)
 		atomic_store(&fl.paused, 1);
 	else if (reason)
@@ -982,6 +1108,7 @@ static void serve_crash(void)
 	ret = atomic_load(&fl.dead) ? -EPIPE : write_frame(fl.frame, len, deadline + 50);
 	if (ret == 0)
 		fl.seq++;
+	ring_kick_if_dirty();
 	atomic_store(&cr.req, 0);
 	atomic_store(&cr.done, ret == 0 ? 1 : 2);
 	futex_wake(&cr.done);
@@ -996,11 +1123,15 @@ static void *flusher_main(void *arg)
 	fl.fifo.fd = cprof_fifo_open(&fl.fifo);
 	if (fl.fifo.fd < 0)
 		mark_dead(fl.fifo.fd == -ESTALE ? "its FIFO was replaced" : strerror(-fl.fifo.fd));
+	else
+		ring_create();
 	int serving = 0; /* the last round served an exit, exec or crash: the image may be ending */
 
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
 		uint32_t seen = atomic_load(&fl.wake_word);
 
+		/* what the last round (or a request's or a crash's drain) put in the ring is the collector's to take */
+		ring_kick_if_dirty();
 		/* a wake-up that came while the last round drained left cprof_wake_pending set, and producers ask
 		 * no more while it is: sleeping on it now would leave them a full period with no one draining */
 		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending))
@@ -1098,6 +1229,7 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	fl.flush_ms = cfg->flush_ms;
 	fl.exit_timeout_ms = cfg->exit_timeout_ms;
 	fl.defer_cap = (uint64_t)cfg->defer_mb << 20;
+	fl.ring_size = cfg->ring_size;
 	fl.hello = cfg->hello;
 	for (int i = 0; i < fl.hello.argc; i++)
 		fl.hello.argv[i] = fl.hello.args + (cfg->hello.argv[i] - cfg->hello.args);
@@ -1220,6 +1352,15 @@ void cprof_flusher_reset_after_fork(void)
 		close(fl.fifo.fd);
 	fl.fifo.fd = -1;
 	fl.fifo.private_fds = 0;
+	/* the parent's ring is shared memory: the child's copy of the mapping goes (its memfd is in the parent's
+	 * flusher's own table, not in the child's); the child's flusher makes its own */
+	if (fl.ring_map != NULL)
+		munmap(fl.ring_map, fl.ring_map_len);
+	fl.ring_map = NULL;
+	fl.ring.hdr = NULL;
+	fl.ring_fd = -1;
+	fl.ring_announced = fl.ring_on = 0;
+	fl.ring_dirty = 0;
 	fl.running = 0;
 	fl.hello_sent = 0;
 	fl.seq = 0;

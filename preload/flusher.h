@@ -26,6 +26,7 @@ struct cprof_flusher_cfg {
 	int flush_ms;
 	int exit_timeout_ms;
 	int defer_mb;             /* CUPTI records left unconverted while the machine has no spare core, at most */
+	uint32_t ring_size;       /* the shared-memory ring's bytes (a power of two); 0: frames through the FIFO only */
 	struct cprof_hello_info hello;
 };
 

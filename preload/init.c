@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "preload/cprof.h"
 #include "preload/python.h"
+#include "common/shmring.h"
 #include "preload/flusher.h"
 
 CPROF_HIDDEN _Atomic int cprof_state = CPROF_ST_UNINIT;
@@ -192,6 +193,17 @@ int cprof_init_slow(void)
 	 * competing process 0.38x torch.profiler's added time against 0.53x converting them as they come;
 	 * docs/bench.md, thirteenth session); 0 converts them as they come */
 	cfg.defer_mb = env_int("CPROF_DEFER_MB", CPROF_DEFER_MB_DEFAULT, 0, 4096);
+	{
+		/* frames to the collector through shared memory, a KICK a round on the FIFO (issue 26); 0: the FIFO */
+		int kb = env_int("CPROF_RING_KB", 2048, 0, CPROF_SHMRING_MAX >> 10);
+
+		cfg.ring_size = 0;
+		if (kb > 0) {
+			cfg.ring_size = CPROF_SHMRING_MIN;
+			while (cfg.ring_size * 2 <= (uint32_t)kb << 10)
+				cfg.ring_size *= 2;
+		}
+	}
 	read_identity(&cfg.hello);
 	if (forked)
 		cfg.hello.fixed.flags |= CPROF_HELLO_FORKED;

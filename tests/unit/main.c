@@ -28,6 +28,7 @@ int main(void)
 	srunner_add_suite(sr, trace_src_suite());
 	srunner_add_suite(sr, radix_attr_suite());
 	srunner_add_suite(sr, ending_suite());
+	srunner_add_suite(sr, shmring_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -25,5 +25,6 @@ Suite *findings_compiled_suite(void);
 Suite *trace_src_suite(void);
 Suite *radix_attr_suite(void);
 Suite *ending_suite(void);
+Suite *shmring_suite(void);
 
 #endif

@@ -1,0 +1,52 @@
+/* The shared-memory ring a process's flusher writes its frames into and cprofd's intake reads: the wire's data path without a syscall a frame. */
+#ifndef CPROF_COMMON_SHMRING_H
+#define CPROF_COMMON_SHMRING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CPROF_SHMRING_MAGIC 0x474e5243u /* "CRNG" */
+#define CPROF_SHMRING_DATA  4096u       /* the data starts one page in: the header's fields on lines of their own */
+#define CPROF_SHMRING_MIN   (64u << 10)
+#define CPROF_SHMRING_MAX   (64u << 20)
+
+/* At the start of the memfd. The producer (one flusher) writes head, the consumer (cprofd's intake) tail and
+ * attached; each reads the other's. Byte offsets in the data grow without wrapping; a frame may straddle the
+ * data's end. */
+struct cprof_shmring_hdr {
+	uint32_t magic;
+	uint32_t size;                   /* bytes of data, a power of two */
+	_Atomic uint32_t attached;       /* the consumer mapped it: frames may go here from the producer's next KICK */
+	uint32_t pad0[13];
+	_Atomic uint64_t head;           /* producer: the end of the last whole frame published */
+	uint64_t pad1[7];
+	_Atomic uint64_t tail;           /* consumer: the end of what it took */
+	uint64_t pad2[7];
+};
+_Static_assert(sizeof(struct cprof_shmring_hdr) == 192, "shmring header layout");
+_Static_assert(sizeof(struct cprof_shmring_hdr) <= CPROF_SHMRING_DATA, "shmring header fits its page");
+
+/* One side's view: the mapping and the data's size (the consumer's own copy: never re-read from the memory the
+ * producer can write). */
+struct cprof_shmring {
+	struct cprof_shmring_hdr *hdr;
+	uint8_t *data;
+	uint32_t size;
+};
+
+/* A fresh header for size bytes of data at map (map_len = CPROF_SHMRING_DATA + size). */
+void cprof_shmring_init(struct cprof_shmring *r, void *map, uint32_t size);
+/* Producer: one whole frame of len bytes in, published; -EAGAIN when there is no room (nothing written).
+ * Async-signal-safe. */
+int cprof_shmring_put(struct cprof_shmring *r, const void *buf, size_t len);
+/* Producer: bytes written and not yet taken. */
+uint64_t cprof_shmring_used(const struct cprof_shmring *r);
+/* Consumer: the consumer's view of a mapping (size is what it mapped); -EINVAL when the header disagrees. */
+int cprof_shmring_attach(struct cprof_shmring *r, void *map, uint32_t size);
+/* Consumer: copies whole frames (each checked by its wire header) into out, at most room bytes, and releases
+ * them to the producer. Returns the bytes copied; *corrupt set when the ring cannot be read any further (a
+ * head past the data, a header that is no frame's): what was copied before stays good. */
+size_t cprof_shmring_take(struct cprof_shmring *r, uint8_t *out, size_t room, int *corrupt);
+
+#endif
