@@ -103,6 +103,7 @@ struct cprof_spool {
 	size_t nrings, rings_cap;
 	uint8_t *hold;           /* the intake's: FIFO bytes not walked yet, set aside while a ring's frames go in */
 	int warned_ring;
+	int refuse_rings;        /* CPROF_SPOOL_NO_RINGS */
 	struct cprof_spool_stats st;
 };
 
@@ -228,13 +229,19 @@ static void ring_open(struct cprof_spool *sp, uint32_t pid, const struct cprof_w
 	for (i = 0; i < (int)sp->nlive && sp->live_pids[i] != pid; i++)
 		;
 	/* a process that did not say HELLO (or whose HELLO was suspect) has nothing to send */
+	if (sp->refuse_rings) {
+		ring_warn(sp, pid, "is refused", EPERM);
+		return;
+	}
 	if (i == (int)sp->nlive || m->fd < 0 || m->size < CPROF_SHMRING_MIN || m->size > CPROF_SHMRING_MAX ||
 	    (m->size & (m->size - 1)))
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/fd/%d", pid, m->tid, m->fd);
 	o = open(path, O_PATH | O_CLOEXEC);
 	if (o < 0) {
-		ring_warn(sp, pid, "cannot be opened", errno);
+		/* gone already (a short process, ended before its RING was read): nothing to say */
+		if (errno != ENOENT)
+			ring_warn(sp, pid, "cannot be opened", errno);
 		return;
 	}
 	if (fstat(o, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (size_t)st.st_size != len) {
@@ -696,6 +703,8 @@ int cprof_spool_open(struct cprof_spool **out, const char *db_path, struct cprof
 	}
 	/* a test knob: store nothing until the target is gone, as a writer far behind would */
 	sp->w.hold = getenv("CPROF_SPOOL_HOLD") != NULL;
+	/* another: leave every process on the FIFO, as a collector that cannot open their rings would */
+	sp->refuse_rings = getenv("CPROF_SPOOL_NO_RINGS") != NULL;
 	sp->w.buf = malloc(IN_CAP + CPROF_WIRE_MAX_FRAME);
 	pthread_mutex_init(&sp->lock, NULL);
 	pthread_cond_init(&sp->wake, NULL);
