@@ -316,8 +316,9 @@ static size_t walk(const uint8_t *buf, size_t len, struct walk *w)
 				break;
 			continue;
 		}
-		{
-			/* a frame cut short goes to the writer as it is: its ingest counts it and resynchronises */
+		if (!w->from_ring) {
+			/* a frame cut short goes to the writer as it is: its ingest counts it and resynchronises (a ring
+			 * has only whole frames: its producer publishes nothing else) */
 			size_t cut = cprof_wire_torn(buf + off, len - off);
 
 			if (cut) {
