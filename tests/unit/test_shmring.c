@@ -1,5 +1,6 @@
 /* Unit tests of the shared-memory ring between a flusher and cprofd's intake (common/shmring.c). */
 #include <check.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +58,15 @@ START_TEST(test_shmring_frames_in_order_across_the_wrap)
 		got = cprof_shmring_take(&cons, out, sizeof(out), &corrupt);
 		ck_assert_int_eq(corrupt, 0);
 		for (off = 0; off < got;) {
-			const struct cprof_wire_hdr *h = (const void *)(out + off);
+			struct cprof_wire_hdr h; /* frames of any length: the next one's header may be unaligned */
 			uint8_t expect[CPROF_WIRE_MAX_FRAME];
 
-			ck_assert_uint_eq(h->seq, want);
-			frame(expect, want, h->len);
-			ck_assert_mem_eq(out + off, expect, h->len);
+			memcpy(&h, out + off, sizeof(h));
+			ck_assert_uint_eq(h.seq, want);
+			frame(expect, want, h.len);
+			ck_assert_mem_eq(out + off, expect, h.len);
 			want++;
-			off += h->len;
+			off += h.len;
 		}
 		ck_assert_uint_eq(cprof_shmring_used(&prod), 0);
 	}
@@ -108,7 +110,12 @@ START_TEST(test_shmring_take_stops_at_room)
 	ck_assert_uint_eq(cprof_shmring_used(&prod), 1000);
 	ck_assert_uint_eq(cprof_shmring_take(&cons, out, 999, &corrupt), 0);
 	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 1000);
-	ck_assert_uint_eq(((struct cprof_wire_hdr *)out)->seq, 2);
+	{
+		struct cprof_wire_hdr h;
+
+		memcpy(&h, out, sizeof(h));
+		ck_assert_uint_eq(h.seq, 2);
+	}
 }
 END_TEST
 
@@ -139,7 +146,11 @@ START_TEST(test_shmring_hostile_producer_is_corrupt)
 	atomic_store(&prod.hdr->head, 0);
 	atomic_store(&prod.hdr->tail, 0);
 	frame(in, 8, sizeof(in));
-	((struct cprof_wire_hdr *)in)->len = 300;
+	{
+		uint32_t claim = 300;
+
+		memcpy(in + offsetof(struct cprof_wire_hdr, len), &claim, sizeof(claim));
+	}
 	ck_assert_int_eq(cprof_shmring_put(&prod, in, sizeof(in)), 0);
 	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 0);
 	ck_assert_int_eq(corrupt, 1);
