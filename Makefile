@@ -129,7 +129,7 @@ binaries: $(BINARIES) $(MANPAGES) simgpu
 # ---- tests ----
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 # -rdynamic: test_symbolize needs a function of its own in .dynsym, to find it in a stripped copy
-$(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/symbolize.c collector/nvtx.c \
+$(BUILD)/tests/unit: $(call obj_of,host,$(UNIT_SRCS)) $(call obj_of,host,collector/store.c collector/ingest.c collector/spool.c collector/symbolize.c collector/nvtx.c \
 	report/model/model.c report/model/cost.c report/model/host.c report/model/analysis.c report/model/steps.c report/model/findings.c report/model/tables.c report/model/windows.c \
 	report/model/summary.c report/model/gates.c report/model/table-sort.c report/render/check-escape.c report/term.c \
 	report/model/trace-src.c report/model/stacks.c report/model/radix.c \
