@@ -11,9 +11,11 @@
 #include <string.h>
 #include <time.h>
 #include <sched.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -46,6 +48,8 @@ struct ring_src {
 	uint32_t pid;
 	int switched;             /* its first KICK was walked: what the ring holds follows it */
 	int dead;                 /* unreadable (a corrupt header): left alone */
+	int replaceable;          /* a HELLO of its pid was walked since (a new image): a RING may take its place */
+	uint64_t checked_ns;      /* when splice_all last asked whether its process is still there */
 	void *map;
 	size_t map_len;
 	struct cprof_shmring r;
@@ -201,8 +205,10 @@ static struct ring_src *ring_of(struct cprof_spool *sp, uint32_t pid)
 	return NULL;
 }
 
+/* The producer is told (attached = 2) and goes back to the FIFO should it write again. */
 static void ring_close(struct cprof_spool *sp, struct ring_src *rs)
 {
+	atomic_store_explicit(&rs->r.hdr->attached, 2, memory_order_release);
 	munmap(rs->map, rs->map_len);
 	*rs = sp->rings[--sp->nrings];
 }
@@ -222,6 +228,7 @@ static void ring_open(struct cprof_spool *sp, uint32_t pid, const struct cprof_w
 {
 	char path[96];
 	struct stat st;
+	struct statfs fs;
 	struct ring_src rs = { .pid = pid };
 	size_t len = CPROF_SHMRING_DATA + (size_t)m->size;
 	int o = -1, fd = -1, seals, i;
@@ -244,12 +251,15 @@ static void ring_open(struct cprof_spool *sp, uint32_t pid, const struct cprof_w
 			ring_warn(sp, pid, "cannot be opened", errno);
 		return;
 	}
-	if (fstat(o, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (size_t)st.st_size != len) {
+	/* a memfd lives in shmem: a file on another file system (a FUSE or NFS mount, whose open may hang) is
+	 * never opened */
+	if (fstat(o, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (size_t)st.st_size != len ||
+	    fstatfs(o, &fs) < 0 || fs.f_type != TMPFS_MAGIC) {
 		ring_warn(sp, pid, "is not a ring", EINVAL);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", o);
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		ring_warn(sp, pid, "cannot be opened", errno);
 		goto out;
@@ -265,6 +275,7 @@ static void ring_open(struct cprof_spool *sp, uint32_t pid, const struct cprof_w
 		goto out;
 	}
 	rs.map_len = len;
+	rs.checked_ns = cprof_now_ns();
 	if (cprof_shmring_attach(&rs.r, rs.map, m->size) < 0) {
 		munmap(rs.map, len);
 		ring_warn(sp, pid, "has a wrong header", EINVAL);
@@ -333,17 +344,21 @@ static size_t walk(const uint8_t *buf, size_t len, struct walk *w)
 
 			/* what the process put in its ring before it wrote this frame goes first */
 			if (rs && rs->switched && !rs->dead && !w->no_splice_first &&
-			    cprof_shmring_used(&rs->r) != 0) {
+			    cprof_shmring_avail(&rs->r) != 0) {
 				w->splice = rs;
 				break;
 			}
 			w->no_splice_first = 0;
 			if (h.type == CPROF_MSG_KICK && rs && !rs->switched)
 				rs->switched = 1;
-			else if (h.type == CPROF_MSG_RING && h.count == 1 && h.len == sizeof(h) + sizeof(struct cprof_wire_ring)) {
+			else if (h.type == CPROF_MSG_HELLO && rs)
+				rs->replaceable = 1;
+			else if (h.type == CPROF_MSG_RING && h.count == 1 && h.len == sizeof(h) + sizeof(struct cprof_wire_ring) &&
+				 (rs == NULL || rs->replaceable)) {
 				struct cprof_wire_ring m;
 
-				/* a new image after exec, or a pid used again: the old ring was taken above */
+				/* a new image after exec, or a pid used again (its HELLO came first): the old ring was taken
+				 * above. A RING for a pid whose ring is in use is forged: ignored */
 				if (rs)
 					ring_close(w->live, rs);
 				memcpy(&m, buf + off + sizeof(h), sizeof(m));
@@ -882,6 +897,8 @@ static void ring_splice(struct cprof_spool *sp, struct ring_src *rs)
 {
 	struct mem_batch *c = sp->cur;
 	size_t rest = c->ilen - c->len;
+	/* what it holds now, not what it may go on publishing: the FIFO waits for no producer */
+	uint64_t left = cprof_shmring_avail(&rs->r);
 	int corrupt = 0;
 
 	if (rest) {
@@ -897,7 +914,8 @@ static void ring_splice(struct cprof_spool *sp, struct ring_src *rs)
 		c = sp->cur;
 		if (c->ilen == 0)
 			c->arrival_ns = cprof_now_ns();
-		got = cprof_shmring_take(&rs->r, c->buf + c->ilen, BATCH_CAP - c->ilen, &corrupt);
+		got = cprof_shmring_take(&rs->r, c->buf + c->ilen, BATCH_CAP - c->ilen, left, &corrupt);
+		left -= got;
 		walk(c->buf + c->ilen, got, &w);
 		c->ilen += got;
 		c->len = c->ilen; /* whole frames, each header checked: anything odd in them is the writer's to count */
@@ -906,14 +924,15 @@ static void ring_splice(struct cprof_spool *sp, struct ring_src *rs)
 		sp->st.ring_bytes += got;
 		if (corrupt) {
 			rs->dead = 1;
+			atomic_store_explicit(&rs->r.hdr->attached, 2, memory_order_release); /* back to the FIFO */
 			ring_warn(sp, rs->pid, "is corrupt", EBADMSG);
 			break;
 		}
-		if (w.ring_done && cprof_shmring_used(&rs->r) == 0) {
+		if (w.ring_done && cprof_shmring_avail(&rs->r) == 0) {
 			ring_close(sp, rs);
 			break;
 		}
-		if (cprof_shmring_used(&rs->r) == 0)
+		if (left == 0)
 			break;
 		if (got == 0 && c->len == 0)
 			break; /* cannot be: a frame always fits an empty batch */
@@ -934,21 +953,28 @@ static void ring_splice(struct cprof_spool *sp, struct ring_src *rs)
 	}
 }
 
-/* Every ring's frames, at the end of what was walked: a process's KICK may be late or lost (a full pipe). */
+#define RING_GONE_EVERY_NS 1000000000ull
+
+/* Every ring's frames, at the end of what was walked: a process's KICK may be late or lost (a full pipe). An
+ * empty ring whose process is gone (killed, crashed, its BYE in a file) is unmapped, once a second asked. */
 static void splice_all(struct cprof_spool *sp)
 {
+	uint64_t now = cprof_now_ns();
 	size_t i;
 
 	for (i = 0; i < sp->nrings && sp->cur; i++) {
 		struct ring_src *rs = &sp->rings[i];
+		size_t n = sp->nrings;
 
-		if (rs->switched && !rs->dead && cprof_shmring_used(&rs->r) != 0) {
-			size_t n = sp->nrings;
-
+		if (rs->switched && !rs->dead && cprof_shmring_avail(&rs->r) != 0)
 			ring_splice(sp, rs);
-			if (sp->nrings < n)
-				i--; /* closed: another one took its place */
+		else if (now - rs->checked_ns >= RING_GONE_EVERY_NS) {
+			rs->checked_ns = now;
+			if (kill((pid_t)rs->pid, 0) < 0 && errno == ESRCH)
+				ring_close(sp, rs);
 		}
+		if (sp->nrings < n)
+			i--; /* closed: another one took its place */
 	}
 }
 

@@ -62,13 +62,20 @@ int cprof_shmring_attach(struct cprof_shmring *r, void *map, uint32_t size)
 	r->hdr = h;
 	r->data = (uint8_t *)map + CPROF_SHMRING_DATA;
 	r->size = size;
+	r->tail = atomic_load_explicit(&h->tail, memory_order_relaxed); /* 0 in a fresh ring; read this once only */
 	return 0;
 }
 
-size_t cprof_shmring_take(struct cprof_shmring *r, uint8_t *out, size_t room, int *corrupt)
+uint64_t cprof_shmring_avail(const struct cprof_shmring *r)
 {
-	uint64_t tail = atomic_load_explicit(&r->hdr->tail, memory_order_relaxed);
 	uint64_t head = atomic_load_explicit(&r->hdr->head, memory_order_acquire);
+
+	return head < r->tail || head - r->tail > r->size ? 0 : head - r->tail;
+}
+
+size_t cprof_shmring_take(struct cprof_shmring *r, uint8_t *out, size_t room, uint64_t max, int *corrupt)
+{
+	uint64_t tail = r->tail, head = atomic_load_explicit(&r->hdr->head, memory_order_acquire), end;
 	size_t got = 0;
 
 	*corrupt = 0;
@@ -77,22 +84,27 @@ size_t cprof_shmring_take(struct cprof_shmring *r, uint8_t *out, size_t room, in
 		*corrupt = 1;
 		return 0;
 	}
-	while (head - tail >= sizeof(struct cprof_wire_hdr)) {
+	end = head - tail > max ? tail + max : head;
+	while (end - tail >= sizeof(struct cprof_wire_hdr) && room - got >= sizeof(struct cprof_wire_hdr)) {
 		struct cprof_wire_hdr h;
 
-		copy_out(r, tail, &h, sizeof(h));
+		/* the header is read once, into out, and checked there: a producer that rewrites it meanwhile changes
+		 * nothing of what was checked */
+		copy_out(r, tail, out + got, sizeof(h));
+		memcpy(&h, out + got, sizeof(h));
 		if (h.magic != CPROF_WIRE_MAGIC || h.len < sizeof(h) || h.len > CPROF_WIRE_MAX_FRAME || h.len > head - tail) {
 			*corrupt = 1;
 			break;
 		}
-		if (h.len > room - got)
+		if (h.len > room - got || h.len > end - tail)
 			break;
-		copy_out(r, tail, out + got, h.len);
+		copy_out(r, tail + sizeof(h), out + got + sizeof(h), h.len - sizeof(h));
 		got += h.len;
 		tail += h.len;
 	}
 	if (!*corrupt && head != tail && head - tail < sizeof(struct cprof_wire_hdr))
 		*corrupt = 1; /* a producer publishes whole frames only */
+	r->tail = tail;
 	atomic_store_explicit(&r->hdr->tail, tail, memory_order_release);
 	return got;
 }

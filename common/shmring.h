@@ -27,12 +27,13 @@ struct cprof_shmring_hdr {
 _Static_assert(sizeof(struct cprof_shmring_hdr) == 192, "shmring header layout");
 _Static_assert(sizeof(struct cprof_shmring_hdr) <= CPROF_SHMRING_DATA, "shmring header fits its page");
 
-/* One side's view: the mapping and the data's size (the consumer's own copy: never re-read from the memory the
- * producer can write). */
+/* One side's view: the mapping and the data's size; the consumer keeps its own copy of the size and of its tail,
+ * never re-read from the memory the producer can write. */
 struct cprof_shmring {
 	struct cprof_shmring_hdr *hdr;
 	uint8_t *data;
 	uint32_t size;
+	uint64_t tail; /* consumer: where it took up to (hdr->tail is what it tells the producer) */
 };
 
 /* A fresh header for size bytes of data at map (map_len = CPROF_SHMRING_DATA + size). */
@@ -44,9 +45,12 @@ int cprof_shmring_put(struct cprof_shmring *r, const void *buf, size_t len);
 uint64_t cprof_shmring_used(const struct cprof_shmring *r);
 /* Consumer: the consumer's view of a mapping (size is what it mapped); -EINVAL when the header disagrees. */
 int cprof_shmring_attach(struct cprof_shmring *r, void *map, uint32_t size);
-/* Consumer: copies whole frames (each checked by its wire header) into out, at most room bytes, and releases
- * them to the producer. Returns the bytes copied; *corrupt set when the ring cannot be read any further (a
- * head past the data, a header that is no frame's): what was copied before stays good. */
-size_t cprof_shmring_take(struct cprof_shmring *r, uint8_t *out, size_t room, int *corrupt);
+/* Consumer: bytes published and not taken (0 when the head makes no sense: the take says so). */
+uint64_t cprof_shmring_avail(const struct cprof_shmring *r);
+/* Consumer: copies whole frames (each checked by its wire header, as copied) into out, at most room bytes and
+ * at most max bytes of the ring, and releases them to the producer. Returns the bytes copied; *corrupt set when
+ * the ring cannot be read any further (a head behind the tail or past the data, a header that is no frame's):
+ * what was copied before stays good. */
+size_t cprof_shmring_take(struct cprof_shmring *r, uint8_t *out, size_t room, uint64_t max, int *corrupt);
 
 #endif

@@ -105,7 +105,9 @@ static struct {
 	int ring_fd;                   /* the memfd, in this thread's own table (cprofd opens it by /proc) */
 	int ring_announced;            /* RING sent */
 	int ring_on;                   /* the switching KICK sent: every frame goes to the ring */
-	size_t ring_dirty;             /* bytes that went there since the last KICK */
+	int ring_dirty;                /* frames went there since the last KICK that went out */
+	size_t ring_since_kick;        /* bytes put since a KICK was last tried */
+	uint64_t ring_full_kick_ms;    /* a full ring's last KICK: one every RING_FULL_KICK_MS while it stays full */
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -202,11 +204,14 @@ static int ring_kick(void)
 	int ret;
 
 	cprof_wire_hdr_init(&h, CPROF_MSG_KICK, fl.hello.fixed.pid, 0, 0, sizeof(h));
+	fl.ring_since_kick = 0;
 	ret = fifo_frame(&h, sizeof(h), 0);
 	if (ret == 0)
 		fl.ring_dirty = 0;
 	return ret;
 }
+
+#define RING_FULL_KICK_MS 10
 
 static void ring_kick_if_dirty(void)
 {
@@ -230,14 +235,21 @@ static int ring_frame(const void *buf, size_t len, uint64_t deadline_ms)
 		ret = cprof_shmring_put(&fl.ring, buf, len);
 		atomic_fetch_sub(&cr.writing, 1);
 		if (ret == 0) {
-			/* a quarter of the ring since the last KICK: the collector is told now, not at the round's end */
-			fl.ring_dirty += len;
-			if (fl.ring_dirty >= fl.ring_size / 4)
+			/* a quarter of the ring since the last KICK tried: the collector is told now, not at the round's
+			 * end (a KICK the full pipe refused is not tried again for each frame after it) */
+			fl.ring_dirty = 1;
+			fl.ring_since_kick += len;
+			if (fl.ring_since_kick >= fl.ring_size / 4)
 				ring_kick();
 			return 0;
 		}
-		if (ring_kick() == -EPIPE)
-			return -EPIPE;
+		/* full: the collector is told, again only every RING_FULL_KICK_MS (many processes' KICKs must not fill
+		 * the pipe the others still write their frames to) */
+		if (mono_ms() - fl.ring_full_kick_ms >= RING_FULL_KICK_MS) {
+			fl.ring_full_kick_ms = mono_ms();
+			if (ring_kick() == -EPIPE)
+				return -EPIPE;
+		}
 		if (mono_ms() >= deadline_ms)
 			return -EAGAIN;
 		{
@@ -255,6 +267,9 @@ static int write_frame(const void *buf, size_t len, uint64_t deadline_ms)
 	if (fl.ring_announced && !fl.ring_on &&
 	    atomic_load_explicit(&fl.ring.hdr->attached, memory_order_acquire) == 1 && ring_kick() == 0)
 		fl.ring_on = 1;
+	/* the collector let the ring go (it found it corrupt, or took this process's last BYE): the FIFO again */
+	if (fl.ring_on && atomic_load_explicit(&fl.ring.hdr->attached, memory_order_acquire) != 1)
+		fl.ring_on = 0;
 	if (fl.ring_on)
 		return ring_frame(buf, len, deadline_ms);
 	return fifo_frame(buf, len, deadline_ms);
@@ -1361,6 +1376,7 @@ void cprof_flusher_reset_after_fork(void)
 	fl.ring_fd = -1;
 	fl.ring_announced = fl.ring_on = 0;
 	fl.ring_dirty = 0;
+	fl.ring_since_kick = 0;
 	fl.running = 0;
 	fl.hello_sent = 0;
 	fl.seq = 0;

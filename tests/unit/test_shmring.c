@@ -55,7 +55,7 @@ START_TEST(test_shmring_frames_in_order_across_the_wrap)
 		seq++;
 		if (round % 3 != 2)
 			continue;
-		got = cprof_shmring_take(&cons, out, sizeof(out), &corrupt);
+		got = cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt);
 		ck_assert_int_eq(corrupt, 0);
 		for (off = 0; off < got;) {
 			struct cprof_wire_hdr h; /* frames of any length: the next one's header may be unaligned */
@@ -89,7 +89,7 @@ START_TEST(test_shmring_full_refuses_whole_frame)
 	ck_assert_int_eq(cprof_shmring_put(&prod, in, 100), -EAGAIN);
 	ck_assert_uint_eq(atomic_load(&prod.hdr->head), head); /* nothing of it went in */
 	/* one frame taken makes room for one */
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), sizeof(in));
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), sizeof(in));
 	ck_assert_int_eq(cprof_shmring_put(&prod, in, sizeof(in)), 0);
 	ck_assert_int_eq(cprof_shmring_put(&prod, in, 100), -EAGAIN);
 }
@@ -105,11 +105,11 @@ START_TEST(test_shmring_take_stops_at_room)
 		ck_assert_int_eq(cprof_shmring_put(&prod, in, sizeof(in)), 0);
 	}
 	/* two whole frames fit, never a part of the third; the third stays for the next take */
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 2000);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), 2000);
 	ck_assert_int_eq(corrupt, 0);
 	ck_assert_uint_eq(cprof_shmring_used(&prod), 1000);
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, 999, &corrupt), 0);
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 1000);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, 999, UINT64_MAX, &corrupt), 0);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), 1000);
 	{
 		struct cprof_wire_hdr h;
 
@@ -126,23 +126,26 @@ START_TEST(test_shmring_hostile_producer_is_corrupt)
 
 	/* a head more than the data ahead of the tail */
 	atomic_store(&prod.hdr->head, 2 * SIZE);
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 0);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), 0);
 	ck_assert_int_eq(corrupt, 1);
-	/* a head behind the tail */
-	atomic_store(&prod.hdr->head, 0);
-	atomic_store(&prod.hdr->tail, 100);
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 0);
+	/* a head behind the consumer's own tail */
+	cons.tail = 100;
+	atomic_store(&prod.hdr->head, 50);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), 0);
 	ck_assert_int_eq(corrupt, 1);
+	ck_assert_uint_eq(cprof_shmring_avail(&cons), 0);
 	/* a good frame, then bytes that are no frame: the good one is taken, the rest refused */
+	cons.tail = 0;
 	atomic_store(&prod.hdr->head, 0);
 	atomic_store(&prod.hdr->tail, 0);
 	frame(in, 7, sizeof(in));
 	ck_assert_int_eq(cprof_shmring_put(&prod, in, sizeof(in)), 0);
 	memset(in, 0xee, sizeof(in));
 	ck_assert_int_eq(cprof_shmring_put(&prod, in, sizeof(in)), 0);
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 200);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), 200);
 	ck_assert_int_eq(corrupt, 1);
 	/* a frame that claims more than was published */
+	cons.tail = 0;
 	atomic_store(&prod.hdr->head, 0);
 	atomic_store(&prod.hdr->tail, 0);
 	frame(in, 8, sizeof(in));
@@ -152,8 +155,35 @@ START_TEST(test_shmring_hostile_producer_is_corrupt)
 		memcpy(in + offsetof(struct cprof_wire_hdr, len), &claim, sizeof(claim));
 	}
 	ck_assert_int_eq(cprof_shmring_put(&prod, in, sizeof(in)), 0);
-	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), &corrupt), 0);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), 0);
 	ck_assert_int_eq(corrupt, 1);
+}
+END_TEST
+
+START_TEST(test_shmring_take_bounded_and_own_tail)
+{
+	uint8_t in[500], out[4096];
+	int corrupt, i;
+
+	for (i = 0; i < 4; i++) {
+		frame(in, (uint32_t)i, sizeof(in));
+		ck_assert_int_eq(cprof_shmring_put(&prod, in, sizeof(in)), 0);
+	}
+	/* at most max bytes: what was there when the take was decided, not what the producer adds meanwhile */
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), 1000, &corrupt), 1000);
+	ck_assert_int_eq(corrupt, 0);
+	ck_assert_uint_eq(cprof_shmring_avail(&cons), 1000);
+	/* a producer that rewinds the shared tail gets nothing taken twice: the consumer keeps its own */
+	atomic_store(&prod.hdr->tail, 0);
+	ck_assert_uint_eq(cprof_shmring_take(&cons, out, sizeof(out), UINT64_MAX, &corrupt), 1000);
+	{
+		struct cprof_wire_hdr h;
+
+		memcpy(&h, out, sizeof(h));
+		ck_assert_uint_eq(h.seq, 2);
+	}
+	ck_assert_uint_eq(atomic_load(&prod.hdr->tail), 2000);
+	ck_assert_uint_eq(cprof_shmring_avail(&cons), 0);
 }
 END_TEST
 
@@ -178,6 +208,7 @@ Suite *shmring_suite(void)
 	tcase_add_test(tc, test_shmring_full_refuses_whole_frame);
 	tcase_add_test(tc, test_shmring_take_stops_at_room);
 	tcase_add_test(tc, test_shmring_hostile_producer_is_corrupt);
+	tcase_add_test(tc, test_shmring_take_bounded_and_own_tail);
 	tcase_add_test(tc, test_shmring_attach_checks_header);
 	suite_add_tcase(s, tc);
 	return s;
