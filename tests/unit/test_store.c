@@ -852,6 +852,73 @@ START_TEST(test_ingest_ring_frames_before_next_fifo_frame)
 }
 END_TEST
 
+/* A RING for a pid whose ring is in use (no new HELLO of that pid came first) is forged: ignored, the ring stays
+ * the process's (the hostile review of the ring transport: it tore the ring down and left its producer writing
+ * into nothing). */
+START_TEST(test_ingest_ring_forged_ring_ignored)
+{
+	uint32_t me = (uint32_t)getpid();
+	struct cprof_wire_ring rmsg = { .tid = (uint32_t)syscall(SYS_gettid), .size = CPROF_SHMRING_MIN };
+	size_t map_len = CPROF_SHMRING_DATA + CPROF_SHMRING_MIN;
+	struct cprof_shmring ring;
+	struct cprof_wire_hdr kick;
+	struct cprof_store *st;
+	struct cprof_ingest in;
+	struct cprof_spool *sp;
+	int p[2], mfd;
+	void *map;
+
+	mfd = memfd_create("test-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(mfd, 0);
+	ck_assert_int_eq(ftruncate(mfd, (off_t)map_len), 0);
+	ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	cprof_shmring_init(&ring, map, CPROF_SHMRING_MIN);
+	rmsg.fd = mfd;
+	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&st, path), 0);
+	ck_assert_int_eq(cprof_ingest_init(&in, st), 0);
+	ck_assert_int_eq(cprof_spool_open(&sp, path, &in), 0);
+	slen = 0;
+	put_hello(me, 0);
+	put_small(CPROF_MSG_RING, me, 0, &rmsg, sizeof(rmsg));
+	ck_assert_int_eq(write(p[1], stream, slen), (ssize_t)slen);
+	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
+	ck_assert_int_eq(atomic_load(&ring.hdr->attached), 1);
+	cprof_wire_hdr_init(&kick, CPROF_MSG_KICK, me, 0, 0, sizeof(kick));
+	ck_assert_int_eq(write(p[1], &kick, sizeof(kick)), (ssize_t)sizeof(kick));
+	slen = 0;
+	put_api(me, 1, 3, CPROF_API_cudaMalloc, 0);
+	ck_assert_int_eq(cprof_shmring_put(&ring, stream, slen), 0);
+	/* another RING for the same pid, naming the pipe: no HELLO of this pid came since its ring was mapped */
+	rmsg.fd = p[0];
+	slen = 0;
+	put_small(CPROF_MSG_RING, me, 0, &rmsg, sizeof(rmsg));
+	ck_assert_int_eq(write(p[1], stream, slen), (ssize_t)slen);
+	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
+	ck_assert_int_eq(atomic_load(&ring.hdr->attached), 1); /* still the process's */
+	/* and it is still read: frames after the forged RING arrive */
+	slen = 0;
+	put_api(me, 2, 2, CPROF_API_cudaMalloc, 0);
+	ck_assert_int_eq(cprof_shmring_put(&ring, stream, slen), 0);
+	ck_assert_int_eq(write(p[1], &kick, sizeof(kick)), (ssize_t)sizeof(kick));
+	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
+	ck_assert_int_eq(cprof_spool_finish(sp, 0, NULL), 0);
+	ck_assert_int_eq(cprof_ingest_finish(&in, 1), 0);
+	cprof_ingest_free(&in);
+	ck_assert_int_eq(cprof_store_close(st), 0);
+	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 5);
+	ck_assert_int_eq(q_int("SELECT sum(seqGaps) FROM PROCESSES"), 0);
+	rm_db();
+	munmap(map, map_len);
+	close(mfd);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
 /* cprofd takes the run's end from cprof-run's signal: a RUN_END frame in the FIFO is a forgery, refused
  * and said (issue 21, item 6) */
 START_TEST(test_ingest_forged_run_end_refused)
@@ -1167,6 +1234,7 @@ Suite *ingest_suite(void)
 	tcase_add_test(tc, test_ingest_lost_counted);
 	tcase_add_test(tc, test_ingest_exec_same_pid);
 	tcase_add_test(tc, test_ingest_ring_frames_before_next_fifo_frame);
+	tcase_add_test(tc, test_ingest_ring_forged_ring_ignored);
 	tcase_add_test(tc, test_ingest_forged_run_end_refused);
 	tcase_add_test(tc, test_ingest_memory_bounded);
 	tcase_add_test(tc, test_ingest_crash_stored);
