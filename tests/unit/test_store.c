@@ -780,6 +780,76 @@ START_TEST(test_ingest_exec_same_pid)
 }
 END_TEST
 
+/* A process's ring as its flusher makes it (a sealed memfd of this process), a pipe for its FIFO, and cprofd's
+ * store, ingest and spool behind them; rig_open ends with the HELLO and RING read and the ring mapped. */
+struct ring_rig {
+	struct cprof_shmring ring;
+	struct cprof_wire_ring msg;
+	void *map;
+	size_t map_len;
+	int mfd, p[2];
+	uint32_t pid;
+	struct cprof_wire_hdr kick;
+	struct cprof_store *st;
+	struct cprof_ingest in;
+	struct cprof_spool *sp;
+};
+
+static void rig_open(struct ring_rig *r)
+{
+	r->pid = (uint32_t)getpid();
+	r->map_len = CPROF_SHMRING_DATA + CPROF_SHMRING_MIN;
+	r->mfd = memfd_create("test-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(r->mfd, 0);
+	ck_assert_int_eq(ftruncate(r->mfd, (off_t)r->map_len), 0);
+	ck_assert_int_eq(fcntl(r->mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->mfd, 0);
+	ck_assert_ptr_ne(r->map, MAP_FAILED);
+	cprof_shmring_init(&r->ring, r->map, CPROF_SHMRING_MIN);
+	r->msg = (struct cprof_wire_ring){ .tid = (uint32_t)syscall(SYS_gettid), .fd = r->mfd, .size = CPROF_SHMRING_MIN };
+	cprof_wire_hdr_init(&r->kick, CPROF_MSG_KICK, r->pid, 0, 0, sizeof(r->kick));
+	ck_assert_int_eq(pipe2(r->p, O_NONBLOCK), 0);
+	tmp_db();
+	ck_assert_int_eq(cprof_store_open(&r->st, path), 0);
+	ck_assert_int_eq(cprof_ingest_init(&r->in, r->st), 0);
+	ck_assert_int_eq(cprof_spool_open(&r->sp, path, &r->in), 0);
+	slen = 0;
+	put_hello(r->pid, 0);
+	put_small(CPROF_MSG_RING, r->pid, 0, &r->msg, sizeof(r->msg));
+	ck_assert_int_eq(write(r->p[1], stream, slen), (ssize_t)slen);
+	ck_assert_int_gt(cprof_spool_intake(r->sp, r->p[0], 0), 0);
+	ck_assert_int_eq(atomic_load(&r->ring.hdr->attached), 1);
+}
+
+/* What the stream holds (slen bytes), to the FIFO or into the ring */
+static void rig_fifo(struct ring_rig *r)
+{
+	ck_assert_int_eq(write(r->p[1], stream, slen), (ssize_t)slen);
+}
+
+static void rig_ring(struct ring_rig *r)
+{
+	ck_assert_int_eq(cprof_shmring_put(&r->ring, stream, slen), 0);
+}
+
+static void rig_kick(struct ring_rig *r)
+{
+	ck_assert_int_eq(write(r->p[1], &r->kick, sizeof(r->kick)), (ssize_t)sizeof(r->kick));
+}
+
+/* The collector's finish; the profile stays for the test's queries */
+static void rig_close(struct ring_rig *r)
+{
+	ck_assert_int_eq(cprof_spool_finish(r->sp, 0, NULL), 0);
+	ck_assert_int_eq(cprof_ingest_finish(&r->in, 1), 0);
+	cprof_ingest_free(&r->in);
+	ck_assert_int_eq(cprof_store_close(r->st), 0);
+	munmap(r->map, r->map_len);
+	close(r->mfd);
+	close(r->p[0]);
+	close(r->p[1]);
+}
+
 /* One read of the FIFO that holds an exec'd process's KICK and then its new image's HELLO: the old image's frames,
  * waiting in its shared-memory ring, go in at the KICK, before the HELLO (issue 26's ring transport; the integration
  * test cannot get the two into one read: the intake's poll times out while the collector is stopped, and it drains
@@ -788,67 +858,31 @@ START_TEST(test_ingest_ring_frames_before_next_fifo_frame)
 {
 	struct cprof_wire_bye exec_bye = { .end_ns = 50, .emitted = 5, .reason = CPROF_BYE_EXEC };
 	struct cprof_wire_bye exit_bye = { .end_ns = 90, .emitted = 4, .reason = CPROF_BYE_EXIT };
-	uint32_t me = (uint32_t)getpid();
-	struct cprof_wire_ring rmsg = { .tid = (uint32_t)syscall(SYS_gettid), .size = CPROF_SHMRING_MIN };
-	size_t map_len = CPROF_SHMRING_DATA + CPROF_SHMRING_MIN;
-	struct cprof_shmring ring;
-	struct cprof_wire_hdr kick;
-	struct cprof_store *st;
-	struct cprof_ingest in;
-	struct cprof_spool *sp;
-	int p[2], mfd;
-	void *map;
+	struct ring_rig r;
 
-	mfd = memfd_create("test-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	ck_assert_int_ge(mfd, 0);
-	ck_assert_int_eq(ftruncate(mfd, (off_t)map_len), 0);
-	ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	ck_assert_ptr_ne(map, MAP_FAILED);
-	cprof_shmring_init(&ring, map, CPROF_SHMRING_MIN);
-	rmsg.fd = mfd;
-	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
-	tmp_db();
-	ck_assert_int_eq(cprof_store_open(&st, path), 0);
-	ck_assert_int_eq(cprof_ingest_init(&in, st), 0);
-	ck_assert_int_eq(cprof_spool_open(&sp, path, &in), 0);
-	/* HELLO and RING: the collector maps the ring and says so */
-	slen = 0;
-	put_hello(me, 0);
-	put_small(CPROF_MSG_RING, me, 0, &rmsg, sizeof(rmsg));
-	ck_assert_int_eq(write(p[1], stream, slen), (ssize_t)slen);
-	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
-	ck_assert_int_eq(atomic_load(&ring.hdr->attached), 1);
+	rig_open(&r);
 	/* the switching KICK, the old image's frames in its ring, its last KICK, then the new image on the FIFO */
-	cprof_wire_hdr_init(&kick, CPROF_MSG_KICK, me, 0, 0, sizeof(kick));
-	ck_assert_int_eq(write(p[1], &kick, sizeof(kick)), (ssize_t)sizeof(kick));
+	rig_kick(&r);
 	slen = 0;
-	put_api(me, 1, 3, CPROF_API_cudaMalloc, 0);
-	put_api(me, 2, 2, CPROF_API_cudaMalloc, 0);
-	put_small(CPROF_MSG_BYE, me, 3, &exec_bye, sizeof(exec_bye));
-	ck_assert_int_eq(cprof_shmring_put(&ring, stream, slen), 0);
-	ck_assert_int_eq(write(p[1], &kick, sizeof(kick)), (ssize_t)sizeof(kick));
+	put_api(r.pid, 1, 3, CPROF_API_cudaMalloc, 0);
+	put_api(r.pid, 2, 2, CPROF_API_cudaMalloc, 0);
+	put_small(CPROF_MSG_BYE, r.pid, 3, &exec_bye, sizeof(exec_bye));
+	rig_ring(&r);
+	rig_kick(&r);
 	slen = 0;
-	put_hello(me, 0);
-	put_api(me, 1, 4, CPROF_API_cudaFree, 0);
-	put_small(CPROF_MSG_BYE, me, 2, &exit_bye, sizeof(exit_bye));
-	ck_assert_int_eq(write(p[1], stream, slen), (ssize_t)slen);
+	put_hello(r.pid, 0);
+	put_api(r.pid, 1, 4, CPROF_API_cudaFree, 0);
+	put_small(CPROF_MSG_BYE, r.pid, 2, &exit_bye, sizeof(exit_bye));
+	rig_fifo(&r);
 	/* one read takes all of it */
-	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
-	ck_assert_int_eq(cprof_spool_finish(sp, 0, NULL), 0);
-	ck_assert_int_eq(cprof_ingest_finish(&in, 1), 0);
-	cprof_ingest_free(&in);
-	ck_assert_int_eq(cprof_store_close(st), 0);
+	ck_assert_int_gt(cprof_spool_intake(r.sp, r.p[0], 0), 0);
+	rig_close(&r);
 	ck_assert_str_eq(q_text("SELECT group_concat(n, ' ') FROM (SELECT count(a.id) AS n FROM PROCESSES p LEFT JOIN "
 				"CPROF_API a ON a.processId = p.id GROUP BY p.id ORDER BY p.id)"), "5 4");
 	ck_assert_str_eq(q_text("SELECT group_concat(byeReason, ' ') FROM (SELECT byeReason FROM PROCESSES ORDER BY id)"),
 			 "exec exit");
 	ck_assert_int_eq(q_int("SELECT sum(seqGaps) FROM PROCESSES"), 0);
 	rm_db();
-	munmap(map, map_len);
-	close(mfd);
-	close(p[0]);
-	close(p[1]);
 }
 END_TEST
 
@@ -857,65 +891,30 @@ END_TEST
  * into nothing). */
 START_TEST(test_ingest_ring_forged_ring_ignored)
 {
-	uint32_t me = (uint32_t)getpid();
-	struct cprof_wire_ring rmsg = { .tid = (uint32_t)syscall(SYS_gettid), .size = CPROF_SHMRING_MIN };
-	size_t map_len = CPROF_SHMRING_DATA + CPROF_SHMRING_MIN;
-	struct cprof_shmring ring;
-	struct cprof_wire_hdr kick;
-	struct cprof_store *st;
-	struct cprof_ingest in;
-	struct cprof_spool *sp;
-	int p[2], mfd;
-	void *map;
+	struct ring_rig r;
 
-	mfd = memfd_create("test-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	ck_assert_int_ge(mfd, 0);
-	ck_assert_int_eq(ftruncate(mfd, (off_t)map_len), 0);
-	ck_assert_int_eq(fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
-	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-	ck_assert_ptr_ne(map, MAP_FAILED);
-	cprof_shmring_init(&ring, map, CPROF_SHMRING_MIN);
-	rmsg.fd = mfd;
-	ck_assert_int_eq(pipe2(p, O_NONBLOCK), 0);
-	tmp_db();
-	ck_assert_int_eq(cprof_store_open(&st, path), 0);
-	ck_assert_int_eq(cprof_ingest_init(&in, st), 0);
-	ck_assert_int_eq(cprof_spool_open(&sp, path, &in), 0);
+	rig_open(&r);
+	rig_kick(&r);
 	slen = 0;
-	put_hello(me, 0);
-	put_small(CPROF_MSG_RING, me, 0, &rmsg, sizeof(rmsg));
-	ck_assert_int_eq(write(p[1], stream, slen), (ssize_t)slen);
-	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
-	ck_assert_int_eq(atomic_load(&ring.hdr->attached), 1);
-	cprof_wire_hdr_init(&kick, CPROF_MSG_KICK, me, 0, 0, sizeof(kick));
-	ck_assert_int_eq(write(p[1], &kick, sizeof(kick)), (ssize_t)sizeof(kick));
-	slen = 0;
-	put_api(me, 1, 3, CPROF_API_cudaMalloc, 0);
-	ck_assert_int_eq(cprof_shmring_put(&ring, stream, slen), 0);
+	put_api(r.pid, 1, 3, CPROF_API_cudaMalloc, 0);
+	rig_ring(&r);
 	/* another RING for the same pid, naming the pipe: no HELLO of this pid came since its ring was mapped */
-	rmsg.fd = p[0];
+	r.msg.fd = r.p[0];
 	slen = 0;
-	put_small(CPROF_MSG_RING, me, 0, &rmsg, sizeof(rmsg));
-	ck_assert_int_eq(write(p[1], stream, slen), (ssize_t)slen);
-	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
-	ck_assert_int_eq(atomic_load(&ring.hdr->attached), 1); /* still the process's */
+	put_small(CPROF_MSG_RING, r.pid, 0, &r.msg, sizeof(r.msg));
+	rig_fifo(&r);
+	ck_assert_int_gt(cprof_spool_intake(r.sp, r.p[0], 0), 0);
+	ck_assert_int_eq(atomic_load(&r.ring.hdr->attached), 1); /* still the process's */
 	/* and it is still read: frames after the forged RING arrive */
 	slen = 0;
-	put_api(me, 2, 2, CPROF_API_cudaMalloc, 0);
-	ck_assert_int_eq(cprof_shmring_put(&ring, stream, slen), 0);
-	ck_assert_int_eq(write(p[1], &kick, sizeof(kick)), (ssize_t)sizeof(kick));
-	ck_assert_int_gt(cprof_spool_intake(sp, p[0], 0), 0);
-	ck_assert_int_eq(cprof_spool_finish(sp, 0, NULL), 0);
-	ck_assert_int_eq(cprof_ingest_finish(&in, 1), 0);
-	cprof_ingest_free(&in);
-	ck_assert_int_eq(cprof_store_close(st), 0);
+	put_api(r.pid, 2, 2, CPROF_API_cudaMalloc, 0);
+	rig_ring(&r);
+	rig_kick(&r);
+	ck_assert_int_gt(cprof_spool_intake(r.sp, r.p[0], 0), 0);
+	rig_close(&r);
 	ck_assert_int_eq(q_int("SELECT count(*) FROM CPROF_API"), 5);
 	ck_assert_int_eq(q_int("SELECT sum(seqGaps) FROM PROCESSES"), 0);
 	rm_db();
-	munmap(map, map_len);
-	close(mfd);
-	close(p[0]);
-	close(p[1]);
 }
 END_TEST
 
