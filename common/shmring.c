@@ -44,14 +44,6 @@ int cprof_shmring_put(struct cprof_shmring *r, const void *buf, size_t len)
 	return 0;
 }
 
-uint64_t cprof_shmring_used(const struct cprof_shmring *r)
-{
-	uint64_t head = atomic_load_explicit(&r->hdr->head, memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&r->hdr->tail, memory_order_acquire);
-
-	return tail > head ? 0 : head - tail;
-}
-
 int cprof_shmring_attach(struct cprof_shmring *r, void *map, uint32_t size)
 {
 	struct cprof_shmring_hdr *h = map;

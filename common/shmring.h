@@ -41,8 +41,6 @@ void cprof_shmring_init(struct cprof_shmring *r, void *map, uint32_t size);
 /* Producer: one whole frame of len bytes in, published; -EAGAIN when there is no room (nothing written).
  * Async-signal-safe. */
 int cprof_shmring_put(struct cprof_shmring *r, const void *buf, size_t len);
-/* Producer: bytes written and not yet taken. */
-uint64_t cprof_shmring_used(const struct cprof_shmring *r);
 /* Consumer: the consumer's view of a mapping (size is what it mapped); -EINVAL when the header disagrees. */
 int cprof_shmring_attach(struct cprof_shmring *r, void *map, uint32_t size);
 /* Consumer: bytes published and not taken (0 when the head makes no sense: the take says so). */
