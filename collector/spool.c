@@ -157,6 +157,16 @@ void cprof_spool_check_hellos(struct cprof_spool *sp, pid_t run_pid)
 	sp->run_pid = run_pid;
 }
 
+/* pid's place among the processes that said HELLO and no BYE; sp->nlive when it is not one */
+static size_t live_find(const struct cprof_spool *sp, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < sp->nlive && sp->live_pids[i] != pid; i++)
+		;
+	return i;
+}
+
 static void live_update(struct cprof_spool *sp, uint16_t type, uint32_t pid)
 {
 	size_t i;
@@ -169,8 +179,7 @@ static void live_update(struct cprof_spool *sp, uint16_t type, uint32_t pid)
 		return;
 	}
 
-	for (i = 0; i < sp->nlive && sp->live_pids[i] != pid; i++)
-		;
+	i = live_find(sp, pid);
 	if (type == CPROF_MSG_HELLO && i == sp->nlive && sp->nlive < SPOOL_LIVE_MAX)
 		sp->live_pids[sp->nlive++] = pid;
 	else if (type == CPROF_MSG_BYE && i < sp->nlive)
@@ -231,16 +240,14 @@ static void ring_open(struct cprof_spool *sp, uint32_t pid, const struct cprof_w
 	struct statfs fs;
 	struct ring_src rs = { .pid = pid };
 	size_t len = CPROF_SHMRING_DATA + (size_t)m->size;
-	int o = -1, fd = -1, seals, i;
+	int o = -1, fd = -1, seals;
 
-	for (i = 0; i < (int)sp->nlive && sp->live_pids[i] != pid; i++)
-		;
-	/* a process that did not say HELLO (or whose HELLO was suspect) has nothing to send */
 	if (sp->refuse_rings) {
 		ring_warn(sp, pid, "is refused", EPERM);
 		return;
 	}
-	if (i == (int)sp->nlive || m->fd < 0 || m->size < CPROF_SHMRING_MIN || m->size > CPROF_SHMRING_MAX ||
+	/* a process that did not say HELLO (or whose HELLO was suspect) has nothing to send */
+	if (live_find(sp, pid) == sp->nlive || m->fd < 0 || m->size < CPROF_SHMRING_MIN || m->size > CPROF_SHMRING_MAX ||
 	    (m->size & (m->size - 1)))
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/fd/%d", pid, m->tid, m->fd);
