@@ -250,6 +250,13 @@ static void ring_open(struct cprof_spool *sp, uint32_t pid, const struct cprof_w
 	if (live_find(sp, pid) == sp->nlive || m->fd < 0 || m->size < CPROF_SHMRING_MIN || m->size > CPROF_SHMRING_MAX ||
 	    (m->size & (m->size - 1)))
 		return;
+	/* where ring_splice sets the FIFO's unwalked bytes aside while a ring's frames go in before them: had to be
+	 * had first, or a ring's frames could follow the FIFO frame they precede (until 2026-12-06 it was allocated
+	 * at the first splice, and a failed malloc there let the FIFO frame go first) */
+	if (sp->hold == NULL && (sp->hold = malloc(BATCH_CAP)) == NULL) {
+		ring_warn(sp, pid, "is not taken", ENOMEM);
+		return;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/fd/%d", pid, m->tid, m->fd);
 	o = open(path, O_PATH | O_CLOEXEC);
 	if (o < 0) {
@@ -909,9 +916,7 @@ static void ring_splice(struct cprof_spool *sp, struct ring_src *rs)
 	int corrupt = 0;
 
 	if (rest) {
-		if (sp->hold == NULL && (sp->hold = malloc(BATCH_CAP)) == NULL)
-			return;
-		memcpy(sp->hold, c->buf + c->len, rest);
+		memcpy(sp->hold, c->buf + c->len, rest); /* ring_open had it before any ring was taken */
 		c->ilen = c->len;
 	}
 	for (;;) {
