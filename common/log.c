@@ -26,7 +26,7 @@ void cprof_log(int level, const char *prefix, const char *fmt, ...)
 	n = snprintf(line, sizeof(line) - 1, "%s: ", prefix);
 	if (n < 0 || n >= (int)sizeof(line) - 1)
 		return;
-	cprof_text_safe(line + n, sizeof(line) - 1 - n, raw);
+	cprof_log_safe(line + n, sizeof(line) - 1 - n, raw);
 	n = strlen(line);
 	line[n++] = '\n';
 	line[n] = '\0';

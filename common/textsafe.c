@@ -31,13 +31,18 @@ int cprof_utf8_seq(const unsigned char *s)
 	return n;
 }
 
-/* The escape for the character at s (its length in *len), or NULL when it is safe as it is. */
-static const char *text_escape(const unsigned char *s, int *len, char tmp[8])
+/* The escape for the character at s (its length in *len), or NULL when it is safe as it is; a backslash too when
+ * bs (report text), not in a log line (cprof_log_safe) */
+static const char *text_escape(const unsigned char *s, int *len, char tmp[8], int bs)
 {
 	static const char hex[] = "0123456789abcdef";
 	int n = cprof_utf8_seq(s);
 
 	*len = n ? n : 1;
+	/* the escape character itself is escaped: a name holding the four characters \x1b reads apart from one
+	 * holding an ESC (until 2026-12-06 both printed as \x1b) */
+	if (bs && n == 1 && *s == '\\')
+		return "\\\\";
 	if (n == 1 && *s >= 0x20 && *s != 0x7f)
 		return NULL;
 	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0) {
@@ -81,7 +86,7 @@ static const char *text_escape(const unsigned char *s, int *len, char tmp[8])
 	return tmp;
 }
 
-char *cprof_text_safe(char *out, size_t size, const char *s)
+static char *safe_into(char *out, size_t size, const char *s, int bs)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t o = 0;
@@ -91,7 +96,7 @@ char *cprof_text_safe(char *out, size_t size, const char *s)
 		return out;
 	while (*p) {
 		int len;
-		const char *esc = text_escape(p, &len, tmp);
+		const char *esc = text_escape(p, &len, tmp, bs);
 		size_t add = esc ? strlen(esc) : (size_t)len;
 
 		if (o + add >= size)
@@ -104,12 +109,32 @@ char *cprof_text_safe(char *out, size_t size, const char *s)
 	return out;
 }
 
-const char *cprof_tx(const char *s)
+char *cprof_text_safe(char *out, size_t size, const char *s)
+{
+	return safe_into(out, size, s, 1);
+}
+
+char *cprof_log_safe(char *out, size_t size, const char *s)
+{
+	return safe_into(out, size, s, 0);
+}
+
+static const char *tx(const char *s, int bs)
 {
 	static char bufs[8][4096];
 	static unsigned next;
 
-	return cprof_text_safe(bufs[next++ % 8], sizeof(bufs[0]), s);
+	return safe_into(bufs[next++ % 8], sizeof(bufs[0]), s, bs);
+}
+
+const char *cprof_tx(const char *s)
+{
+	return tx(s, 1);
+}
+
+const char *cprof_tx_quoted(const char *s)
+{
+	return tx(s, 0);
 }
 
 void cprof_text_fput(FILE *f, const char *s)
@@ -119,7 +144,7 @@ void cprof_text_fput(FILE *f, const char *s)
 
 	while (*p) {
 		int len;
-		const char *esc = text_escape(p, &len, tmp);
+		const char *esc = text_escape(p, &len, tmp, 1);
 
 		if (esc)
 			fputs(esc, f);

@@ -110,7 +110,7 @@ void cprof_fit(char *buf, size_t avail)
 	}
 }
 
-/* the bytes of the unit at p of escaped text: an escape cprof_text_safe wrote (\xNN, \uNNNN, \n, \r, \t) or a
+/* the bytes of the unit at p of escaped text: an escape cprof_text_safe wrote (\xNN, \uNNNN, \n, \r, \t, \\) or a
  * UTF-8 sequence; *w its columns */
 static size_t cell_unit(const char *p, size_t *w)
 {
@@ -120,7 +120,7 @@ static size_t cell_unit(const char *p, size_t *w)
 		n = 4;
 	else if (p[0] == '\\' && p[1] == 'u' && p[2] && p[3] && p[4] && p[5])
 		n = 6;
-	else if (p[0] == '\\' && (p[1] == 'n' || p[1] == 'r' || p[1] == 't'))
+	else if (p[0] == '\\' && (p[1] == 'n' || p[1] == 'r' || p[1] == 't' || p[1] == '\\'))
 		n = 2;
 	else {
 		int k = cprof_utf8_seq((const unsigned char *)p);

@@ -209,7 +209,7 @@ static int default_output(char *out, size_t size)
 	return 0;
 }
 
-/* Whether the UTF-8 sequence (or lone byte) of len bytes at s is one the terminal-text rule (cprof_text_safe:
+/* Whether the UTF-8 sequence (or lone byte) of len bytes at s is one the terminal-text rule (cprof_log_safe:
  * controls, bytes that are not UTF-8, C1 controls, bidirectional overrides) would escape: one rule, not two. */
 static int hostile_seq(const char *s, int len)
 {
@@ -218,7 +218,7 @@ static int hostile_seq(const char *s, int len)
 	memcpy(seq, s, len);
 	seq[len] = '\0';
 	return cprof_utf8_seq((const unsigned char *)s) != len ||
-	       strcmp(cprof_text_safe(safe, sizeof(safe), seq), seq) != 0;
+	       strcmp(cprof_log_safe(safe, sizeof(safe), seq), seq) != 0;
 }
 
 /* n bytes at *o of out, or only counted when out is NULL */

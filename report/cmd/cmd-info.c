@@ -63,7 +63,7 @@ int cmd_info(int argc, char **argv)
 	f = &model.x->meta;
 	cprof_meta_command(f, command, sizeof(command));
 	printf("cprof: profile %s%s\n", cprof_tx(argv[1]), f->simulated ? " (simulated GPU)" : "");
-	printf("cprof: command: %s", cprof_tx(command));
+	printf("cprof: command: %s", cprof_tx_quoted(command));
 	if (f->exit_status >= 0)
 		printf(" (exit status %lld)", (long long)f->exit_status);
 	/* META's totals are written when the collector finishes: a killed one (or a full disk) left none, or

@@ -593,7 +593,7 @@ static void text_head(const struct report_doc *d)
 
 	cprof_meta_command(mf, command, sizeof(command));
 	printf("cprof report: %s\n", cprof_tx(d->o->profile));
-	printf("Command: %s\n", cprof_tx(command));
+	printf("Command: %s\n", cprof_tx_quoted(command));
 	if (mf->simulated)
 		printf("GPU: simulated GPU (tests/simgpu) - timings are modelled, not measured\n");
 	if (mf->gpu_note[0])

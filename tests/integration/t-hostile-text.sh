@@ -85,4 +85,15 @@ assert any("\x1b]0;pwned\x07\nFAIL forged\r\ufffd\ufffd" in s for s in strings(d
 PY
 "$BIN/cprof" trace evil.db -o t.json 2>err.txt || fail "trace: $(cat err.txt)"
 python3 -c 'import json, sys; json.loads(open(sys.argv[1], "rb").read().decode("utf-8", "strict"))' t.json || fail "trace JSON"
+
+# a name that spells an escape (the four characters \x1b) reads apart from one that holds the byte: the
+# backslash is doubled in text and CSV (until 2026-12-06 both printed as \x1b)
+cp base.db spelled.db
+q spelled.db "UPDATE StringIds SET value = 'spelled\x1b' || char(27) || value
+	WHERE id IN (SELECT nameId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT kernelNameId FROM CPROF_API)"
+"$BIN/cprof" report spelled.db > s.txt 2>err.txt || fail "report: $(cat err.txt)"
+clean_text s.txt "cprof report, a spelled escape"
+grep -qF 'spelled\\x1b\x1b' s.txt || fail "report: the spelled escape is not told from the byte: $(grep -m1 spelled s.txt)"
+"$BIN/cprof" report spelled.db --by kernel --format csv > s.csv 2>err.txt || fail "csv: $(cat err.txt)"
+grep -qF 'spelled\\x1b\x1b' s.csv || fail "csv: the spelled escape is not told from the byte: $(grep -m1 spelled s.csv)"
 echo ok

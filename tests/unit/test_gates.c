@@ -181,7 +181,8 @@ START_TEST(test_check_md_escape)
 {
 	char *s = written(cprof_md_fput, "a|b*c_d`e[f](g)<h>&~\\\x1b");
 
-	ck_assert_str_eq(s, "a\\|b\\*c\\_d\\`e\\[f\\](g)&lt;h&gt;&amp;\\~\\\\\\\\x1b");
+	/* the backslash doubled as text (\\), then each of those and the escape's own escaped for Markdown */
+	ck_assert_str_eq(s, "a\\|b\\*c\\_d\\`e\\[f\\](g)&lt;h&gt;&amp;\\~\\\\\\\\\\\\x1b");
 	free(s);
 }
 END_TEST
@@ -339,6 +340,13 @@ START_TEST(test_term_cell_escaped_then_cut)
 	ck_assert_uint_eq(cols, 60);
 	ck_assert_ptr_nonnull(strstr(out, "\xc3\xa9...\xc3\xa9"));
 	ck_assert_ptr_nonnull(strstr(out, "\xc3\xa9 #1"));
+	/* backslashes escaped (\\), and a cut never between the two of one */
+	memset(name, '\\', 100);
+	name[100] = '\0';
+	cprof_cell(out, sizeof(out), name, "", 60);
+	ck_assert_ptr_nonnull(strstr(out, "..."));
+	ck_assert_uint_eq((size_t)(strstr(out, "...") - out) % 2, 0);
+	ck_assert_uint_eq(strspn(strstr(out, "...") + 3, "\\") % 2, 0);
 }
 END_TEST
 

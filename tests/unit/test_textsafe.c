@@ -57,6 +57,21 @@ START_TEST(test_textsafe_text_kept)
 }
 END_TEST
 
+START_TEST(test_textsafe_backslash_escaped)
+{
+	char buf[64], ctl[64];
+
+	/* the four characters \x1b and an ESC read apart, in text and in CSV */
+	ck_assert_str_eq(cprof_text_safe(buf, sizeof(buf), "a\\x1b"), "a\\\\x1b");
+	ck_assert_str_eq(cprof_text_safe(ctl, sizeof(ctl), "a\x1b"), "a\\x1b");
+	ck_assert_str_ne(buf, ctl);
+	ck_writes(cprof_text_fput, "C:\\tmp\\n", "C:\\\\tmp\\\\n");
+	ck_writes(cprof_csv_fput, "k\\x07,", "\"k\\\\x07,\"");
+	/* never half an escape at a cut */
+	ck_assert_str_eq(cprof_text_safe(buf, 4, "ab\\c"), "ab");
+}
+END_TEST
+
 START_TEST(test_textsafe_truncates_whole_escapes)
 {
 	char buf[6];
@@ -158,6 +173,7 @@ Suite *textsafe_suite(void)
 
 	tcase_add_test(tc, test_textsafe_controls_escaped);
 	tcase_add_test(tc, test_textsafe_text_kept);
+	tcase_add_test(tc, test_textsafe_backslash_escaped);
 	tcase_add_test(tc, test_textsafe_truncates_whole_escapes);
 	tcase_add_test(tc, test_textsafe_log_line_one_line);
 	tcase_add_test(tc, test_textsafe_path_component);
