@@ -18,6 +18,7 @@
 #include "common/ending.h"
 #include "common/log.h"
 #include "common/schema.h"
+#include "common/shquote.h"
 #include "common/version.h"
 #include "collector/store.h"
 #include "collector/symbolize.h"
@@ -1069,18 +1070,15 @@ int cprof_store_process(struct cprof_store *s, const struct cprof_wire_hello *h,
 	sqlite3_stmt *st = s->st[ST_PROC];
 	const char *argv = cprof_wire_hello_argv(h);
 	char *joined;
-	size_t i;
 	int ret = 0;
 
 	if (begin(s) < 0)
 		return -EIO;
-	/* argv as one line, arguments separated by spaces (NULs in the wire) */
-	joined = malloc(h->argv_len + 1);
+	/* argv as one line, each argument quoted as a shell reads it back (until 2026-12-06 joined by spaces as they
+	 * were: `sh -c 'a b'` read as `sh -c a b`, and control bytes stored raw) */
+	joined = cprof_sh_join(argv, h->argv_len);
 	if (joined == NULL)
 		return -ENOMEM;
-	for (i = 0; i < h->argv_len; i++)
-		joined[i] = argv[i] ? argv[i] : ' ';
-	joined[h->argv_len ? h->argv_len - 1 : 0] = '\0';
 	sqlite3_bind_int64(st, 1, h->pid);
 	sqlite3_bind_int64(st, 2, h->ppid);
 	sqlite3_bind_text(st, 3, cprof_wire_hello_host(h), -1, SQLITE_STATIC);

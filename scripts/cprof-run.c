@@ -20,6 +20,7 @@
 #define PR_FMT "cprof-run"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/shquote.h"
 #include "common/textsafe.h"
 #include "common/version.h"
 #include "common/windows.h"
@@ -209,83 +210,8 @@ static int default_output(char *out, size_t size)
 	return 0;
 }
 
-/* Whether the UTF-8 sequence (or lone byte) of len bytes at s is one the terminal-text rule (cprof_log_safe:
- * controls, bytes that are not UTF-8, C1 controls, bidirectional overrides) would escape: one rule, not two. */
-static int hostile_seq(const char *s, int len)
-{
-	char seq[8], safe[16];
-
-	memcpy(seq, s, len);
-	seq[len] = '\0';
-	return cprof_utf8_seq((const unsigned char *)s) != len ||
-	       strcmp(cprof_log_safe(safe, sizeof(safe), seq), seq) != 0;
-}
-
-/* n bytes at *o of out, or only counted when out is NULL */
-static void put(char *out, size_t *o, const char *s, size_t n)
-{
-	if (out)
-		memcpy(out + *o, s, n);
-	*o += n;
-}
-
-/* One argument as a POSIX shell reads it back, quoted only when it must be: bare when it is made of letters,
- * digits and _@%+=:,./- only; '...' (a ' as '\'') when it is text; $'...' (POSIX.1-2024, bash, zsh, ksh) when it
- * holds a byte a terminal would obey or that is not UTF-8, written as \n, \t, \r or \xHH, so that no stored
- * or printed form of the command holds such a byte. At most max bytes of a are taken (a cut argument's quote
- * is still closed). Writes into out (NULL: only counts) and returns the length, at most 4 * max + 3. */
-static size_t quote_arg(const char *a, size_t max, char *out)
-{
-	size_t l = strnlen(a, max), i, o = 0;
-	int bare = l > 0, dollar = 0, len;
-
-	for (i = 0; i < l; i += len) {
-		len = cprof_utf8_seq((const unsigned char *)a + i);
-		if (len == 0 || i + len > l)
-			len = 1;
-		if (hostile_seq(a + i, len))
-			dollar = 1;
-		if (len > 1 || !(((a[i] | 0x20) >= 'a' && (a[i] | 0x20) <= 'z') || (a[i] >= '0' && a[i] <= '9') ||
-				 strchr("_@%+=:,./-", a[i])))
-			bare = 0;
-	}
-	if (bare) {
-		if (out)
-			memcpy(out, a, l);
-		return l;
-	}
-	if (dollar)
-		put(out, &o, "$", 1);
-	put(out, &o, "'", 1);
-	for (i = 0; i < l; i += len) {
-		static const char hex[] = "0123456789abcdef";
-		char c = a[i];
-
-		len = cprof_utf8_seq((const unsigned char *)a + i);
-		if (len == 0 || i + len > l)
-			len = 1;
-		if (!dollar && c == '\'') {
-			put(out, &o, "'\\''", 4);
-		} else if (dollar && (c == '\'' || c == '\\')) {
-			put(out, &o, c == '\'' ? "\\'" : "\\\\", 2);
-		} else if (dollar && (c == '\n' || c == '\t' || c == '\r')) {
-			put(out, &o, c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r", 2);
-		} else if (dollar && hostile_seq(a + i, len)) {
-			for (int k = 0; k < len; k++) {
-				char esc[4] = { '\\', 'x', hex[(unsigned char)a[i + k] >> 4], hex[a[i + k] & 15] };
-
-				put(out, &o, esc, 4);
-			}
-		} else {
-			put(out, &o, a + i, len);
-		}
-	}
-	put(out, &o, "'", 1);
-	return o;
-}
-
 /* The command as one line for the profile's META (what cprof info, report, html and trace show), each argument
- * quoted as a shell needs it (quote_arg), cut at CPROF_COMMAND_MAX: it goes to cprofd as one argument, and
+ * quoted as a shell needs it (cprof_sh_quote), cut at CPROF_COMMAND_MAX: it goes to cprofd as one argument, and
  * the kernel refuses an argument over 128 KiB (E2BIG), which would stop a long command line from running.
  * The target's own HELLO carries its argv. */
 #define CPROF_COMMAND_MAX 65536
@@ -308,9 +234,9 @@ static char *join_command(char **argv)
 		if (n > 0)
 			s[n++] = ' ', used++;
 		room = CPROF_COMMAND_MAX - n;
-		if (quote_arg(*a, l, NULL) > room)
+		if (cprof_sh_quote(*a, l, NULL) > room)
 			take = room < 3 ? 0 : (room - 3) / 4; /* what surely fits, quoted */
-		n += quote_arg(*a, take, s + n);
+		n += cprof_sh_quote(*a, take, s + n);
 		used += take;
 		if (take < l)
 			break;

@@ -97,7 +97,7 @@ void report_print_stats_table(const char *title, const struct table *t, size_t t
 	/* one unit for the whole table, as nsys stats does, picked from the largest value shown */
 	u = report_timeunit >= 0 ? (enum cprof_unit)report_timeunit : cprof_unit_for(maxv);
 	un = cprof_unit_name(u);
-	printf("\n%s\n\n", cprof_tx(title));
+	printf("\n%s\n\n", cprof_tx_quoted(title)); /* cprof's words, and a process's argv quoted already */
 	printf(" Time (%%)  Total (%s)  Instances  Avg (%s)   Med (%s)   Min (%s)   Max (%s)  StdDev (%s)%s  Name\n", un,
 	       un, un, un, un, un, with_bytes ? "       Total MB   GB/s" : "");
 	printf(" --------  ----------  ---------  ---------  ---------  ---------  ---------  -----------%s  ----\n",
@@ -581,7 +581,7 @@ static void text_processes(const struct report_doc *d)
 		cprof_fmt_dur(dur, sizeof(dur), p->apis.total);
 		printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.*s  %-15s  %.60s\n", (long long)p->pid, (long long)p->ppid,
 		       r, (long long)p->recorded, dur, (long long)p->lost, (int)strcspn(ending, ";"), /* the ending, not the last call */
-		       ending, p->v.verdict, cprof_tx(p->argv[0] ? p->argv : p->exe));
+		       ending, p->v.verdict, cprof_tx_quoted(p->argv[0] ? p->argv : p->exe));
 	}
 }
 

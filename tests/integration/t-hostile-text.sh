@@ -45,6 +45,12 @@ sim "$BIN/cprof-run" -o "$evil" -- "$WL/scenarios" steady 2 "$(printf 'a\033]0;a
 	fail "run with hostile argv: $(cat run.txt)"
 clean_text run.txt "cprof-run summary"
 grep -q 'cprof: command: .*\\x1b\]0;argv\\x07\\nFAIL forged' run.txt || fail "summary: $(cat run.txt)"
+# each process's argv is stored quoted as a shell reads it back, its hostile bytes as $'\xNN' (until 2026-12-06
+# joined by spaces raw: control bytes in the database, and 'a b' read as two arguments)
+assert_eq "$(q "$evil" "SELECT argv FROM PROCESSES")" "$WL/scenarios steady 2 \$'a\\x1b]0;argv\\x07\\nFAIL forged'" "PROCESSES.argv"
+argv=$(q "$evil" "SELECT argv FROM PROCESSES")
+assert_eq "$(bash -c 'eval "set -- $1"; printf "%s\0" "$@"' _ "$argv" | od -An -c)" \
+	"$(printf '%s\0' "$WL/scenarios" steady 2 "$(printf 'a\033]0;argv\007\nFAIL forged')" | od -An -c)" "PROCESSES.argv read back by a shell"
 "$BIN/cprof-run" -q -o x.db -- "$(printf './no\033[2Jsuch\nFAIL forged')" 2> run2.txt
 assert_eq $? 127 "a command not found"
 clean_text run2.txt "cprof-run's error"

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/shquote.h"
 #include "common/textsafe.h"
 #include "tests/unit/tests.h"
 
@@ -69,6 +70,23 @@ START_TEST(test_textsafe_backslash_escaped)
 	ck_writes(cprof_csv_fput, "k\\x07,", "\"k\\\\x07,\"");
 	/* never half an escape at a cut */
 	ck_assert_str_eq(cprof_text_safe(buf, 4, "ab\\c"), "ab");
+}
+END_TEST
+
+/* a HELLO's argv (NUL-separated, the last NUL perhaps cut off) as one line a shell reads back */
+START_TEST(test_textsafe_sh_join)
+{
+	static const char args[] = "python\0-c\0print('a b')\0\0x\033y\\\0plain=1,a/b";
+	char *s = cprof_sh_join(args, sizeof(args) - 1);
+
+	ck_assert_str_eq(s, "python -c 'print('\\''a b'\\'')' '' $'x\\x1by\\\\' plain=1,a/b");
+	free(s);
+	s = cprof_sh_join(args, sizeof(args));
+	ck_assert_str_eq(s, "python -c 'print('\\''a b'\\'')' '' $'x\\x1by\\\\' plain=1,a/b");
+	free(s);
+	s = cprof_sh_join("", 0);
+	ck_assert_str_eq(s, "");
+	free(s);
 }
 END_TEST
 
@@ -174,6 +192,7 @@ Suite *textsafe_suite(void)
 	tcase_add_test(tc, test_textsafe_controls_escaped);
 	tcase_add_test(tc, test_textsafe_text_kept);
 	tcase_add_test(tc, test_textsafe_backslash_escaped);
+	tcase_add_test(tc, test_textsafe_sh_join);
 	tcase_add_test(tc, test_textsafe_truncates_whole_escapes);
 	tcase_add_test(tc, test_textsafe_log_line_one_line);
 	tcase_add_test(tc, test_textsafe_path_component);
