@@ -137,6 +137,8 @@ struct cprof_tls {
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
 	int recording;       /* inside cprof_record: a signal handler's hooked call must not write the same slot */
+	int in_strings;      /* holding the interner's or the flusher's strings lock: a signal handler's call on this
+	                      * thread gets no new string (it would wait for itself) */
 	uint64_t taking_ns;  /* inside cprof_ring_for_thread since then (CLOCK_MONOTONIC; 0: not): a signal handler's
 	                      * hooked call then takes no second ring */
 	uint32_t calls_left;   /* hooked calls until the next whose hook is timed (cprof_enter; about one in CPROF_COST_SAMPLE) */
@@ -212,8 +214,8 @@ CPROF_HIDDEN void cprof_flusher_cost_edge(void); /* a window opened or closed: a
 CPROF_HIDDEN void cprof_flusher_final(int reason);
 
 CPROF_HIDDEN void cprof_flusher_reset_after_fork(void);
-CPROF_HIDDEN int cprof_strings_add_once(_Atomic uint32_t *queued_gen, uint32_t gen, uint32_t id, uint16_t kind,
-					const char *s);
+struct cprof_istr;
+CPROF_HIDDEN int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen);
 CPROF_HIDDEN extern _Atomic int cprof_wake_pending;
 
 /* Record one finished call into this thread's ring. Never blocks; a full ring counts a loss. */
@@ -561,7 +563,15 @@ static inline uint64_t cprof_fmix64(uint64_t k)
  * messages) -> per-process string id, queued for the collector once per process; 0 when it cannot be
  * interned. Lock-free when already known. cprof_intern_entry finds or adds the entry without queueing it
  * (a kernel registered is named only if launched); cprof_intern_id queues it (once) and gives its id. */
-struct cprof_istr;
+struct cprof_istr {
+	uint64_t hash;
+	uint32_t id;
+	uint16_t kind;
+	uint16_t len;
+	_Atomic uint32_t queued_gen;     /* generation in which it was queued for the collector */
+	struct cprof_istr *next_queued; /* the flusher's queue of strings to send, under its strings lock */
+	char text[];
+};
 CPROF_HIDDEN uint32_t cprof_intern(uint16_t kind, const char *s, size_t len);
 CPROF_HIDDEN struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len);
 CPROF_HIDDEN uint32_t cprof_intern_id(struct cprof_istr *e);

@@ -39,12 +39,6 @@
  * report spreads what grows only while cprof records over the recorded time between rows) */
 #define COST_EDGE_MIN_MS 5
 
-struct pending_string {
-	uint32_t id;
-	uint16_t kind;
-	char *s;
-};
-
 static struct {
 	struct cprof_fifo fifo; /* the transport (fifo.c); its table is the flusher thread's own when private */
 	int flush_ms;
@@ -67,8 +61,9 @@ static struct {
 	 * (BYE_GRACE_MS), so a BYE that has to go to a file is not cut off by the process ending */
 	_Atomic int bye_phase;
 	pthread_mutex_t strings_lock;
-	struct pending_string *strings;
-	size_t nstrings, cap;
+	/* the interned strings to send, in the order queued: linked through the entries (strings.c), which live as long
+	 * as the process, so that queueing allocates nothing (a signal handler's call may queue one) */
+	struct cprof_istr *strings, **strings_tail;
 	uint32_t seq;
 	int hello_sent;
 	uint64_t sent;         /* events that reached the FIFO */
@@ -370,51 +365,28 @@ static int send_hello(uint64_t deadline)
 	return ret;
 }
 
-/* Under strings_lock. */
-static int strings_add_locked(uint32_t id, uint16_t kind, const char *s)
+/* Queues a string once per process generation: its queued_gen says it is queued only once it is, so a
+ * thread that finds it marked and queues a stack or an event naming it queues that after the string. A signal
+ * handler's call that interrupted this thread under strings_lock would wait for itself: it queues nothing. */
+int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen)
 {
-	if (fl.nstrings == fl.cap) {
-		size_t cap = fl.cap ? fl.cap * 2 : 64;
-		struct pending_string *p = realloc(fl.strings, cap * sizeof(*p));
-
-		if (p == NULL)
-			return -ENOMEM;
-		fl.strings = p;
-		fl.cap = cap;
+	if (cprof_tls.in_strings)
+		return -EDEADLK;
+	cprof_tls.in_strings = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	pthread_mutex_lock(&fl.strings_lock);
+	if (atomic_load_explicit(&e->queued_gen, memory_order_relaxed) != gen) {
+		e->next_queued = NULL;
+		if (fl.strings_tail == NULL)
+			fl.strings_tail = &fl.strings;
+		*fl.strings_tail = e;
+		fl.strings_tail = &e->next_queued;
+		atomic_store_explicit(&e->queued_gen, gen, memory_order_release);
 	}
-	fl.strings[fl.nstrings].s = strdup(s);
-	if (fl.strings[fl.nstrings].s == NULL)
-		return -ENOMEM;
-	fl.strings[fl.nstrings].id = id;
-	fl.strings[fl.nstrings].kind = kind;
-	fl.nstrings++;
+	pthread_mutex_unlock(&fl.strings_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_tls.in_strings = 0;
 	return 0;
-}
-
-static int strings_add(uint32_t id, uint16_t kind, const char *s)
-{
-	int ret;
-
-	pthread_mutex_lock(&fl.strings_lock);
-	ret = strings_add_locked(id, kind, s);
-	pthread_mutex_unlock(&fl.strings_lock);
-	return ret;
-}
-
-/* Queues a string once per process generation: *queued_gen says it is queued only once it is, so a
- * thread that finds it marked and queues a stack or an event naming it queues that after the string. */
-int cprof_strings_add_once(_Atomic uint32_t *queued_gen, uint32_t gen, uint32_t id, uint16_t kind, const char *s)
-{
-	int ret = 0;
-
-	pthread_mutex_lock(&fl.strings_lock);
-	if (atomic_load_explicit(queued_gen, memory_order_relaxed) != gen) {
-		ret = strings_add_locked(id, kind, s);
-		if (ret == 0)
-			atomic_store_explicit(queued_gen, gen, memory_order_release);
-	}
-	pthread_mutex_unlock(&fl.strings_lock);
-	return ret;
 }
 
 int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_frame *frames)
@@ -422,6 +394,11 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 	size_t n = sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(*frames);
 	int ret = 0;
 
+	/* a signal handler's call that interrupted this thread under strings_lock would wait for itself */
+	if (cprof_tls.in_strings)
+		return -EDEADLK;
+	cprof_tls.in_strings = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&fl.strings_lock);
 	if (fl.stacks_len + n > fl.stacks_cap) {
 		size_t cap = fl.stacks_cap ? fl.stacks_cap * 2 : 16384;
@@ -443,6 +420,8 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 	fl.nstacks++;
 out:
 	pthread_mutex_unlock(&fl.strings_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_tls.in_strings = 0;
 	return ret;
 }
 
@@ -530,6 +509,10 @@ void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint6
 {
 	struct cprof_wire_status *p;
 
+	if (cprof_tls.in_strings)
+		return; /* a signal handler's, on a thread inside strings_lock: it would wait for itself */
+	cprof_tls.in_strings = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&fl.strings_lock);
 	p = realloc(fl.statuses, (fl.nstatus + 1) * sizeof(*p));
 	if (p) {
@@ -542,6 +525,8 @@ void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint6
 		fl.nstatus++;
 	}
 	pthread_mutex_unlock(&fl.strings_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_tls.in_strings = 0;
 }
 
 static int send_statuses(uint64_t deadline)
@@ -622,46 +607,43 @@ static int send_gpu(uint64_t deadline)
 	return 0;
 }
 
-/* Sends every queued string; on -EAGAIN the unsent ones stay queued, in order. */
+/* Sends every queued string; on -EAGAIN the unsent ones stay queued, in order, before any queued meanwhile. */
 static int send_strings(uint64_t deadline)
 {
-	struct pending_string *list;
-	size_t n, i = 0, len = 0;
+	struct cprof_istr *list, *e;
+	size_t len;
 	int ret = 0;
 
 	pthread_mutex_lock(&fl.strings_lock);
 	list = fl.strings;
-	n = fl.nstrings;
 	fl.strings = NULL;
-	fl.nstrings = fl.cap = 0;
+	fl.strings_tail = &fl.strings;
 	pthread_mutex_unlock(&fl.strings_lock);
 
-	while (i < n) {
+	while (list != NULL) {
 		struct cprof_wire_hdr *h = (void *)fl.frame;
-		size_t first = i;
 
 		len = sizeof(*h);
 		cprof_wire_hdr_init(h, CPROF_MSG_STRINGS, fl.hello.fixed.pid, fl.seq, 0, len);
-		while (i < n && cprof_wire_strings_add(fl.frame, &len, list[i].id, list[i].kind, list[i].s) == 0)
-			i++;
+		for (e = list; e != NULL && cprof_wire_strings_add(fl.frame, &len, e->id, e->kind, e->text) == 0;)
+			e = e->next_queued;
 		ret = write_frame(fl.frame, len, deadline);
-		if (ret < 0) {
-			i = first;
+		if (ret < 0)
 			break;
-		}
 		fl.seq++;
+		list = e;
 	}
-	if (i < n) {
-		/* put the rest back in front of anything queued meanwhile */
-		size_t k;
-
-		for (k = i; k < n; k++)
-			if (ret == -EPIPE || strings_add(list[k].id, list[k].kind, list[k].s) < 0)
-				break;
+	if (list != NULL && ret != -EPIPE) {
+		/* the rest back in front of anything queued meanwhile */
+		pthread_mutex_lock(&fl.strings_lock);
+		for (e = list; e->next_queued != NULL; e = e->next_queued)
+			;
+		e->next_queued = fl.strings;
+		if (fl.strings == NULL)
+			fl.strings_tail = &e->next_queued;
+		fl.strings = list;
+		pthread_mutex_unlock(&fl.strings_lock);
 	}
-	for (i = 0; i < n; i++)
-		free(list[i].s);
-	free(list);
 	return ret;
 }
 
@@ -1349,11 +1331,9 @@ void cprof_flusher_reset_after_fork(void)
 	/* the flusher thread does not exist in the child; its locks may have been held at fork */
 	pthread_mutex_init(&fl.req_lock, NULL);
 	pthread_mutex_init(&fl.strings_lock, NULL);
-	for (i = 0; i < fl.nstrings; i++)
-		free(fl.strings[i].s);
-	free(fl.strings);
+	/* the parent's queue: its strings are sent again by the child, in its own generation (strings.c) */
 	fl.strings = NULL;
-	fl.nstrings = fl.cap = 0;
+	fl.strings_tail = &fl.strings;
 	free(fl.statuses);
 	fl.statuses = NULL;
 	fl.nstatus = 0;

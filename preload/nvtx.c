@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <wchar.h>
 
 #define NVTX_NO_IMPL /* the types and ids only: the program's own NVTX copy calls us through its tables */
@@ -17,18 +18,21 @@
 #include "preload/cprof.h"
 
 /* Push/pop levels are per domain and thread (NVTX's contract). The first domains count in a fixed array in
- * static TLS (a dlopen-ed injection gets little of it); later ones in a per-thread array on the heap, grown at a
- * push. Where that array cannot grow, the domain shares the last fixed slot: its levels may be off, so its events
- * say -2 (not tracked) and the collector pairs them by domain name alone. Elsewhere the collector uses the levels
- * to stay in step when events were lost. (Until 2026-12-06 every domain past the 30th shared that slot: a capture
- * window opened in one did not close when another's ranges interleaved with it.) */
+ * static TLS (a dlopen-ed injection gets little of it); the next NVTX_MORE in a per-thread page mapped at the
+ * thread's first push in one of them. A domain past those, or on a thread whose page cannot be had, shares the
+ * last fixed slot: its levels may be off, so its events say -2 (not tracked) and the collector pairs them by domain
+ * name alone. Elsewhere the collector uses the levels to stay in step when events were lost. (Until 2026-12-06 every
+ * domain past the 30th shared that slot: a capture window opened in one did not close when another's ranges
+ * interleaved with it. Then the page was a heap array grown with realloc at a push: a push from a signal handler
+ * that interrupted malloc could deadlock; mmap takes no lock of the program's.) */
 #define NVTX_SLOTS  32
 #define SHARED_SLOT (NVTX_SLOTS - 1)
 static __thread int32_t nvtx_depth[NVTX_SLOTS] __attribute__((tls_model("initial-exec")));
 static __thread int32_t *nvtx_depth_more __attribute__((tls_model("initial-exec")));
-static __thread unsigned nvtx_depth_nmore __attribute__((tls_model("initial-exec")));
+#define NVTX_MORE   (4096 / sizeof(int32_t)) /* one page */
 static pthread_key_t depth_more_key;
 static pthread_once_t depth_more_once = PTHREAD_ONCE_INIT;
+static _Atomic int depth_more_ready; /* the key was made: at a domain's creation, never in a push */
 
 #define NVTX_MAGIC 0x78747663u /* "cvtx": the handle came from us */
 #define NVTX_WIDE_MAX 1024     /* bytes of UTF-8 kept of a wide message */
@@ -169,45 +173,44 @@ static inline unsigned slot_of(nvtxDomainHandle_t d)
 	return d && d->magic == NVTX_MAGIC ? d->slot : 0;
 }
 
-/* runs on the exiting thread: a later destructor's NVTX call there grows a new array, not the freed one */
+/* runs on the exiting thread: a later destructor's NVTX call there maps a new page, not the unmapped one */
 static void depth_more_free(void *p)
 {
 	nvtx_depth_more = NULL;
-	nvtx_depth_nmore = 0;
-	free(p);
+	munmap(p, NVTX_MORE * sizeof(int32_t));
 }
 
 static void depth_more_key_make(void)
 {
-	if (pthread_key_create(&depth_more_key, depth_more_free) != 0)
-		depth_more_key = (pthread_key_t)-1;
+	if (pthread_key_create(&depth_more_key, depth_more_free) == 0)
+		atomic_store(&depth_more_ready, 1);
 }
 
-/* A later domain's count on this thread: grown when grow is set (a push), else NULL when the thread has none yet */
+/* A later domain's count on this thread: its page mapped when grow is set (a push), else NULL when the thread has
+ * none yet. Nothing here may take a lock a signal handler's push could find held (malloc's). */
 static __attribute__((noinline, cold)) int32_t *depth_more(unsigned slot, int grow)
 {
-	unsigned i = slot - SHARED_SLOT, n;
+	size_t i = slot - SHARED_SLOT;
 	int32_t *p;
 
-	if (i < nvtx_depth_nmore)
+	if (i >= NVTX_MORE)
+		return NULL;
+	if (nvtx_depth_more != NULL)
 		return &nvtx_depth_more[i];
-	if (!grow)
+	if (!grow || !atomic_load(&depth_more_ready))
 		return NULL;
-	pthread_once(&depth_more_once, depth_more_key_make);
-	if (depth_more_key == (pthread_key_t)-1)
-		return NULL;
-	n = i + 1 > 2 * nvtx_depth_nmore ? i + 1 : 2 * nvtx_depth_nmore;
-	n = n < 8 ? 8 : n;
-	p = realloc(nvtx_depth_more, (size_t)n * sizeof(*p));
-	if (p == NULL) {
+	p = mmap(NULL, NVTX_MORE * sizeof(int32_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
 		warn_once();
 		return NULL;
 	}
-	memset(p + nvtx_depth_nmore, 0, (size_t)(n - nvtx_depth_nmore) * sizeof(*p));
-	/* freed at the thread's exit; the fork child's copy is its own */
-	pthread_setspecific(depth_more_key, p);
+	/* unmapped at the thread's exit (glibc keeps a low key's value in the thread itself: no allocation); the fork
+	 * child's copy is its own */
+	if (pthread_setspecific(depth_more_key, p) != 0) {
+		munmap(p, NVTX_MORE * sizeof(int32_t));
+		return NULL;
+	}
 	nvtx_depth_more = p;
-	nvtx_depth_nmore = n;
 	return &p[i];
 }
 
@@ -582,6 +585,8 @@ static nvtxDomainHandle_t domain_create(const char *text, size_t len)
 			d = NULL;
 		} else {
 			d->slot = ndomains + 1 < UINT_MAX ? ndomains + 1 : UINT_MAX; /* past SHARED_SLOT: depth_more's */
+			if (d->slot >= SHARED_SLOT)
+				pthread_once(&depth_more_once, depth_more_key_make);
 			ndomains++;
 			d->next = domains;
 			domains = d;

@@ -1,7 +1,6 @@
 /* The one string interner (kernel and API names, module paths, Python names, NVTX messages): text -> per-process id, lock-free to read. */
 #include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -12,19 +11,34 @@
 #define SMAP_BITS 16
 #define SMAP_SIZE (1u << SMAP_BITS)
 
-struct cprof_istr {
-	uint64_t hash;
-	uint32_t id;
-	uint16_t kind;
-	uint16_t len;
-	_Atomic uint32_t queued_gen; /* generation in which it was queued for the collector */
-	char text[];
-};
-
 static _Atomic(struct cprof_istr *) *smap;
 static size_t smap_used;
 static pthread_mutex_t smap_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t next_id = 1;
+/* entries live as long as the process, in pages of their own: no malloc under smap_lock, which a signal handler's
+ * call may take while its thread was inside malloc (until 2026-12-06 each entry was malloc'd) */
+#define ARENA_CHUNK (256u << 10)
+static uint8_t *arena;
+static size_t arena_left;
+
+/* Under smap_lock. */
+static struct cprof_istr *arena_entry(size_t len)
+{
+	size_t need = (sizeof(struct cprof_istr) + len + 1 + 7) & ~(size_t)7;
+	void *m;
+
+	if (need > arena_left) {
+		m = mmap(NULL, ARENA_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		arena = m;
+		arena_left = ARENA_CHUNK;
+	}
+	m = arena;
+	arena += need;
+	arena_left -= need;
+	return m;
+}
 
 static uint32_t string_id_new(void)
 {
@@ -80,7 +94,7 @@ uint32_t cprof_intern_id(struct cprof_istr *e)
 	/* acquire: marked means queued (cprof_strings_add_once), so what this thread queues next that names
 	 * the id (a stack, an event) reaches the collector after the string */
 	if (unlikely(atomic_load_explicit(&e->queued_gen, memory_order_acquire) != gen) &&
-	    cprof_strings_add_once(&e->queued_gen, gen, e->id, e->kind, e->text) < 0)
+	    cprof_strings_add_once(e, gen) < 0)
 		return 0;
 	return e->id;
 }
@@ -101,13 +115,18 @@ struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len)
 		if (likely(e != NULL))
 			return e;
 	}
+	/* a signal handler's call that interrupted this thread here would wait for itself: its new string is not kept */
+	if (cprof_tls.in_strings)
+		return NULL;
+	cprof_tls.in_strings = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&smap_lock);
 	if (smap == NULL) {
 		void *m = mmap(NULL, sizeof(*smap) * SMAP_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (m == MAP_FAILED) {
-			pthread_mutex_unlock(&smap_lock);
-			return NULL;
+			e = NULL;
+			goto out;
 		}
 		smap = m;
 	}
@@ -123,21 +142,25 @@ struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len)
 		e = find(h, kind, s, len, &slot);
 	}
 	if (e == NULL) {
-		if (slot == UINT32_MAX || (e = malloc(sizeof(*e) + len + 1)) == NULL) {
-			pthread_mutex_unlock(&smap_lock);
-			return NULL;
+		if (slot == UINT32_MAX || (e = arena_entry(len)) == NULL) {
+			e = NULL;
+			goto out;
 		}
 		e->hash = h;
 		e->kind = kind;
 		e->len = (uint16_t)len;
 		e->id = string_id_new();
 		atomic_init(&e->queued_gen, 0);
+		e->next_queued = NULL;
 		memcpy(e->text, s, len);
 		e->text[len] = '\0';
 		atomic_store_explicit(&smap[slot], e, memory_order_release);
 		smap_used++;
 	}
+out:
 	pthread_mutex_unlock(&smap_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_tls.in_strings = 0;
 	return e;
 }
 

@@ -3,6 +3,7 @@
 // stdout: one summary line, the same with or without a profiler; exits nonzero on a CUDA error or a wrong level.
 #include <cstdio>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -208,10 +209,88 @@ static int bench(long n)
 	return 0;
 }
 
+// `signal N`: 8 threads push ranges with new messages (a profiler interns each: its string table's lock) and allocate
+// and free 64 KiB blocks (malloc's arena lock), while the main thread signals each of them every millisecond, N
+// times; the handler pushes and pops a range in a domain past the 31 a thread's fixed level slots hold, with a
+// message of its own. A profiler that takes a lock or calls malloc there can deadlock the thread it interrupted
+// (2026-12-06: cprof's string table's lock, taken again by the handler on the thread that held it).
+static nvtxDomainHandle_t sig_dom;
+static volatile sig_atomic_t sig_bad;
+static volatile int sig_stop;
+enum { SIG_MSGS = 4096 };
+static char sig_msg[SIG_MSGS][24]; // made before the signals: a handler cannot format one
+static unsigned sig_next;
+
+static void sig_push(int)
+{
+	nvtxEventAttributes_t a = {};
+	int level;
+
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	a.message.ascii = sig_msg[__atomic_fetch_add(&sig_next, 1, __ATOMIC_RELAXED) % SIG_MSGS]; // new to the profiler
+	level = nvtxDomainRangePushEx(sig_dom, &a);
+
+	if (nvtxDomainRangePop(sig_dom) != level)
+		sig_bad = 1;
+}
+
+static void *sig_worker(void *)
+{
+	unsigned long n = 0;
+	char msg[48];
+
+	nvtxRangePushA("warm"); // the thread's own ring, had outside the handler
+	nvtxRangePop();
+	while (!sig_stop) {
+		char *p = (char *)malloc(65536 + (n & 4095));
+
+		if (p)
+			p[0] = 1;
+		free(p);
+		snprintf(msg, sizeof(msg), "w%p-%lu", (void *)&n, n++);
+		nvtxRangePushA(msg);
+		nvtxRangePop();
+	}
+	return nullptr;
+}
+
+static int signal_mode(long n)
+{
+	enum { WORKERS = 8 };
+	pthread_t t[WORKERS];
+	struct sigaction sa = {};
+	char name[16];
+
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		nvtxDomainCreateA(name);
+	}
+	sig_dom = nvtxDomainCreateA("late");
+	for (int i = 0; i < SIG_MSGS; i++)
+		snprintf(sig_msg[i], sizeof(sig_msg[i]), "in a handler %d", i);
+	sa.sa_handler = sig_push;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, nullptr);
+	for (int i = 0; i < WORKERS; i++)
+		pthread_create(&t[i], nullptr, sig_worker, nullptr);
+	for (long k = 0; k < n; k++) {
+		for (int i = 0; i < WORKERS; i++)
+			pthread_kill(t[i], SIGUSR1);
+		usleep(1000);
+	}
+	sig_stop = 1;
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(t[i], nullptr);
+	printf("signal %ld%s\n", n, sig_bad ? " (a pop returned another level)" : "");
+	return sig_bad;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3 || atol(argv[2]) < 1) {
-		fprintf(stderr, "usage: %s steps|plain|bench|many|domain|domains N\n", argv[0]);
+		fprintf(stderr, "usage: %s steps|plain|bench|many|domain|domains|signal N\n", argv[0]);
 		return 2;
 	}
 	if (strcmp(argv[1], "steps") == 0)
@@ -318,6 +397,8 @@ int main(int argc, char **argv)
 		printf("domains %ld\n", n);
 		return 0;
 	}
-	fprintf(stderr, "usage: %s steps|plain|bench|many|domain|domains N\n", argv[0]);
+	if (strcmp(argv[1], "signal") == 0)
+		return signal_mode(atol(argv[2]));
+	fprintf(stderr, "usage: %s steps|plain|bench|many|domain|domains|signal N\n", argv[0]);
 	return 2;
 }
