@@ -13,8 +13,20 @@ static int hostile_seq(const char *s, int len)
 
 	memcpy(seq, s, len);
 	seq[len] = '\0';
-	return cprof_utf8_seq((const unsigned char *)s) != len ||
+	return cprof_utf8_seq((const unsigned char *)seq) != len ||
 	       strcmp(cprof_log_safe(safe, sizeof(safe), seq), seq) != 0;
+}
+
+/* The length of the UTF-8 sequence at a[i], 1 for a lone byte; nothing at or past a[l] is read (the last argument
+ * of a HELLO may lack its NUL) */
+static int seq_len(const char *a, size_t i, size_t l)
+{
+	char tmp[5] = { 0 };
+	int len;
+
+	memcpy(tmp, a + i, l - i < 4 ? l - i : 4);
+	len = cprof_utf8_seq((const unsigned char *)tmp);
+	return len == 0 ? 1 : len;
 }
 
 /* n bytes at *o of out, or only counted when out is NULL */
@@ -31,9 +43,7 @@ size_t cprof_sh_quote(const char *a, size_t max, char *out)
 	int bare = l > 0, dollar = 0, len;
 
 	for (i = 0; i < l; i += len) {
-		len = cprof_utf8_seq((const unsigned char *)a + i);
-		if (len == 0 || i + len > l)
-			len = 1;
+		len = seq_len(a, i, l);
 		if (hostile_seq(a + i, len))
 			dollar = 1;
 		if (len > 1 || !(((a[i] | 0x20) >= 'a' && (a[i] | 0x20) <= 'z') || (a[i] >= '0' && a[i] <= '9') ||
@@ -52,9 +62,7 @@ size_t cprof_sh_quote(const char *a, size_t max, char *out)
 		static const char hex[] = "0123456789abcdef";
 		char c = a[i];
 
-		len = cprof_utf8_seq((const unsigned char *)a + i);
-		if (len == 0 || i + len > l)
-			len = 1;
+		len = seq_len(a, i, l);
 		if (!dollar && c == '\'') {
 			put(out, &o, "'\\''", 4);
 		} else if (dollar && (c == '\'' || c == '\\')) {

@@ -137,8 +137,6 @@ struct cprof_tls {
 	uint32_t tid;
 	int depth;           /* hooked calls in progress on this thread (cuBLAS -> cuBLASLt) */
 	int recording;       /* inside cprof_record: a signal handler's hooked call must not write the same slot */
-	int in_strings;      /* holding the interner's or the flusher's strings lock: a signal handler's call on this
-	                      * thread gets no new string (it would wait for itself) */
 	uint64_t taking_ns;  /* inside cprof_ring_for_thread since then (CLOCK_MONOTONIC; 0: not): a signal handler's
 	                      * hooked call then takes no second ring */
 	uint32_t calls_left;   /* hooked calls until the next whose hook is timed (cprof_enter; about one in CPROF_COST_SAMPLE) */
@@ -151,6 +149,10 @@ struct cprof_tls {
 
 extern CPROF_HIDDEN _Atomic int cprof_state;
 extern CPROF_HIDDEN __thread struct cprof_tls cprof_tls __attribute__((tls_model("initial-exec")));
+/* Set while this thread holds the interner's or the flusher's strings lock (strings.c, flusher.c, the fork
+ * handlers): a signal handler's call on it then takes neither again (it would wait for itself). Apart from
+ * cprof_tls, which a thread's first ring wipes (ring_take), perhaps inside such a handler. */
+extern CPROF_HIDDEN __thread int cprof_in_strings __attribute__((tls_model("initial-exec")));
 
 /* A warning from the flusher thread waits for an application thread to print it (the flusher may have
  * no stderr of its own). flusher.c */
@@ -201,6 +203,7 @@ CPROF_HIDDEN void cprof_ring_set_ops(const struct cprof_ring_ops *ops);
 CPROF_HIDDEN void cprof_ring_wake(void);
 CPROF_HIDDEN struct cprof_ring *cprof_ring_for_thread(void);
 CPROF_HIDDEN void cprof_rings_init(void); /* from the library's constructor: the thread-exit key, early */
+CPROF_HIDDEN void cprof_nvtx_init(void);  /* the same for the deep NVTX domains' level pages (nvtx.c) */
 /* hooked calls passed through because a signal handler made them while their thread took its first ring */
 CPROF_HIDDEN extern _Atomic uint64_t cprof_ring_lost_nested;
 CPROF_HIDDEN void cprof_rings_reset_after_fork(void);

@@ -76,8 +76,11 @@ static struct {
 	uint64_t app_run_ns, app_wait_ns; /* the program's threads' schedstat, summed over what the rings saw */
 	uint64_t counted_sent[CPROF_COUNTED__N]; /* the device-query totals in the last COUNTS */
 	struct cprof_hello_info hello;
-	struct cprof_wire_status *statuses; /* queued under strings_lock */
-	size_t nstatus;
+	/* queued under status_lock, apart from the strings: a capture window's edge from a signal handler that
+	 * interrupted its thread's interning is still recorded; STATUS_KEEP of them need no allocation */
+	pthread_mutex_t status_lock;
+	struct cprof_wire_status *statuses;
+	size_t nstatus, status_cap;
 	uint8_t *stacks;                    /* serialised STACKS records, queued under strings_lock */
 	size_t stacks_len, stacks_cap, nstacks;
 	struct cprof_wire_gpu *gpu;         /* converted CUPTI records not yet sent */
@@ -104,7 +107,8 @@ static struct {
 	size_t ring_since_kick;        /* bytes put since a KICK was last tried */
 	uint64_t ring_full_kick_ms;    /* a full ring's last KICK: one every RING_FULL_KICK_MS while it stays full */
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
-} fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER };
+} fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER,
+	.status_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* the counted calls of threads with no ring (cprof_count_query) */
 CPROF_HIDDEN _Atomic uint64_t cprof_counted_ringless[CPROF_COUNTED__N];
@@ -370,9 +374,9 @@ static int send_hello(uint64_t deadline)
  * handler's call that interrupted this thread under strings_lock would wait for itself: it queues nothing. */
 int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen)
 {
-	if (cprof_tls.in_strings)
+	if (cprof_in_strings)
 		return -EDEADLK;
-	cprof_tls.in_strings = 1;
+	cprof_in_strings = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&fl.strings_lock);
 	if (atomic_load_explicit(&e->queued_gen, memory_order_relaxed) != gen) {
@@ -385,7 +389,7 @@ int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen)
 	}
 	pthread_mutex_unlock(&fl.strings_lock);
 	atomic_signal_fence(memory_order_seq_cst);
-	cprof_tls.in_strings = 0;
+	cprof_in_strings = 0;
 	return 0;
 }
 
@@ -395,9 +399,9 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 	int ret = 0;
 
 	/* a signal handler's call that interrupted this thread under strings_lock would wait for itself */
-	if (cprof_tls.in_strings)
+	if (cprof_in_strings)
 		return -EDEADLK;
-	cprof_tls.in_strings = 1;
+	cprof_in_strings = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&fl.strings_lock);
 	if (fl.stacks_len + n > fl.stacks_cap) {
@@ -421,7 +425,7 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 out:
 	pthread_mutex_unlock(&fl.strings_lock);
 	atomic_signal_fence(memory_order_seq_cst);
-	cprof_tls.in_strings = 0;
+	cprof_in_strings = 0;
 	return ret;
 }
 
@@ -505,28 +509,41 @@ void cprof_flusher_status(uint32_t code, int32_t err, const char *text)
 	cprof_flusher_status_at(code, err, text, cprof_now_ns());
 }
 
+#define STATUS_KEEP 64
+/* set while this thread holds status_lock: a signal handler's status on it would wait for itself */
+static __thread int in_status __attribute__((tls_model("initial-exec")));
+
 void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint64_t time_ns)
 {
 	struct cprof_wire_status *p;
+	size_t i;
 
-	if (cprof_tls.in_strings)
-		return; /* a signal handler's, on a thread inside strings_lock: it would wait for itself */
-	cprof_tls.in_strings = 1;
+	if (in_status)
+		return; /* a handler's, on a thread inside this very function: dropped (it would wait for itself) */
+	in_status = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	pthread_mutex_lock(&fl.strings_lock);
-	p = realloc(fl.statuses, (fl.nstatus + 1) * sizeof(*p));
-	if (p) {
+	pthread_mutex_lock(&fl.status_lock);
+	if (fl.nstatus == fl.status_cap) {
+		/* the first STATUS_KEEP at the flusher's start (cprof_flusher_start); more only when that many wait */
+		size_t cap = fl.status_cap ? 2 * fl.status_cap : STATUS_KEEP;
+
+		p = realloc(fl.statuses, cap * sizeof(*p));
+		if (p == NULL)
+			goto out;
 		fl.statuses = p;
-		memset(&p[fl.nstatus], 0, sizeof(*p));
-		p[fl.nstatus].code = code;
-		p[fl.nstatus].err = err;
-		p[fl.nstatus].time_ns = time_ns;
-		snprintf(p[fl.nstatus].text, sizeof(p->text), "%s", text);
-		fl.nstatus++;
+		fl.status_cap = cap;
 	}
-	pthread_mutex_unlock(&fl.strings_lock);
+	p = &fl.statuses[fl.nstatus++];
+	memset(p, 0, sizeof(*p));
+	p->code = code;
+	p->err = err;
+	p->time_ns = time_ns;
+	for (i = 0; text && text[i] && i + 1 < sizeof(p->text); i++) /* no snprintf: a handler may be here */
+		p->text[i] = text[i];
+out:
+	pthread_mutex_unlock(&fl.status_lock);
 	atomic_signal_fence(memory_order_seq_cst);
-	cprof_tls.in_strings = 0;
+	in_status = 0;
 }
 
 static int send_statuses(uint64_t deadline)
@@ -535,20 +552,20 @@ static int send_statuses(uint64_t deadline)
 	int ret = 0;
 
 	for (;;) {
-		pthread_mutex_lock(&fl.strings_lock);
+		pthread_mutex_lock(&fl.status_lock);
 		if (fl.nstatus == 0) {
-			pthread_mutex_unlock(&fl.strings_lock);
+			pthread_mutex_unlock(&fl.status_lock);
 			return 0;
 		}
 		st = fl.statuses[0];
-		pthread_mutex_unlock(&fl.strings_lock);
+		pthread_mutex_unlock(&fl.status_lock);
 		ret = send_simple(CPROF_MSG_STATUS, &st, sizeof(st), deadline);
 		if (ret < 0)
 			return ret;
-		pthread_mutex_lock(&fl.strings_lock);
+		pthread_mutex_lock(&fl.status_lock);
 		memmove(fl.statuses, fl.statuses + 1, (fl.nstatus - 1) * sizeof(st));
 		fl.nstatus--;
-		pthread_mutex_unlock(&fl.strings_lock);
+		pthread_mutex_unlock(&fl.status_lock);
 	}
 }
 
@@ -1231,6 +1248,17 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	for (int i = 0; i < fl.hello.argc; i++)
 		fl.hello.argv[i] = fl.hello.args + (cfg->hello.argv[i] - cfg->hello.args);
 	fl.pid = getpid();
+	/* room for the statuses a run queues (its windows' edges), had here and not in a signal handler's call */
+	pthread_mutex_lock(&fl.status_lock);
+	if (fl.status_cap < STATUS_KEEP) {
+		struct cprof_wire_status *p = realloc(fl.statuses, STATUS_KEEP * sizeof(*p));
+
+		if (p != NULL) {
+			fl.statuses = p;
+			fl.status_cap = STATUS_KEEP;
+		}
+	}
+	pthread_mutex_unlock(&fl.status_lock);
 	/* the first forced CUPTI flush one period after the start, not at the first round: a short program's
 	 * GPU window is not cut by a flush and the buffer request after it */
 	fl.last_cupti_flush_ms = mono_ms();
@@ -1331,12 +1359,13 @@ void cprof_flusher_reset_after_fork(void)
 	/* the flusher thread does not exist in the child; its locks may have been held at fork */
 	pthread_mutex_init(&fl.req_lock, NULL);
 	pthread_mutex_init(&fl.strings_lock, NULL);
+	pthread_mutex_init(&fl.status_lock, NULL);
 	/* the parent's queue: its strings are sent again by the child, in its own generation (strings.c) */
 	fl.strings = NULL;
 	fl.strings_tail = &fl.strings;
 	free(fl.statuses);
 	fl.statuses = NULL;
-	fl.nstatus = 0;
+	fl.nstatus = fl.status_cap = 0;
 	free(fl.stacks);
 	fl.stacks = NULL;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
@@ -1389,10 +1418,13 @@ void cprof_flusher_reset_after_fork(void)
 
 void cprof_flusher_strings_lock(int lock)
 {
-	if (lock)
+	if (lock) {
 		pthread_mutex_lock(&fl.strings_lock);
-	else
+		pthread_mutex_lock(&fl.status_lock);
+	} else {
+		pthread_mutex_unlock(&fl.status_lock);
 		pthread_mutex_unlock(&fl.strings_lock);
+	}
 }
 
 /* ---- the crashing thread (signal context: async-signal-safe calls only from here on) ---- */

@@ -247,6 +247,9 @@ int cprof_init_slow(void)
 
 static void atfork_prepare(void)
 {
+	/* a signal handler's call meanwhile must not wait for this thread's own hold of the strings locks */
+	cprof_in_strings = 1;
+	atomic_signal_fence(memory_order_seq_cst);
 	cprof_kernels_lock(1);
 	cprof_strings_lock(1);
 	cprof_stacks_lock(1);
@@ -259,6 +262,8 @@ static void atfork_parent(void)
 	cprof_stacks_lock(0);
 	cprof_strings_lock(0);
 	cprof_kernels_lock(0);
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_in_strings = 0;
 }
 
 static void atfork_child(void)
@@ -271,6 +276,8 @@ static void atfork_child(void)
 	cprof_py_reset_after_fork();
 	cprof_strings_lock(0);
 	cprof_kernels_lock(0);
+	atomic_signal_fence(memory_order_seq_cst);
+	cprof_in_strings = 0;
 	cprof_flusher_reset_after_fork();
 	cprof_rings_reset_after_fork();
 	cprof_cupti_reset_after_fork(atomic_load(&driver_up));
@@ -298,6 +305,7 @@ __attribute__((constructor)) static void cprof_ctor(void)
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	cprof_rings_init();
+	cprof_nvtx_init();
 }
 
 /* _exit skips atexit: flush here so os._exit() and _exit() keep what they produced. A vfork child's

@@ -32,7 +32,7 @@ static __thread int32_t *nvtx_depth_more __attribute__((tls_model("initial-exec"
 #define NVTX_MORE   (4096 / sizeof(int32_t)) /* one page */
 static pthread_key_t depth_more_key;
 static pthread_once_t depth_more_once = PTHREAD_ONCE_INIT;
-static _Atomic int depth_more_ready; /* the key was made: at a domain's creation, never in a push */
+static _Atomic int depth_more_ready; /* the key was made (cprof_nvtx_init), never in a push */
 
 #define NVTX_MAGIC 0x78747663u /* "cvtx": the handle came from us */
 #define NVTX_WIDE_MAX 1024     /* bytes of UTF-8 kept of a wide message */
@@ -186,6 +186,13 @@ static void depth_more_key_make(void)
 		atomic_store(&depth_more_ready, 1);
 }
 
+/* From the library's constructor: a key made that early is one of glibc's first 32, whose values live in the thread
+ * itself, so a push's pthread_setspecific allocates nothing (a later key's first value on a thread is calloc'd) */
+void cprof_nvtx_init(void)
+{
+	pthread_once(&depth_more_once, depth_more_key_make);
+}
+
 /* A later domain's count on this thread: its page mapped when grow is set (a push), else NULL when the thread has
  * none yet. Nothing here may take a lock a signal handler's push could find held (malloc's). */
 static __attribute__((noinline, cold)) int32_t *depth_more(unsigned slot, int grow)
@@ -204,8 +211,8 @@ static __attribute__((noinline, cold)) int32_t *depth_more(unsigned slot, int gr
 		warn_once();
 		return NULL;
 	}
-	/* unmapped at the thread's exit (glibc keeps a low key's value in the thread itself: no allocation); the fork
-	 * child's copy is its own */
+	/* unmapped at the thread's exit (the key is one of the first, cprof_nvtx_init: its value is kept in the thread
+	 * itself, no allocation); the fork child's copy is its own */
 	if (pthread_setspecific(depth_more_key, p) != 0) {
 		munmap(p, NVTX_MORE * sizeof(int32_t));
 		return NULL;
@@ -585,8 +592,6 @@ static nvtxDomainHandle_t domain_create(const char *text, size_t len)
 			d = NULL;
 		} else {
 			d->slot = ndomains + 1 < UINT_MAX ? ndomains + 1 : UINT_MAX; /* past SHARED_SLOT: depth_more's */
-			if (d->slot >= SHARED_SLOT)
-				pthread_once(&depth_more_once, depth_more_key_make);
 			ndomains++;
 			d->next = domains;
 			domains = d;

@@ -15,6 +15,7 @@ static _Atomic(struct cprof_istr *) *smap;
 static size_t smap_used;
 static pthread_mutex_t smap_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic uint32_t next_id = 1;
+__thread int cprof_in_strings __attribute__((tls_model("initial-exec")));
 /* entries live as long as the process, in pages of their own: no malloc under smap_lock, which a signal handler's
  * call may take while its thread was inside malloc (until 2026-12-06 each entry was malloc'd) */
 #define ARENA_CHUNK (256u << 10)
@@ -116,9 +117,9 @@ struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len)
 			return e;
 	}
 	/* a signal handler's call that interrupted this thread here would wait for itself: its new string is not kept */
-	if (cprof_tls.in_strings)
+	if (cprof_in_strings)
 		return NULL;
-	cprof_tls.in_strings = 1;
+	cprof_in_strings = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	pthread_mutex_lock(&smap_lock);
 	if (smap == NULL) {
@@ -160,7 +161,7 @@ struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len)
 out:
 	pthread_mutex_unlock(&smap_lock);
 	atomic_signal_fence(memory_order_seq_cst);
-	cprof_tls.in_strings = 0;
+	cprof_in_strings = 0;
 	return e;
 }
 

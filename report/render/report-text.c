@@ -581,7 +581,7 @@ static void text_processes(const struct report_doc *d)
 		cprof_fmt_dur(dur, sizeof(dur), p->apis.total);
 		printf(" %7lld  %7lld  %4s  %9lld  %10s  %4lld  %-20.*s  %-15s  %.60s\n", (long long)p->pid, (long long)p->ppid,
 		       r, (long long)p->recorded, dur, (long long)p->lost, (int)strcspn(ending, ";"), /* the ending, not the last call */
-		       ending, p->v.verdict, cprof_tx_quoted(p->argv[0] ? p->argv : p->exe));
+		       ending, p->v.verdict, p->argv[0] ? cprof_tx_quoted(p->argv) : cprof_tx(p->exe));
 	}
 }
 
@@ -679,7 +679,7 @@ static void text_tables(const struct report_doc *d)
 	if (by == REPORT_BY_API && d->nprocs > 1)
 		for (i = 0; i < d->nprocs; i++) {
 			snprintf(title, sizeof(title), "CUDA API, process %lld: %.100s", (long long)d->procs[i].pid,
-				 d->procs[i].argv[0] ? d->procs[i].argv : d->procs[i].exe);
+				 d->procs[i].argv[0] ? d->procs[i].argv : cprof_tx(d->procs[i].exe)); /* argv is quoted */
 			report_print_stats_table(title, &d->procs[i].apis, all_rows, 0);
 		}
 	if (all && (d->torch.n || d->kernels.n || d->memops.n))

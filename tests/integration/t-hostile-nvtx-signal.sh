@@ -1,7 +1,7 @@
 # The injected library never deadlocks its host from a signal handler: 8 threads push NVTX ranges with new messages
 # (cprof interns each under its string table's lock) and allocate in malloc's arena while the main thread signals
-# each of them every millisecond; each handler pushes and pops a range with a message new to cprof, in a domain past
-# the 31 a thread's fixed level slots hold. Until 2026-12-06 the handler took the string table's lock again on the
+# each of them every millisecond; each handler pushes and pops two ranges with messages new to cprof, in a domain
+# past the 31 a thread's fixed level slots hold (a thread's first event, and with it its ring, may be a handler's). Until 2026-12-06 the handler took the string table's lock again on the
 # thread that held it (4 hangs in 4 runs of this test), and a domain's level slot past the 30th was grown with
 # realloc there. Now such a handler's new message is not kept (its range has no text) and its level slot comes from
 # a page of its own. The run ends, the program's output is its own, and the handler's ranges are in the profile.

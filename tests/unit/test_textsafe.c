@@ -87,6 +87,20 @@ START_TEST(test_textsafe_sh_join)
 	s = cprof_sh_join("", 0);
 	ck_assert_str_eq(s, "");
 	free(s);
+	{
+		/* the last argument without its NUL, at the very end of its buffer: nothing past it is read (ASan) */
+		char *exact = malloc(4);
+
+		memcpy(exact, "a\0\xc3\xa9", 4);
+		s = cprof_sh_join(exact, 4);
+		ck_assert_str_eq(s, "a '\xc3\xa9'");
+		free(s);
+		memcpy(exact, "a\0b\xc3", 4);
+		s = cprof_sh_join(exact, 4);
+		ck_assert_str_eq(s, "a $'b\\xc3'");
+		free(s);
+		free(exact);
+	}
 }
 END_TEST
 

@@ -211,28 +211,30 @@ static int bench(long n)
 
 // `signal N`: 8 threads push ranges with new messages (a profiler interns each: its string table's lock) and allocate
 // and free 64 KiB blocks (malloc's arena lock), while the main thread signals each of them every millisecond, N
-// times; the handler pushes and pops a range in a domain past the 31 a thread's fixed level slots hold, with a
-// message of its own. A profiler that takes a lock or calls malloc there can deadlock the thread it interrupted
+// times; the handler pushes and pops two ranges in a domain past the 31 a thread's fixed level slots hold, with
+// messages of their own. A profiler that takes a lock or calls malloc there can deadlock the thread it interrupted
 // (2026-12-06: cprof's string table's lock, taken again by the handler on the thread that held it).
 static nvtxDomainHandle_t sig_dom;
 static volatile sig_atomic_t sig_bad;
 static volatile int sig_stop;
-enum { SIG_MSGS = 4096 };
+enum { SIG_MSGS = 8192 };
 static char sig_msg[SIG_MSGS][24]; // made before the signals: a handler cannot format one
 static unsigned sig_next;
 
 static void sig_push(int)
 {
 	nvtxEventAttributes_t a = {};
-	int level;
+	int outer, inner;
 
 	a.version = NVTX_VERSION;
 	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
 	a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-	a.message.ascii = sig_msg[__atomic_fetch_add(&sig_next, 1, __ATOMIC_RELAXED) % SIG_MSGS]; // new to the profiler
-	level = nvtxDomainRangePushEx(sig_dom, &a);
-
-	if (nvtxDomainRangePop(sig_dom) != level)
+	// two messages new to the profiler: the second after the first may have been the thread's first event
+	a.message.ascii = sig_msg[__atomic_fetch_add(&sig_next, 1, __ATOMIC_RELAXED) % SIG_MSGS];
+	outer = nvtxDomainRangePushEx(sig_dom, &a);
+	a.message.ascii = sig_msg[__atomic_fetch_add(&sig_next, 1, __ATOMIC_RELAXED) % SIG_MSGS];
+	inner = nvtxDomainRangePushEx(sig_dom, &a);
+	if (nvtxDomainRangePop(sig_dom) != inner || nvtxDomainRangePop(sig_dom) != outer)
 		sig_bad = 1;
 }
 
@@ -241,8 +243,7 @@ static void *sig_worker(void *)
 	unsigned long n = 0;
 	char msg[48];
 
-	nvtxRangePushA("warm"); // the thread's own ring, had outside the handler
-	nvtxRangePop();
+	// no call before the loop: the thread's first event, and with it its ring, may come from a handler
 	while (!sig_stop) {
 		char *p = (char *)malloc(65536 + (n & 4095));
 
