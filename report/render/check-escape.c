@@ -52,3 +52,28 @@ void cprof_md_fput(FILE *f, const char *s)
 		}
 	}
 }
+
+void cprof_md_code_fput(FILE *f, const char *s)
+{
+	const char *t = cprof_tx(s ? s : ""), *p;
+	size_t run = 0, longest = 0, len = strlen(t), i;
+	int pad;
+
+	/* inside a code span nothing is an escape or an entity: the text as it is (controls escaped as on a terminal),
+	 * fenced by one backtick more than its longest run of them, a space inside where it starts or ends with one */
+	for (p = t; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	pad = len > 0 && (t[0] == '`' || t[len - 1] == '`' || (t[0] == ' ' && t[len - 1] == ' '));
+	for (i = 0; i <= longest; i++)
+		fputc('`', f);
+	if (pad)
+		fputc(' ', f);
+	fputs(t, f);
+	if (pad)
+		fputc(' ', f);
+	for (i = 0; i <= longest; i++)
+		fputc('`', f);
+}

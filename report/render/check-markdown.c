@@ -9,9 +9,9 @@ static void write_changes(FILE *f, const struct cprof_check_result *r)
 	size_t i, n = r->top && r->top < r->nchanges ? r->top : r->nchanges;
 	char a[32], b[32], p[32];
 
-	fprintf(f, "\n### Top changes against the baseline `");
-	cprof_md_fput(f, r->baseline);
-	fprintf(f, "`\n\n");
+	fprintf(f, "\n### Top changes against the baseline ");
+	cprof_md_code_fput(f, r->baseline);
+	fprintf(f, "\n\n");
 	if (r->nchanges == 0) {
 		fprintf(f, "No kernel or call changed.\n");
 		return;
@@ -36,9 +36,9 @@ static void write_md(FILE *f, const struct cprof_check_result *r)
 	size_t i;
 	char line[1024];
 
-	fprintf(f, "## cprof check: %s `", r->incomplete ? "⚠️ INCOMPLETE" : r->failed ? "❌ FAIL" : "✅ PASS");
-	cprof_md_fput(f, r->profile);
-	fprintf(f, "`\n\n");
+	fprintf(f, "## cprof check: %s ", r->incomplete ? "⚠️ INCOMPLETE" : r->failed ? "❌ FAIL" : "✅ PASS");
+	cprof_md_code_fput(f, r->profile);
+	fprintf(f, "\n\n");
 	if (r->simulated)
 		fprintf(f, "> Recorded on the simulated GPU (tests/simgpu): timings are modelled, not measured.\n\n");
 	cprof_verdict_line(&r->now->v, line, sizeof(line));

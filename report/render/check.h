@@ -30,6 +30,9 @@ extern const struct cprof_check_fmt cprof_check_text, cprof_check_json, cprof_ch
 /* Markdown table cell text: escapes what Markdown and the HTML inside it would read (| ` * _ < > & [ ] \ ...),
  * and terminal controls as cprof_tx does. */
 void cprof_md_fput(FILE *f, const char *s);
+/* s as a whole Markdown code span, backticks included: controls escaped as on a terminal, nothing else (a code span
+ * shows backslashes and entities as they are) */
+void cprof_md_code_fput(FILE *f, const char *s);
 /* XML 1.0 text or attribute value: & < > " ' escaped, characters XML cannot hold (C0 controls, bytes that are
  * not UTF-8) as visible \xNN escapes. */
 void cprof_xml_fput(FILE *f, const char *s);

@@ -16,11 +16,11 @@ static void write_md(FILE *f, const struct cprof_diff_result *r)
 	char x[32], y[32], p[32];
 	size_t i, n = cprof_diff_shown(r);
 
-	fprintf(f, "## cprof diff: `");
-	cprof_md_fput(f, r->old_path);
-	fprintf(f, "` → `");
-	cprof_md_fput(f, r->new_path);
-	fprintf(f, "`\n\n");
+	fprintf(f, "## cprof diff: ");
+	cprof_md_code_fput(f, r->old_path);
+	fprintf(f, " → ");
+	cprof_md_code_fput(f, r->new_path);
+	fprintf(f, "\n\n");
 	if (r->simulated)
 		fprintf(f, "> Recorded on the simulated GPU (tests/simgpu): timings are modelled, not measured.\n\n");
 	fprintf(f, "**Verdict:** %s → %s%s\n\n", a->v.verdict, b->v.verdict,

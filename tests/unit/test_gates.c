@@ -187,6 +187,23 @@ START_TEST(test_check_md_escape)
 }
 END_TEST
 
+/* a path in a Markdown heading's code span: nothing escaped there but controls (a code span shows backslashes and
+ * entities as they are), fenced longer than any run of backticks in it */
+START_TEST(test_check_md_code_span)
+{
+	char *s = written(cprof_md_code_fput, "run<1>&a\\b.db");
+
+	ck_assert_str_eq(s, "`run<1>&a\\\\b.db`");
+	free(s);
+	s = written(cprof_md_code_fput, "a``b\x1b");
+	ck_assert_str_eq(s, "```a``b\\x1b```");
+	free(s);
+	s = written(cprof_md_code_fput, "`x");
+	ck_assert_str_eq(s, "`` `x ``");
+	free(s);
+}
+END_TEST
+
 START_TEST(test_term_name_off_tty)
 {
 	static const char name[] = "void gemm<float, 128, 64, cutlass::arch::Sm90, cutlass::layout::RowMajor>(Params const&, float*)";
@@ -384,6 +401,7 @@ Suite *gates_suite(void)
 	tcase_add_test(tc, test_gates_changes_ranked);
 	tcase_add_test(tc, test_check_xml_escape);
 	tcase_add_test(tc, test_check_md_escape);
+	tcase_add_test(tc, test_check_md_code_span);
 	tcase_add_test(tc, test_term_name_off_tty);
 	tcase_add_test(tc, test_demangle_shown_names_distinct);
 	tcase_add_test(tc, test_demangle_shorten_cut_whole);
