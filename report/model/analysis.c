@@ -1686,6 +1686,7 @@ int cprof_device_verdicts(const struct cprof_model *m, int64_t proc, const struc
 		dm.ops = ops;
 		dm.nops = n;
 		dm.calls_by_corr = NULL;
+		dm.launch_call = NULL;
 		dm.kernels_by_corr = NULL;
 		dm.nkernels_by_corr = 0;
 		dm.steps = NULL;

@@ -14,6 +14,8 @@ enum cprof_op_kind { CPROF_OP_KERNEL = 0, CPROF_OP_MEMCPY, CPROF_OP_MEMSET };
 
 /* a NULL id in the profile */
 #define CPROF_NO_ID INT64_MIN
+/* no call (struct cprof_model's launch_call) */
+#define CPROF_NO_CALL UINT32_MAX
 
 /* A GPU op (kernel, copy, memset), with the start of the call that launched it (0: not known). */
 struct cprof_op {
@@ -310,6 +312,7 @@ struct cprof_model {
 	struct cprof_first_name *first_calls, *first_rt, *first_drv;
 	size_t nfirst_calls, nfirst_rt, nfirst_drv;
 	uint32_t *calls_by_corr;     /* call indices by (proc, corr), built on first use */
+	uint32_t *launch_call;       /* per op, the call that launched it (CPROF_NO_CALL: none), built on first use */
 	uint32_t *kernels_by_corr;   /* kernel op indices by (proc, corr), built on first use */
 	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
