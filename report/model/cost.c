@@ -666,7 +666,10 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 		if (m->rt[i].ext != CPROF_NO_ID)
 			r[nr++] = (struct rt_dur){ .proc = m->rt[i].proc, .ext = m->rt[i].ext,
 						   .dur = m->rt[i].end - m->rt[i].start };
-	cprof_sort(r, nr, sizeof(*r), rt_dur_cmp);
+	/* stable radix passes, minor key first: what the stable qsort gave, in a fraction of its time */
+	if (cprof_radix_sort_at(r, nr, sizeof(*r), offsetof(struct rt_dur, ext)) < 0 ||
+	    cprof_radix_sort_at(r, nr, sizeof(*r), offsetof(struct rt_dur, proc)) < 0)
+		cprof_sort(r, nr, sizeof(*r), rt_dur_cmp);
 	for (i = 0; i < m->ncalls; i++) {
 		struct cprof_call *c = &m->calls[i];
 

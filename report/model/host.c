@@ -67,15 +67,6 @@ void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out
 
 static const struct cprof_model *sort_model; /* qsort has no context argument */
 
-static int cmp_call_corr(const void *a, const void *b)
-{
-	const struct cprof_call *x = &sort_model->calls[*(const uint32_t *)a], *y = &sort_model->calls[*(const uint32_t *)b];
-
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
-}
-
 /* The thread map built from the arrays, as load_threads' join gives it: each CUPTI handle gets the smallest
  * tid of the hooked calls whose external id its runtime or driver records carry. */
 struct thread_map {
@@ -146,23 +137,6 @@ static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc
 				return ret;
 		}
 	}
-	return 0;
-}
-
-static int calls_by_corr(struct cprof_model *m)
-{
-	size_t i;
-
-	if (m->calls_by_corr)
-		return 0;
-	if ((m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < m->ncalls; i++)
-		m->calls_by_corr[i] = (uint32_t)i;
-	sort_model = m;
-	if (m->ncalls)
-		cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
-	sort_model = NULL;
 	return 0;
 }
 
@@ -262,10 +236,12 @@ static int enclosing_build(struct enclosing *en, const struct cprof_model *m)
 		return -ENOMEM;
 	for (i = 0; i < m->ncalls; i++)
 		en->ix[i] = (uint32_t)i;
-	sort_model = m;
-	if (m->ncalls)
+	if (m->ncalls && cprof_radix_sort_ix_by(en->ix, m->ncalls, m->calls, sizeof(*m->calls), cprof_key_call_proc,
+						cprof_key_call_tid, m) < 0) {
+		sort_model = m;
 		cprof_sort(en->ix, m->ncalls, sizeof(*en->ix), cmp_call_thread);
-	sort_model = NULL;
+		sort_model = NULL;
+	}
 	for (i = 0; i < m->ncalls; i++) {
 		const struct cprof_call *c = &m->calls[en->ix[i]], *p = i ? &m->calls[en->ix[i - 1]] : NULL;
 
@@ -419,7 +395,7 @@ int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads, const
 	size_t i;
 	int ret;
 
-	if ((ret = calls_by_corr(m)) < 0)
+	if ((ret = cprof_model_calls_by_corr(m)) < 0)
 		return ret;
 	for (i = 0; i < m->nrt; i++)
 		if (m->rt[i].corr != CPROF_NO_ID && (ret = map_record(m, &tm, m->rt[i].proc, m->rt[i].tid, m->rt[i].corr)) < 0)

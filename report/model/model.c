@@ -683,6 +683,26 @@ static int cmp_call_corr(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+int cprof_model_calls_by_corr(struct cprof_model *m)
+{
+	size_t i;
+
+	if (m->calls_by_corr)
+		return 0;
+	if ((m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ncalls; i++)
+		m->calls_by_corr[i] = (uint32_t)i;
+	/* the stable radix passes give what the stable qsort gave: ties of (proc, corr) in table order */
+	if (m->ncalls && cprof_radix_sort_ix_by(m->calls_by_corr, m->ncalls, m->calls, sizeof(*m->calls),
+						cprof_key_call_proc, cprof_key_call_corr, m) < 0) {
+		sort_model = m;
+		cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+		sort_model = NULL;
+	}
+	return 0;
+}
+
 /* The op -> launching call join of every op, once: the report walks it five times (the load's hooked marks,
  * the tiny-kernel and graph findings, the launched-time table, the last step's drain), and each walk was two
  * binary searches per op, 15% of a 1M-record report. */
@@ -692,17 +712,8 @@ static int launch_calls(struct cprof_model *m)
 
 	if (m->launch_call)
 		return 0;
-	if (m->calls_by_corr == NULL) {
-		m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr));
-		if (m->calls_by_corr == NULL)
-			return -ENOMEM;
-		for (i = 0; i < m->ncalls; i++)
-			m->calls_by_corr[i] = (uint32_t)i;
-		sort_model = m;
-		if (m->ncalls)
-			cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
-		sort_model = NULL;
-	}
+	if (cprof_model_calls_by_corr(m) < 0)
+		return -ENOMEM;
 	if ((m->launch_call = malloc((m->nops ? m->nops : 1) * sizeof(*m->launch_call))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < m->nops; i++) {

@@ -524,6 +524,23 @@ int cprof_radix_sort(void *arr, size_t n, size_t elem);
  * is, which is qsort's result too whenever cmp is a total order. */
 int cprof_radix_sort_at(void *arr, size_t n, size_t elem, size_t off);
 int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, uint32_t i), const void *ctx);
+/* rows.c: keys of the model's arrays by index (ctx: the model), for the index sorts below */
+int64_t cprof_key_call_proc(const void *ctx, uint32_t i);
+int64_t cprof_key_call_tid(const void *ctx, uint32_t i);
+int64_t cprof_key_call_corr(const void *ctx, uint32_t i);
+int64_t cprof_key_rt_proc(const void *ctx, uint32_t i);
+int64_t cprof_key_rt_tid(const void *ctx, uint32_t i);
+int64_t cprof_key_op_proc(const void *ctx, uint32_t i);
+int64_t cprof_key_op_stream(const void *ctx, uint32_t i);
+/* model.c: m->calls_by_corr, once; 0 or -ENOMEM */
+int cprof_model_calls_by_corr(struct cprof_model *m);
+/* radix.c: indices ix, ascending, into arr (elements of elem bytes by their uint64_t start) ordered as a
+ * comparator on (major, minor, start, index) orders them (minor NULL: (major, start, index)), by the stable
+ * passes of cprof_radix_sort_ix: the qsorts with those comparators were a tenth of a 1M-record report.
+ * -EINVAL (ix left as it was) when ix is not ascending or arr not by start: sort with the comparator then. */
+int cprof_radix_sort_ix_by(uint32_t *ix, size_t n, const void *arr, size_t elem,
+			   int64_t (*major)(const void *ctx, uint32_t i), int64_t (*minor)(const void *ctx, uint32_t i),
+			   const void *ctx);
 void cprof_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */
 int cprof_model_read_driver(sqlite3 *db, struct cprof_drv_rec **out, size_t *n);

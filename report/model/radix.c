@@ -209,10 +209,10 @@ int cprof_radix_sort_doubles(double *d, size_t n)
 /* signed keys, biased so that unsigned order is theirs, with the element each came from */
 static int radix_pairs(struct kv *kv, size_t n)
 {
-	uint64_t min = kv[0].key, max = kv[0].key;
+	uint64_t min = UINT64_MAX, max = 0;
 	size_t i;
 
-	for (i = 1; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		min = kv[i].key < min ? kv[i].key : min;
 		max = kv[i].key > max ? kv[i].key : max;
 	}
@@ -265,6 +265,25 @@ int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, 
 			ix[i] = (uint32_t)kv[i].idx;
 	free(kv);
 	return ret;
+}
+
+int cprof_radix_sort_ix_by(uint32_t *ix, size_t n, const void *arr, size_t elem,
+			   int64_t (*major)(const void *ctx, uint32_t i), int64_t (*minor)(const void *ctx, uint32_t i),
+			   const void *ctx)
+{
+	const char *a = arr;
+	size_t i;
+	int ret;
+
+	/* ascending indices into an array by start are in (start, index) order already: the comparators' last
+	 * two keys then need no pass of their own */
+	for (i = 1; i < n; i++)
+		if (ix[i - 1] >= ix[i] || key_at(a, elem, ix[i - 1]) > key_at(a, elem, ix[i]))
+			return -EINVAL;
+	if ((minor && (ret = cprof_radix_sort_ix(ix, n, minor, ctx)) < 0) ||
+	    (ret = cprof_radix_sort_ix(ix, n, major, ctx)) < 0)
+		return ret;
+	return 0;
 }
 
 void cprof_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
