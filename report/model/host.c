@@ -102,33 +102,18 @@ static int note_tid(struct thread_map *tm, int64_t proc, int64_t handle, int64_t
 	return 0;
 }
 
-static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc, int64_t handle, int64_t corr)
+/* hint: the last look-ups' places in m->ext and m->calls_by_corr (cprof_lower_pk) */
+static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc, int64_t handle, int64_t corr,
+		      size_t hint[2])
 {
-	size_t lo = 0, hi = m->next, e;
+	size_t e;
 	int ret;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct cprof_ext *x = &m->ext[mid];
+	for (e = cprof_lower_pk(m->ext, m->next, sizeof(*m->ext), proc, corr, &hint[0]);
+	     e < m->next && m->ext[e].proc == proc && m->ext[e].corr == corr; e++) {
+		size_t c;
 
-		if (x->proc < proc || (x->proc == proc && x->corr < corr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (e = lo; e < m->next && m->ext[e].proc == proc && m->ext[e].corr == corr; e++) {
-		size_t a = 0, b = m->ncalls, c;
-
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-			const struct cprof_call *x = &m->calls[m->calls_by_corr[mid]];
-
-			if (x->proc < proc || (x->proc == proc && x->corr < m->ext[e].ext))
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		for (c = a; c < m->ncalls; c++) {
+		for (c = cprof_calls_corr_lower(m, proc, m->ext[e].ext, &hint[1]); c < m->ncalls; c++) {
 			const struct cprof_call *x = &m->calls[m->calls_by_corr[c]];
 
 			if (x->proc != proc || x->corr != m->ext[e].ext)
@@ -316,7 +301,7 @@ static int load_driver_only(const struct cprof_drv_rec *d, size_t nd, struct cpr
 {
 	struct cprof_first_set first = { 0 };
 	int64_t (*rt)[2] = NULL;
-	size_t nrt = 0, cap = 0, i;
+	size_t nrt = 0, cap = 0, i, hint[2] = { 0, 0 };
 	int ret = -ENOMEM;
 
 	if ((rt = rt_keys(m, &nrt)) == NULL)
@@ -326,7 +311,7 @@ static int load_driver_only(const struct cprof_drv_rec *d, size_t nd, struct cpr
 		int64_t key[2] = { d[i].proc, d[i].corr };
 
 		if (d[i].corr != CPROF_NO_ID && cprof_model_has_ext(m, key[0], key[1])) {
-			if ((ret = map_record(m, tm, key[0], d[i].tid, key[1])) < 0)
+			if ((ret = map_record(m, tm, key[0], d[i].tid, key[1], hint)) < 0)
 				goto out;
 			continue;
 		}
@@ -392,13 +377,14 @@ static int load_nvtx_ranges(sqlite3 *db, struct cprof_model *m)
 int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads, const struct cprof_drv_rec *d, size_t nd)
 {
 	struct thread_map tm = { 0 };
-	size_t i;
+	size_t i, hint[2] = { 0, 0 };
 	int ret;
 
 	if ((ret = cprof_model_calls_by_corr(m)) < 0)
 		return ret;
 	for (i = 0; i < m->nrt; i++)
-		if (m->rt[i].corr != CPROF_NO_ID && (ret = map_record(m, &tm, m->rt[i].proc, m->rt[i].tid, m->rt[i].corr)) < 0)
+		if (m->rt[i].corr != CPROF_NO_ID &&
+		    (ret = map_record(m, &tm, m->rt[i].proc, m->rt[i].tid, m->rt[i].corr, hint)) < 0)
 			goto out;
 	if ((ret = load_driver_only(d, nd, m, &tm)) < 0 || (ret = load_nvtx_ranges(db, m)) < 0)
 		goto out;

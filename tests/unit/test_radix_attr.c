@@ -206,6 +206,39 @@ START_TEST(test_radix_ix_by)
 }
 END_TEST
 
+/* the search from a hint finds what a binary search finds, whatever the hint: before, at or past the answer,
+ * past the end, with repeated keys, keys absent, and keys before and after all */
+START_TEST(test_lower_pk_hint)
+{
+	enum { N = 1500 };
+	struct cprof_pkv *a = malloc(N * sizeof(*a));
+	uint64_t x = 88172645463325252ull;
+	size_t i, hint = 0;
+
+	for (i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a[i] = (struct cprof_pkv){ (int64_t)(i * 3 / N) - 1, (int64_t)(i % 500) * 2 + (int64_t)(x % 2), 0 };
+	}
+	qsort(a, N, sizeof(*a), cprof_pkv_cmp);
+	for (i = 0; i < 20000; i++) {
+		int64_t proc, key;
+		size_t want;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		proc = (int64_t)(x % 5) - 2;
+		key = (int64_t)((x >> 8) % 1010) - 4;
+		if (x % 3 == 0)
+			hint = (x >> 20) % (N + 10);
+		want = cprof_pkv_lower(a, N, proc, key);
+		ck_assert_uint_eq(cprof_lower_pk(a, N, sizeof(*a), proc, key, &hint), want);
+		ck_assert_uint_eq(hint, want);
+	}
+	hint = 7;
+	ck_assert_uint_eq(cprof_lower_pk(a, 0, sizeof(*a), 0, 0, &hint), 0);
+	free(a);
+}
+END_TEST
+
 /* Two calls with stack 1 (call site a.py:1): call 5 made CUPTI ids 50 (kernel 'kb', 100 ns, then 'ka', 3 ns,
  * as a graph replay runs several kernels under one id) and 51 (kernel 'ka', 40 ns; a second
  * external-correlation row for 51 counts it twice, as API_GPU's join does), call 6 a copy (10 ns); call 7 has
@@ -360,6 +393,7 @@ Suite *radix_attr_suite(void)
 	tcase_add_test(tc, test_radix_keyed_and_doubles);
 	tcase_add_test(tc, test_radix_at_ix_and_sorted);
 	tcase_add_test(tc, test_radix_ix_by);
+	tcase_add_test(tc, test_lower_pk_hint);
 	tcase_add_test(tc, test_attr_joins_in_arrays);
 	tcase_add_test(tc, test_ranges_joins_in_arrays);
 	tcase_add_test(tc, test_op_ranges_joins_in_arrays);
