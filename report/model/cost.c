@@ -631,7 +631,8 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 	struct rt_dur *r = NULL;
 	struct pass_dur *p = NULL;
 	int64_t *d = NULL;
-	size_t nr = 0, nd = 0, np = 0, i, lo, hint = 0;
+	size_t nr = 0, nd = 0, np = 0, i, lo;
+	struct cprof_hint hint = { 0 };
 	int ret = -ENOMEM, passed = 0;
 
 	if (mark_background_overhead(m) < 0)

@@ -104,7 +104,7 @@ static int note_tid(struct thread_map *tm, int64_t proc, int64_t handle, int64_t
 
 /* hint: the last look-ups' places in m->ext and m->calls_by_corr (cprof_lower_pk) */
 static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc, int64_t handle, int64_t corr,
-		      size_t hint[2])
+		      struct cprof_hint hint[2])
 {
 	size_t e;
 	int ret;
@@ -301,7 +301,8 @@ static int load_driver_only(const struct cprof_drv_rec *d, size_t nd, struct cpr
 {
 	struct cprof_first_set first = { 0 };
 	int64_t (*rt)[2] = NULL;
-	size_t nrt = 0, cap = 0, i, hint[2] = { 0, 0 };
+	size_t nrt = 0, cap = 0, i;
+	struct cprof_hint hint[2] = { 0 };
 	int ret = -ENOMEM;
 
 	if ((rt = rt_keys(m, &nrt)) == NULL)
@@ -377,7 +378,8 @@ static int load_nvtx_ranges(sqlite3 *db, struct cprof_model *m)
 int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads, const struct cprof_drv_rec *d, size_t nd)
 {
 	struct thread_map tm = { 0 };
-	size_t i, hint[2] = { 0, 0 };
+	size_t i;
+	struct cprof_hint hint[2] = { 0 };
 	int ret;
 
 	if ((ret = cprof_model_calls_by_corr(m)) < 0)

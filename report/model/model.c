@@ -30,7 +30,7 @@ static int cmp_corr(const void *a, const void *b)
 
 /* 1 when a record has this (proc, id); *start gets the earliest start and *end its end, else both are left alone */
 static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, uint64_t *start, uint64_t *end,
-		     size_t *hint)
+		     struct cprof_hint *hint)
 {
 	size_t lo = cprof_lower_pk(c, n, sizeof(*c), proc, id, hint);
 
@@ -43,7 +43,7 @@ static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, u
 }
 
 /* how many records carry (proc, id) */
-static uint16_t corr_count(const struct corr *c, size_t n, int64_t proc, int64_t id, size_t *hint)
+static uint16_t corr_count(const struct corr *c, size_t n, int64_t proc, int64_t id, struct cprof_hint *hint)
 {
 	size_t lo = cprof_lower_pk(c, n, sizeof(*c), proc, id, hint), k = 0;
 
@@ -85,7 +85,8 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 	static const char *const tables[] = { "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
 	struct corr *rt = NULL, *drv = NULL;
-	size_t nrt = 0, ndrv = 0, cap = 0, n = 0, i, nnames = 0, rt_hint = 0, drv_hint = 0;
+	size_t nrt = 0, ndrv = 0, cap = 0, n = 0, i, nnames = 0;
+	struct cprof_hint rt_hint = { 0 }, drv_hint = { 0 };
 	struct cprof_op *k = NULL;
 	int64_t *names = NULL;
 	int ret, t;
@@ -484,7 +485,8 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_first_set first = { 0 };
 	struct cprof_rt *k = NULL;
-	size_t n = 0, cap = 0, ext_hint = 0;
+	size_t n = 0, cap = 0;
+	struct cprof_hint ext_hint = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
@@ -694,39 +696,24 @@ int cprof_model_calls_by_corr(struct cprof_model *m)
 	return 0;
 }
 
-size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t corr, size_t *hint)
+struct call_key {
+	const struct cprof_model *m;
+	int64_t proc, corr;
+};
+
+static int call_below(const void *ctx, size_t i)
 {
-	const uint32_t *ix = m->calls_by_corr;
-	size_t n = m->ncalls, lo, hi, step = 1, h = *hint < n ? *hint : n;
+	const struct call_key *k = ctx;
+	const struct cprof_call *x = &k->m->calls[k->m->calls_by_corr[i]];
 
-#define BELOW(i) (m->calls[ix[i]].proc < proc || (m->calls[ix[i]].proc == proc && m->calls[ix[i]].corr < corr))
-	/* cprof_lower_pk's gallop from the hint, through the index */
-	if (h < n && BELOW(h)) {
-		lo = h + 1;
-		while (lo + step - 1 < n && BELOW(lo + step - 1)) {
-			lo += step;
-			step <<= 1;
-		}
-		hi = lo + step - 1 < n ? lo + step - 1 : n;
-	} else {
-		hi = h;
-		while (hi >= step && !BELOW(hi - step)) {
-			hi -= step;
-			step <<= 1;
-		}
-		lo = hi >= step ? hi - step + 1 : 0;
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	return x->proc < k->proc || (x->proc == k->proc && x->corr < k->corr);
+}
 
-		if (BELOW(mid))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-#undef BELOW
-	*hint = lo;
-	return lo;
+size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t corr, struct cprof_hint *hint)
+{
+	struct call_key k = { m, proc, corr };
+
+	return cprof_gallop(m->ncalls, hint, call_below, &k);
 }
 
 /* The op -> launching call join of every op, once: the report walks it five times (the load's hooked marks,
@@ -734,7 +721,8 @@ size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t
  * binary searches per op, 15% of a 1M-record report. */
 static int launch_calls(struct cprof_model *m)
 {
-	size_t i, ext_hint = 0, call_hint = 0;
+	size_t i;
+	struct cprof_hint ext_hint = { 0 }, call_hint = { 0 };
 
 	if (m->launch_call)
 		return 0;

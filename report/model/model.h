@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 
 #include "report/model/analysis.h"
+#include "report/model/gallop.h"
 #include "report/cprof.h"
 
 enum cprof_op_kind { CPROF_OP_KERNEL = 0, CPROF_OP_MEMCPY, CPROF_OP_MEMSET };
@@ -525,9 +526,9 @@ int cprof_radix_sort(void *arr, size_t n, size_t elem);
 int cprof_radix_sort_at(void *arr, size_t n, size_t elem, size_t off);
 int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, uint32_t i), const void *ctx);
 /* rows.c: the first of n elements (elem bytes each, beginning with int64_t proc and key, sorted by them) at or
- * after (proc, key), as a binary search finds it; searched from *hint outwards, and *hint set to the answer:
- * the next look-up of a key that grows a little costs a probe or two */
-size_t cprof_lower_pk(const void *arr, size_t n, size_t elem, int64_t proc, int64_t key, size_t *hint);
+ * after (proc, key), as a binary search finds it; searched from the hint's places (gallop.h), which it keeps:
+ * the next look-up of a key that grows a little on its thread costs a probe or two */
+size_t cprof_lower_pk(const void *arr, size_t n, size_t elem, int64_t proc, int64_t key, struct cprof_hint *hint);
 /* rows.c: keys of the model's arrays by index (ctx: the model), for the index sorts below */
 int64_t cprof_key_call_proc(const void *ctx, uint32_t i);
 int64_t cprof_key_call_tid(const void *ctx, uint32_t i);
@@ -539,7 +540,7 @@ int64_t cprof_key_op_stream(const void *ctx, uint32_t i);
 /* model.c: m->calls_by_corr, once; 0 or -ENOMEM */
 int cprof_model_calls_by_corr(struct cprof_model *m);
 /* model.c: the first of m->calls_by_corr at or after (proc, corr), as cprof_lower_pk finds it (from *hint) */
-size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t corr, size_t *hint);
+size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t corr, struct cprof_hint *hint);
 /* radix.c: indices ix, ascending, into arr (elements of elem bytes by their uint64_t start) ordered as a
  * comparator on (major, minor, start, index) orders them (minor NULL: (major, start, index)), by the stable
  * passes of cprof_radix_sort_ix: the qsorts with those comparators were a tenth of a 1M-record report.

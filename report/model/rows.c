@@ -235,47 +235,26 @@ int64_t cprof_key_op_stream(const void *ctx, uint32_t i)
 	return ((const struct cprof_model *)ctx)->ops[i].stream;
 }
 
-/* (proc, key) of element i of an array of elements that begin with them */
-static inline int pk_below(const char *a, size_t elem, size_t i, int64_t proc, int64_t key)
-{
-	int64_t p, k;
+struct pk_key {
+	const char *a;
+	size_t elem;
+	int64_t proc, key;
+};
 
-	memcpy(&p, a + i * elem, sizeof(p));
-	memcpy(&k, a + i * elem + sizeof(p), sizeof(k));
-	return p < proc || (p == proc && k < key);
+/* element i, which begins with (proc, key), is before the key looked up */
+static int pk_below(const void *ctx, size_t i)
+{
+	const struct pk_key *k = ctx;
+	int64_t p, v;
+
+	memcpy(&p, k->a + i * k->elem, sizeof(p));
+	memcpy(&v, k->a + i * k->elem + sizeof(p), sizeof(v));
+	return p < k->proc || (p == k->proc && v < k->key);
 }
 
-size_t cprof_lower_pk(const void *arr, size_t n, size_t elem, int64_t proc, int64_t key, size_t *hint)
+size_t cprof_lower_pk(const void *arr, size_t n, size_t elem, int64_t proc, int64_t key, struct cprof_hint *hint)
 {
-	const char *a = arr;
-	size_t lo, hi, step = 1, h = *hint < n ? *hint : n;
+	struct pk_key k = { arr, elem, proc, key };
 
-	/* gallop from the hint to bracket the answer, then halve the bracket: the keys looked up one after the
-	 * other mostly grow (correlation ids in time order), so this costs a probe or two where a binary search
-	 * over the whole array cost ~18, each a cache miss */
-	if (h < n && pk_below(a, elem, h, proc, key)) {
-		lo = h + 1;
-		while (lo + step - 1 < n && pk_below(a, elem, lo + step - 1, proc, key)) {
-			lo += step;
-			step <<= 1;
-		}
-		hi = lo + step - 1 < n ? lo + step - 1 : n;
-	} else {
-		hi = h;
-		while (hi >= step && !pk_below(a, elem, hi - step, proc, key)) {
-			hi -= step;
-			step <<= 1;
-		}
-		lo = hi >= step ? hi - step + 1 : 0;
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pk_below(a, elem, mid, proc, key))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*hint = lo;
-	return lo;
+	return cprof_gallop(n, hint, pk_below, &k);
 }
