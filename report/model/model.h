@@ -444,6 +444,9 @@ struct cprof_keyed {
 /* radix.c: by (key, d), as cmp_keyed orders them; doubles ascending (qsort for negatives or NaN) */
 int cprof_radix_sort_keyed(struct cprof_keyed *kd, size_t n);
 int cprof_radix_sort_doubles(double *d, size_t n);
+/* radix.c: the median of n non-negative doubles, as the sorted array's middle (mean of the two middle ones when n
+ * is even) gives it, without sorting (d is left as it is): 0, or -EINVAL when n is 0 or a value is negative or NaN */
+int cprof_median_doubles(const double *d, size_t n, double *med);
 int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
 			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
 

@@ -240,6 +240,40 @@ START_TEST(test_lower_pk_hint)
 }
 END_TEST
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the median by selection is the sorted array's: odd and even counts, repeats, one value, zeros, a spread
+ * past 2^53; a negative value or NaN is refused, an empty array too */
+START_TEST(test_median_doubles)
+{
+	enum { N = 777 };
+	double *d = malloc(N * sizeof(*d)), *s = malloc(N * sizeof(*s)), med, neg[2] = { 1, -1 }, nan[2] = { 1, NAN };
+	uint64_t x = 88172645463325252ull;
+	size_t n, i;
+
+	for (n = 1; n <= N; n += n < 20 ? 1 : 97) {
+		for (i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			d[i] = n % 3 == 0 ? (double)(x % 4) : n % 3 == 1 ? (double)(x % 100000) * 1000 : (double)(x >> 1) * 1e3;
+		}
+		memcpy(s, d, n * sizeof(*d));
+		qsort(s, n, sizeof(*s), cmp_dbl);
+		ck_assert_int_eq(cprof_median_doubles(d, n, &med), 0);
+		ck_assert(med == (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2));
+	}
+	ck_assert_int_eq(cprof_median_doubles(neg, 2, &med), -EINVAL);
+	ck_assert_int_eq(cprof_median_doubles(nan, 2, &med), -EINVAL);
+	ck_assert_int_eq(cprof_median_doubles(d, 0, &med), -EINVAL);
+	free(d);
+	free(s);
+}
+END_TEST
+
 /* Two calls with stack 1 (call site a.py:1): call 5 made CUPTI ids 50 (kernel 'kb', 100 ns, then 'ka', 3 ns,
  * as a graph replay runs several kernels under one id) and 51 (kernel 'ka', 40 ns; a second
  * external-correlation row for 51 counts it twice, as API_GPU's join does), call 6 a copy (10 ns); call 7 has
@@ -395,6 +429,7 @@ Suite *radix_attr_suite(void)
 	tcase_add_test(tc, test_radix_at_ix_and_sorted);
 	tcase_add_test(tc, test_radix_ix_by);
 	tcase_add_test(tc, test_lower_pk_hint);
+	tcase_add_test(tc, test_median_doubles);
 	tcase_add_test(tc, test_attr_joins_in_arrays);
 	tcase_add_test(tc, test_ranges_joins_in_arrays);
 	tcase_add_test(tc, test_op_ranges_joins_in_arrays);
