@@ -44,8 +44,14 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(double *d, size_t n)
 {
+	double med;
+
 	if (n == 0)
 		return 0;
+	/* a selection: a report takes the median of every kernel and launch four times over (the run, its pieces, the
+	 * merged phase, the phases together), and sorting them was 3% of it */
+	if (cprof_median_doubles(d, n, &med) == 0)
+		return med;
 	if (cprof_radix_sort_doubles(d, n) < 0)
 		qsort(d, n, sizeof(*d), cmp_double);
 	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
@@ -1686,6 +1692,7 @@ int cprof_device_verdicts(const struct cprof_model *m, int64_t proc, const struc
 		dm.ops = ops;
 		dm.nops = n;
 		dm.calls_by_corr = NULL;
+		dm.launch_call = NULL;
 		dm.kernels_by_corr = NULL;
 		dm.nkernels_by_corr = 0;
 		dm.steps = NULL;

@@ -498,21 +498,6 @@ static int rt_dur_cmp(const void *pa, const void *pb)
 	return a->ext < b->ext ? -1 : a->ext > b->ext;
 }
 
-/* The first of r (sorted by process and external id) at or after (proc, ext). */
-static size_t rt_first(const struct rt_dur *r, size_t nr, int64_t proc, int64_t ext)
-{
-	size_t lo = 0, hi = nr, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (r[mid].proc < proc || (r[mid].proc == proc && r[mid].ext < ext))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static int runtime_api(const char *name)
 {
 	return name && (strncmp(name, "cuda", 4) == 0 || strncmp(name, "__cuda", 6) == 0);
@@ -647,6 +632,7 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 	struct pass_dur *p = NULL;
 	int64_t *d = NULL;
 	size_t nr = 0, nd = 0, np = 0, i, lo;
+	struct cprof_hint hint = { 0 };
 	int ret = -ENOMEM, passed = 0;
 
 	if (mark_background_overhead(m) < 0)
@@ -666,13 +652,16 @@ int cprof_model_cupti_in_calls(struct cprof_model *m)
 		if (m->rt[i].ext != CPROF_NO_ID)
 			r[nr++] = (struct rt_dur){ .proc = m->rt[i].proc, .ext = m->rt[i].ext,
 						   .dur = m->rt[i].end - m->rt[i].start };
-	cprof_sort(r, nr, sizeof(*r), rt_dur_cmp);
+	/* stable radix passes, minor key first: what the stable qsort gave, in a fraction of its time */
+	if (cprof_radix_sort_at(r, nr, sizeof(*r), offsetof(struct rt_dur, ext)) < 0 ||
+	    cprof_radix_sort_at(r, nr, sizeof(*r), offsetof(struct rt_dur, proc)) < 0)
+		cprof_sort(r, nr, sizeof(*r), rt_dur_cmp);
 	for (i = 0; i < m->ncalls; i++) {
 		struct cprof_call *c = &m->calls[i];
 
 		if (c->corr == CPROF_NO_ID || !runtime_api(cprof_model_string(m, c->name)))
 			continue;
-		lo = rt_first(r, nr, c->proc, c->corr);
+		lo = cprof_lower_pk(r, nr, sizeof(*r), c->proc, c->corr, &hint);
 		/* one record: a library's call (cuBLAS) has several inside, and its own work between them */
 		if (lo >= nr || r[lo].proc != c->proc || r[lo].ext != c->corr ||
 		    (lo + 1 < nr && r[lo + 1].proc == c->proc && r[lo + 1].ext == c->corr))

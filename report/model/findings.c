@@ -279,7 +279,7 @@ static const struct cprof_model *thread_model; /* qsort has no context argument 
 /* runtime records of one thread together, in time order */
 static int cmp_rt_thread(const void *a, const void *b)
 {
-	const struct cprof_rt *x = &thread_model->rt[*(const size_t *)a], *y = &thread_model->rt[*(const size_t *)b];
+	const struct cprof_rt *x = &thread_model->rt[*(const uint32_t *)a], *y = &thread_model->rt[*(const uint32_t *)b];
 
 	if (x->proc != y->proc)
 		return x->proc < y->proc ? -1 : 1;
@@ -287,7 +287,7 @@ static int cmp_rt_thread(const void *a, const void *b)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : *(const uint32_t *)a > *(const uint32_t *)b;
 }
 
 struct occ {
@@ -324,7 +324,8 @@ static int occ_kernel(void *arg, const struct cprof_op *o)
 /* an occupancy query right before a launch: the sign of a heavy, adaptive kernel (GEMM, conv) */
 static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 {
-	size_t *r = malloc((m->nrt ? m->nrt : 1) * sizeof(*r)), n = 0, i;
+	uint32_t *r = malloc((m->nrt ? m->nrt : 1) * sizeof(*r));
+	size_t n = 0, i;
 	struct occ c = { m, 0, "", 0, 0 };
 	char ev[400];
 
@@ -335,10 +336,12 @@ static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 	/* each runtime record next to the one before it on its thread */
 	for (i = 0; i < m->nrt; i++)
 		if ((!proc || m->rt[i].proc == proc) && m->rt[i].name != CPROF_NO_ID && cprof_model_string(m, m->rt[i].name))
-			r[n++] = i;
-	thread_model = m;
-	cprof_sort(r, n, sizeof(*r), cmp_rt_thread);
-	thread_model = NULL;
+			r[n++] = (uint32_t)i;
+	if (cprof_radix_sort_ix_by(r, n, m->rt, sizeof(*m->rt), cprof_key_rt_proc, cprof_key_rt_tid, m) < 0) {
+		thread_model = m;
+		cprof_sort(r, n, sizeof(*r), cmp_rt_thread);
+		thread_model = NULL;
+	}
 	for (i = 1; i < n; i++) {
 		const struct cprof_rt *x = &m->rt[r[i]], *p = &m->rt[r[i - 1]];
 
@@ -487,7 +490,8 @@ static void dtod_before_gemm(const struct cprof_model *m, int64_t proc, struct f
 	for (i = 0; i < m->nops; i++)
 		ix[i] = (uint32_t)i;
 	stream_model = m;
-	if (m->nops)
+	if (m->nops && cprof_radix_sort_ix_by(ix, m->nops, m->ops, sizeof(*m->ops), cprof_key_op_proc,
+					      cprof_key_op_stream, m) < 0)
 		cprof_sort(ix, m->nops, sizeof(*ix), cmp_op_stream);
 	stream_model = NULL;
 	for (i = 0; i < m->nops; i++) {
@@ -1240,7 +1244,7 @@ static void tiny_kernels(struct cprof_model *m, int64_t proc, struct flist *l)
 /* calls of one thread together, in time order */
 static int cmp_thread(const void *a, const void *b)
 {
-	const struct cprof_call *x = &thread_model->calls[*(const size_t *)a], *y = &thread_model->calls[*(const size_t *)b];
+	const struct cprof_call *x = &thread_model->calls[*(const uint32_t *)a], *y = &thread_model->calls[*(const uint32_t *)b];
 
 	if (x->proc != y->proc)
 		return x->proc < y->proc ? -1 : 1;
@@ -1248,14 +1252,14 @@ static int cmp_thread(const void *a, const void *b)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : *(const uint32_t *)a > *(const uint32_t *)b;
 }
 
 /* synchronising calls with launches between them, again and again: a sync inside the loop */
 static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
-	size_t *sy = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*sy));
-	size_t *la = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*la));
+	uint32_t *sy = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*sy));
+	uint32_t *la = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*la));
 	struct { int64_t name; int64_t n; } *cnt = NULL;
 	size_t nsy = 0, nla = 0, ncnt = 0, capcnt = 0, i, best = 0;
 	char ev[400];
@@ -1266,16 +1270,18 @@ static void sync_in_loop(const struct cprof_model *m, int64_t proc, struct flist
 		const struct cprof_call *c = &m->calls[i];
 
 		if (c->launch || c->gemm)
-			la[nla++] = i;
+			la[nla++] = (uint32_t)i;
 		/* a synchronising call, or a blocking copy to the host (device-to-host, array-to-host);
 		 * cudaStreamWaitEvent orders two streams on the GPU and returns at once: the host does not wait */
 		if (c->outer && (!proc || c->proc == proc) && (c->sync || (c->memcpy && (c->a0 == 2 || c->a0 == 4))) &&
 		    cprof_model_string(m, c->name) && strncmp(cprof_model_string(m, c->name), "cudaStreamWaitEvent", 19))
-			sy[nsy++] = i;
+			sy[nsy++] = (uint32_t)i;
 	}
 	thread_model = m;
-	cprof_sort(sy, nsy, sizeof(*sy), cmp_thread);
-	cprof_sort(la, nla, sizeof(*la), cmp_thread);
+	if (cprof_radix_sort_ix_by(sy, nsy, m->calls, sizeof(*m->calls), cprof_key_call_proc, cprof_key_call_tid, m) < 0)
+		cprof_sort(sy, nsy, sizeof(*sy), cmp_thread);
+	if (cprof_radix_sort_ix_by(la, nla, m->calls, sizeof(*m->calls), cprof_key_call_proc, cprof_key_call_tid, m) < 0)
+		cprof_sort(la, nla, sizeof(*la), cmp_thread);
 	thread_model = NULL;
 	for (i = 1; i < nsy; i++) {
 		const struct cprof_call *s = &m->calls[sy[i]], *p = &m->calls[sy[i - 1]];

@@ -67,15 +67,6 @@ void cprof_first_done(struct cprof_first_set *set, struct cprof_first_name **out
 
 static const struct cprof_model *sort_model; /* qsort has no context argument */
 
-static int cmp_call_corr(const void *a, const void *b)
-{
-	const struct cprof_call *x = &sort_model->calls[*(const uint32_t *)a], *y = &sort_model->calls[*(const uint32_t *)b];
-
-	if (x->proc != y->proc)
-		return x->proc < y->proc ? -1 : 1;
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
-}
-
 /* The thread map built from the arrays, as load_threads' join gives it: each CUPTI handle gets the smallest
  * tid of the hooked calls whose external id its runtime or driver records carry. */
 struct thread_map {
@@ -111,33 +102,18 @@ static int note_tid(struct thread_map *tm, int64_t proc, int64_t handle, int64_t
 	return 0;
 }
 
-static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc, int64_t handle, int64_t corr)
+/* hint: the last look-ups' places in m->ext and m->calls_by_corr (cprof_lower_pk) */
+static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc, int64_t handle, int64_t corr,
+		      struct cprof_hint hint[2])
 {
-	size_t lo = 0, hi = m->next, e;
+	size_t e;
 	int ret;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct cprof_ext *x = &m->ext[mid];
+	for (e = cprof_lower_pk(m->ext, m->next, sizeof(*m->ext), proc, corr, &hint[0]);
+	     e < m->next && m->ext[e].proc == proc && m->ext[e].corr == corr; e++) {
+		size_t c;
 
-		if (x->proc < proc || (x->proc == proc && x->corr < corr))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (e = lo; e < m->next && m->ext[e].proc == proc && m->ext[e].corr == corr; e++) {
-		size_t a = 0, b = m->ncalls, c;
-
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-			const struct cprof_call *x = &m->calls[m->calls_by_corr[mid]];
-
-			if (x->proc < proc || (x->proc == proc && x->corr < m->ext[e].ext))
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		for (c = a; c < m->ncalls; c++) {
+		for (c = cprof_calls_corr_lower(m, proc, m->ext[e].ext, &hint[1]); c < m->ncalls; c++) {
 			const struct cprof_call *x = &m->calls[m->calls_by_corr[c]];
 
 			if (x->proc != proc || x->corr != m->ext[e].ext)
@@ -146,23 +122,6 @@ static int map_record(struct cprof_model *m, struct thread_map *tm, int64_t proc
 				return ret;
 		}
 	}
-	return 0;
-}
-
-static int calls_by_corr(struct cprof_model *m)
-{
-	size_t i;
-
-	if (m->calls_by_corr)
-		return 0;
-	if ((m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < m->ncalls; i++)
-		m->calls_by_corr[i] = (uint32_t)i;
-	sort_model = m;
-	if (m->ncalls)
-		cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
-	sort_model = NULL;
 	return 0;
 }
 
@@ -262,10 +221,12 @@ static int enclosing_build(struct enclosing *en, const struct cprof_model *m)
 		return -ENOMEM;
 	for (i = 0; i < m->ncalls; i++)
 		en->ix[i] = (uint32_t)i;
-	sort_model = m;
-	if (m->ncalls)
+	if (m->ncalls && cprof_radix_sort_ix_by(en->ix, m->ncalls, m->calls, sizeof(*m->calls), cprof_key_call_proc,
+						cprof_key_call_tid, m) < 0) {
+		sort_model = m;
 		cprof_sort(en->ix, m->ncalls, sizeof(*en->ix), cmp_call_thread);
-	sort_model = NULL;
+		sort_model = NULL;
+	}
 	for (i = 0; i < m->ncalls; i++) {
 		const struct cprof_call *c = &m->calls[en->ix[i]], *p = i ? &m->calls[en->ix[i - 1]] : NULL;
 
@@ -341,6 +302,7 @@ static int load_driver_only(const struct cprof_drv_rec *d, size_t nd, struct cpr
 	struct cprof_first_set first = { 0 };
 	int64_t (*rt)[2] = NULL;
 	size_t nrt = 0, cap = 0, i;
+	struct cprof_hint hint[2] = { 0 };
 	int ret = -ENOMEM;
 
 	if ((rt = rt_keys(m, &nrt)) == NULL)
@@ -350,7 +312,7 @@ static int load_driver_only(const struct cprof_drv_rec *d, size_t nd, struct cpr
 		int64_t key[2] = { d[i].proc, d[i].corr };
 
 		if (d[i].corr != CPROF_NO_ID && cprof_model_has_ext(m, key[0], key[1])) {
-			if ((ret = map_record(m, tm, key[0], d[i].tid, key[1])) < 0)
+			if ((ret = map_record(m, tm, key[0], d[i].tid, key[1], hint)) < 0)
 				goto out;
 			continue;
 		}
@@ -417,12 +379,14 @@ int cprof_model_load_host(sqlite3 *db, struct cprof_model *m, int threads, const
 {
 	struct thread_map tm = { 0 };
 	size_t i;
+	struct cprof_hint hint[2] = { 0 };
 	int ret;
 
-	if ((ret = calls_by_corr(m)) < 0)
+	if ((ret = cprof_model_calls_by_corr(m)) < 0)
 		return ret;
 	for (i = 0; i < m->nrt; i++)
-		if (m->rt[i].corr != CPROF_NO_ID && (ret = map_record(m, &tm, m->rt[i].proc, m->rt[i].tid, m->rt[i].corr)) < 0)
+		if (m->rt[i].corr != CPROF_NO_ID &&
+		    (ret = map_record(m, &tm, m->rt[i].proc, m->rt[i].tid, m->rt[i].corr, hint)) < 0)
 			goto out;
 	if ((ret = load_driver_only(d, nd, m, &tm)) < 0 || (ret = load_nvtx_ranges(db, m)) < 0)
 		goto out;

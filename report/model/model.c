@@ -29,18 +29,11 @@ static int cmp_corr(const void *a, const void *b)
 }
 
 /* 1 when a record has this (proc, id); *start gets the earliest start and *end its end, else both are left alone */
-static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, uint64_t *start, uint64_t *end)
+static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, uint64_t *start, uint64_t *end,
+		     struct cprof_hint *hint)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = cprof_lower_pk(c, n, sizeof(*c), proc, id, hint);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c[mid].proc < proc || (c[mid].proc == proc && c[mid].id < id))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo < n && c[lo].proc == proc && c[lo].id == id) {
 		*start = c[lo].start;
 		*end = c[lo].end;
@@ -50,18 +43,10 @@ static int corr_find(const struct corr *c, size_t n, int64_t proc, int64_t id, u
 }
 
 /* how many records carry (proc, id) */
-static uint16_t corr_count(const struct corr *c, size_t n, int64_t proc, int64_t id)
+static uint16_t corr_count(const struct corr *c, size_t n, int64_t proc, int64_t id, struct cprof_hint *hint)
 {
-	size_t lo = 0, hi = n, k = 0;
+	size_t lo = cprof_lower_pk(c, n, sizeof(*c), proc, id, hint), k = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c[mid].proc < proc || (c[mid].proc == proc && c[mid].id < id))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	while (lo < n && c[lo].proc == proc && c[lo].id == id && k < UINT16_MAX)
 		lo++, k++;
 	return (uint16_t)k;
@@ -101,6 +86,7 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 					      "CUPTI_ACTIVITY_KIND_MEMSET" };
 	struct corr *rt = NULL, *drv = NULL;
 	size_t nrt = 0, ndrv = 0, cap = 0, n = 0, i, nnames = 0;
+	struct cprof_hint rt_hint = { 0 }, drv_hint = { 0 };
 	struct cprof_op *k = NULL;
 	int64_t *names = NULL;
 	int ret, t;
@@ -181,14 +167,14 @@ static int load_ops(sqlite3 *db, struct cprof_model *m, int attribute, const str
 			}
 			if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
 				int64_t id = sqlite3_column_int64(st, 3);
-				int in_rt = corr_find(rt, nrt, o->proc, id, &launch, &enq);
+				int in_rt = corr_find(rt, nrt, o->proc, id, &launch, &enq, &rt_hint);
 
 				o->corr = id;
 				if (in_rt)
 					o->via = 1;
-				else if (corr_find(drv, ndrv, o->proc, id, &launch, &enq)) {
+				else if (corr_find(drv, ndrv, o->proc, id, &launch, &enq, &drv_hint)) {
 					o->via = 2;
-					o->ndrv = corr_count(drv, ndrv, o->proc, id);
+					o->ndrv = corr_count(drv, ndrv, o->proc, id, &drv_hint);
 				}
 			}
 			o->launch = launch;
@@ -500,6 +486,7 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 	struct cprof_first_set first = { 0 };
 	struct cprof_rt *k = NULL;
 	size_t n = 0, cap = 0;
+	struct cprof_hint ext_hint = { 0 };
 	sqlite3_stmt *st;
 	int rc, ret = -EIO;
 
@@ -527,7 +514,13 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 		r->ret = sqlite3_column_int(st, 6);
 		/* the calls only CUPTI saw; the external ids are loaded first (a search each here, once: five readers
 		 * looked it up again for every record, 9% of a 1M-record report) */
-		r->ext = cprof_model_rt_ext(m, r);
+		r->ext = CPROF_NO_ID;
+		if (r->corr != CPROF_NO_ID) {
+			size_t lo = cprof_lower_pk(m->ext, m->next, sizeof(*m->ext), r->proc, r->corr, &ext_hint);
+
+			if (lo < m->next && m->ext[lo].proc == r->proc && m->ext[lo].corr == r->corr)
+				r->ext = m->ext[lo].ext;
+		}
 		if (r->ext == CPROF_NO_ID &&
 		    (ret = cprof_first_note(&first, r->name == CPROF_NO_ID ? 0 : r->name, 0)) < 0)
 			goto out;
@@ -683,56 +676,97 @@ static int cmp_call_corr(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+int cprof_model_calls_by_corr(struct cprof_model *m)
+{
+	size_t i;
+
+	if (m->calls_by_corr)
+		return 0;
+	if ((m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->ncalls; i++)
+		m->calls_by_corr[i] = (uint32_t)i;
+	/* the stable radix passes give what the stable qsort gave: ties of (proc, corr) in table order */
+	if (m->ncalls && cprof_radix_sort_ix_by(m->calls_by_corr, m->ncalls, m->calls, sizeof(*m->calls),
+						cprof_key_call_proc, cprof_key_call_corr, m) < 0) {
+		sort_model = m;
+		cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
+		sort_model = NULL;
+	}
+	return 0;
+}
+
+struct call_key {
+	const struct cprof_model *m;
+	int64_t proc, corr;
+};
+
+static int call_below(const void *ctx, size_t i)
+{
+	const struct call_key *k = ctx;
+	const struct cprof_call *x = &k->m->calls[k->m->calls_by_corr[i]];
+
+	return x->proc < k->proc || (x->proc == k->proc && x->corr < k->corr);
+}
+
+size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t corr, struct cprof_hint *hint)
+{
+	struct call_key k = { m, proc, corr };
+
+	return cprof_gallop(m->ncalls, hint, call_below, &k);
+}
+
+/* The op -> launching call join of every op, once: the report walks it five times (the load's hooked marks,
+ * the tiny-kernel and graph findings, the launched-time table, the last step's drain), and each walk was two
+ * binary searches per op, 15% of a 1M-record report. */
+static int launch_calls(struct cprof_model *m)
+{
+	size_t i;
+	struct cprof_hint ext_hint = { 0 }, call_hint = { 0 };
+
+	if (m->launch_call)
+		return 0;
+	if (cprof_model_calls_by_corr(m) < 0)
+		return -ENOMEM;
+	if ((m->launch_call = malloc((m->nops ? m->nops : 1) * sizeof(*m->launch_call))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < m->nops; i++) {
+		const struct cprof_op *o = &m->ops[i];
+		struct cprof_ext key = { o->proc, o->corr, 0, 0 };
+		size_t lo, a;
+
+		m->launch_call[i] = CPROF_NO_CALL;
+		if (o->corr == CPROF_NO_ID)
+			continue;
+		lo = cprof_lower_pk(m->ext, m->next, sizeof(*m->ext), o->proc, o->corr, &ext_hint);
+		/* one external id per CUPTI correlation and one call per external id in a process, as the preload
+		 * numbers them: a profile that repeats ids (forged, damaged) is joined on the first of each, not on
+		 * every pair (5,000 launches sharing one id: 10^11 pairs, minutes of report) */
+		if (lo >= m->next || cprof_ext_cmp(&m->ext[lo], &key))
+			continue;
+		a = cprof_calls_corr_lower(m, o->proc, m->ext[lo].ext, &call_hint);
+		if (a < m->ncalls && m->calls[m->calls_by_corr[a]].proc == o->proc &&
+		    m->calls[m->calls_by_corr[a]].corr == m->ext[lo].ext)
+			m->launch_call[i] = m->calls_by_corr[a];
+	}
+	return 0;
+}
+
 int cprof_model_launched(struct cprof_model *m, int64_t proc,
 			 int (*fn)(void *ctx, const struct cprof_call *c, const struct cprof_op *o), void *ctx)
 {
 	size_t i;
 	int ret;
 
-	if (m->calls_by_corr == NULL) {
-		m->calls_by_corr = malloc((m->ncalls ? m->ncalls : 1) * sizeof(*m->calls_by_corr));
-		if (m->calls_by_corr == NULL)
-			return -ENOMEM;
-		for (i = 0; i < m->ncalls; i++)
-			m->calls_by_corr[i] = (uint32_t)i;
-		sort_model = m;
-		if (m->ncalls)
-			cprof_sort(m->calls_by_corr, m->ncalls, sizeof(*m->calls_by_corr), cmp_call_corr);
-		sort_model = NULL;
-	}
+	if ((ret = launch_calls(m)) < 0)
+		return ret;
 	for (i = 0; i < m->nops; i++) {
 		const struct cprof_op *o = &m->ops[i];
-		struct cprof_ext key = { o->proc, o->corr, 0, 0 };
-		size_t lo, e;
 
-		if (o->corr == CPROF_NO_ID || (proc != 0 && o->proc != proc))
+		if (m->launch_call[i] == CPROF_NO_CALL || (proc != 0 && o->proc != proc))
 			continue;
-		lo = cprof_model_ext_lower(m, o->proc, o->corr);
-		/* one external id per CUPTI correlation and one call per external id in a process, as the preload
-		 * numbers them: a profile that repeats ids (forged, damaged) is joined on the first of each, not on
-		 * every pair (5,000 launches sharing one id: 10^11 pairs, minutes of report) */
-		for (e = lo; e == lo && e < m->next && !cprof_ext_cmp(&m->ext[e], &key); e++) {
-			size_t a = 0, b = m->ncalls, c;
-
-			while (a < b) {
-				size_t mid = a + (b - a) / 2;
-				const struct cprof_call *x = &m->calls[m->calls_by_corr[mid]];
-
-				if (x->proc < o->proc || (x->proc == o->proc && x->corr < m->ext[e].ext))
-					a = mid + 1;
-				else
-					b = mid;
-			}
-			for (c = a; c < m->ncalls; c++) {
-				const struct cprof_call *x = &m->calls[m->calls_by_corr[c]];
-
-				if (x->proc != o->proc || x->corr != m->ext[e].ext)
-					break;
-				if ((ret = fn(ctx, x, o)) < 0)
-					return ret;
-				break;
-			}
-		}
+		if ((ret = fn(ctx, &m->calls[m->launch_call[i]], o)) < 0)
+			return ret;
 	}
 	return 0;
 }
@@ -1508,6 +1542,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->ext);
 	free(m->rt);
 	free(m->calls_by_corr);
+	free(m->launch_call);
 	free(m->kernels_by_corr);
 	for (i = 0; i < m->nsteps_cache; i++)
 		free(m->steps[i].s);

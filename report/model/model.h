@@ -8,12 +8,15 @@
 #include <sqlite3.h>
 
 #include "report/model/analysis.h"
+#include "report/model/gallop.h"
 #include "report/cprof.h"
 
 enum cprof_op_kind { CPROF_OP_KERNEL = 0, CPROF_OP_MEMCPY, CPROF_OP_MEMSET };
 
 /* a NULL id in the profile */
 #define CPROF_NO_ID INT64_MIN
+/* no call (struct cprof_model's launch_call) */
+#define CPROF_NO_CALL UINT32_MAX
 
 /* A GPU op (kernel, copy, memset), with the start of the call that launched it (0: not known). */
 struct cprof_op {
@@ -310,6 +313,7 @@ struct cprof_model {
 	struct cprof_first_name *first_calls, *first_rt, *first_drv;
 	size_t nfirst_calls, nfirst_rt, nfirst_drv;
 	uint32_t *calls_by_corr;     /* call indices by (proc, corr), built on first use */
+	uint32_t *launch_call;       /* per op, the call that launched it (CPROF_NO_CALL: none), built on first use */
 	uint32_t *kernels_by_corr;   /* kernel op indices by (proc, corr), built on first use */
 	size_t nkernels_by_corr;
 	struct cprof_steps_cache *steps;
@@ -440,6 +444,9 @@ struct cprof_keyed {
 /* radix.c: by (key, d), as cmp_keyed orders them; doubles ascending (qsort for negatives or NaN) */
 int cprof_radix_sort_keyed(struct cprof_keyed *kd, size_t n);
 int cprof_radix_sort_doubles(double *d, size_t n);
+/* radix.c: the median of n non-negative doubles, as the sorted array's middle (mean of the two middle ones when n
+ * is even) gives it, without sorting (d is left as it is): 0, or -EINVAL when n is 0 or a value is negative or NaN */
+int cprof_median_doubles(const double *d, size_t n, double *med);
 int cprof_model_group_stats(struct cprof_keyed *kd, size_t n, const char *(*label)(void *ctx, int64_t key),
 			    int (*fn)(void *ctx, int64_t key, const char *label, const struct cprof_stats *st), void *ctx);
 
@@ -521,6 +528,29 @@ int cprof_radix_sort(void *arr, size_t n, size_t elem);
  * is, which is qsort's result too whenever cmp is a total order. */
 int cprof_radix_sort_at(void *arr, size_t n, size_t elem, size_t off);
 int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, uint32_t i), const void *ctx);
+/* rows.c: the first of n elements (elem bytes each, beginning with int64_t proc and key, sorted by them) at or
+ * after (proc, key), as a binary search finds it; searched from the hint's places (gallop.h), which it keeps:
+ * the next look-up of a key that grows a little on its thread costs a probe or two */
+size_t cprof_lower_pk(const void *arr, size_t n, size_t elem, int64_t proc, int64_t key, struct cprof_hint *hint);
+/* rows.c: keys of the model's arrays by index (ctx: the model), for the index sorts below */
+int64_t cprof_key_call_proc(const void *ctx, uint32_t i);
+int64_t cprof_key_call_tid(const void *ctx, uint32_t i);
+int64_t cprof_key_call_corr(const void *ctx, uint32_t i);
+int64_t cprof_key_rt_proc(const void *ctx, uint32_t i);
+int64_t cprof_key_rt_tid(const void *ctx, uint32_t i);
+int64_t cprof_key_op_proc(const void *ctx, uint32_t i);
+int64_t cprof_key_op_stream(const void *ctx, uint32_t i);
+/* model.c: m->calls_by_corr, once; 0 or -ENOMEM */
+int cprof_model_calls_by_corr(struct cprof_model *m);
+/* model.c: the first of m->calls_by_corr at or after (proc, corr), as cprof_lower_pk finds it (from *hint) */
+size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t corr, struct cprof_hint *hint);
+/* radix.c: indices ix, ascending, into arr (elements of elem bytes by their uint64_t start) ordered as a
+ * comparator on (major, minor, start, index) orders them (minor NULL: (major, start, index)), by the stable
+ * passes of cprof_radix_sort_ix: the qsorts with those comparators were a tenth of a 1M-record report.
+ * -EINVAL (ix left as it was) when ix is not ascending or arr not by start: sort with the comparator then. */
+int cprof_radix_sort_ix_by(uint32_t *ix, size_t n, const void *arr, size_t elem,
+			   int64_t (*major)(const void *ctx, uint32_t i), int64_t (*minor)(const void *ctx, uint32_t i),
+			   const void *ctx);
 void cprof_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* The driver table, read once in rowid order: *out in table order, *n rows. 0 or a negative errno. */
 int cprof_model_read_driver(sqlite3 *db, struct cprof_drv_rec **out, size_t *n);

@@ -206,13 +206,89 @@ int cprof_radix_sort_doubles(double *d, size_t n)
 	return cprof_radix_sort(d, n, sizeof(*d));
 }
 
+/* the k-th smallest of n keys, by their digits from the top: each pass counts the digit of the keys that share
+ * the digits found so far, and keeps the one bucket the k-th falls in; nothing is moved */
+static inline uint64_t bits_of(const double *d, size_t i)
+{
+	uint64_t u;
+
+	memcpy(&u, &d[i], sizeof(u));
+	return u;
+}
+
+static uint64_t select_bits(const double *d, size_t n, size_t k, uint64_t min, uint64_t span)
+{
+	size_t count[1 << 11], i, b;
+	uint64_t prefix = 0;
+	int shift = span ? 64 - __builtin_clzll(span) : 0;
+
+	while (shift > 0) {
+		int digit = shift < 11 ? shift : 11, above = shift;
+
+		shift -= digit;
+		memset(count, 0, sizeof(count[0]) << digit);
+		for (i = 0; i < n; i++) {
+			uint64_t v = bits_of(d, i) - min;
+
+			/* above == 64 only on the first pass, when every key has the empty prefix */
+			if (above == 64 || (v >> above) == prefix)
+				count[(v >> shift) & (((uint64_t)1 << digit) - 1)]++;
+		}
+		for (b = 0; k >= count[b]; b++)
+			k -= count[b];
+		prefix = (prefix << digit) | b;
+	}
+	return min + prefix;
+}
+
+int cprof_median_doubles(const double *d, size_t n, double *med)
+{
+	uint64_t min = UINT64_MAX, max = 0, a, b, le = 0;
+	size_t i;
+
+	if (n == 0)
+		return -EINVAL;
+	/* a non-negative double's bits order as the number does (durations); anything else is sorted */
+	for (i = 0; i < n; i++) {
+		uint64_t u = bits_of(d, i);
+
+		if (!(d[i] >= 0) || signbit(d[i]))
+			return -EINVAL;
+		min = u < min ? u : min;
+		max = u > max ? u : max;
+	}
+	a = select_bits(d, n, n % 2 ? n / 2 : n / 2 - 1, min, max - min);
+	b = a;
+	if (n % 2 == 0) {
+		/* the next one up: a again when a repeats past the middle, else the least key above it */
+		b = UINT64_MAX;
+		for (i = 0; i < n; i++) {
+			uint64_t u = bits_of(d, i);
+
+			le += u <= a;
+			if (u > a && u < b)
+				b = u;
+		}
+		if (le > n / 2 - 1 + 1)
+			b = a;
+	}
+	{
+		double x, y;
+
+		memcpy(&x, &a, sizeof(x));
+		memcpy(&y, &b, sizeof(y));
+		*med = n % 2 ? x : (x + y) / 2;
+	}
+	return 0;
+}
+
 /* signed keys, biased so that unsigned order is theirs, with the element each came from */
 static int radix_pairs(struct kv *kv, size_t n)
 {
-	uint64_t min = kv[0].key, max = kv[0].key;
+	uint64_t min = UINT64_MAX, max = 0;
 	size_t i;
 
-	for (i = 1; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		min = kv[i].key < min ? kv[i].key : min;
 		max = kv[i].key > max ? kv[i].key : max;
 	}
@@ -265,6 +341,25 @@ int cprof_radix_sort_ix(uint32_t *ix, size_t n, int64_t (*key)(const void *ctx, 
 			ix[i] = (uint32_t)kv[i].idx;
 	free(kv);
 	return ret;
+}
+
+int cprof_radix_sort_ix_by(uint32_t *ix, size_t n, const void *arr, size_t elem,
+			   int64_t (*major)(const void *ctx, uint32_t i), int64_t (*minor)(const void *ctx, uint32_t i),
+			   const void *ctx)
+{
+	const char *a = arr;
+	size_t i;
+	int ret;
+
+	/* ascending indices into an array by start are in (start, index) order already: the comparators' last
+	 * two keys then need no pass of their own */
+	for (i = 1; i < n; i++)
+		if (ix[i - 1] >= ix[i] || key_at(a, elem, ix[i - 1]) > key_at(a, elem, ix[i]))
+			return -EINVAL;
+	if ((minor && (ret = cprof_radix_sort_ix(ix, n, minor, ctx)) < 0) ||
+	    (ret = cprof_radix_sort_ix(ix, n, major, ctx)) < 0)
+		return ret;
+	return 0;
 }
 
 void cprof_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))

@@ -150,6 +150,7 @@ int report_model_window(const struct cprof_model *m, const struct cprof_verdict 
 
 	*w = *m;
 	w->calls_by_corr = NULL;
+	w->launch_call = NULL;
 	w->kernels_by_corr = NULL;
 	w->nkernels_by_corr = 0;
 	w->steps = NULL;
@@ -178,6 +179,7 @@ void report_model_window_free(struct cprof_model *w)
 	free(w->calls);
 	free(w->rt);
 	free(w->calls_by_corr);
+	free(w->launch_call);
 	free(w->kernels_by_corr);
 	memset(w, 0, sizeof(*w));
 }

@@ -198,3 +198,63 @@ const char *cprof_model_string(const struct cprof_model *m, int64_t id)
 	}
 	return lo < m->nstrings && m->strings[lo].id == id ? m->strings[lo].value : NULL;
 }
+
+/* keys of the model's arrays by index, for cprof_radix_sort_ix and cprof_radix_sort_ix_by (ctx: the model) */
+int64_t cprof_key_call_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_model *)ctx)->calls[i].proc;
+}
+
+int64_t cprof_key_call_tid(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_model *)ctx)->calls[i].tid;
+}
+
+int64_t cprof_key_call_corr(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_model *)ctx)->calls[i].corr;
+}
+
+int64_t cprof_key_rt_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_model *)ctx)->rt[i].proc;
+}
+
+int64_t cprof_key_rt_tid(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_model *)ctx)->rt[i].tid;
+}
+
+int64_t cprof_key_op_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_model *)ctx)->ops[i].proc;
+}
+
+int64_t cprof_key_op_stream(const void *ctx, uint32_t i)
+{
+	return ((const struct cprof_model *)ctx)->ops[i].stream;
+}
+
+struct pk_key {
+	const char *a;
+	size_t elem;
+	int64_t proc, key;
+};
+
+/* element i, which begins with (proc, key), is before the key looked up */
+static int pk_below(const void *ctx, size_t i)
+{
+	const struct pk_key *k = ctx;
+	int64_t p, v;
+
+	memcpy(&p, k->a + i * k->elem, sizeof(p));
+	memcpy(&v, k->a + i * k->elem + sizeof(p), sizeof(v));
+	return p < k->proc || (p == k->proc && v < k->key);
+}
+
+size_t cprof_lower_pk(const void *arr, size_t n, size_t elem, int64_t proc, int64_t key, struct cprof_hint *hint)
+{
+	struct pk_key k = { arr, elem, proc, key };
+
+	return cprof_gallop(n, hint, pk_below, &k);
+}

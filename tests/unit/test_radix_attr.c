@@ -1,5 +1,6 @@
 /* Unit tests of the model's sorts (stable radix by start, by a key anywhere, of indices; signed keys, doubles; qsort after an in-order check) and of the joins in memory of the stack attribution, the NVTX range table and the op ranges. */
 #include <check.h>
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <sqlite3.h>
@@ -133,6 +134,143 @@ START_TEST(test_radix_at_ix_and_sorted)
 	free(r);
 	free(q);
 	free(ix);
+}
+END_TEST
+
+struct timed {
+	uint64_t start;
+	int64_t proc, tid;
+};
+
+static const struct timed *timed_sorted;
+
+static int64_t timed_proc(const void *ctx, uint32_t i)
+{
+	return ((const struct timed *)ctx)[i].proc;
+}
+
+static int64_t timed_tid(const void *ctx, uint32_t i)
+{
+	return ((const struct timed *)ctx)[i].tid;
+}
+
+/* the comparators the findings sorted their indices with: (proc, tid, start, index) */
+static int cmp_timed_ix(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct timed *x = &timed_sorted[i], *y = &timed_sorted[j];
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* indices into an array by start, by (major, minor) in radix passes: the comparison sort's order, equal starts
+ * included; indices not ascending, or an array not by start, are refused untouched */
+START_TEST(test_radix_ix_by)
+{
+	enum { N = 4000 };
+	struct timed *t = malloc(N * sizeof(*t));
+	uint32_t *ix = malloc(N * sizeof(*ix)), *q = malloc(N * sizeof(*q));
+	uint64_t x = 88172645463325252ull, start = 1000;
+	size_t i, n = 0;
+
+	for (i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		start += x % 3; /* ties of start */
+		t[i] = (struct timed){ start, (int64_t)(x % 3) - 1, (int64_t)(x >> 8) % 5 - 2 };
+		if (x % 4)
+			ix[n++] = (uint32_t)i;
+	}
+	memcpy(q, ix, n * sizeof(*ix));
+	timed_sorted = t;
+	qsort(q, n, sizeof(*q), cmp_timed_ix);
+	ck_assert_int_eq(cprof_radix_sort_ix_by(ix, n, t, sizeof(*t), timed_proc, timed_tid, t), 0);
+	ck_assert(!memcmp(ix, q, n * sizeof(*ix)));
+	/* sorted already: not ascending, refused as it is */
+	ck_assert_int_eq(cprof_radix_sort_ix_by(ix, n, t, sizeof(*t), timed_proc, timed_tid, t), -EINVAL);
+	ck_assert(!memcmp(ix, q, n * sizeof(*ix)));
+	for (i = 0; i < N; i++)
+		ix[i] = (uint32_t)i;
+	t[7].start = 0;
+	ck_assert_int_eq(cprof_radix_sort_ix_by(ix, N, t, sizeof(*t), timed_proc, timed_tid, t), -EINVAL);
+	for (i = 0; i < N; i++)
+		ck_assert_uint_eq(ix[i], i);
+	free(t);
+	free(ix);
+	free(q);
+}
+END_TEST
+
+/* the search from hints finds what a binary search finds, whatever the hints: before, at or past the answer,
+ * past the end, with repeated keys, keys absent, and keys before and after all */
+START_TEST(test_lower_pk_hint)
+{
+	enum { N = 1500 };
+	struct cprof_pkv *a = malloc(N * sizeof(*a));
+	uint64_t x = 88172645463325252ull;
+	struct cprof_hint hint = { 0 };
+	size_t i, j;
+
+	for (i = 0; i < N; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		a[i] = (struct cprof_pkv){ (int64_t)(i * 3 / N) - 1, (int64_t)(i % 500) * 2 + (int64_t)(x % 2), 0 };
+	}
+	qsort(a, N, sizeof(*a), cprof_pkv_cmp);
+	for (i = 0; i < 20000; i++) {
+		int64_t proc, key;
+		size_t want;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		proc = (int64_t)(x % 5) - 2;
+		key = (int64_t)((x >> 8) % 1010) - 4;
+		if (x % 3 == 0)
+			for (j = 0; j < CPROF_HINTS; j++)
+				hint.at[j] = (x >> (20 + j)) % (N + 10);
+		want = cprof_pkv_lower(a, N, proc, key);
+		ck_assert_uint_eq(cprof_lower_pk(a, N, sizeof(*a), proc, key, &hint), want);
+	}
+	hint.at[0] = 7;
+	ck_assert_uint_eq(cprof_lower_pk(a, 0, sizeof(*a), 0, 0, &hint), 0);
+	free(a);
+}
+END_TEST
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the median by selection is the sorted array's: odd and even counts, repeats, one value, zeros, a spread
+ * past 2^53; a negative value or NaN is refused, an empty array too */
+START_TEST(test_median_doubles)
+{
+	enum { N = 777 };
+	double *d = malloc(N * sizeof(*d)), *s = malloc(N * sizeof(*s)), med, neg[2] = { 1, -1 }, nan[2] = { 1, NAN };
+	uint64_t x = 88172645463325252ull;
+	size_t n, i;
+
+	for (n = 1; n <= N; n += n < 20 ? 1 : 97) {
+		for (i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			d[i] = n % 3 == 0 ? (double)(x % 4) : n % 3 == 1 ? (double)(x % 100000) * 1000 : (double)(x >> 1) * 1e3;
+		}
+		memcpy(s, d, n * sizeof(*d));
+		qsort(s, n, sizeof(*s), cmp_dbl);
+		ck_assert_int_eq(cprof_median_doubles(d, n, &med), 0);
+		ck_assert(med == (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2));
+	}
+	ck_assert_int_eq(cprof_median_doubles(neg, 2, &med), -EINVAL);
+	ck_assert_int_eq(cprof_median_doubles(nan, 2, &med), -EINVAL);
+	ck_assert_int_eq(cprof_median_doubles(d, 0, &med), -EINVAL);
+	free(d);
+	free(s);
 }
 END_TEST
 
@@ -289,6 +427,9 @@ Suite *radix_attr_suite(void)
 	tcase_add_test(tc, test_radix_stable_by_start);
 	tcase_add_test(tc, test_radix_keyed_and_doubles);
 	tcase_add_test(tc, test_radix_at_ix_and_sorted);
+	tcase_add_test(tc, test_radix_ix_by);
+	tcase_add_test(tc, test_lower_pk_hint);
+	tcase_add_test(tc, test_median_doubles);
 	tcase_add_test(tc, test_attr_joins_in_arrays);
 	tcase_add_test(tc, test_ranges_joins_in_arrays);
 	tcase_add_test(tc, test_op_ranges_joins_in_arrays);
