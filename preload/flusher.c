@@ -83,6 +83,10 @@ static struct {
 	size_t nstatus, status_cap;
 	uint8_t *stacks;                    /* serialised STACKS records, queued under strings_lock */
 	size_t stacks_len, stacks_cap, nstacks;
+	/* the buffer the last round sent, kept for the next swap (stacks_take): a stack queued from a signal handler
+	 * that interrupted malloc then reallocs only past STACKS_KEEP */
+	uint8_t *stacks_spare;
+	size_t spare_cap;
 	struct cprof_wire_gpu *gpu;         /* converted CUPTI records not yet sent */
 	size_t ngpu, gpu_sent, gpu_cap;
 	uint64_t last_cupti_flush_ms;
@@ -429,25 +433,45 @@ out:
 	return ret;
 }
 
+#define STACKS_KEEP (64u << 10) /* bytes: a round's new stacks (~0.2-1 KiB each) before the queue grows */
+
 /* The queued stacks, taken before the strings are: a stack is queued after the strings it names (its
  * own thread interned them first; another thread's are queued before they are marked, strings.c), so
  * every string a taken stack names goes out with the strings sent after this. Taken after the strings,
  * a stack queued in between would reach cprofd before its names, stored with no file or function. */
-static uint8_t *stacks_take(size_t *len)
+static uint8_t *stacks_take(size_t *len, size_t *cap)
 {
 	uint8_t *buf;
 
 	pthread_mutex_lock(&fl.strings_lock);
 	buf = fl.stacks;
 	*len = fl.stacks_len;
-	fl.stacks = NULL;
-	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
+	*cap = fl.stacks_cap;
+	/* the queue goes on in the spare, so that queueing allocates nothing while the queue stays in it */
+	fl.stacks = fl.stacks_spare;
+	fl.stacks_cap = fl.stacks ? fl.spare_cap : 0;
+	fl.stacks_spare = NULL;
+	fl.spare_cap = 0;
+	fl.stacks_len = fl.nstacks = 0;
 	pthread_mutex_unlock(&fl.strings_lock);
 	return buf;
 }
 
-/* Puts buf[at..len) back in the queue (their strings went already) and frees buf. */
-static void stacks_requeue(uint8_t *buf, size_t at, size_t len)
+/* A taken buffer, sent: the spare for the next swap (stacks_take), or freed when there is one */
+static void stacks_recycle(uint8_t *buf, size_t cap)
+{
+	pthread_mutex_lock(&fl.strings_lock);
+	if (fl.stacks_spare == NULL && buf != NULL && cap <= 4 * STACKS_KEEP) { /* a burst's big one goes back */
+		fl.stacks_spare = buf;
+		fl.spare_cap = cap;
+		buf = NULL;
+	}
+	pthread_mutex_unlock(&fl.strings_lock);
+	free(buf);
+}
+
+/* Puts buf[at..len) back in the queue (their strings went already), then recycles buf. */
+static void stacks_requeue(uint8_t *buf, size_t cap, size_t at, size_t len)
 {
 	while (at < len) {
 		const struct cprof_wire_stack *st = (const void *)(buf + at);
@@ -456,13 +480,13 @@ static void stacks_requeue(uint8_t *buf, size_t at, size_t len)
 			break;
 		at += sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(struct cprof_wire_frame);
 	}
-	free(buf);
+	stacks_recycle(buf, cap);
 }
 
 /* Sends stacks taken by stacks_take (and frees them), after the strings they name and before the events
  * that refer to them. A stack that cannot be sent is lost with the stream; its events then name an id
  * the profile does not have. */
-static int send_stacks(uint8_t *buf, size_t len, uint64_t deadline)
+static int send_stacks(uint8_t *buf, size_t cap, size_t len, uint64_t deadline)
 {
 	size_t off = 0;
 	int ret = 0;
@@ -490,11 +514,11 @@ static int send_stacks(uint8_t *buf, size_t len, uint64_t deadline)
 		else if (ret == -EAGAIN) {
 			/* requeue what is left (this frame's too): only its order before the events matters,
 			 * and no event is drained in a round whose stacks did not all go */
-			stacks_requeue(buf, off - (flen - sizeof(*h)), len);
+			stacks_requeue(buf, cap, off - (flen - sizeof(*h)), len);
 			return ret;
 		}
 	}
-	free(buf);
+	stacks_recycle(buf, cap);
 	return ret;
 }
 
@@ -915,7 +939,7 @@ static int drain_round(uint64_t deadline)
 	int empty = 1, ret, ngpu;
 	uint64_t lost;
 	uint8_t *stacks;
-	size_t stacks_len;
+	size_t stacks_len, stacks_cap;
 
 	if (atomic_load(&fl.dead))
 		return 1;
@@ -931,12 +955,12 @@ static int drain_round(uint64_t deadline)
 	ngpu = fl.defer_gpu ? 0 : cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
 	if (ngpu > 0)
 		empty = 0;
-	stacks = stacks_take(&stacks_len);
+	stacks = stacks_take(&stacks_len, &stacks_cap);
 	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0) {
-		stacks_requeue(stacks, 0, stacks_len);
+		stacks_requeue(stacks, stacks_cap, 0, stacks_len);
 		return 0;
 	}
-	if (send_stacks(stacks, stacks_len, deadline) < 0)
+	if (send_stacks(stacks, stacks_cap, stacks_len, deadline) < 0)
 		return 0;
 	for (r = cprof_rings_head(); r; r = r->next) {
 		int state = atomic_load_explicit(&r->state, memory_order_acquire);
@@ -1259,6 +1283,19 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 		}
 	}
 	pthread_mutex_unlock(&fl.status_lock);
+	/* and for the stacks a round queues, in the queue and in its spare */
+	pthread_mutex_lock(&fl.strings_lock);
+	if (fl.stacks_cap < STACKS_KEEP) {
+		uint8_t *p = realloc(fl.stacks, STACKS_KEEP);
+
+		if (p != NULL) {
+			fl.stacks = p;
+			fl.stacks_cap = STACKS_KEEP;
+		}
+	}
+	if (fl.stacks_spare == NULL && (fl.stacks_spare = malloc(STACKS_KEEP)) != NULL)
+		fl.spare_cap = STACKS_KEEP;
+	pthread_mutex_unlock(&fl.strings_lock);
 	/* the first forced CUPTI flush one period after the start, not at the first round: a short program's
 	 * GPU window is not cut by a flush and the buffer request after it */
 	fl.last_cupti_flush_ms = mono_ms();
@@ -1368,6 +1405,9 @@ void cprof_flusher_reset_after_fork(void)
 	fl.nstatus = fl.status_cap = 0;
 	free(fl.stacks);
 	fl.stacks = NULL;
+	free(fl.stacks_spare);
+	fl.stacks_spare = NULL;
+	fl.spare_cap = 0;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	fl.ngpu = fl.gpu_sent = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
