@@ -716,6 +716,16 @@ size_t cprof_calls_corr_lower(const struct cprof_model *m, int64_t proc, int64_t
 	return cprof_gallop(m->ncalls, hint, call_below, &k);
 }
 
+void cprof_model_free_indexes(struct cprof_model *m)
+{
+	free(m->calls_by_corr);
+	free(m->launch_call);
+	free(m->kernels_by_corr);
+	m->calls_by_corr = NULL;
+	m->launch_call = NULL;
+	m->kernels_by_corr = NULL;
+}
+
 /* The op -> launching call join of every op, once: the report walks it five times (the load's hooked marks,
  * the tiny-kernel and graph findings, the launched-time table, the last step's drain), and each walk was two
  * binary searches per op, 15% of a 1M-record report. */
@@ -1541,9 +1551,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->string_at);
 	free(m->ext);
 	free(m->rt);
-	free(m->calls_by_corr);
-	free(m->launch_call);
-	free(m->kernels_by_corr);
+	cprof_model_free_indexes(m);
 	for (i = 0; i < m->nsteps_cache; i++)
 		free(m->steps[i].s);
 	free(m->steps);

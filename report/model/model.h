@@ -381,6 +381,9 @@ int cprof_model_tid(const struct cprof_model *m, int64_t proc, int64_t handle, i
 int cprof_model_from_arrays(struct cprof_model *m, struct cprof_op *ops, size_t nops, struct cprof_call *calls,
 			    size_t ncalls, struct cprof_ovh *ovh, size_t novh, size_t nknames);
 void cprof_model_free(struct cprof_model *m);
+/* Frees the indexes a model builds on first use (calls_by_corr, launch_call, kernels_by_corr) and clears them: what a
+ * model over arrays it does not own (cprof_model_from_arrays, a window's) owns. */
+void cprof_model_free_indexes(struct cprof_model *m);
 void cprof_end_free(struct cprof_end *e);
 /* ending.c: the ending's look-ups on the arrays of a model loaded with CPROF_MODEL_TIMELINE (calls, ops, external
  * ids, strings), as common/ending.h's queries and the crash finding's gave them through the indexes cprofd

@@ -178,9 +178,7 @@ void report_model_window_free(struct cprof_model *w)
 	free(w->ops);
 	free(w->calls);
 	free(w->rt);
-	free(w->calls_by_corr);
-	free(w->launch_call);
-	free(w->kernels_by_corr);
+	cprof_model_free_indexes(w);
 	memset(w, 0, sizeof(*w));
 }
 

@@ -48,8 +48,7 @@ static void setup(void)
 static void teardown(void)
 {
 	free(f.f);
-	free(f.m.calls_by_corr);
-	free(f.m.kernels_by_corr);
+	cprof_model_free_indexes(&f.m);
 }
 
 static void call(int64_t name, uint64_t s, uint64_t e, int launch, int sync, int64_t corr)
@@ -85,8 +84,7 @@ static int fires(const char *id)
 	/* a test may ask twice: what the last call built goes first */
 	free(f.f);
 	f.f = NULL;
-	free(f.m.calls_by_corr);
-	free(f.m.kernels_by_corr);
+	cprof_model_free_indexes(&f.m);
 	ck_assert_int_eq(cprof_model_from_arrays(&f.m, f.ops, f.nops, f.calls, f.ncalls, NULL, 0, 1), 0);
 	f.m.strings = strings;
 	f.m.nstrings = sizeof(strings) / sizeof(strings[0]);

@@ -48,11 +48,8 @@ static void setup(void)
 static void teardown(void)
 {
 	free(c.f);
-	free(c.m.calls_by_corr);
-	free(c.m.kernels_by_corr);
+	cprof_model_free_indexes(&c.m);
 	c.f = NULL;
-	c.m.calls_by_corr = NULL;
-	c.m.kernels_by_corr = NULL;
 }
 
 /* a hooked call; returns its correlation id */

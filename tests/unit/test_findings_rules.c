@@ -50,8 +50,7 @@ static void setup(void)
 static void teardown(void)
 {
 	free(r.f);
-	free(r.m.calls_by_corr);
-	free(r.m.kernels_by_corr);
+	cprof_model_free_indexes(&r.m);
 }
 
 static void op(uint8_t kind, int64_t proc, uint32_t stream, uint64_t s, uint64_t e, int64_t name)

@@ -89,8 +89,7 @@ static void vverdict(struct vfix *f, struct cprof_verdict *v)
 /* the model does not own the fixture's arrays, only the indexes it built on first use */
 static void vfree(struct vfix *f)
 {
-	free(f->m.calls_by_corr);
-	free(f->m.kernels_by_corr);
+	cprof_model_free_indexes(&f->m);
 	memset(&f->m, 0, sizeof(f->m));
 }
 
