@@ -2,6 +2,7 @@
 #ifndef CPROF_PRELOAD_CPROF_H
 #define CPROF_PRELOAD_CPROF_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -153,6 +154,25 @@ extern CPROF_HIDDEN __thread struct cprof_tls cprof_tls __attribute__((tls_model
  * handlers): a signal handler's call on it then takes neither again (it would wait for itself). Apart from
  * cprof_tls, which a thread's first ring wipes (ring_take), perhaps inside such a handler. */
 extern CPROF_HIDDEN __thread int cprof_in_strings __attribute__((tls_model("initial-exec")));
+
+/* Takes m unless this thread holds it already (*held set: a signal handler's call that interrupted the thread in
+ * there would wait for itself): -EDEADLK then, nothing taken. held is the thread's own flag for m. */
+static inline int cprof_lock_unless_held(pthread_mutex_t *m, int *held)
+{
+	if (*held)
+		return -EDEADLK;
+	*held = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	pthread_mutex_lock(m);
+	return 0;
+}
+
+static inline void cprof_unlock_held(pthread_mutex_t *m, int *held)
+{
+	pthread_mutex_unlock(m);
+	atomic_signal_fence(memory_order_seq_cst);
+	*held = 0;
+}
 
 /* A warning from the flusher thread waits for an application thread to print it (the flusher may have
  * no stderr of its own). flusher.c */

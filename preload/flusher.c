@@ -112,7 +112,7 @@ static struct {
 	uint64_t ring_full_kick_ms;    /* a full ring's last KICK: one every RING_FULL_KICK_MS while it stays full */
 	uint8_t frame[CPROF_WIRE_MAX_FRAME] __attribute__((aligned(8)));
 } fl = { .fifo = { .fd = -1 }, .req_lock = PTHREAD_MUTEX_INITIALIZER, .strings_lock = PTHREAD_MUTEX_INITIALIZER,
-	.status_lock = PTHREAD_MUTEX_INITIALIZER };
+	.strings_tail = &fl.strings, .status_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* the counted calls of threads with no ring (cprof_count_query) */
 CPROF_HIDDEN _Atomic uint64_t cprof_counted_ringless[CPROF_COUNTED__N];
@@ -378,22 +378,15 @@ static int send_hello(uint64_t deadline)
  * handler's call that interrupted this thread under strings_lock would wait for itself: it queues nothing. */
 int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen)
 {
-	if (cprof_in_strings)
+	if (cprof_lock_unless_held(&fl.strings_lock, &cprof_in_strings) < 0)
 		return -EDEADLK;
-	cprof_in_strings = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	pthread_mutex_lock(&fl.strings_lock);
 	if (atomic_load_explicit(&e->queued_gen, memory_order_relaxed) != gen) {
 		e->next_queued = NULL;
-		if (fl.strings_tail == NULL)
-			fl.strings_tail = &fl.strings;
 		*fl.strings_tail = e;
 		fl.strings_tail = &e->next_queued;
 		atomic_store_explicit(&e->queued_gen, gen, memory_order_release);
 	}
-	pthread_mutex_unlock(&fl.strings_lock);
-	atomic_signal_fence(memory_order_seq_cst);
-	cprof_in_strings = 0;
+	cprof_unlock_held(&fl.strings_lock, &cprof_in_strings);
 	return 0;
 }
 
@@ -403,11 +396,8 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 	int ret = 0;
 
 	/* a signal handler's call that interrupted this thread under strings_lock would wait for itself */
-	if (cprof_in_strings)
+	if (cprof_lock_unless_held(&fl.strings_lock, &cprof_in_strings) < 0)
 		return -EDEADLK;
-	cprof_in_strings = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	pthread_mutex_lock(&fl.strings_lock);
 	if (fl.stacks_len + n > fl.stacks_cap) {
 		size_t cap = fl.stacks_cap ? fl.stacks_cap * 2 : 16384;
 		uint8_t *p;
@@ -427,9 +417,7 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 	fl.stacks_len += n;
 	fl.nstacks++;
 out:
-	pthread_mutex_unlock(&fl.strings_lock);
-	atomic_signal_fence(memory_order_seq_cst);
-	cprof_in_strings = 0;
+	cprof_unlock_held(&fl.strings_lock, &cprof_in_strings);
 	return ret;
 }
 
@@ -542,11 +530,8 @@ void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint6
 	struct cprof_wire_status *p;
 	size_t i;
 
-	if (in_status)
+	if (cprof_lock_unless_held(&fl.status_lock, &in_status) < 0)
 		return; /* a handler's, on a thread inside this very function: dropped (it would wait for itself) */
-	in_status = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	pthread_mutex_lock(&fl.status_lock);
 	if (fl.nstatus == fl.status_cap) {
 		/* the first STATUS_KEEP at the flusher's start (cprof_flusher_start); more only when that many wait */
 		size_t cap = fl.status_cap ? 2 * fl.status_cap : STATUS_KEEP;
@@ -565,9 +550,7 @@ void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint6
 	for (i = 0; text && text[i] && i + 1 < sizeof(p->text); i++) /* no snprintf: a handler may be here */
 		p->text[i] = text[i];
 out:
-	pthread_mutex_unlock(&fl.status_lock);
-	atomic_signal_fence(memory_order_seq_cst);
-	in_status = 0;
+	cprof_unlock_held(&fl.status_lock, &in_status);
 }
 
 static int send_statuses(uint64_t deadline)

@@ -117,11 +117,8 @@ struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len)
 			return e;
 	}
 	/* a signal handler's call that interrupted this thread here would wait for itself: its new string is not kept */
-	if (cprof_in_strings)
+	if (cprof_lock_unless_held(&smap_lock, &cprof_in_strings) < 0)
 		return NULL;
-	cprof_in_strings = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	pthread_mutex_lock(&smap_lock);
 	if (smap == NULL) {
 		void *m = mmap(NULL, sizeof(*smap) * SMAP_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -159,9 +156,7 @@ struct cprof_istr *cprof_intern_entry(uint16_t kind, const char *s, size_t len)
 		smap_used++;
 	}
 out:
-	pthread_mutex_unlock(&smap_lock);
-	atomic_signal_fence(memory_order_seq_cst);
-	cprof_in_strings = 0;
+	cprof_unlock_held(&smap_lock, &cprof_in_strings);
 	return e;
 }
 
