@@ -514,13 +514,7 @@ static int load_runtime(sqlite3 *db, struct cprof_model *m)
 		r->ret = sqlite3_column_int(st, 6);
 		/* the calls only CUPTI saw; the external ids are loaded first (a search each here, once: five readers
 		 * looked it up again for every record, 9% of a 1M-record report) */
-		r->ext = CPROF_NO_ID;
-		if (r->corr != CPROF_NO_ID) {
-			size_t lo = cprof_lower_pk(m->ext, m->next, sizeof(*m->ext), r->proc, r->corr, &ext_hint);
-
-			if (lo < m->next && m->ext[lo].proc == r->proc && m->ext[lo].corr == r->corr)
-				r->ext = m->ext[lo].ext;
-		}
+		r->ext = cprof_model_rt_ext(m, r, &ext_hint);
 		if (r->ext == CPROF_NO_ID &&
 		    (ret = cprof_first_note(&first, r->name == CPROF_NO_ID ? 0 : r->name, 0)) < 0)
 			goto out;

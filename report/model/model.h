@@ -474,9 +474,10 @@ int cprof_model_driver_only_stats(const struct cprof_model *m, int64_t proc,
 /* The first of m->ext (sorted by process, correlation id) at or after (proc, corr). */
 size_t cprof_model_ext_lower(const struct cprof_model *m, int64_t proc, int64_t corr);
 int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, int64_t *ext);
-/* rows.c: the external id the runtime record's correlation carries (CPROF_NO_ID: none); every record's, set in
- * place (the loader does it as it reads them; a model built by hand calls this after setting rt and ext) */
-int64_t cprof_model_rt_ext(const struct cprof_model *m, const struct cprof_rt *r);
+/* rows.c: the external id the runtime record's correlation carries (CPROF_NO_ID: none), searched from *hint's
+ * places (records looked up in time order); every record's, set in place (the loader does it as it reads them; a
+ * model built by hand calls this after setting rt and ext) */
+int64_t cprof_model_rt_ext(const struct cprof_model *m, const struct cprof_rt *r, struct cprof_hint *hint);
 void cprof_model_link_rt(struct cprof_model *m);
 /* 1 when CUPTI's record (proc, corr) carries one of our calls' external ids. */
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr);

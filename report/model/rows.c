@@ -104,17 +104,22 @@ int cprof_model_ext_of(const struct cprof_model *m, int64_t proc, int64_t corr, 
 	return 0;
 }
 
-int64_t cprof_model_rt_ext(const struct cprof_model *m, const struct cprof_rt *r)
+int64_t cprof_model_rt_ext(const struct cprof_model *m, const struct cprof_rt *r, struct cprof_hint *hint)
 {
-	int64_t ext;
+	size_t lo;
 
-	return r->corr != CPROF_NO_ID && cprof_model_ext_of(m, r->proc, r->corr, &ext) ? ext : CPROF_NO_ID;
+	if (r->corr == CPROF_NO_ID)
+		return CPROF_NO_ID;
+	lo = cprof_lower_pk(m->ext, m->next, sizeof(*m->ext), r->proc, r->corr, hint);
+	return lo < m->next && m->ext[lo].proc == r->proc && m->ext[lo].corr == r->corr ? m->ext[lo].ext : CPROF_NO_ID;
 }
 
 void cprof_model_link_rt(struct cprof_model *m)
 {
+	struct cprof_hint hint = { 0 };
+
 	for (size_t i = 0; i < m->nrt; i++)
-		m->rt[i].ext = cprof_model_rt_ext(m, &m->rt[i]);
+		m->rt[i].ext = cprof_model_rt_ext(m, &m->rt[i], &hint);
 }
 
 int cprof_model_has_ext(const struct cprof_model *m, int64_t proc, int64_t corr)
