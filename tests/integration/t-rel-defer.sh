@@ -35,7 +35,14 @@ assert_ge "$rounds" 1 "rounds deferred with every core taken"
 # every GEMM and bias launch of the warm-up and the steps has its kernel
 want=$(( 2 * (STEPS + 5) ))
 assert_eq "$(q prof.db "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")" "$want" "kernels stored"
-assert_eq "$(q prof.db "SELECT value FROM META WHERE key = 'lost_events'")" 0 "lost events"
+# on a loss, its causes go with the failure (2026-12-06: 39,401 lost once in a CI run beside an ASAN build, not
+# reproduced since): the collector's (META) and the target's own (its last CPROF_COST row)
+lost=$(q prof.db "SELECT value FROM META WHERE key = 'lost_events'")
+[ "$lost" = 0 ] || echo "lost by cause: META $(q prof.db "SELECT group_concat(key || '=' || value, ' ') FROM META
+	WHERE key IN ('lost_producers', 'lost_spool_full', 'lost_unstored', 'spool_peak_lag_bytes', 'ring_bytes')");" \
+	"target $(q prof.db "SELECT 'ring_full=' || lostRingFull || ' cupti=' || lostCupti || ' pipe=' || lostPipe ||
+	' nested=' || lostNested FROM CPROF_COST ORDER BY timeNs DESC LIMIT 1")"
+assert_eq "$lost" 0 "lost events"
 assert_eq "$(q prof.db "SELECT value FROM META WHERE key = 'complete'")" 1 "complete"
 # by default (no CPROF_DEFER_MB) it defers too; with 0 it never does
 for cap in default 0; do
