@@ -20,7 +20,7 @@
 CPROF_HIDDEN int cprof_stack_mode; /* CPROF_STACKS_*; read by cprof_leave on every call */
 
 static unsigned stack_first = 4;  /* sampled: the first calls of each site get their own stack ... */
-static unsigned stack_every = 256; /* ... then one in this many; the others reuse the site's last one */
+static unsigned stack_every = 256; /* ... then one in this many or more (cprof_site_taken); the others reuse the site's last one */
 
 /* libunwind, loaded RTLD_LOCAL: linking it would give the target's C++ exceptions to another unwinder */
 static int (*unw_backtrace_fn)(void **buffer, int size);
@@ -322,15 +322,13 @@ void cprof_stack_attach(struct cprof_wire_api *ev, const void *ret_addr)
 		e->left = 0;
 		e->stack = 0;
 		e->taken = 0;
+		e->stride = 0;
 	}
 	if (e->left == 0) {
 		uint32_t id = capture();
 
-		if (id)
-			e->stack = id;
 		ev->stack = id;
-		/* the first calls of a site each get their own stack, then one in stack_every */
-		e->left = ++e->taken < stack_first ? 0 : stack_every - 1;
+		cprof_site_taken(e, id, stack_first, stack_every);
 	} else if (e->left--, e->stack) {
 		ev->stack = e->stack;
 		ev->flags |= CPROF_API_F_STACK_INHERITED;

@@ -296,6 +296,45 @@ START_TEST(test_ring_sites_two_ways)
 }
 END_TEST
 
+/* A site's stride after each capture: the first calls each take one, then the base, doubling while the
+ * stack stays the same, back to the base when it changes or a capture fails, never below a base set high */
+static uint32_t site_capture(struct cprof_site *e, uint32_t id, unsigned every)
+{
+	e->left = 0; /* the calls between spent it */
+	cprof_site_taken(e, id, 4, every);
+	return e->left + 1;
+}
+
+START_TEST(test_ring_site_stride_backs_off)
+{
+	struct cprof_site e = { .key = 1 };
+	uint32_t n;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(site_capture(&e, 7, 256), 1);
+	ck_assert_uint_eq(site_capture(&e, 7, 256), 256); /* the 4th: past the first, the base */
+	ck_assert_uint_eq(site_capture(&e, 7, 256), 512);
+	ck_assert_uint_eq(site_capture(&e, 7, 256), 1024);
+	for (i = 0; i < 10; i++)
+		n = site_capture(&e, 7, 256);
+	ck_assert_uint_eq(n, CPROF_STACK_STRIDE_MAX);
+	ck_assert_uint_eq(e.stack, 7);
+	ck_assert_uint_eq(site_capture(&e, 9, 256), 256); /* another stack: the base again */
+	ck_assert_uint_eq(e.stack, 9);
+	ck_assert_uint_eq(site_capture(&e, 9, 256), 512);
+	ck_assert_uint_eq(site_capture(&e, 0, 256), 256); /* a failed capture keeps the last stack, not the stride */
+	ck_assert_uint_eq(e.stack, 9);
+	ck_assert_uint_eq(site_capture(&e, 9, 256), 512); /* the same stack as the last one kept */
+	/* CPROF_STACK_EVERY above the cap: kept as it is */
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < 3; i++)
+		(void)site_capture(&e, 5, 1u << 20);
+	ck_assert_uint_eq(site_capture(&e, 5, 1u << 20), 1u << 20);
+	ck_assert_uint_eq(site_capture(&e, 5, 1u << 20), 1u << 20);
+}
+END_TEST
+
 Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -310,6 +349,7 @@ Suite *ring_suite(void)
 	tcase_add_test(tc, test_ring_thread_exit_and_reuse);
 	tcase_add_test(tc, test_ring_reset_after_fork);
 	tcase_add_test(tc, test_ring_sites_two_ways);
+	tcase_add_test(tc, test_ring_site_stride_backs_off);
 	tcase_add_test(tc, test_ring_cost_strides_not_aliased);
 	tcase_add_test(tc, test_ring_cost_sample_drops_preempted);
 	suite_add_tcase(s, tc);
