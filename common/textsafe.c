@@ -114,6 +114,27 @@ char *cprof_text_safe(char *out, size_t size, const char *s)
 	return safe_into(out, size, s, 1);
 }
 
+size_t cprof_text_unit(const char *s, size_t *cols)
+{
+	char tmp[8];
+	int len;
+	const char *esc = text_escape((const unsigned char *)s, &len, tmp, 1);
+
+	*cols = esc ? strlen(esc) : 1;
+	return (size_t)len;
+}
+
+size_t cprof_text_cols(const char *s)
+{
+	size_t n = 0, w;
+
+	while (*s) {
+		s += cprof_text_unit(s, &w);
+		n += w;
+	}
+	return n;
+}
+
 char *cprof_log_safe(char *out, size_t size, const char *s)
 {
 	return safe_into(out, size, s, 0);

@@ -14,6 +14,11 @@ int cprof_utf8_seq(const unsigned char *s);
  * valid UTF-8 text passes unchanged. Writes at most size bytes (NUL
  * included, never a partial escape) into out and returns out. */
 char *cprof_text_safe(char *out, size_t size, const char *s);
+/* The bytes of the unit of text at s (a character, a UTF-8 sequence, or one byte that is not one) and, in *cols, the
+ * columns cprof_text_safe shows it in (its escape's length, else 1): a cut between units never splits an escape. */
+size_t cprof_text_unit(const char *s, size_t *cols);
+/* The columns cprof_text_safe shows s in. */
+size_t cprof_text_cols(const char *s);
 /* The same for a log line, but a backslash is left as it is: a line whose names the caller escaped already (with
  * cprof_tx, or quoted for a shell with $'\xNN') reads as they were, not with their backslashes doubled. One line,
  * no control character; not unambiguous (report text is). */

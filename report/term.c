@@ -82,32 +82,34 @@ int cprof_term_setup(int argc, char **argv)
 	return k;
 }
 
-/* the start of the UTF-8 sequence at or before p */
-static const char *seq_start(const char *s, const char *p)
+void cprof_fit(char *buf, size_t size, size_t avail)
 {
-	while (p > s && ((unsigned char)*p & 0xc0) == 0x80)
-		p--;
-	return p;
-}
+	size_t total = cprof_text_cols(buf), head, tail, hw = 0, rem, w, k = 0, hl;
+	char *h, *t;
 
-void cprof_fit(char *buf, size_t avail)
-{
-	size_t n = strlen(buf), head, tail;
-	const char *h, *t;
-
-	if (n <= avail || avail < 8)
+	if (total <= avail || avail < 8)
 		return;
-	/* the head says what it is, the tail which one (the arguments, the instantiation) */
+	/* the head says what it is, the tail which one (the arguments, the instantiation); counted in the columns the
+	 * text takes once escaped, and cut between units of the raw text: the caller escapes it whole afterwards */
 	head = (avail - 3) * 2 / 3;
-	tail = avail - 3 - head;
-	h = seq_start(buf, buf + head);
-	t = seq_start(buf, buf + n - tail);
-	{
-		size_t hl = (size_t)(h - buf), tl = strlen(t);
-
-		memmove(buf + hl + 3, t, tl + 1); /* the tail moves left: hl + 3 <= n - tail */
-		memcpy(buf + hl, "...", 3);
+	for (h = buf; *h; h += k) {
+		k = cprof_text_unit(h, &w);
+		if (hw + w > head)
+			break;
+		hw += w;
 	}
+	tail = avail - 3 - hw;
+	hl = (size_t)(h - buf);
+	/* a unit of one byte may take 4 columns: "..." can be longer than what it stands for, so the tail is cut to
+	 * fit size too */
+	for (t = h, rem = total - hw; *t && (rem > tail || hl + 3 + strlen(t) >= size); t += k) {
+		k = cprof_text_unit(t, &w);
+		rem -= w;
+	}
+	if (hl + 3 >= size)
+		return;
+	memmove(buf + hl + 3, t, strlen(t) + 1);
+	memcpy(buf + hl, "...", 3);
 }
 
 /* the bytes of the unit at p of escaped text: an escape cprof_text_safe wrote (\xNN, \uNNNN, \n, \r, \t, \\) or a
@@ -188,7 +190,7 @@ void cprof_cell(char *out, size_t size, const char *text, const char *tag, size_
 
 const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size)
 {
-	size_t avail, n;
+	size_t avail;
 
 	if (term.wide)
 		return full;
@@ -197,13 +199,10 @@ const char *cprof_term_name(const char *full, size_t col, char *buf, size_t size
 		return buf;
 	/* at least a readable stub, even when the columns before the name fill the terminal */
 	avail = term.width > col + 24 ? term.width - col : 24;
-	n = strlen(full);
-	if (n <= avail)
+	/* in the columns the name takes once escaped: a control byte takes 4 (\x1b), a backslash 2 */
+	if (cprof_text_cols(full) <= avail)
 		return full; /* it fits whole: the template arguments too */
-	n = strlen(buf);
-	if (n <= avail || avail < 8 || size < avail + 1)
-		return buf;
-	cprof_fit(buf, avail);
+	cprof_fit(buf, size, avail);
 	return buf;
 }
 

@@ -11,9 +11,11 @@ enum cprof_color_when { CPROF_COLOR_AUTO, CPROF_COLOR_ALWAYS, CPROF_COLOR_NEVER 
  * unless NO_COLOR (non-empty), TERM=dumb or --color=never. Returns argc, or -1 on a bad --color. */
 int cprof_term_setup(int argc, char **argv);
 
-/* buf cut to avail bytes in its middle, "..." where it was cut (UTF-8 sequences whole): its head says what it is,
- * its tail which one; as it is when it fits or avail < 8 */
-void cprof_fit(char *buf, size_t avail);
+/* buf (size bytes) cut in its middle to what takes avail columns once escaped (cprof_text_cols), "..." where it was
+ * cut, between units of its text (no escape or UTF-8 sequence split): its head says what it is, its tail which one;
+ * as it is when it fits or avail < 8. Until 2026-12-06 it counted raw bytes, so a name with control bytes or
+ * backslashes overran its column once escaped. */
+void cprof_fit(char *buf, size_t size, size_t avail);
 /* A table's name column starting at column col: the name as it fits. Not on a terminal: as cprof_shorten
  * always made it (outputs that scripts compare stay as they were); --wide: whole; on a terminal: shortened,
  * then cut in the middle ("head...tail") to what is left of the width. The result is in buf or is full. */

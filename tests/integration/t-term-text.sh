@@ -35,6 +35,15 @@ r=$(row w60.txt)
 [ ${#r} -le $((93 + 24)) ] || fail "60 columns: the name is not cut: $r"
 case $r in *"  ${GEMM:0:8}"*...*) ;; *) fail "60 columns: not cut in the middle: $r" ;; esac
 [ ${#r} -lt "$(row w250.txt | wc -L)" ] || fail "60 columns as wide as 250"
+# a name with an ESC and two backslashes: cut to the columns it takes once escaped (\x1b is 4, \\ is 2), so its row
+# is as wide as the plain one (until 2026-12-06 the raw bytes were counted and such a row overran the terminal)
+cp big.db evil.db
+q evil.db "UPDATE StringIds SET value = char(27) || '[1m\\\\' || value WHERE value = '$GEMM'"
+tty 60 "'$C' report evil.db --by kernel --color=never" > e60.txt
+re=$(grep -aF '\x1b[1m\\\\' e60.txt | grep -a "^ *[0-9.]* *[0-9.]* *25 ")
+[ -n "$re" ] || fail "60 columns: no escaped row for the hostile name: $(grep -a ' 25 ' e60.txt)"
+case $re in *"..."*) ;; *) fail "60 columns: the hostile name is not cut: $re" ;; esac
+assert_eq "${#re}" "${#r}" "60 columns: the hostile name's row against the plain one's width"
 # --wide: whole names on the narrow terminal; COLUMNS sets the width on a terminal
 tty 60 "'$C' report big.db --by kernel --color=never --wide" | grep -qF "  $GEMM" || fail "--wide on 60 columns"
 tty 60 "COLUMNS=220 '$C' report big.db --by kernel --color=never" | grep -qF "  $GEMM" || fail "COLUMNS=220 on a terminal"
