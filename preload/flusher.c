@@ -83,8 +83,8 @@ static struct {
 	size_t nstatus, status_cap;
 	uint8_t *stacks;                    /* serialised STACKS records, queued under strings_lock */
 	size_t stacks_len, stacks_cap, nstacks;
-	/* the buffer the last round sent, kept for the next swap (stacks_take): a stack queued from a signal handler
-	 * that interrupted malloc then reallocs only past STACKS_KEEP */
+	/* the buffer the last round sent, kept for the next swap (stacks_take): queueing allocates nothing until a
+	 * round's stacks pass STACKS_KEEP, and then maps (stacks_map), so a signal handler's stack is safe either way */
 	uint8_t *stacks_spare;
 	size_t spare_cap;
 	struct cprof_wire_gpu *gpu;         /* converted CUPTI records not yet sent */
@@ -390,6 +390,23 @@ int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen)
 	return 0;
 }
 
+/* The stack queue's buffers are mapped, not malloc'd: a signal handler's stack may be queued while it interrupted
+ * its thread inside malloc, and mmap, mremap and munmap are system calls, safe there (realloc would take the arena's
+ * lock its thread holds). cap is a multiple of the page. */
+static uint8_t *stacks_map(uint8_t *old, size_t old_cap, size_t cap)
+{
+	void *p = old ? mremap(old, old_cap, cap, MREMAP_MAYMOVE)
+		      : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void stacks_unmap(uint8_t *buf, size_t cap)
+{
+	if (buf != NULL)
+		munmap(buf, cap);
+}
+
 int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_frame *frames)
 {
 	size_t n = sizeof(*st) + ((size_t)st->nnative + st->npy) * sizeof(*frames);
@@ -404,7 +421,7 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 
 		while (cap < fl.stacks_len + n)
 			cap *= 2;
-		p = realloc(fl.stacks, cap);
+		p = stacks_map(fl.stacks, fl.stacks_cap, cap);
 		if (p == NULL) {
 			ret = -ENOMEM;
 			goto out;
@@ -455,7 +472,7 @@ static void stacks_recycle(uint8_t *buf, size_t cap)
 		buf = NULL;
 	}
 	pthread_mutex_unlock(&fl.strings_lock);
-	free(buf);
+	stacks_unmap(buf, cap);
 }
 
 /* Puts buf[at..len) back in the queue (their strings went already), then recycles buf. */
@@ -1269,14 +1286,14 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	/* and for the stacks a round queues, in the queue and in its spare */
 	pthread_mutex_lock(&fl.strings_lock);
 	if (fl.stacks_cap < STACKS_KEEP) {
-		uint8_t *p = realloc(fl.stacks, STACKS_KEEP);
+		uint8_t *p = stacks_map(fl.stacks, fl.stacks_cap, STACKS_KEEP);
 
 		if (p != NULL) {
 			fl.stacks = p;
 			fl.stacks_cap = STACKS_KEEP;
 		}
 	}
-	if (fl.stacks_spare == NULL && (fl.stacks_spare = malloc(STACKS_KEEP)) != NULL)
+	if (fl.stacks_spare == NULL && (fl.stacks_spare = stacks_map(NULL, 0, STACKS_KEEP)) != NULL)
 		fl.spare_cap = STACKS_KEEP;
 	pthread_mutex_unlock(&fl.strings_lock);
 	/* the first forced CUPTI flush one period after the start, not at the first round: a short program's
@@ -1386,9 +1403,9 @@ void cprof_flusher_reset_after_fork(void)
 	free(fl.statuses);
 	fl.statuses = NULL;
 	fl.nstatus = fl.status_cap = 0;
-	free(fl.stacks);
+	stacks_unmap(fl.stacks, fl.stacks_cap);
 	fl.stacks = NULL;
-	free(fl.stacks_spare);
+	stacks_unmap(fl.stacks_spare, fl.spare_cap);
 	fl.stacks_spare = NULL;
 	fl.spare_cap = 0;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
