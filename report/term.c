@@ -112,78 +112,24 @@ void cprof_fit(char *buf, size_t size, size_t avail)
 	memcpy(buf + hl, "...", 3);
 }
 
-/* the bytes of the unit at p of escaped text: an escape cprof_text_safe wrote (\xNN, \uNNNN, \n, \r, \t, \\) or a
- * UTF-8 sequence; *w its columns */
-static size_t cell_unit(const char *p, size_t *w)
-{
-	size_t n;
-
-	if (p[0] == '\\' && p[1] == 'x' && p[2] && p[3])
-		n = 4;
-	else if (p[0] == '\\' && p[1] == 'u' && p[2] && p[3] && p[4] && p[5])
-		n = 6;
-	else if (p[0] == '\\' && (p[1] == 'n' || p[1] == 'r' || p[1] == 't' || p[1] == '\\'))
-		n = 2;
-	else {
-		int k = cprof_utf8_seq((const unsigned char *)p);
-
-		*w = 1;
-		return k > 0 ? (size_t)k : 1;
-	}
-	*w = n;
-	return n;
-}
-
 void cprof_cell(char *out, size_t size, const char *text, const char *tag, size_t cols)
 {
-	char esc[4096];
-	size_t off[4096], wid[4096], nu = 0, total = 0, avail, head, tail, hw = 0, tw = 0, h, t, o = 0, p, i;
+	char raw[4096];
+	size_t avail, o, i;
 
 	if (size == 0)
 		return;
 	tag = tag ? tag : "";
-	cprof_text_safe(esc, sizeof(esc), text);
-	for (p = 0; esc[p] && nu < 4096; nu++) {
-		off[nu] = p;
-		p += cell_unit(esc + p, &wid[nu]);
-		total += wid[nu];
-	}
+	snprintf(raw, sizeof(raw), "%s", text);
 	avail = cols > strlen(tag) + 8 ? cols - strlen(tag) : 8;
-	h = nu;
-	t = nu;
-	if (total > avail) {
-		/* the head says what it is, the tail which one; no escape or sequence is split */
-		head = (avail - 3) * 2 / 3;
-		for (h = 0; h < nu && hw + wid[h] <= head; h++)
-			hw += wid[h];
-		tail = avail - 3 - hw; /* what the head's whole units left */
-		for (t = nu; t > h && tw + wid[t - 1] <= tail; t--)
-			tw += wid[t - 1];
-	}
-	for (i = 0; i < h; i++) {
-		size_t n = (i + 1 < nu ? off[i + 1] : p) - off[i];
-
-		if (o + n >= size)
-			break;
-		memcpy(out + o, esc + off[i], n);
-		o += n;
-	}
-	if (h < t && o + 3 < size) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	for (i = t; i < nu; i++) {
-		size_t n = (i + 1 < nu ? off[i + 1] : p) - off[i];
-
-		if (o + n >= size)
-			break;
-		memcpy(out + o, esc + off[i], n);
-		o += n;
-	}
+	/* cut in the columns of the escaped text, between units of the raw one: no escape or sequence is split */
+	cprof_fit(raw, sizeof(raw), avail);
+	cprof_text_safe(out, size, raw);
+	o = strlen(out);
 	for (i = 0; tag[i] && o + 1 < size; i++)
 		out[o++] = tag[i];
 	/* padded to cols columns, as printf's %-60s pads bytes */
-	for (i = (h < t ? hw + 3 + tw : total) + strlen(tag); i < cols && o + 1 < size; i++)
+	for (i = cprof_text_cols(raw) + strlen(tag); i < cols && o + 1 < size; i++)
 		out[o++] = ' ';
 	out[o] = '\0';
 }

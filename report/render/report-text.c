@@ -280,7 +280,7 @@ const char *report_rank_verdict(const struct proc *procs, size_t nprocs, int64_t
 
 void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const struct proc *procs, size_t nprocs)
 {
-	char run[32], gpu[32];
+	char run[32], gpu[32], host[256];
 	size_t i;
 
 	for (i = 0; i < nranks; i++) {
@@ -290,8 +290,10 @@ void report_print_ranks(const struct cprof_rank_row *ranks, size_t nranks, const
 			printf("\nPer rank\n\n  Rank  Processes  Host              Run (first to last call)  Kernels  Kernel time  Verdict\n");
 		cprof_fmt_dur(run, sizeof(run), (double)r->run_ns);
 		cprof_fmt_dur(gpu, sizeof(gpu), (double)r->kernel_ns);
-		printf("  %4lld  %9lld  %-16.16s  %24s  %7lld  %11s  %s\n", (long long)r->rank, (long long)r->procs,
-		       cprof_tx(r->hosts), run, (long long)r->kernels, gpu, report_rank_verdict(procs, nprocs, r->rank));
+		/* a cell, not %-16.16s of escaped text: that could cut an escape in two, silently */
+		cprof_cell(host, sizeof(host), r->hosts, "", 16);
+		printf("  %4lld  %9lld  %s  %24s  %7lld  %11s  %s\n", (long long)r->rank, (long long)r->procs, host, run,
+		       (long long)r->kernels, gpu, report_rank_verdict(procs, nprocs, r->rank));
 	}
 }
 
@@ -416,7 +418,7 @@ void cprof_ranges_print(const struct cprof_range_table *t, size_t top)
 
 void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, size_t top)
 {
-	char a[32], b[32], c[32], d[32], label[96];
+	char a[32], b[32], c[32], d[32], label[512];
 	size_t i, n = REPORT_SHOWN(t, top);
 
 	if (by == CPROF_BY_CHAIN) {
@@ -425,8 +427,8 @@ void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, s
 		printf(" %-44s  %12s  %8s  %s\n", "------", "--------", "--------", "-----------------------");
 		for (i = 0; i < n; i++) {
 			cprof_fmt_dur(a, sizeof(a), t->rows[i].gpu_ns);
-			cprof_text_safe(label, sizeof(label), t->rows[i].label);
-			printf(" %-44.44s  %12s  %8llu  %s%s\n", label, a, (unsigned long long)t->rows[i].gpu_ops,
+			cprof_cell(label, sizeof(label), t->rows[i].label, "", 44);
+			printf(" %s  %12s  %8llu  %s%s\n", label, a, (unsigned long long)t->rows[i].gpu_ops,
 			       cprof_tx(t->rows[i].detail ? t->rows[i].detail : ""), ARROW "<kernel>");
 		}
 	} else if (by == CPROF_BY_OP) {
@@ -441,8 +443,8 @@ void cprof_attr_print(const struct cprof_attr_table *t, enum cprof_attr_by by, s
 			cprof_fmt_dur(b, sizeof(b), t->rows[i].cpu_total_ns);
 			cprof_fmt_dur(c, sizeof(c), t->rows[i].gpu_ns);
 			cprof_fmt_dur(d, sizeof(d), t->rows[i].gpu_total_ns);
-			printf(" %-36.36s  %12s  %12s  %12s  %12s  %9llu\n", cprof_tx(t->rows[i].label), a, b, c, d,
-			       (unsigned long long)t->rows[i].calls);
+			cprof_cell(label, sizeof(label), t->rows[i].label, "", 36);
+			printf(" %s  %12s  %12s  %12s  %12s  %9llu\n", label, a, b, c, d, (unsigned long long)t->rows[i].calls);
 		}
 		if (t->n == 0)
 			printf(" (no ATen op on any captured stack: at::_ops::<op>::call frames name them)\n");
@@ -522,7 +524,7 @@ void cprof_ops_print(const struct cprof_op_table *t, size_t top)
 void report_steps_text(const struct cprof_steps_view *sv)
 {
 	const struct cprof_step *s = sv->s;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], name[256];
 	int i, n = sv->n;
 
 	if (n == 0)
@@ -539,7 +541,8 @@ void report_steps_text(const struct cprof_steps_view *sv)
 			continue;
 		cprof_fmt_dur(b, sizeof(b), d);
 		snprintf(c, sizeof(c), "%.0f%%", sv->v[i].busy_pct);
-		printf(" %5d  %-24.24s  %12s  %8s  %-16s%s\n", i + 1, cprof_tx(s[i].name), b, c,
+		cprof_cell(name, sizeof(name), s[i].name, "", 24);
+		printf(" %5d  %s  %12s  %8s  %-16s%s\n", i + 1, name, b, c,
 		       sv->has_v[i] ? sv->v[i].verdict : "?",
 		       i == 0 && sv->cold ? "  cold start" : d >= 1.5 * (double)sv->med ? "  slow" : "");
 	}

@@ -58,6 +58,14 @@ assert_eq "$rc" 1 "slower steps fail the gate"
 grep -q "^FAIL warm.db: median step time" gate.txt || fail "gate names the step time: $(cat gate.txt)"
 "$BIN/cprof" check cold.db --baseline warm.db > gate.txt || fail "faster steps pass the gate: $(cat gate.txt)"
 "$BIN/cprof" diff cold.db warm.db | grep -q "median step .* (\(+[0-9.]*%\|x[0-9.]*\); 10 -> 10 NVTX steps)" || fail "diff median step"
+# a range name that an escape straddles the column's end in: cut in its middle, never inside the escape (until
+# 2026-12-06 a %-24.24s of the escaped text ended the cell in "\x1")
+cp warm.db evil.db
+q evil.db "UPDATE StringIds SET value = 'step_aaaaaaaaaaaaaaaa' || char(27) || 'tailtailtailtail' WHERE value = 'step'"
+"$BIN/cprof" report evil.db --step-range 'step_' > evil.txt || fail "report evil.db"
+row=$(grep -a "^ *1  step_" evil.txt) || fail "no step row: $(grep -a -A4 '^Steps:' evil.txt)"
+case $row in *"..."*) ;; *) fail "the long range name is not cut in the middle: $row" ;; esac
+echo "$row" | grep -q '\\x[0-9a-f]\?  ' && fail "an escape cut at the column: $row"
 # a profile without NVTX ranges: no steps, phases inferred as before
 sim "$BIN/cprof-run" -q -o plain.db -- "$WL/nvtx_demo" plain 10 > /dev/null || fail "nvtx_demo plain"
 assert_eq "$(js plain.db "print(len(d['steps']))")" 0 "no NVTX, no steps"
