@@ -131,9 +131,9 @@ struct cprof_site {
 /* Site e's capture gave stack id (0: none): when the next is taken. The first calls of a site each take their
  * own, then one in every; each capture after those that gives the stack the last one gave doubles the stride
  * (to CPROF_STACK_STRIDE_MAX, never below every), and one that differs sets it back to every. A loop's site
- * stops paying an unwind (5-60 us through libtorch) every 256 calls: 154 captures in 20,000 eager PyTorch steps
- * became 20 (docs/bench.md, twenty-fourth session); a site reached from varying callers keeps every. The calls between carry the
- * site's stack, marked inherited. */
+ * stops paying an unwind (5-60 us through libtorch) every 256 calls: 154 captures in 20,000 eager PyTorch
+ * steps became 20 (docs/bench.md, twenty-fourth session); a site reached from varying callers keeps every.
+ * The calls between carry the site's stack, marked inherited. */
 static inline void cprof_site_taken(struct cprof_site *e, uint32_t id, unsigned first, unsigned every)
 {
 	uint32_t prev = e->stack;
@@ -144,10 +144,10 @@ static inline void cprof_site_taken(struct cprof_site *e, uint32_t id, unsigned 
 		e->left = 0;
 		return;
 	}
-	if (id != 0 && id == prev && e->stride >= every && e->stride < CPROF_STACK_STRIDE_MAX)
-		e->stride = e->stride * 2 > CPROF_STACK_STRIDE_MAX ? CPROF_STACK_STRIDE_MAX : e->stride * 2;
-	else if (id == 0 || id != prev || e->stride < every)
+	if (id == 0 || id != prev || e->stride < every)
 		e->stride = every;
+	else if (e->stride < CPROF_STACK_STRIDE_MAX)
+		e->stride = e->stride * 2 < CPROF_STACK_STRIDE_MAX ? e->stride * 2 : CPROF_STACK_STRIDE_MAX;
 	e->left = e->stride - 1;
 }
 struct cprof_sites {
