@@ -84,7 +84,7 @@ int cprof_term_setup(int argc, char **argv)
 
 void cprof_fit(char *buf, size_t size, size_t avail)
 {
-	size_t total = cprof_text_cols(buf), head, tail, hw = 0, rem, w, k = 0, hl;
+	size_t total = cprof_text_cols(buf), head, tail, hw = 0, rem, w, k = 0, hl, tl;
 	char *h, *t;
 
 	if (total <= avail || avail < 8)
@@ -102,13 +102,13 @@ void cprof_fit(char *buf, size_t size, size_t avail)
 	hl = (size_t)(h - buf);
 	/* a unit of one byte may take 4 columns: "..." can be longer than what it stands for, so the tail is cut to
 	 * fit size too */
-	for (t = h, rem = total - hw; *t && (rem > tail || hl + 3 + strlen(t) >= size); t += k) {
+	for (t = h, rem = total - hw, tl = strlen(h); *t && (rem > tail || hl + 3 + tl >= size); t += k, tl -= k) {
 		k = cprof_text_unit(t, &w);
 		rem -= w;
 	}
 	if (hl + 3 >= size)
 		return;
-	memmove(buf + hl + 3, t, strlen(t) + 1);
+	memmove(buf + hl + 3, t, tl + 1);
 	memcpy(buf + hl, "...", 3);
 }
 
