@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #define PR_FMT "cprof"
+#include "common/api.h"
 #include "common/cuda-errors.h"
 #include "common/log.h"
 #include "report/model/analysis.h"
@@ -579,8 +580,19 @@ static void final_sync(const struct cprof_model *m, int64_t proc, const struct c
  * default, -cudart static; or a library that carries its own, as cuda-python does), so the GPU work and the calls'
  * times are CUPTI's, but no call has a call site, a stack or the hooks' timing (a review of cuda-samples built
  * with nvcc's defaults, 2026-12-06: nothing said why) */
+static int hooks_absent(const struct cprof_model *m, int64_t proc)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].id == proc)
+			return m->procs[i].hooks_absent;
+	return 0;
+}
+
 static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
+	/* the last name and process asked, and their answers: records come in runs of a few names */
+	int64_t name_at = CPROF_NO_ID, proc_at = -1;
+	int name_hooked = 0, proc_skipped = 0;
 	long long n = 0;
 	size_t i;
 	char ev[400], first[160] = "";
@@ -593,6 +605,21 @@ static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct
 		const char *api = r->name == CPROF_NO_ID ? NULL : cprof_model_string(m, r->name);
 
 		if ((proc && r->proc != proc) || api == NULL || strncmp(api, "cuda", 4))
+			continue;
+		/* cprof-run --inject-only: no hook by the user's choice, nothing to do with the build */
+		if (r->proc != proc_at) {
+			proc_at = r->proc;
+			proc_skipped = hooks_absent(m, r->proc);
+		}
+		/* a call no hook would have recorded (cudaEventQuery; a counted query) proves nothing: a window may
+		 * hold only those */
+		if (r->name != name_at) {
+			unsigned id = cprof_api_by_name(api);
+
+			name_at = r->name;
+			name_hooked = id != CPROF_API_NONE && !cprof_api_counted(id);
+		}
+		if (proc_skipped || !name_hooked)
 			continue;
 		if (n++ == 0)
 			snprintf(first, sizeof(first), "%s", api);

@@ -865,6 +865,27 @@ static char *col_text(sqlite3_stmt *st, int i)
 	return strdup(t ? (const char *)t : "");
 }
 
+/* the processes whose hooks were never in the call path (CPROF_STATUS hooks-absent); a profile older than the
+ * table or the code says nothing, and each of its processes counts as hooked */
+static int load_hooks_absent(sqlite3 *db, struct cprof_model *m)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT processId FROM CPROF_STATUS WHERE code = 'hooks-absent'", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		for (size_t i = 0; i < m->nprocs; i++)
+			if (m->procs[i].id == id)
+				m->procs[i].hooks_absent = 1;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
 static int load_procs(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
@@ -910,6 +931,8 @@ static int load_procs(sqlite3 *db, struct cprof_model *m)
 		}
 	}
 	ret = rc == SQLITE_DONE ? 0 : -EIO;
+	if (ret == 0)
+		ret = load_hooks_absent(db, m);
 out:
 	sqlite3_finalize(st);
 	return ret;

@@ -191,6 +191,7 @@ struct cprof_proc {
 	char *bye;                  /* how it ended ("" when it never said goodbye: killed) */
 	int64_t recorded, lost;     /* events recorded, events lost */
 	uint64_t ncalls;            /* its calls in the model (load_calls): a window's share of its hook cost */
+	int hooks_absent;           /* cprof came in by CUDA's injection alone: no hooked calls, by design */
 	struct cprof_end *end;      /* NULL: ended normally (or the profile does not say) */
 };
 

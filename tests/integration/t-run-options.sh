@@ -14,6 +14,11 @@ assert_eq "$(q inj.db "SELECT count(*) FROM KERNELS")" 100 "kernels of a driver-
 sim "$BIN/cprof-run" -q --inject-only -o inj2.db -- "$WL/matmul_sweep" --sizes 64 --steps 5 > /dev/null || fail "--inject-only runtime program"
 assert_eq "$(q inj2.db "SELECT count(*) FROM KERNELS")" 20 "kernels through injection"
 assert_eq "$(q inj2.db "SELECT count(*) FROM CPROF_API")" 0 "no hooked calls without LD_PRELOAD"
+# the user chose no hooks: the profile says so, and the report does not blame the program's build for it
+assert_eq "$(q inj2.db "SELECT count(*) FROM CPROF_STATUS WHERE code = 'hooks-absent'")" 1 "hooks-absent stated once"
+"$BIN/cprof" report inj2.db > inj2.txt || fail "report of an --inject-only profile"
+grep -q "runtime-not-hooked" inj2.txt && fail "runtime-not-hooked fired on --inject-only: $(grep -A1 runtime-not-hooked inj2.txt)"
+assert_eq "$(q a.db "SELECT count(*) FROM CPROF_STATUS WHERE code = 'hooks-absent'")" 0 "no hooks-absent when preloaded"
 # placeholders
 RANK=7 "$BIN/cprof-run" -q -o "p-%r-%h-%%.db" -- true || fail "placeholders"
 [ -f "p-7-$(hostname)-%.db" ] || fail "placeholders expanded wrong: $(ls p-*)"

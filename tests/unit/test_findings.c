@@ -11,7 +11,7 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
-enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY, S_WAIT, S_GRAPH };
+enum { S_LAUNCH = 1, S_SYNC, S_KERNEL, S_MEMCPY, S_OCCUPANCY, S_WAIT, S_GRAPH, S_EVQUERY, S_GETDEV, S_LAUNCH_CUPTI };
 
 static struct cprof_string strings[] = {
 	{ S_LAUNCH, "cudaLaunchKernel" },
@@ -21,6 +21,9 @@ static struct cprof_string strings[] = {
 	{ S_OCCUPANCY, "cudaOccupancyMaxActiveBlocksPerMultiprocessor" },
 	{ S_WAIT, "cudaStreamWaitEvent" },
 	{ S_GRAPH, "cudaGraphLaunch" },
+	{ S_EVQUERY, "cudaEventQuery_v3020" },
+	{ S_GETDEV, "cudaGetDevice_v3020" },
+	{ S_LAUNCH_CUPTI, "cudaLaunchKernel_v7000" },
 };
 
 struct fix {
@@ -117,6 +120,42 @@ START_TEST(test_findings_runtime_not_hooked)
 	ck_assert(fires("runtime-not-hooked"));
 	launch(5 * MS, 10 * US, 2 * US);
 	ck_assert(!fires("runtime-not-hooked"));
+}
+END_TEST
+
+static void runtime_only(int64_t name, int n)
+{
+	for (int i = 0; i < n; i++) {
+		ck_assert_uint_lt(f.nrt, 64);
+		f.rt[f.nrt] = (struct cprof_rt){ .start = (uint64_t)(f.nrt + 1) * MS, .end = (uint64_t)(f.nrt + 1) * MS + 5 * US,
+						 .proc = 1, .tid = 9, .name = name, .corr = 10 + (int64_t)f.nrt };
+		f.nrt++;
+	}
+}
+
+/* CUPTI's name of a hooked call (its version suffix) is one the hooks would have seen: it fires; in a process
+ * cprof came into by CUDA's injection alone (cprof-run --inject-only) no hook was there by the user's choice: silent */
+START_TEST(test_findings_runtime_not_hooked_injected)
+{
+	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 100, .ppid = 1, .rank = -1, .exe = (char *)"a.out", .argv = (char *)"a.out",
+					  .host = (char *)"h", .bye = (char *)"exit, status 0" };
+	f.nprocs = 1;
+	runtime_only(S_LAUNCH_CUPTI, 3);
+	ck_assert(fires("runtime-not-hooked"));
+	f.procs[0].hooks_absent = 1;
+	ck_assert(!fires("runtime-not-hooked"));
+}
+END_TEST
+
+/* a window that caught only calls no hook records (cudaEventQuery polling, a counted query) says nothing about
+ * the hooks; one hooked call among them does */
+START_TEST(test_findings_runtime_not_hooked_unhooked_names)
+{
+	runtime_only(S_EVQUERY, 3);
+	runtime_only(S_GETDEV, 2);
+	ck_assert(!fires("runtime-not-hooked"));
+	runtime_only(S_LAUNCH_CUPTI, 1);
+	ck_assert(fires("runtime-not-hooked"));
 }
 END_TEST
 
@@ -503,6 +542,8 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_crash_killed_lower_bound);
 	tcase_add_test(tc, test_findings_crash_silent);
 	tcase_add_test(tc, test_findings_runtime_not_hooked);
+	tcase_add_test(tc, test_findings_runtime_not_hooked_injected);
+	tcase_add_test(tc, test_findings_runtime_not_hooked_unhooked_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
