@@ -570,7 +570,12 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 		if (err == CPROF_WIRE_SHORT)
 			break;
 		if (err == CPROF_WIRE_OK) {
-			in->frames++;
+			uint16_t type = ((const struct cprof_wire_hdr *)frame)->type;
+
+			/* the transport's own frames (a ring's announcement, a round's kick) carry nothing recorded:
+			 * META frames is the sum of the processes' frames */
+			if (type != CPROF_MSG_RING && type != CPROF_MSG_KICK)
+				in->frames++;
 			if (dispatch(in, (const void *)frame) == -EBADMSG) {
 				in->bad_frames++;
 				ban(in, ((struct cprof_wire_hdr *)frame)->pid, "invalid event");

@@ -18,6 +18,8 @@ check() { # db label rings
 		WHERE p.forked = 1 AND l.kernelName = '_Z6kern_bPi' GROUP BY l.processId HAVING count(*) = $N)")" $P "$2: every child's launches"
 	assert_eq "$(q "$1" "SELECT count(*) FROM PROCESSES WHERE eventsRecorded + lostEvents != eventsEmitted")" 0 "$2: recorded + lost = emitted"
 	assert_eq "$(meta "$1" complete)" 1 "$2: complete"
+	# the transport's own frames (RING, a KICK a round) are not frames of any process
+	assert_eq "$(meta "$1" frames)" "$(q "$1" "SELECT sum(frames) FROM PROCESSES")" "$2: META frames = the processes' frames"
 	assert_ge "$(meta "$1" ring_processes)" "$3" "$2: processes on a ring"
 	assert_ge "$4" "$(meta "$1" ring_processes)" "$2: processes on a ring, at most"
 }
