@@ -154,18 +154,53 @@ static void dur_cell(FILE *f, double ns)
 	fprintf(f, "<td data-v=\"%.0f\">%s</td>", ns, buf);
 }
 
-static void name_cell(FILE *f, const char *full, int cupti)
+/* A name shortened as cprof_shown_levels says (level 0: cprof_shorten; 1: its template arguments kept; 2: whole),
+ * so that two rows of one table never read alike; the full name on hover */
+static void name_cell_at(FILE *f, const char *full, int cupti, unsigned char level)
 {
-	char sh[128];
+	char sh[1024];
+	const char *shown = sh;
 
-	cprof_shorten(full, sh, sizeof(sh));
+	if (level == 0)
+		cprof_shorten(full, sh, 128); /* the cut the page always had */
+	else if (level > 1 || cprof_shorten_targs(full, sh, sizeof(sh)) < 0)
+		shown = full;
 	fputs("<td class=\"name\" title=\"", f);
 	html_text(f, full);
 	fputs("\">", f);
-	html_text(f, sh);
+	html_text(f, shown);
 	if (cupti)
 		fputs("<sup title=\"seen only by CUPTI: called inside a library or not hooked\">*</sup>", f);
 	fputs("</td>", f);
+}
+
+static void name_cell(FILE *f, const char *full, int cupti)
+{
+	name_cell_at(f, full, cupti, 0);
+}
+
+/* cprof_shown_levels of the rows of up to three tables shown as one (the Self table: calls, kernels, copies and
+ * memsets); all 0 (each cprof_shorten'd, as before) when out of memory; free() it */
+static unsigned char *html_levels(const struct html_table *a, const struct html_table *b, const struct html_table *c)
+{
+	const struct html_table *t[3] = { a, b, c };
+	size_t n = 0, k, i;
+	const char **names;
+	unsigned char *levels;
+
+	for (k = 0; k < 3; k++)
+		n += t[k] ? t[k]->n : 0;
+	levels = calloc(n ? n : 1, 1);
+	names = calloc(n ? n : 1, sizeof(*names));
+	if (levels && names) {
+		n = 0;
+		for (k = 0; k < 3; k++)
+			for (i = 0; t[k] && i < t[k]->n; i++)
+				names[n++] = t[k]->rows[i].name;
+		cprof_shown_levels(names, n, levels);
+	}
+	free(names);
+	return levels;
 }
 
 static void stats_table(struct html *h, const char *id, const char *title, const struct html_table *t, int bytes)
@@ -173,9 +208,11 @@ static void stats_table(struct html *h, const char *id, const char *title, const
 	FILE *f = h->f;
 	size_t i;
 	int tagged = 0;
+	unsigned char *levels;
 
 	if (t->n == 0)
 		return;
+	levels = html_levels(t, NULL, NULL);
 	fprintf(f, "<h3>%s</h3>\n<div class=\"tw\"><table class=\"sortable\" id=\"%s\"><thead><tr>", title, id);
 	fputs("<th>Time (%)</th><th>Total</th><th>Instances</th><th>Avg</th><th>Med</th><th>Min</th><th>Max</th>"
 	      "<th>StdDev</th>", f);
@@ -200,10 +237,11 @@ static void stats_table(struct html *h, const char *id, const char *title, const
 			fprintf(f, "<td data-v=\"%.0f\">%.3f</td><td data-v=\"%.4f\">%.1f</td>", t->rows[i].bytes,
 				t->rows[i].bytes / 1e6, gbs, gbs);
 		}
-		name_cell(f, t->rows[i].name, t->rows[i].cupti);
+		name_cell_at(f, t->rows[i].name, t->rows[i].cupti, levels ? levels[i] : 0);
 		fputs("</tr>\n", f);
 		tagged |= t->rows[i].cupti;
 	}
+	free(levels);
 	fputs("</tbody></table></div>\n", f);
 	if (tagged)
 		fputs("<p class=\"note\">* seen only by CUPTI: called inside a library (cuBLAS, cuDNN) or not hooked</p>\n", f);
@@ -234,9 +272,12 @@ static void torch_table(struct html *h)
 	double cpu = 0, cuda = 0;
 	char a[32], b[32];
 	size_t i;
+	unsigned char *levels;
 
 	if (h->torch.n == 0 && h->kernels.n == 0 && h->memops.n == 0)
 		return;
+	/* one table: a call's name and a kernel's never read alike either */
+	levels = html_levels(&h->torch, &h->kernels, &h->memops);
 	fputs("<h3>Self CPU and Self CUDA by name</h3>\n<p class=\"note\">As torch.profiler's table; CUDA launched is the "
 	      "GPU time of the work a call queued.</p>\n<div class=\"tw\"><table class=\"sortable\" id=\"t-torch\"><thead><tr>"
 	      "<th class=\"name\">Name</th><th>Self CPU</th><th>Self CUDA</th><th>CUDA launched</th><th># Calls</th>"
@@ -245,7 +286,7 @@ static void torch_table(struct html *h)
 		const struct html_row *r = &h->torch.rows[i];
 
 		fputs("<tr>", f);
-		name_cell(f, r->name, 0);
+		name_cell_at(f, r->name, 0, levels ? levels[i] : 0);
 		dur_cell(f, r->st.total);
 		dur_cell(f, 0);
 		dur_cell(f, r->launched);
@@ -257,13 +298,14 @@ static void torch_table(struct html *h)
 		const struct html_row *r = i < h->kernels.n ? &h->kernels.rows[i] : &h->memops.rows[i - h->kernels.n];
 
 		fputs("<tr>", f);
-		name_cell(f, r->name, 0);
+		name_cell_at(f, r->name, 0, levels ? levels[h->torch.n + i] : 0);
 		dur_cell(f, 0);
 		dur_cell(f, r->st.total);
 		fputs("<td data-v=\"-1\">-</td>", f);
 		fprintf(f, "<td data-v=\"%llu\">%llu</td></tr>\n", (unsigned long long)r->st.n, (unsigned long long)r->st.n);
 		cuda += r->st.total;
 	}
+	free(levels);
 	cprof_fmt_dur(a, sizeof(a), cpu);
 	cprof_fmt_dur(b, sizeof(b), cuda);
 	fprintf(f, "</tbody></table></div>\n<p class=\"note\">Self CPU time total: %s; Self CUDA time total: %s</p>\n", a, b);

@@ -27,6 +27,13 @@ sed -n '/^Self CPU and Self CUDA/,/^Self CUDA time total/p' r.txt | grep -F 'cut
 assert_eq "$(grep -c ' #[12] ' self.txt)" 2 "the Self table's twin rows numbered: $(cat self.txt)"
 assert_eq "$(sed 's/  .*//' self.txt | sort -u | wc -l)" 2 "the Self table's twin rows shown alike: $(cat self.txt)"
 
+# the page: its kernel and Self tables show the twins apart too (each cell's text, the full name on hover)
+"$BIN/cprof" html tmpl.db -o tmpl.html 2>err.txt || fail "html: $(cat err.txt)"
+cells() { sed -n "/id=\"$1\"/,/<\/table>/p" tmpl.html | grep -o '<td class="name" title="[^"]*">[^<]*' | grep -F cutlass_like | sed 's/.*">//'; }
+assert_eq "$(cells t-kernels | wc -l)" 2 "the page's kernel table: two twin rows"
+assert_eq "$(cells t-kernels | sort -u | wc -l)" 2 "the page's kernel rows shown alike: $(cells t-kernels)"
+assert_eq "$(cells t-torch | sort -u | wc -l)" 2 "the page's Self rows shown alike: $(cells t-torch)"
+
 # diff: the float kernel gone, the double one new, each under its own name; the same profile: no change
 cp two.db a.db
 cp two.db b.db
