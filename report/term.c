@@ -112,6 +112,25 @@ void cprof_fit(char *buf, size_t size, size_t avail)
 	memcpy(buf + hl, "...", 3);
 }
 
+/* text into raw, whole when it fits; else its first and its last quarter of raw's size, each cut at a UTF-8
+ * sequence's edge: cprof_fit keeps a head and a tail of a few columns, which those hold (a unit takes a column
+ * at least, 4 bytes at most), so the cell is the one the whole text gives */
+static void cell_ends(char *raw, size_t size, const char *text)
+{
+	size_t len = strlen(text), part = size / 4, h = part, t = len - part;
+
+	if (len < size) {
+		memcpy(raw, text, len + 1);
+		return;
+	}
+	while (h > 0 && ((unsigned char)text[h] & 0xc0) == 0x80)
+		h--;
+	while (t < len && ((unsigned char)text[t] & 0xc0) == 0x80)
+		t++;
+	memcpy(raw, text, h);
+	memcpy(raw + h, text + t, len - t + 1);
+}
+
 void cprof_cell(char *out, size_t size, const char *text, const char *tag, size_t cols)
 {
 	char raw[4096];
@@ -120,7 +139,7 @@ void cprof_cell(char *out, size_t size, const char *text, const char *tag, size_
 	if (size == 0)
 		return;
 	tag = tag ? tag : "";
-	snprintf(raw, sizeof(raw), "%s", text);
+	cell_ends(raw, sizeof(raw), text);
 	avail = cols > strlen(tag) + 8 ? cols - strlen(tag) : 8;
 	/* cut in the columns of the escaped text, between units of the raw one: no escape or sequence is split */
 	cprof_fit(raw, sizeof(raw), avail);

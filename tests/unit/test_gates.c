@@ -346,6 +346,34 @@ END_TEST
 /* The Self table's name cell: escaped, then cut, so a name of control bytes keeps its tail and its twin number (it was
  * cut after escaping by printf's %-60.60s: "k\x01...\x0", tail and " #2" gone), never inside an escape or a UTF-8
  * sequence, and padded to 60 columns, not 60 bytes (a review, 2026-12-06) */
+/* a name longer than the cell's work buffer (a 6 KiB template instantiation) ends with its own tail, its last
+ * UTF-8 characters whole: the buffer held only its first 4 KiB, cut inside a sequence that showed as \xNN */
+START_TEST(test_term_cell_long_name_keeps_its_tail)
+{
+	static char name[6001];
+	char out[512];
+	size_t i;
+
+	name[0] = 'k';
+	for (i = 1; i + 2 <= 5990; i += 2)
+		memcpy(name + i, "\xc3\xa9", 2);
+	snprintf(name + i, sizeof(name) - i, "%s", "_the_end");
+	cprof_cell(out, sizeof(out), name, NULL, 60);
+	ck_assert_ptr_nonnull(strstr(out, "..."));
+	ck_assert_ptr_null(strstr(out, "\\x"));
+	ck_assert_ptr_nonnull(strstr(out, "\xc3\xa9_the_end"));
+	ck_assert_int_eq(strncmp(out, "k\xc3\xa9", 3), 0);
+	/* the same cell whatever the length of the middle cut away */
+	{
+		char out2[512];
+
+		memmove(name + 1001, name + 3001, strlen(name + 3001) + 1);
+		cprof_cell(out2, sizeof(out2), name, NULL, 60);
+		ck_assert_str_eq(out, out2);
+	}
+}
+END_TEST
+
 START_TEST(test_term_cell_escaped_then_cut)
 {
 	char name[256], out[8192];
@@ -432,6 +460,7 @@ Suite *gates_suite(void)
 	tcase_add_test(tc, test_report_sort_rows);
 	tcase_add_test(tc, test_demangle_twin_numbers_many);
 	tcase_add_test(tc, test_term_cell_escaped_then_cut);
+	tcase_add_test(tc, test_term_cell_long_name_keeps_its_tail);
 	suite_add_tcase(s, tc);
 	return s;
 }
