@@ -390,10 +390,10 @@ int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen)
 	return 0;
 }
 
-/* The stack queue's buffers are mapped, not malloc'd: a signal handler's stack may be queued while it interrupted
- * its thread inside malloc, and mmap, mremap and munmap are system calls, safe there (realloc would take the arena's
- * lock its thread holds). cap is a multiple of the page. */
-static uint8_t *stacks_map(uint8_t *old, size_t old_cap, size_t cap)
+/* The stack and status queues' buffers are mapped, not malloc'd: a signal handler's stack or status (a window's
+ * edge) may be queued while it interrupted its thread inside malloc, and mmap, mremap and munmap are system calls,
+ * safe there (realloc would take the arena's lock its thread holds). cap is a multiple of the page. */
+static void *queue_map(void *old, size_t old_cap, size_t cap)
 {
 	void *p = old ? mremap(old, old_cap, cap, MREMAP_MAYMOVE)
 		      : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -401,7 +401,7 @@ static uint8_t *stacks_map(uint8_t *old, size_t old_cap, size_t cap)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void stacks_unmap(uint8_t *buf, size_t cap)
+static void queue_unmap(void *buf, size_t cap)
 {
 	if (buf != NULL)
 		munmap(buf, cap);
@@ -421,7 +421,7 @@ int cprof_stacks_add(const struct cprof_wire_stack *st, const struct cprof_wire_
 
 		while (cap < fl.stacks_len + n)
 			cap *= 2;
-		p = stacks_map(fl.stacks, fl.stacks_cap, cap);
+		p = queue_map(fl.stacks, fl.stacks_cap, cap);
 		if (p == NULL) {
 			ret = -ENOMEM;
 			goto out;
@@ -472,7 +472,7 @@ static void stacks_recycle(uint8_t *buf, size_t cap)
 		buf = NULL;
 	}
 	pthread_mutex_unlock(&fl.strings_lock);
-	stacks_unmap(buf, cap);
+	queue_unmap(buf, cap);
 }
 
 /* Puts buf[at..len) back in the queue (their strings went already), then recycles buf. */
@@ -553,7 +553,7 @@ void cprof_flusher_status_at(uint32_t code, int32_t err, const char *text, uint6
 		/* the first STATUS_KEEP at the flusher's start (cprof_flusher_start); more only when that many wait */
 		size_t cap = fl.status_cap ? 2 * fl.status_cap : STATUS_KEEP;
 
-		p = realloc(fl.statuses, cap * sizeof(*p));
+		p = queue_map(fl.statuses, fl.status_cap * sizeof(*p), cap * sizeof(*p));
 		if (p == NULL)
 			goto out;
 		fl.statuses = p;
@@ -1283,7 +1283,7 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	/* room for the statuses a run queues (its windows' edges), had here and not in a signal handler's call */
 	pthread_mutex_lock(&fl.status_lock);
 	if (fl.status_cap < STATUS_KEEP) {
-		struct cprof_wire_status *p = realloc(fl.statuses, STATUS_KEEP * sizeof(*p));
+		struct cprof_wire_status *p = queue_map(fl.statuses, fl.status_cap * sizeof(*p), STATUS_KEEP * sizeof(*p));
 
 		if (p != NULL) {
 			fl.statuses = p;
@@ -1294,14 +1294,14 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	/* and for the stacks a round queues, in the queue and in its spare */
 	pthread_mutex_lock(&fl.strings_lock);
 	if (fl.stacks_cap < STACKS_KEEP) {
-		uint8_t *p = stacks_map(fl.stacks, fl.stacks_cap, STACKS_KEEP);
+		uint8_t *p = queue_map(fl.stacks, fl.stacks_cap, STACKS_KEEP);
 
 		if (p != NULL) {
 			fl.stacks = p;
 			fl.stacks_cap = STACKS_KEEP;
 		}
 	}
-	if (fl.stacks_spare == NULL && (fl.stacks_spare = stacks_map(NULL, 0, STACKS_KEEP)) != NULL)
+	if (fl.stacks_spare == NULL && (fl.stacks_spare = queue_map(NULL, 0, STACKS_KEEP)) != NULL)
 		fl.spare_cap = STACKS_KEEP;
 	pthread_mutex_unlock(&fl.strings_lock);
 	/* the first forced CUPTI flush one period after the start, not at the first round: a short program's
@@ -1408,12 +1408,12 @@ void cprof_flusher_reset_after_fork(void)
 	/* the parent's queue: its strings are sent again by the child, in its own generation (strings.c) */
 	fl.strings = NULL;
 	fl.strings_tail = &fl.strings;
-	free(fl.statuses);
+	queue_unmap(fl.statuses, fl.status_cap * sizeof(*fl.statuses));
 	fl.statuses = NULL;
 	fl.nstatus = fl.status_cap = 0;
-	stacks_unmap(fl.stacks, fl.stacks_cap);
+	queue_unmap(fl.stacks, fl.stacks_cap);
 	fl.stacks = NULL;
-	stacks_unmap(fl.stacks_spare, fl.spare_cap);
+	queue_unmap(fl.stacks_spare, fl.spare_cap);
 	fl.stacks_spare = NULL;
 	fl.spare_cap = 0;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
