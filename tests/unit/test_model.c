@@ -321,6 +321,52 @@ START_TEST(test_model_phases_fold_short_piece)
 }
 END_TEST
 
+/* each phase's verdict is its own window's analysis, whether it was one piece (analysed once, not again) or pieces
+ * merged (analysed again as a whole): the headline keeps what it analysed instead of analysing it twice */
+static void phases_are_their_windows(struct fix *f, const struct cprof_phase *ph, int n)
+{
+	struct cprof_thresholds t;
+	struct cprof_verdict w;
+	int i;
+
+	cprof_thresholds_default(&t);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(cprof_analyse(&f->m, 0, ph[i].start, ph[i].end, &t, &w), 0);
+		ck_assert_str_eq(ph[i].v.verdict, w.verdict);
+		ck_assert_uint_eq(ph[i].v.kernels, w.kernels);
+		ck_assert_uint_eq(ph[i].v.busy_ns, w.busy_ns);
+		ck_assert_int_eq(memcmp(&ph[i].v, &w, sizeof(w)), 0);
+	}
+}
+
+START_TEST(test_model_phases_each_its_window)
+{
+	static struct fix f, g;
+	struct cprof_verdict v;
+	struct cprof_thresholds t;
+	struct cprof_phase *ph = NULL;
+	int n;
+
+	memset(&f, 0, sizeof(f));
+	ck_assert_int_eq(two_phases(&f, 2000 * US, &v, &ph), 2);
+	phases_are_their_windows(&f, ph, 2);
+	free(ph);
+	ph = NULL;
+	/* two pieces merged into one phase */
+	memset(&g, 0, sizeof(g));
+	queued(&g, 2000 * US, 20, 100 * US, 1 * US);
+	call(&g, 3900 * US, 4100 * US, 0, 1);
+	queued(&g, 4200 * US, 20, 100 * US, 1 * US);
+	cprof_thresholds_default(&t);
+	build(&g);
+	n = cprof_headline(&g.m, 0, &t, &v, &ph);
+	ck_assert_int_eq(n, 1);
+	ck_assert_uint_gt(ph[0].v.kernels, 20); /* the merged window's, not its first piece's 20 */
+	phases_are_their_windows(&g, ph, n);
+	free(ph);
+}
+END_TEST
+
 START_TEST(test_model_hta_idle_pct)
 {
 	static struct fix f;
@@ -351,6 +397,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_model_phases_merge_same_verdict);
 	tcase_add_test(tc, test_model_phases_median_own_launches);
 	tcase_add_test(tc, test_model_phases_fold_short_piece);
+	tcase_add_test(tc, test_model_phases_each_its_window);
 	tcase_add_test(tc, test_model_hta_idle_pct);
 	suite_add_tcase(s, tc);
 	return s;
