@@ -48,8 +48,8 @@ static double median(double *d, size_t n)
 
 	if (n == 0)
 		return 0;
-	/* a selection: a report takes the median of every kernel and launch four times over (the run, its pieces, the
-	 * merged phase, the phases together), and sorting them was 3% of it */
+	/* a selection: a report takes the median of every kernel and launch three times over (its pieces, the merged
+	 * phase, the phases together; the run instead when it has no phases), and sorting them was 3% of it */
 	if (cprof_median_doubles(d, n, &med) == 0)
 		return med;
 	if (cprof_radix_sort_doubles(d, n) < 0)
@@ -927,17 +927,15 @@ static int dvec_add(struct dvec *to, const struct dvec *from)
 	return 0;
 }
 
-/* cprof_analyse; keep_kd and keep_ld (when not NULL) get the window's kernel and launch-call durations added, which
- * its medians came from: phases added up take their medians over all of them */
-static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
-		   struct cprof_verdict *v, struct dvec *keep_kd, struct dvec *keep_ld)
+/* The first half of cprof_analyse: the run's bounds, the GPU op counts and the verdict's window (v->start, v->end:
+ * start-up, warm-up and a graph's set-up left out). The headline needs only this of the whole run when it has
+ * phases (their verdicts are the run's), so the rest, analyse_rest, is done only where it is used. */
+static int analyse_window(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to,
+			  const struct cprof_thresholds *t, struct cprof_verdict *v)
 {
-	struct dvec kd = { 0 }, ld = { 0 };
-	int ld_run = 0; /* ld holds the run's launches, the window having none */
-	struct gap *gaps = NULL, *run = NULL;
-	size_t ngaps = 0, nrun = 0, caprun = 0, runi = 0, i;
-	uint64_t cur_s = 0, cur_e = 0, ws, we, hi = clamp_end(to);
-	int explicit_window = from != 0, have = 0, ret = -1, any = 0;
+	size_t i;
+	uint64_t ws, we, hi = clamp_end(to);
+	int explicit_window = from != 0, have = 0, any = 0;
 
 	memset(v, 0, sizeof(*v));
 	v->step_re = t->step_re;
@@ -1008,7 +1006,7 @@ static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uin
 		int w = warm_end(m, proc, ws, clamp_end(we), &warm);
 
 		if (w < 0)
-			goto out;
+			return -1;
 		if (w > 0 && warm > ws && warm < we) {
 			uint64_t before = 0;
 
@@ -1052,7 +1050,21 @@ static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uin
 	}
 	v->start = ws;
 	v->end = we;
-	hi = clamp_end(we);
+	return 0;
+}
+
+/* The second half of cprof_analyse, over the window analyse_window put in v; keep_kd and keep_ld (when not NULL)
+ * get the window's kernel and launch-call durations added, which its medians came from: phases added up take
+ * their medians over all of them */
+static int analyse_rest(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to,
+			const struct cprof_thresholds *t, struct cprof_verdict *v, struct dvec *keep_kd, struct dvec *keep_ld)
+{
+	struct dvec kd = { 0 }, ld = { 0 };
+	int ld_run = 0; /* ld holds the run's launches, the window having none */
+	struct gap *gaps = NULL, *run = NULL;
+	size_t ngaps = 0, nrun = 0, caprun = 0, runi = 0, i;
+	uint64_t cur_s = 0, cur_e = 0, ws = v->start, we = v->end, hi = clamp_end(we);
+	int have = 0, ret = -1;
 
 	/* union of GPU ops, and what each gap before an op was waiting for */
 	for (i = cprof_model_ops_from(m, ws); i < m->nops && m->ops[i].start < hi; i++) {
@@ -1207,6 +1219,15 @@ out:
 	return ret;
 }
 
+/* cprof_analyse, with analyse_rest's keep_kd and keep_ld */
+static int analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
+		   struct cprof_verdict *v, struct dvec *keep_kd, struct dvec *keep_ld)
+{
+	if (analyse_window(m, proc, from, to, t, v) < 0)
+		return -1;
+	return analyse_rest(m, proc, from, to, t, v, keep_kd, keep_ld);
+}
+
 int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
 		  struct cprof_verdict *v)
 {
@@ -1268,15 +1289,19 @@ int cprof_headline(struct cprof_model *m, int64_t proc, const struct cprof_thres
 	int n, i, same = 1, nsteps;
 
 	*phases = NULL;
-	if (cprof_analyse(m, proc, 0, UINT64_MAX, t, &whole) < 0)
+	/* the whole run's window first: its phases cut it, and its verdict is the run's only when it has none (the rest
+	 * of it, a third of the verdict's time on make bench's synthetic profile, was thrown away for a run with phases) */
+	if (analyse_window(m, proc, 0, UINT64_MAX, t, &whole) < 0)
 		return -1;
 	nsteps = cprof_model_steps(m, proc, t->step_re, &steps);
 	whole.steps = nsteps > 1 ? nsteps : 0;
 	whole.cold_step = whole.steps && !t->include_startup && cprof_steps_cold(steps, nsteps);
 	n = t->include_startup ? 0 : phases_of(m, proc, t, &whole, steps, nsteps, phases, &med_kernel, &med_launch);
 	if (n <= 0) {
+		if (n < 0 || analyse_rest(m, proc, 0, UINT64_MAX, t, &whole, NULL, NULL) < 0)
+			return -1;
 		*v = whole;
-		return n < 0 ? -1 : 0;
+		return 0;
 	}
 	/* the steady state is what the phases cover; setup between them is not the program's pace, so
 	 * the numbers are the phases' own, added up */

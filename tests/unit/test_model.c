@@ -367,6 +367,32 @@ START_TEST(test_model_phases_each_its_window)
 }
 END_TEST
 
+/* no phases (start-up counted): the headline is the whole run's analysis, all of it, not only the window the
+ * headline works out first */
+START_TEST(test_model_headline_without_phases_is_whole)
+{
+	static struct fix f;
+	struct cprof_verdict v, w;
+	struct cprof_thresholds t;
+	struct cprof_phase *ph = NULL;
+
+	memset(&f, 0, sizeof(f));
+	queued(&f, 2000 * US, 30, 100 * US, 1 * US);
+	call(&f, 4900 * US, 5100 * US, 0, 1);
+	late_launches(&f, 6000 * US, 30, 10 * US, 100 * US, 45 * US);
+	cprof_thresholds_default(&t);
+	t.include_startup = 1;
+	build(&f);
+	ck_assert_int_eq(cprof_headline(&f.m, 0, &t, &v, &ph), 0);
+	ck_assert_ptr_null(ph);
+	ck_assert_int_eq(cprof_analyse(&f.m, 0, 0, UINT64_MAX, &t, &w), 0);
+	ck_assert_str_eq(v.verdict, w.verdict);
+	ck_assert_uint_gt(v.busy_ns, 0);
+	ck_assert_double_gt(v.med_launch_ns, 0);
+	ck_assert_int_eq(memcmp(&v, &w, sizeof(w)), 0);
+}
+END_TEST
+
 START_TEST(test_model_hta_idle_pct)
 {
 	static struct fix f;
@@ -398,6 +424,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_model_phases_median_own_launches);
 	tcase_add_test(tc, test_model_phases_fold_short_piece);
 	tcase_add_test(tc, test_model_phases_each_its_window);
+	tcase_add_test(tc, test_model_headline_without_phases_is_whole);
 	tcase_add_test(tc, test_model_hta_idle_pct);
 	suite_add_tcase(s, tc);
 	return s;
