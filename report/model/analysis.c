@@ -1234,6 +1234,12 @@ int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint
 	return analyse(m, proc, from, to, t, v, NULL, NULL);
 }
 
+int cprof_analyse_window(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to,
+			 const struct cprof_thresholds *t, struct cprof_verdict *v)
+{
+	return analyse_window(m, proc, from, to, t, v);
+}
+
 void cprof_verdict_line(const struct cprof_verdict *v, char *buf, size_t size)
 {
 	char win[32], ml[32], mk[32];

@@ -128,6 +128,11 @@ static inline int cprof_verdict_no_gpu(const struct cprof_verdict *v)
  * proc: PROCESSES.id, 0 = every process. */
 int cprof_analyse(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to, const struct cprof_thresholds *t,
 		  struct cprof_verdict *v);
+/* Only the first part of cprof_analyse: the run's bounds (run_start, run_end), the GPU op counts (kernels, memcpys,
+ * memsets) and the window the verdict would use (start, end), as cprof_analyse gives them; no verdict is made (a
+ * window with no GPU work is one whose three counts are 0). For a caller that needs no more of it. */
+int cprof_analyse_window(const struct cprof_model *m, int64_t proc, uint64_t from, uint64_t to,
+			 const struct cprof_thresholds *t, struct cprof_verdict *v);
 
 struct cprof_phase {
 	uint64_t start, end;

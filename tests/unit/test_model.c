@@ -393,6 +393,36 @@ START_TEST(test_model_headline_without_phases_is_whole)
 }
 END_TEST
 
+/* the window alone (the straggler rule's) is the window, run and counts of the whole analysis */
+START_TEST(test_model_analyse_window_is_analyses_window)
+{
+	static struct fix f;
+	struct cprof_verdict v, w;
+	struct cprof_thresholds t;
+
+	memset(&f, 0, sizeof(f));
+	queued(&f, 2000 * US, 30, 100 * US, 1 * US);
+	call(&f, 4900 * US, 5100 * US, 0, 1);
+	late_launches(&f, 6000 * US, 30, 10 * US, 100 * US, 45 * US);
+	cprof_thresholds_default(&t);
+	build(&f);
+	ck_assert_int_eq(cprof_analyse(&f.m, 0, 0, UINT64_MAX, &t, &v), 0);
+	ck_assert_int_eq(cprof_analyse_window(&f.m, 0, 0, UINT64_MAX, &t, &w), 0);
+	ck_assert_uint_gt(v.warmup_ns, 0); /* the window is not the run's: the first kernels are warm-up */
+	ck_assert_uint_eq(w.start, v.start);
+	ck_assert_uint_eq(w.end, v.end);
+	ck_assert_uint_eq(w.run_start, v.run_start);
+	ck_assert_uint_eq(w.run_end, v.run_end);
+	ck_assert_uint_eq(w.kernels, v.kernels);
+	ck_assert_uint_eq(w.memcpys + w.memsets, v.memcpys + v.memsets);
+	/* a process with no GPU work: counts 0, as the verdict's no-gpu-activity */
+	ck_assert_int_eq(cprof_analyse(&f.m, 7, 0, UINT64_MAX, &t, &v), 0);
+	ck_assert_int_eq(cprof_analyse_window(&f.m, 7, 0, UINT64_MAX, &t, &w), 0);
+	ck_assert(cprof_verdict_no_gpu(&v));
+	ck_assert_uint_eq(w.kernels + w.memcpys + w.memsets, 0);
+}
+END_TEST
+
 START_TEST(test_model_hta_idle_pct)
 {
 	static struct fix f;
@@ -425,6 +455,7 @@ Suite *model_suite(void)
 	tcase_add_test(tc, test_model_phases_fold_short_piece);
 	tcase_add_test(tc, test_model_phases_each_its_window);
 	tcase_add_test(tc, test_model_headline_without_phases_is_whole);
+	tcase_add_test(tc, test_model_analyse_window_is_analyses_window);
 	tcase_add_test(tc, test_model_hta_idle_pct);
 	suite_add_tcase(s, tc);
 	return s;
