@@ -24,13 +24,17 @@ unsigned cprof_api_by_name(const char *name)
 
 	if (name == NULL)
 		return CPROF_API_NONE;
-	len = strlen(name);
-	/* CUPTI's names carry the version the entry point came with (cudaLaunchKernel_v7000) */
-	v = strrchr(name, '_');
-	if (v && v[1] == 'v' && v[2] && strspn(v + 2, "0123456789") == strlen(v + 2))
-		len = (size_t)(v - name);
 	for (i = 1; i < CPROF_API__COUNT; i++)
-		if (api_names[i] && strlen(api_names[i]) == len && !strncmp(api_names[i], name, len))
+		if (api_names[i] && !strcmp(api_names[i], name))
+			return (unsigned)i;
+	/* CUPTI's names carry the CUDA version the entry point came with, 4 digits or more (cudaLaunchKernel_v7000,
+	 * cudaGraphLaunch_v10000); a symbol's own _v2 (cublasSgemm_v2) is part of its name, matched above */
+	v = strrchr(name, '_');
+	if (v == NULL || v[1] != 'v' || strlen(v + 2) < 4 || strspn(v + 2, "0123456789") != strlen(v + 2))
+		return CPROF_API_NONE;
+	len = (size_t)(v - name);
+	for (i = 1; i < CPROF_API__COUNT; i++)
+		if (api_names[i] && !strncmp(api_names[i], name, len) && api_names[i][len] == '\0')
 			return (unsigned)i;
 	return CPROF_API_NONE;
 }

@@ -136,7 +136,8 @@ static inline int cprof_api_counted(unsigned api)
 }
 
 const char *cprof_api_name(unsigned api);
-/* the hooked entry point of a name, CUPTI's (cudaLaunchKernel_v7000) or the symbol's; CPROF_API_NONE: none */
+/* the hooked entry point of a name, the symbol's (cublasSgemm_v2) or CUPTI's (cudaLaunchKernel_v7000: the symbol and
+ * the CUDA version it came with); CPROF_API_NONE: none */
 unsigned cprof_api_by_name(const char *name);
 enum cprof_api_class cprof_api_class(unsigned api);
 const char *cprof_api_class_name(enum cprof_api_class cls);

@@ -576,61 +576,94 @@ static void final_sync(const struct cprof_model *m, int64_t proc, const struct c
 	}
 }
 
-/* CUPTI saw the program's runtime calls and cprof's hooks none: the runtime is linked into the program (nvcc's
- * default, -cudart static; or a library that carries its own, as cuda-python does), so the GPU work and the calls'
- * times are CUPTI's, but no call has a call site, a stack or the hooks' timing (a review of cuda-samples built
- * with nvcc's defaults, 2026-12-06: nothing said why) */
-static int hooks_absent(const struct cprof_model *m, int64_t proc)
+/* the index in m->procs of process id, from the last one asked (records come in runs of one process); -1: not listed */
+static ptrdiff_t proc_index(const struct cprof_model *m, int64_t id, ptrdiff_t *last)
 {
+	if (*last >= 0 && (size_t)*last < m->nprocs && m->procs[*last].id == id)
+		return *last;
 	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].id == proc)
-			return m->procs[i].hooks_absent;
-	return 0;
+		if (m->procs[i].id == id)
+			return *last = (ptrdiff_t)i;
+	return -1;
 }
 
+/* whether CUPTI's name of a call is one a hook records (not a counted query): remembered by string id, a run's
+ * runtime records having a few dozen names in any order */
+static int name_recorded(const struct cprof_model *m, int64_t name, int64_t *memo_id, unsigned char *memo)
+{
+	size_t k = (size_t)((uint64_t)name * 0x9e3779b97f4a7c15ull >> 58); /* 64 slots */
+	const char *api;
+	unsigned id;
+
+	if (memo_id[k] == name)
+		return memo[k];
+	api = name == CPROF_NO_ID ? NULL : cprof_model_string(m, name);
+	id = api && !strncmp(api, "cuda", 4) ? cprof_api_by_name(api) : CPROF_API_NONE;
+	memo_id[k] = name;
+	memo[k] = id != CPROF_API_NONE && !cprof_api_counted(id);
+	return memo[k];
+}
+
+/* CUPTI saw a process's runtime calls and cprof's hooks none of them: the runtime is linked into the program
+ * (nvcc's default, -cudart static; or a library that carries its own, as cuda-python does), so the GPU work and
+ * the calls' times are CUPTI's, but no call has a call site, a stack or the hooks' timing (a review of cuda-samples
+ * built with nvcc's defaults, 2026-12-06: nothing said why). Process by process: one hooked process does not
+ * vouch for another (a launcher and its statically linked worker). Not a process cprof came into by injection
+ * alone (--inject-only: no hook by the user's choice), nor calls no hook records (cudaEventQuery, a counted query):
+ * a window may hold only those. */
 static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct flist *l)
 {
-	/* the last name and process asked, and their answers: records come in runs of a few names */
-	int64_t name_at = CPROF_NO_ID, proc_at = -1;
-	int name_hooked = 0, proc_skipped = 0;
-	long long n = 0;
+	int64_t memo_id[64];
+	unsigned char memo[64], *quiet;
+	ptrdiff_t last = -1, k;
+	long long n = 0, pid = 0;
 	size_t i;
-	char ev[400], first[160] = "";
+	char ev[400], first[160] = "", who[48] = "";
 
-	for (i = 0; i < m->ncalls; i++)
-		if (m->calls[i].outer && (!proc || m->calls[i].proc == proc) && m->calls[i].cls != CPROF_CALL_NVTX)
-			return;
+	/* quiet[k]: m->procs[k] had a hooked call, or no hooks by design */
+	quiet = calloc(m->nprocs ? m->nprocs : 1, 1);
+	if (quiet == NULL)
+		return;
+	for (i = 0; i < m->nprocs; i++)
+		quiet[i] = (unsigned char)m->procs[i].hooks_absent;
+	for (i = 0; i < m->ncalls; i++) {
+		const struct cprof_call *c = &m->calls[i];
+
+		if (!c->outer || (proc && c->proc != proc) || c->cls == CPROF_CALL_NVTX)
+			continue;
+		k = proc_index(m, c->proc, &last);
+		/* a call of a process the profile does not list: none can be told apart, so none is blamed */
+		if (k < 0)
+			goto out;
+		quiet[k] = 1;
+	}
+	for (i = 0; i < 64; i++)
+		memo_id[i] = CPROF_NO_ID;
 	for (i = 0; i < m->nrt; i++) {
 		const struct cprof_rt *r = &m->rt[i];
-		const char *api = r->name == CPROF_NO_ID ? NULL : cprof_model_string(m, r->name);
 
-		if ((proc && r->proc != proc) || api == NULL || strncmp(api, "cuda", 4))
+		if (proc && r->proc != proc)
 			continue;
-		/* cprof-run --inject-only: no hook by the user's choice, nothing to do with the build */
-		if (r->proc != proc_at) {
-			proc_at = r->proc;
-			proc_skipped = hooks_absent(m, r->proc);
-		}
-		/* a call no hook would have recorded (cudaEventQuery; a counted query) proves nothing: a window may
-		 * hold only those */
-		if (r->name != name_at) {
-			unsigned id = cprof_api_by_name(api);
-
-			name_at = r->name;
-			name_hooked = id != CPROF_API_NONE && !cprof_api_counted(id);
-		}
-		if (proc_skipped || !name_hooked)
+		k = proc_index(m, r->proc, &last);
+		if ((k >= 0 && quiet[k]) || !name_recorded(m, r->name, memo_id, memo))
 			continue;
-		if (n++ == 0)
-			snprintf(first, sizeof(first), "%s", api);
+		if (n++ == 0) {
+			snprintf(first, sizeof(first), "%s", cprof_model_string(m, r->name));
+			pid = k >= 0 ? m->procs[k].pid : 0;
+		}
 	}
 	if (n == 0)
-		return;
-	snprintf(ev, sizeof(ev), "%lld CUDA runtime calls seen by CUPTI (the first: %.100s), none by cprof's hooks", n, first);
+		goto out;
+	if (pid && m->nprocs > 1)
+		snprintf(who, sizeof(who), " in pid %lld", pid);
+	snprintf(ev, sizeof(ev), "%lld CUDA runtime calls seen by CUPTI (the first: %.100s%s), none by cprof's hooks", n,
+		 first, who);
 	add(l, "runtime-not-hooked", "info", ev,
 	    "the CUDA runtime is linked into the program (nvcc's default, -cudart static, or a library carrying its "
 	    "own): its GPU work and call times come from CUPTI, but no call has a call site, a stack or the hooks' "
 	    "timing; build with nvcc -cudart shared to get them");
+out:
+	free(quiet);
 }
 
 static void cupti_overhead(const struct cprof_model *m, int64_t proc, const struct cprof_verdict *v, struct flist *l)

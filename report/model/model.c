@@ -872,9 +872,11 @@ static int load_hooks_absent(sqlite3 *db, struct cprof_model *m)
 	sqlite3_stmt *st;
 	int rc;
 
+	if (!cprof_has_table(db, "CPROF_STATUS"))
+		return 0;
 	if (sqlite3_prepare_v2(db, "SELECT DISTINCT processId FROM CPROF_STATUS WHERE code = 'hooks-absent'", -1, &st,
 			       NULL) != SQLITE_OK)
-		return 0;
+		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/api.h"
 #include "report/model/analysis.h"
 #include "report/model/model.h"
 #include "tests/unit/tests.h"
@@ -120,6 +121,51 @@ START_TEST(test_findings_runtime_not_hooked)
 	ck_assert(fires("runtime-not-hooked"));
 	launch(5 * MS, 10 * US, 2 * US);
 	ck_assert(!fires("runtime-not-hooked"));
+}
+END_TEST
+
+/* a hooked launcher does not vouch for its statically linked worker: the worker's runtime calls fire, named by its
+ * pid; a worker cprof came into by injection alone does not */
+START_TEST(test_findings_runtime_not_hooked_per_process)
+{
+	char *ev;
+
+	for (int p = 0; p < 2; p++)
+		f.procs[p] = (struct cprof_proc){ .id = p + 1, .pid = 100 * (p + 1), .ppid = 1, .rank = -1,
+						  .exe = (char *)"a.out", .argv = (char *)"a.out", .host = (char *)"h",
+						  .bye = (char *)"exit, status 0" };
+	f.nprocs = 2;
+	launch(1 * MS, 10 * US, 2 * US); /* process 1, hooked */
+	for (int i = 0; i < 3; i++)
+		f.rt[f.nrt++] = (struct cprof_rt){ .start = (uint64_t)(i + 2) * MS, .end = (uint64_t)(i + 2) * MS + 5 * US,
+						   .proc = 2, .tid = 9, .name = S_LAUNCH_CUPTI, .corr = 50 + i };
+	ck_assert(fires("runtime-not-hooked"));
+	ev = NULL;
+	for (int i = 0; i < f.nf; i++)
+		if (!strcmp(f.f[i].id, "runtime-not-hooked"))
+			ev = f.f[i].evidence;
+	ck_assert_ptr_nonnull(ev);
+	ck_assert_ptr_nonnull(strstr(ev, "3 CUDA runtime calls"));
+	ck_assert_ptr_nonnull(strstr(ev, "in pid 200"));
+	f.procs[1].hooks_absent = 1;
+	ck_assert(!fires("runtime-not-hooked"));
+}
+END_TEST
+
+/* CUPTI's names (the symbol and the CUDA version it came with) and the symbols' own, which may end in _v2 */
+START_TEST(test_findings_api_by_name)
+{
+	ck_assert_uint_eq(cprof_api_by_name("cudaLaunchKernel"), CPROF_API_cudaLaunchKernel);
+	ck_assert_uint_eq(cprof_api_by_name("cudaLaunchKernel_v7000"), CPROF_API_cudaLaunchKernel);
+	ck_assert_uint_eq(cprof_api_by_name("cudaLaunchKernel_ptsz_v7000"), CPROF_API_cudaLaunchKernel_ptsz);
+	ck_assert_uint_eq(cprof_api_by_name("cudaGraphLaunch_v10000"), CPROF_API_cudaGraphLaunch);
+	ck_assert_uint_eq(cprof_api_by_name("cublasSetStream_v2"), CPROF_API_cublasSetStream_v2);
+	ck_assert_uint_eq(cprof_api_by_name("cudaLaunchKernel_v2"), CPROF_API_NONE);
+	ck_assert_uint_eq(cprof_api_by_name("cudaLaunchKernel_v70x0"), CPROF_API_NONE);
+	ck_assert_uint_eq(cprof_api_by_name("cudaEventQuery_v3020"), CPROF_API_NONE);
+	ck_assert_uint_eq(cprof_api_by_name("_v3020"), CPROF_API_NONE);
+	ck_assert_uint_eq(cprof_api_by_name(""), CPROF_API_NONE);
+	ck_assert_uint_eq(cprof_api_by_name(NULL), CPROF_API_NONE);
 }
 END_TEST
 
@@ -544,6 +590,8 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_runtime_not_hooked);
 	tcase_add_test(tc, test_findings_runtime_not_hooked_injected);
 	tcase_add_test(tc, test_findings_runtime_not_hooked_unhooked_names);
+	tcase_add_test(tc, test_findings_api_by_name);
+	tcase_add_test(tc, test_findings_runtime_not_hooked_per_process);
 	suite_add_tcase(s, tc);
 	return s;
 }
