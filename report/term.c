@@ -117,15 +117,16 @@ void cprof_fit(char *buf, size_t size, size_t avail)
  * at least, 4 bytes at most), so the cell is the one the whole text gives */
 static void cell_ends(char *raw, size_t size, const char *text)
 {
-	size_t len = strlen(text), part = size / 4, h = part, t = len - part;
+	size_t len = strlen(text), part = size / 4, h = part, t = len - part, k;
 
 	if (len < size) {
 		memcpy(raw, text, len + 1);
 		return;
 	}
-	while (h > 0 && ((unsigned char)text[h] & 0xc0) == 0x80)
+	/* a sequence has 3 continuation bytes at most: a run of them is bytes of their own, shown escaped */
+	for (k = 0; k < 3 && h > 0 && ((unsigned char)text[h] & 0xc0) == 0x80; k++)
 		h--;
-	while (t < len && ((unsigned char)text[t] & 0xc0) == 0x80)
+	for (k = 0; k < 3 && t < len && ((unsigned char)text[t] & 0xc0) == 0x80; k++)
 		t++;
 	memcpy(raw, text, h);
 	memcpy(raw + h, text + t, len - t + 1);

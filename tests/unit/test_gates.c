@@ -343,9 +343,6 @@ START_TEST(test_demangle_twin_numbers_many)
 }
 END_TEST
 
-/* The Self table's name cell: escaped, then cut, so a name of control bytes keeps its tail and its twin number (it was
- * cut after escaping by printf's %-60.60s: "k\x01...\x0", tail and " #2" gone), never inside an escape or a UTF-8
- * sequence, and padded to 60 columns, not 60 bytes (a review, 2026-12-06) */
 /* a name longer than the cell's work buffer (a 6 KiB template instantiation) ends with its own tail, its last
  * UTF-8 characters whole: the buffer held only its first 4 KiB, cut inside a sequence that showed as \xNN */
 START_TEST(test_term_cell_long_name_keeps_its_tail)
@@ -371,9 +368,20 @@ START_TEST(test_term_cell_long_name_keeps_its_tail)
 		cprof_cell(out2, sizeof(out2), name, NULL, 60);
 		ck_assert_str_eq(out, out2);
 	}
+	/* a run of continuation bytes is no sequence: shown escaped, the head's "k" kept (a walk to a sequence's edge
+	 * without bound emptied the head) */
+	name[0] = 'k';
+	memset(name + 1, 0x80, 5000);
+	snprintf(name + 5001, sizeof(name) - 5001, "%s", "_end");
+	cprof_cell(out, sizeof(out), name, NULL, 60);
+	ck_assert_int_eq(strncmp(out, "k\\x80", 5), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\\x80_end"));
 }
 END_TEST
 
+/* The Self table's name cell: escaped, then cut, so a name of control bytes keeps its tail and its twin number (it was
+ * cut after escaping by printf's %-60.60s: "k\x01...\x0", tail and " #2" gone), never inside an escape or a UTF-8
+ * sequence, and padded to 60 columns, not 60 bytes (a review, 2026-12-06) */
 START_TEST(test_term_cell_escaped_then_cut)
 {
 	char name[256], out[8192];
