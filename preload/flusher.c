@@ -392,7 +392,7 @@ int cprof_strings_add_once(struct cprof_istr *e, uint32_t gen)
 
 /* The stack and status queues' buffers are mapped, not malloc'd: a signal handler's stack or status (a window's
  * edge) may be queued while it interrupted its thread inside malloc, and mmap, mremap and munmap are system calls,
- * safe there (realloc would take the arena's lock its thread holds). cap is a multiple of the page. */
+ * safe there (realloc would take the arena's lock its thread holds). The kernel rounds the sizes to pages. */
 static void *queue_map(void *old, size_t old_cap, size_t cap)
 {
 	void *p = old ? mremap(old, old_cap, cap, MREMAP_MAYMOVE)
@@ -572,19 +572,20 @@ out:
 
 /* The queued statuses in order, each copied out under the lock and sent without it; those sent leave the queue in
  * one move at the end: moving the queue down after each was quadratic in a round's statuses (1,600 of them, a
- * window toggled 400 times, would move ~330 MB), under the lock the program's threads take at each window edge. */
+ * window toggled 400 times, would move ~330 MB), under the lock the program's threads take at each window edge.
+ * Those queued while these go wait for the next round. Returns a negative errno, or whether any is left. */
 static int send_statuses(uint64_t deadline)
 {
 	struct cprof_wire_status st;
-	size_t sent = 0;
+	size_t sent = 0, n;
 	int ret = 0;
 
-	for (;;) {
+	/* those queued by now: a window toggled in a loop adds more as they go, which wait for the next round */
+	pthread_mutex_lock(&fl.status_lock);
+	n = fl.nstatus;
+	pthread_mutex_unlock(&fl.status_lock);
+	while (sent < n) {
 		pthread_mutex_lock(&fl.status_lock);
-		if (sent == fl.nstatus) {
-			pthread_mutex_unlock(&fl.status_lock);
-			break;
-		}
 		st = fl.statuses[sent];
 		pthread_mutex_unlock(&fl.status_lock);
 		ret = send_simple(CPROF_MSG_STATUS, &st, sizeof(st), deadline);
@@ -592,13 +593,14 @@ static int send_statuses(uint64_t deadline)
 			break;
 		sent++;
 	}
+	pthread_mutex_lock(&fl.status_lock);
 	if (sent > 0) {
-		pthread_mutex_lock(&fl.status_lock);
 		memmove(fl.statuses, fl.statuses + sent, (fl.nstatus - sent) * sizeof(st));
 		fl.nstatus -= sent;
-		pthread_mutex_unlock(&fl.status_lock);
 	}
-	return ret;
+	n = fl.nstatus;
+	pthread_mutex_unlock(&fl.status_lock);
+	return ret < 0 ? ret : n > 0;
 }
 
 #define GPU_PENDING_MAX (256u * 1024) /* 24 MiB of records waiting for a stalled collector, then loss */
@@ -964,10 +966,12 @@ static int drain_round(uint64_t deadline)
 	if (ngpu > 0)
 		empty = 0;
 	stacks = stacks_take(&stacks_len, &stacks_cap);
-	if (send_statuses(deadline) < 0 || send_strings(deadline) < 0) {
+	if ((ret = send_statuses(deadline)) < 0 || send_strings(deadline) < 0) {
 		stacks_requeue(stacks, stacks_cap, 0, stacks_len);
 		return 0;
 	}
+	if (ret > 0)
+		empty = 0; /* statuses queued while these went: the last round is not over */
 	if (send_stacks(stacks, stacks_cap, stacks_len, deadline) < 0)
 		return 0;
 	for (r = cprof_rings_head(); r; r = r->next) {
