@@ -448,6 +448,9 @@ static int dispatch(struct cprof_ingest *in, const struct cprof_wire_hdr *h)
 		p->seq_gaps++;
 	p->next_seq = h->seq + 1;
 	p->frames++;
+	/* META frames is the sum of the processes' frames: not the transport's (a ring's announcement, a round's
+	 * kick), nor cprof-run's RUN_END, nor those dropped (counted in dropped_frames) */
+	in->frames++;
 
 	switch (h->type) {
 	case CPROF_MSG_STRINGS:
@@ -570,12 +573,6 @@ int cprof_ingest_feed(struct cprof_ingest *in, const void *data, size_t len)
 		if (err == CPROF_WIRE_SHORT)
 			break;
 		if (err == CPROF_WIRE_OK) {
-			uint16_t type = ((const struct cprof_wire_hdr *)frame)->type;
-
-			/* the transport's own frames (a ring's announcement, a round's kick) carry nothing recorded:
-			 * META frames is the sum of the processes' frames */
-			if (type != CPROF_MSG_RING && type != CPROF_MSG_KICK)
-				in->frames++;
 			if (dispatch(in, (const void *)frame) == -EBADMSG) {
 				in->bad_frames++;
 				ban(in, ((struct cprof_wire_hdr *)frame)->pid, "invalid event");
