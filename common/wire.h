@@ -282,8 +282,9 @@ enum cprof_status_code {
 	 * drops GPU records of no recorded call whose CUDA call started outside it. */
 	CPROF_STATUS_CAPTURE_ON = 11,
 	CPROF_STATUS_CAPTURE_OFF = 12,
-	/* cprof came in through CUDA's injection alone (cprof-run --inject-only, or LD_PRELOAD cleared on the way):
-	 * CUPTI's records, no hooked call; a report must not blame the program's build for the missing calls */
+	/* cprof was loaded after libc, not preloaded (CUDA's injection alone: cprof-run --inject-only, or LD_PRELOAD
+	 * cleared on the way; or a dlopen): CUPTI's records, no hooked call; a report must not blame the program's
+	 * build for the missing calls */
 	CPROF_STATUS_HOOKS_ABSENT = 13,
 };
 /* The counts of a cupti-shared status after the first: records handed to the program, of them kernels, records

@@ -32,7 +32,7 @@ static int secure;
 static int forked;
 static int stacks_started; /* cprof_stacks_init ran in this image (or the parent's, before a fork) */
 static _Atomic int driver_up; /* the driver's cuInit called InitializeInjection in this image (or the parent's) */
-static int injected_only;     /* loaded after libc (by cuInit's dlopen of CUDA_INJECTION64_PATH): no hook interposes */
+static int injected_only;     /* loaded after libc (cuInit's dlopen of CUDA_INJECTION64_PATH, or another): no hook interposes */
 
 void cprof_disable(const char *why)
 {
@@ -220,8 +220,9 @@ int cprof_init_slow(void)
 	}
 	if (injected_only)
 		cprof_flusher_status(CPROF_STATUS_HOOKS_ABSENT, 0,
-				     "cprof came in through CUDA_INJECTION64_PATH alone (cprof-run --inject-only, or LD_PRELOAD "
-				     "cleared): CUPTI's records of the calls, no hooked call, call site or stack");
+				     "cprof was loaded after libc, not preloaded (CUDA_INJECTION64_PATH alone: cprof-run "
+				     "--inject-only, or LD_PRELOAD cleared; or a dlopen): CUPTI's records of the calls, no hooked "
+				     "call, call site or stack");
 	if (!atexit_registered) {
 		/* registered once: a fork child inherits the registration */
 		atexit_registered = 1;
@@ -321,8 +322,9 @@ static int load_order_one(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* The loader lists the objects it loaded at start (the preloads first, then the needed ones, libc among them)
- * before any a dlopen added: after libc means CUDA's injection brought cprof in, and the program's calls reach
- * CUDA without passing a hook. Not known (no libc by that name): taken as preloaded, nothing is claimed. */
+ * before any a dlopen added: after libc means a dlopen brought cprof in (CUDA's, of CUDA_INJECTION64_PATH, or the
+ * program's own), and the program's calls reach CUDA without passing a hook. Not known (no libc by that name):
+ * taken as preloaded, nothing is claimed. */
 static int loaded_after_libc(void)
 {
 	struct load_order o = { .self_at = -1, .libc_at = -1 };
