@@ -1287,7 +1287,9 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	/* room for the statuses a run queues (its windows' edges), had here and not in a signal handler's call */
 	pthread_mutex_lock(&fl.status_lock);
 	if (fl.status_cap < STATUS_KEEP) {
-		struct cprof_wire_status *p = queue_map(fl.statuses, fl.status_cap * sizeof(*p), STATUS_KEEP * sizeof(*p));
+		struct cprof_wire_status *p;
+
+		p = queue_map(fl.statuses, fl.status_cap * sizeof(*p), STATUS_KEEP * sizeof(*p));
 
 		if (p != NULL) {
 			fl.statuses = p;

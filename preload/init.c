@@ -32,7 +32,8 @@ static int secure;
 static int forked;
 static int stacks_started; /* cprof_stacks_init ran in this image (or the parent's, before a fork) */
 static _Atomic int driver_up; /* the driver's cuInit called InitializeInjection in this image (or the parent's) */
-static int injected_only;     /* loaded after libc (cuInit's dlopen of CUDA_INJECTION64_PATH, or another): no hook interposes */
+/* loaded after libc (cuInit's dlopen of CUDA_INJECTION64_PATH, or another dlopen): no hook interposes */
+static int injected_only;
 
 void cprof_disable(const char *why)
 {
@@ -220,9 +221,9 @@ int cprof_init_slow(void)
 	}
 	if (injected_only)
 		cprof_flusher_status(CPROF_STATUS_HOOKS_ABSENT, 0,
-				     "cprof was loaded after libc, not preloaded (CUDA_INJECTION64_PATH alone: cprof-run "
-				     "--inject-only, or LD_PRELOAD cleared; or a dlopen): CUPTI's records of the calls, no hooked "
-				     "call, call site or stack");
+				     "cprof was loaded after libc, not preloaded (CUDA_INJECTION64_PATH alone: "
+				     "cprof-run --inject-only, or LD_PRELOAD cleared; or a dlopen): CUPTI's records "
+				     "of the calls, no hooked call, call site or stack");
 	if (!atexit_registered) {
 		/* registered once: a fork child inherits the registration */
 		atexit_registered = 1;

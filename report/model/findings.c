@@ -656,8 +656,8 @@ static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct
 		goto out;
 	if (pid && m->nprocs > 1)
 		snprintf(who, sizeof(who), " in pid %lld", pid);
-	snprintf(ev, sizeof(ev), "%lld CUDA runtime calls seen by CUPTI (the first: %.100s%s), none by cprof's hooks", n,
-		 first, who);
+	snprintf(ev, sizeof(ev), "%lld CUDA runtime calls seen by CUPTI (the first: %.100s%s), none by cprof's hooks",
+		 n, first, who);
 	add(l, "runtime-not-hooked", "info", ev,
 	    "the CUDA runtime is linked into the program (nvcc's default, -cudart static, or a library carrying its "
 	    "own): its GPU work and call times come from CUPTI, but no call has a call site, a stack or the hooks' "

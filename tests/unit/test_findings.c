@@ -137,7 +137,8 @@ START_TEST(test_findings_runtime_not_hooked_per_process)
 	f.nprocs = 2;
 	launch(1 * MS, 10 * US, 2 * US); /* process 1, hooked */
 	for (int i = 0; i < 3; i++)
-		f.rt[f.nrt++] = (struct cprof_rt){ .start = (uint64_t)(i + 2) * MS, .end = (uint64_t)(i + 2) * MS + 5 * US,
+		f.rt[f.nrt++] = (struct cprof_rt){ .start = (uint64_t)(i + 2) * MS,
+						   .end = (uint64_t)(i + 2) * MS + 5 * US,
 						   .proc = 2, .tid = 9, .name = S_LAUNCH_CUPTI, .corr = 50 + i };
 	ck_assert(fires("runtime-not-hooked"));
 	ev = NULL;
@@ -173,7 +174,8 @@ static void runtime_only(int64_t name, int n)
 {
 	for (int i = 0; i < n; i++) {
 		ck_assert_uint_lt(f.nrt, 64);
-		f.rt[f.nrt] = (struct cprof_rt){ .start = (uint64_t)(f.nrt + 1) * MS, .end = (uint64_t)(f.nrt + 1) * MS + 5 * US,
+		f.rt[f.nrt] = (struct cprof_rt){ .start = (uint64_t)(f.nrt + 1) * MS,
+						 .end = (uint64_t)(f.nrt + 1) * MS + 5 * US,
 						 .proc = 1, .tid = 9, .name = name, .corr = 10 + (int64_t)f.nrt };
 		f.nrt++;
 	}
@@ -183,8 +185,8 @@ static void runtime_only(int64_t name, int n)
  * cprof came into by CUDA's injection alone (cprof-run --inject-only) no hook was there by the user's choice: silent */
 START_TEST(test_findings_runtime_not_hooked_injected)
 {
-	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 100, .ppid = 1, .rank = -1, .exe = (char *)"a.out", .argv = (char *)"a.out",
-					  .host = (char *)"h", .bye = (char *)"exit, status 0" };
+	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 100, .ppid = 1, .rank = -1, .exe = (char *)"a.out",
+					  .argv = (char *)"a.out", .host = (char *)"h", .bye = (char *)"exit, status 0" };
 	f.nprocs = 1;
 	runtime_only(S_LAUNCH_CUPTI, 3);
 	ck_assert(fires("runtime-not-hooked"));
