@@ -277,6 +277,14 @@ START_TEST(test_model_phases_median_own_launches)
 }
 END_TEST
 
+/* two compute-bound parts of 20 kernels cut by a sync: one phase once merged */
+static void two_pieces_one_phase(struct fix *f)
+{
+	queued(f, 2000 * US, 20, 100 * US, 1 * US);
+	call(f, 3900 * US, 4100 * US, 0, 1);
+	queued(f, 4200 * US, 20, 100 * US, 1 * US);
+}
+
 START_TEST(test_model_phases_merge_same_verdict)
 {
 	static struct fix f;
@@ -287,9 +295,7 @@ START_TEST(test_model_phases_merge_same_verdict)
 
 	memset(&f, 0, sizeof(f));
 	/* two compute-bound parts cut by a sync: one phase, and the run's verdict is theirs */
-	queued(&f, 2000 * US, 20, 100 * US, 1 * US);
-	call(&f, 3900 * US, 4100 * US, 0, 1);
-	queued(&f, 4200 * US, 20, 100 * US, 1 * US);
+	two_pieces_one_phase(&f);
 	cprof_thresholds_default(&t);
 	build(&f);
 	n = cprof_headline(&f.m, 0, &t, &v, &ph);
@@ -354,9 +360,7 @@ START_TEST(test_model_phases_each_its_window)
 	ph = NULL;
 	/* two pieces merged into one phase */
 	memset(&g, 0, sizeof(g));
-	queued(&g, 2000 * US, 20, 100 * US, 1 * US);
-	call(&g, 3900 * US, 4100 * US, 0, 1);
-	queued(&g, 4200 * US, 20, 100 * US, 1 * US);
+	two_pieces_one_phase(&g);
 	cprof_thresholds_default(&t);
 	build(&g);
 	n = cprof_headline(&g.m, 0, &t, &v, &ph);
