@@ -576,6 +576,10 @@ static inline __attribute__((always_inline)) uint64_t cprof_pass_begin(unsigned 
 		r_p_;                                                                                \
 	})
 
+/* dlsym.c: whether libcprof was loaded after libc (a dlopen: CUDA's of CUDA_INJECTION64_PATH, or the program's),
+ * not preloaded, so that no hook interposes; 0 where libc is not found by its name (nothing is claimed). */
+CPROF_HIDDEN int cprof_loaded_after_libc(void);
+
 /* symbols.c: the next definition of sym in the hook chain (see DESIGN.md on version nodes). */
 CPROF_HIDDEN void *cprof_resolve(const char *sym, const char *soname);
 

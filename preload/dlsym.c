@@ -29,6 +29,7 @@ CPROF_HIDDEN void *cprof_real_dlvsym_p;
 static _Atomic int dl_ready; /* 0: not looked up yet, 1: ready, -1: libc's functions not found */
 static uintptr_t self_lo, self_hi;
 static struct link_map *self_map;
+static int after_libc; /* self_map comes after libc's in the loader's list (cprof_loaded_after_libc) */
 
 #if defined(__x86_64__)
 /* rdi = handle, rsi = name (, rdx = version); the caller's return address is at (%rsp). */
@@ -215,6 +216,10 @@ static __attribute__((constructor)) void dl_setup(void)
 		if (dlinfo(h, RTLD_DI_LINKMAP, &libc) == 0 && libc != NULL) {
 			sc.dlsym_p = elf_lookup(libc, "dlsym");
 			sc.dlvsym_p = elf_lookup(libc, "dlvsym");
+			/* the list is in load order: the objects loaded at start (preloads first, libc among the needed
+			 * ones), then those a dlopen added */
+			for (const struct link_map *l = libc->l_next; l != NULL && !after_libc; l = l->l_next)
+				after_libc = l == self_map;
 		}
 		dlclose(h);
 	}
@@ -231,6 +236,13 @@ fail:
 	/* cannot happen with glibc; then every lookup fails, so say so loudly */
 	pr_warn("cannot find glibc's dlsym: dlsym lookups fail in this process");
 	atomic_store(&dl_ready, -1);
+}
+
+int cprof_loaded_after_libc(void)
+{
+	if (atomic_load(&dl_ready) == 0)
+		dl_setup();
+	return after_libc;
 }
 
 /* The library whose functions a hooked name belongs to (the hook forwards there), or NULL when no hook has

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +31,6 @@ static int secure;
 static int forked;
 static int stacks_started; /* cprof_stacks_init ran in this image (or the parent's, before a fork) */
 static _Atomic int driver_up; /* the driver's cuInit called InitializeInjection in this image (or the parent's) */
-/* loaded after libc (cuInit's dlopen of CUDA_INJECTION64_PATH, or another dlopen): no hook interposes */
-static int injected_only;
 
 void cprof_disable(const char *why)
 {
@@ -219,7 +216,7 @@ int cprof_init_slow(void)
 		init_off();
 		return -1;
 	}
-	if (injected_only)
+	if (cprof_loaded_after_libc())
 		cprof_flusher_status(CPROF_STATUS_HOOKS_ABSENT, 0,
 				     "cprof was loaded after libc, not preloaded (CUDA_INJECTION64_PATH alone: "
 				     "cprof-run --inject-only, or LD_PRELOAD cleared; or a dlopen): CUPTI's records "
@@ -302,42 +299,6 @@ CPROF_HIDDEN int cprof_forked(void)
 	return forked;
 }
 
-struct load_order {
-	const char *self;
-	int at, self_at, libc_at;
-};
-
-static int load_order_one(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct load_order *o = arg;
-	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
-
-	(void)size;
-	base = base ? base + 1 : info->dlpi_name;
-	if (o->self_at < 0 && info->dlpi_name && !strcmp(info->dlpi_name, o->self))
-		o->self_at = o->at;
-	if (o->libc_at < 0 && base && !strncmp(base, "libc.so", 7))
-		o->libc_at = o->at;
-	o->at++;
-	return 0;
-}
-
-/* The loader lists the objects it loaded at start (the preloads first, then the needed ones, libc among them)
- * before any a dlopen added: after libc means a dlopen brought cprof in (CUDA's, of CUDA_INJECTION64_PATH, or the
- * program's own), and the program's calls reach CUDA without passing a hook. Not known (no libc by that name):
- * taken as preloaded, nothing is claimed. */
-static int loaded_after_libc(void)
-{
-	struct load_order o = { .self_at = -1, .libc_at = -1 };
-	Dl_info self;
-
-	if (!dladdr((void *)loaded_after_libc, &self) || self.dli_fname == NULL)
-		return 0;
-	o.self = self.dli_fname;
-	dl_iterate_phdr(load_order_one, &o);
-	return o.self_at >= 0 && o.libc_at >= 0 && o.self_at > o.libc_at;
-}
-
 __attribute__((constructor)) static void cprof_ctor(void)
 {
 	/* setuid and friends: read no CPROF_* variable, touch nothing */
@@ -350,7 +311,6 @@ __attribute__((constructor)) static void cprof_ctor(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	cprof_rings_init();
 	cprof_nvtx_init();
-	injected_only = loaded_after_libc();
 }
 
 /* _exit skips atexit: flush here so os._exit() and _exit() keep what they produced. A vfork child's
