@@ -576,17 +576,6 @@ static void final_sync(const struct cprof_model *m, int64_t proc, const struct c
 	}
 }
 
-/* the index in m->procs of process id, from the last one asked (records come in runs of one process); -1: not listed */
-static ptrdiff_t proc_index(const struct cprof_model *m, int64_t id, ptrdiff_t *last)
-{
-	if (*last >= 0 && (size_t)*last < m->nprocs && m->procs[*last].id == id)
-		return *last;
-	for (size_t i = 0; i < m->nprocs; i++)
-		if (m->procs[i].id == id)
-			return *last = (ptrdiff_t)i;
-	return -1;
-}
-
 /* whether CUPTI's name of a call is one a hook records (not a counted query): remembered by string id, a run's
  * runtime records having a few dozen names in any order */
 static int name_recorded(const struct cprof_model *m, int64_t name, int64_t *memo_id, unsigned char *memo)
@@ -615,9 +604,8 @@ static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct
 {
 	int64_t memo_id[64];
 	unsigned char memo[64], *quiet;
-	ptrdiff_t last = -1, k;
 	long long n = 0, pid = 0;
-	size_t i;
+	size_t i, k;
 	char ev[400], first[160] = "", who[48] = "";
 
 	/* quiet[k]: m->procs[k] had a hooked call, or no hooks by design */
@@ -631,9 +619,9 @@ static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct
 
 		if (!c->outer || (proc && c->proc != proc) || c->cls == CPROF_CALL_NVTX)
 			continue;
-		k = proc_index(m, c->proc, &last);
+		k = cprof_model_proc_index(m, c->proc);
 		/* a call of a process the profile does not list: none can be told apart, so none is blamed */
-		if (k < 0)
+		if (k == m->nprocs)
 			goto out;
 		quiet[k] = 1;
 	}
@@ -644,12 +632,12 @@ static void runtime_not_hooked(const struct cprof_model *m, int64_t proc, struct
 
 		if (proc && r->proc != proc)
 			continue;
-		k = proc_index(m, r->proc, &last);
-		if ((k >= 0 && quiet[k]) || !name_recorded(m, r->name, memo_id, memo))
+		k = cprof_model_proc_index(m, r->proc);
+		if ((k < m->nprocs && quiet[k]) || !name_recorded(m, r->name, memo_id, memo))
 			continue;
 		if (n++ == 0) {
 			snprintf(first, sizeof(first), "%s", cprof_model_string(m, r->name));
-			pid = k >= 0 ? m->procs[k].pid : 0;
+			pid = k < m->nprocs ? m->procs[k].pid : 0;
 		}
 	}
 	if (n == 0)

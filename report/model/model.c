@@ -878,11 +878,10 @@ static int load_hooks_absent(sqlite3 *db, struct cprof_model *m)
 			       NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
+		size_t i = cprof_model_proc_index(m, sqlite3_column_int64(st, 0)); /* procs are in id order */
 
-		for (size_t i = 0; i < m->nprocs; i++)
-			if (m->procs[i].id == id)
-				m->procs[i].hooks_absent = 1;
+		if (i < m->nprocs)
+			m->procs[i].hooks_absent = 1;
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
