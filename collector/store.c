@@ -1700,7 +1700,8 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 	static const char *const codes[] = { "?", "cupti-started", "cupti-missing", "cupti-failed", "cupti-conflict",
 					     "cupti-dropped", "stacks-native-missing", "cupti-no-driver",
 					     "capture-start", "capture-stop", "cupti-shared",
-					     "capture-on",    "capture-off", "hooks-absent" };
+					     "capture-on",    "capture-off", "hooks-absent",
+					     "queries-sampled" };
 	sqlite3_stmt *st = s->st[ST_STATUS];
 	int ret = 0;
 
@@ -1718,7 +1719,7 @@ int cprof_store_status(struct cprof_store *s, int64_t proc_id, uint32_t pid, con
 	if (ret == 0 && w->code != CPROF_STATUS_CUPTI_STARTED && w->code != CPROF_STATUS_CUPTI_DROPPED &&
 	    w->code != CPROF_STATUS_CAPTURE_START && w->code != CPROF_STATUS_CAPTURE_STOP &&
 	    w->code != CPROF_STATUS_CAPTURE_ON && w->code != CPROF_STATUS_CAPTURE_OFF &&
-	    w->code != CPROF_STATUS_HOOKS_ABSENT)
+	    w->code != CPROF_STATUS_HOOKS_ABSENT && w->code != CPROF_STATUS_QUERIES_SAMPLED)
 		ret = cprof_store_meta(s, "gpu_records_note", w->text);
 	return ret;
 }

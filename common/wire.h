@@ -286,6 +286,9 @@ enum cprof_status_code {
 	 * cleared on the way; or a dlopen): CUPTI's records, no hooked call; a report must not blame the program's
 	 * build for the missing calls */
 	CPROF_STATUS_HOOKS_ABSENT = 13,
+	/* CUPTI's records of a host-only query cuBLAS and cuDNN make before most launches (the occupancy calculator)
+	 * were switched off after the first err of the process: the profile holds those only (preload/cupti.c) */
+	CPROF_STATUS_QUERIES_SAMPLED = 14,
 };
 /* The counts of a cupti-shared status after the first: records handed to the program, of them kernels, records
  * of kinds it enabled it did not get, records in its current buffer not handed back yet (the readers parse it) */

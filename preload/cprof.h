@@ -388,6 +388,10 @@ CPROF_HIDDEN int cprof_cupti_unrecorded(void);
 CPROF_HIDDEN void cprof_cupti_push(uint64_t corr);
 CPROF_HIDDEN void cprof_cupti_pop(void);
 CPROF_HIDDEN void cprof_cupti_flush(int forced);
+/* the flusher drained gemms recorded GEMM calls in all: at CPROF_OCCUPANCY_GEMMS the occupancy queries' CUPTI
+ * records go off (cuBLAS makes one in each; their time is the GEMM call's) */
+#define CPROF_OCCUPANCY_GEMMS 256
+CPROF_HIDDEN void cprof_cupti_gemms_drained(uint64_t gemms);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);
 /* driver_up: the parent's driver was initialised (its cuInit called InitializeInjection), CUPTI started or not */

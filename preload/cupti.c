@@ -43,6 +43,20 @@ static const uint32_t quiet_driver_cbid[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuKernelGetAttribute,
 };
 
+/* The occupancy calculator, which cuBLAS (and cuDNN) ask before most kernels they launch, through their own
+ * runtime, unhooked: one of the eager PyTorch step's four CUPTI API records, and its external id another (12% of
+ * the training step's). Host-only queries, whose time is inside the library's call. CUPTI records them until the
+ * flusher has drained CPROF_OCCUPANCY_GEMMS recorded GEMM calls (the first ~50 ms of GEMMs: cuBLAS asks inside
+ * them, so the occupancy-before-launch finding has those), then cprof switches their records off and says so
+ * (CPROF_STATUS queries-sampled). Not while the program's own CUPTI client shares the session (Kineto keeps
+ * them); once off, they stay off for it too, as the device queries do. */
+static const uint32_t occupancy_cbid[] = {
+	CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6000,
+	CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6050,
+	CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000,
+};
+static _Atomic int occupancy_quiet; /* 1 once enough GEMMs were seen: their records stay off */
+
 struct done_buf {
 	struct done_buf *next;
 	uint8_t *buf;
@@ -356,6 +370,31 @@ static int cprof_wants(CUpti_ActivityKind kind)
 	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && !atomic_load(&cu.paused) && cprof_kind(kind);
 }
 
+/* the occupancy queries' records off, unless the program's profiler shares the session (it would miss them) */
+static void quiet_occupancy(void)
+{
+	if (cu.enable_runtime_api == NULL || cprof_share_active())
+		return;
+	for (size_t i = 0; i < sizeof(occupancy_cbid) / sizeof(occupancy_cbid[0]); i++)
+		(void)cu.enable_runtime_api(occupancy_cbid[i], 0);
+}
+
+void cprof_cupti_gemms_drained(uint64_t gemms)
+{
+	char text[160];
+
+	if (gemms < CPROF_OCCUPANCY_GEMMS || atomic_load_explicit(&occupancy_quiet, memory_order_relaxed) ||
+	    cu.enable_runtime_api == NULL || cprof_share_active() || !atomic_load(&cu.started) ||
+	    atomic_load(&cu.conflict) || atomic_load(&cu.orphaned))
+		return;
+	atomic_store(&occupancy_quiet, 1);
+	quiet_occupancy();
+	snprintf(text, sizeof(text),
+		 "CUPTI's records of the occupancy queries (host-only, inside cuBLAS) switched off after %llu GEMM calls",
+		 (unsigned long long)gemms);
+	status(CPROF_STATUS_QUERIES_SAMPLED, (int32_t)(gemms > INT32_MAX ? INT32_MAX : gemms), "%s", text);
+}
+
 /* Switch CUPTI's records of the device queries off (the hooks count those) and of cudart's driver queries.
  * The hooks count only when every runtime query was switched off: else CUPTI records them, as before. */
 static void quiet_queries(void)
@@ -370,6 +409,8 @@ static void quiet_queries(void)
 		for (size_t i = 0; cu.enable_runtime_api && i < CPROF_COUNTED__QUERIES; i++)
 			(void)cu.enable_runtime_api(counted_cbid[i], 1);
 	atomic_store(&cprof_queries_counted, all);
+	if (atomic_load(&occupancy_quiet))
+		quiet_occupancy();
 }
 
 void cprof_cupti_pause(int pause)
@@ -559,6 +600,7 @@ void cprof_cupti_reset_after_fork(int driver_up)
 	if (driver_up || atomic_load(&cprof_cupti_on) != CPROF_CUPTI_PENDING)
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cprof_queries_counted, 0);
+	atomic_store(&occupancy_quiet, 0); /* the child's own session, if it starts one, keeps its own first ones */
 	atomic_store(&cu.started, 0);
 	cprof_share_reset_after_fork();
 	pthread_mutex_init(&cu.lock, NULL);

@@ -67,6 +67,7 @@ static struct {
 	uint32_t seq;
 	int hello_sent;
 	uint64_t sent;         /* events that reached the FIFO */
+	uint64_t gemms;        /* GEMM calls drained (cprof_cupti_gemms_drained) */
 	uint64_t lost_reported;
 	_Atomic uint64_t lost_extra;   /* lost outside the rings (FIFO broke, CUPTI dropped, ...) */
 	_Atomic uint64_t lost_cupti, lost_pipe; /* lost_extra by cause (CPROF_MSG_COST) */
@@ -727,7 +728,7 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 	if (t < h && (ret = send_strings(deadline)) < 0)
 		return ret;
 	while (t < h) {
-		uint64_t n = h - t, i;
+		uint64_t n = h - t, i, gemms = 0;
 
 		/* a flood must not run a round past its deadline (an exit's BYE waits behind it); one frame
 		 * always goes, so every round makes progress */
@@ -739,6 +740,7 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 			out[i] = r->ev[(t + i) & (CPROF_RING_EVENTS - 1)];
 			out[i].start_ns = cprof_tick_ns(out[i].start_ns);
 			out[i].end_ns = cprof_tick_ns(out[i].end_ns);
+			gemms += cprof_api_class_of(out[i].api) == CPROF_CLASS_GEMM;
 		}
 		cprof_wire_hdr_init(hdr, CPROF_MSG_API, fl.hello.fixed.pid, fl.seq, n,
 				    sizeof(*hdr) + n * sizeof(*out));
@@ -755,6 +757,7 @@ static int drain_ring(struct cprof_ring *r, uint64_t deadline)
 		} else {
 			fl.seq++;
 			fl.sent += n;
+			fl.gemms += gemms;
 		}
 		t += n;
 		atomic_store_explicit(&r->tail, t, memory_order_release);
@@ -985,6 +988,8 @@ static int drain_round(uint64_t deadline)
 		if (state == CPROF_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
 			atomic_compare_exchange_strong(&r->state, &state, CPROF_RING_FREE);
 	}
+	if (fl.gemms >= CPROF_OCCUPANCY_GEMMS)
+		cprof_cupti_gemms_drained(fl.gemms);
 	if (fl.ngpu > 0) {
 		empty = 0;
 		if (send_gpu(deadline) == -EAGAIN)
@@ -1424,6 +1429,7 @@ void cprof_flusher_reset_after_fork(void)
 	fl.spare_cap = 0;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	fl.ngpu = fl.gpu_sent = 0;
+	fl.gemms = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */
 	if (!fl.fifo.private_fds && cprof_fifo_is_ours(&fl.fifo, fl.fifo.fd))

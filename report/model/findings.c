@@ -355,8 +355,9 @@ static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 	}
 	free(r);
 	if (c.n > 0) {
-		snprintf(ev, sizeof(ev), "%lld occupancy queries each followed within 50 us by a launch of: %.300s",
-			 (long long)c.n, c.names);
+		/* queries-sampled: CUPTI recorded the first ones only; the count is of those */
+		snprintf(ev, sizeof(ev), "%lld occupancy queries%s each followed within 50 us by a launch of: %.280s",
+			 (long long)c.n, m->queries_sampled ? " (recorded at first only)" : "", c.names);
 		add(l, "occupancy-before-launch", "info", ev,
 		    "an occupancy query precedes launches: a library picks its kernel at run time (GEMM/conv); "
 		    "their time is in the library call, not in your code");

@@ -424,6 +424,8 @@ void html_tables_write(struct html *h)
 	stats_table(h, "t-memops", "GPU memory operations", &h->memops, 1);
 	stats_table(h, "t-apis", "CUDA API", &h->apis, 0);
 	counted_note(h);
+	if (h->model.queries_sampled)
+		fputs("<p class=\"note\">" CPROF_QUERIES_SAMPLED_NOTE "</p>\n", h->f);
 	torch_table(h);
 	steps_table(h);
 	ranges_table(h);

@@ -298,6 +298,11 @@ static void json_tables(const struct report_doc *d)
 	printf(",\"apis\":");
 	report_json_table(&d->apis, top, 0);
 	json_counted(d);
+	printf(",\"queries_sampled_note\":");
+	if (d->model.queries_sampled)
+		cprof_json_str(stdout, CPROF_QUERIES_SAMPLED_NOTE);
+	else
+		printf("null");
 	printf(",\"stacks\":%zu,\"ops\":", x->stacks.n);
 	cprof_attr_json(&x->ops, CPROF_BY_OP, top);
 	printf(",\"torch_ops_evidence\":");

@@ -660,6 +660,12 @@ static void print_counted(const struct report_doc *d)
 	printf("\n");
 	free(c);
 }
+
+static void print_queries_sampled(const struct report_doc *d)
+{
+	if (d->model.queries_sampled)
+		printf(" %s\n", CPROF_QUERIES_SAMPLED_NOTE);
+}
 static void text_tables(const struct report_doc *d)
 {
 	const struct cprof_model_extra *x = d->model.x;
@@ -677,8 +683,10 @@ static void text_tables(const struct report_doc *d)
 	snprintf(title, sizeof(title), "%s (%s)", d->nprocs > 1 ? "CUDA API, all processes" : "CUDA API", d->win_note);
 	if (all || by == REPORT_BY_API)
 		report_print_stats_table(title, &d->apis, by == REPORT_BY_API ? all_rows : top, 0);
-	if (all || by == REPORT_BY_API)
+	if (all || by == REPORT_BY_API) {
 		print_counted(d);
+		print_queries_sampled(d);
+	}
 	if (by == REPORT_BY_API && d->nprocs > 1)
 		for (i = 0; i < d->nprocs; i++) {
 			snprintf(title, sizeof(title), "CUDA API, process %lld: %.100s", (long long)d->procs[i].pid,

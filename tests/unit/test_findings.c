@@ -36,6 +36,7 @@ struct fix {
 	struct cprof_proc procs[2];
 	size_t nprocs;
 	int64_t exit_status; /* the command's */
+	int queries_sampled;  /* the model's: CUPTI's occupancy records switched off after the first */
 	struct cprof_model m;
 	struct cprof_verdict v;
 	struct cprof_finding *f;
@@ -100,6 +101,7 @@ static int fires(const char *id)
 	f.m.procs = f.procs;
 	f.m.nprocs = f.nprocs;
 	f.m.exit_status = f.exit_status;
+	f.m.queries_sampled = f.queries_sampled;
 	f.v.run_start = f.ncalls ? f.m.calls[0].start : 0;
 	f.v.run_end = f.nops ? f.m.ops[f.nops - 1].end : 0;
 	f.v.gpu_span_start = f.nops ? f.m.ops[0].start : 0;
@@ -109,6 +111,15 @@ static int fires(const char *id)
 		if (!strcmp(f.f[i].id, id))
 			return 1;
 	return 0;
+}
+
+/* the evidence of the finding id the last fires() made, or NULL */
+static const char *finding_evidence(const char *id)
+{
+	for (int i = 0; i < f.nf; i++)
+		if (!strcmp(f.f[i].id, id))
+			return f.f[i].evidence;
+	return NULL;
 }
 
 /* runtime calls only CUPTI saw, no hooked call: the runtime is linked into the program; one hooked call: not */
@@ -128,7 +139,7 @@ END_TEST
  * pid; a worker cprof came into by injection alone does not */
 START_TEST(test_findings_runtime_not_hooked_per_process)
 {
-	char *ev;
+	const char *ev;
 
 	for (int p = 0; p < 2; p++)
 		f.procs[p] = (struct cprof_proc){ .id = p + 1, .pid = 100 * (p + 1), .ppid = 1, .rank = -1,
@@ -141,10 +152,7 @@ START_TEST(test_findings_runtime_not_hooked_per_process)
 						   .end = (uint64_t)(i + 2) * MS + 5 * US,
 						   .proc = 2, .tid = 9, .name = S_LAUNCH_CUPTI, .corr = 50 + i };
 	ck_assert(fires("runtime-not-hooked"));
-	ev = NULL;
-	for (int i = 0; i < f.nf; i++)
-		if (!strcmp(f.f[i].id, "runtime-not-hooked"))
-			ev = f.f[i].evidence;
+	ev = finding_evidence("runtime-not-hooked");
 	ck_assert_ptr_nonnull(ev);
 	ck_assert_ptr_nonnull(strstr(ev, "3 CUDA runtime calls"));
 	ck_assert_ptr_nonnull(strstr(ev, "in pid 200"));
@@ -456,6 +464,18 @@ START_TEST(test_findings_occupancy_fires)
 }
 END_TEST
 
+/* the evidence's count is of the queries CUPTI recorded: once their records went off it says so */
+START_TEST(test_findings_occupancy_sampled_says_so)
+{
+	occupancy_then_launch(1);
+	ck_assert(fires("occupancy-before-launch"));
+	ck_assert_ptr_null(strstr(finding_evidence("occupancy-before-launch"), "recorded at first only"));
+	f.queries_sampled = 1;
+	ck_assert(fires("occupancy-before-launch"));
+	ck_assert_ptr_nonnull(strstr(finding_evidence("occupancy-before-launch"), "3 occupancy queries (recorded at first only)"));
+}
+END_TEST
+
 START_TEST(test_findings_occupancy_silent)
 {
 	occupancy_then_launch(0);
@@ -585,6 +605,7 @@ Suite *findings_suite(void)
 	tcase_add_test(tc, test_findings_long_final_sync_silent);
 	tcase_add_test(tc, test_findings_occupancy_fires);
 	tcase_add_test(tc, test_findings_occupancy_silent);
+	tcase_add_test(tc, test_findings_occupancy_sampled_says_so);
 	tcase_add_test(tc, test_findings_crash_cuda_error_fires);
 	tcase_add_test(tc, test_findings_crash_signal_streams);
 	tcase_add_test(tc, test_findings_crash_killed_lower_bound);
