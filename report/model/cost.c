@@ -559,8 +559,10 @@ uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t
 {
 	uint64_t o = 0;
 
-	for (size_t i = 0; i < m->novh && m->ovh[i].start < hi; i++)
-		if (m->ovh[i].start >= ws && (proc == 0 || m->ovh[i].proc == proc) && !(program_only && m->ovh[i].background))
+	/* the records are by start: the window's first found by search (asked for each window, a walk from the run's
+	 * start was O(windows x records)) */
+	for (size_t i = cprof_first_at(m->ovh, m->novh, sizeof(*m->ovh), ws); i < m->novh && m->ovh[i].start < hi; i++)
+		if ((proc == 0 || m->ovh[i].proc == proc) && !(program_only && m->ovh[i].background))
 			o += (m->ovh[i].end < hi ? m->ovh[i].end : hi) - m->ovh[i].start;
 	return o;
 }
