@@ -262,6 +262,12 @@ struct cprof_step_range {
 	int64_t proc, tid, start, end, text;
 };
 
+/* what the API table's occupancy rows hold when cprof_model.queries_sampled (the terminal, the page, JSON's
+ * queries_sampled_note) */
+#define CPROF_QUERIES_SAMPLED_NOTE                                                                                  \
+	"occupancy queries (cudaOccupancy*) recorded only at first: cprof switches CUPTI's records of them off after "  \
+	"a process's first GEMM calls (host-only queries inside cuBLAS; their time is in the GEMM call)"
+
 struct cprof_model {
 	int64_t exit_status;         /* the command's exit status, as cprof-run saw it (-1: not known) */
 	int windowed;                /* a window's copy (cprof report --window verdict): tables from the arrays only */
@@ -286,10 +292,6 @@ struct cprof_model {
 	int ended_killed;            /* a process was killed or never said goodbye (PROCESSES.ending) */
 	int cupti_recording;         /* CUPTI started and met no other CUPTI user (CPROF_STATUS) */
 	int queries_sampled;         /* processes whose occupancy queries CUPTI recorded only at first (queries-sampled) */
-/* what the API table's occupancy rows then hold (the terminal, the page, JSON's queries_sampled_note) */
-#define CPROF_QUERIES_SAMPLED_NOTE                                                                                  \
-	"occupancy queries (cudaOccupancy*) recorded only at first: cprof switches CUPTI's records of them off after "  \
-	"a process's first GEMM calls (host-only queries inside cuBLAS; their time is in the GEMM call)"
 	char *gpu_note;              /* META gpu_records_note ("" when none; NULL in a model built in memory) */
 	char *recording_opt;         /* META recording: cprof-run's option to open the windows ("" or NULL: the whole run) */
 	struct cprof_gemm *gemms;    /* in table order */

@@ -666,6 +666,7 @@ static void print_queries_sampled(const struct report_doc *d)
 	if (d->model.queries_sampled)
 		printf(" %s\n", CPROF_QUERIES_SAMPLED_NOTE);
 }
+
 static void text_tables(const struct report_doc *d)
 {
 	const struct cprof_model_extra *x = d->model.x;
