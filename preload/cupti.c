@@ -44,11 +44,11 @@ static const uint32_t quiet_driver_cbid[] = {
 };
 
 /* The occupancy calculator, which cuBLAS (and cuDNN) ask before most kernels they launch, through their own
- * runtime, unhooked: one of the eager PyTorch step's four CUPTI API records, and its external id another (12% of
+ * runtime, unhooked: one of the eager PyTorch step's three CUPTI API records, and its external id another (12% of
  * the training step's). Host-only queries, whose time is inside the library's call. CUPTI records them until the
- * flusher has drained CPROF_OCCUPANCY_GEMMS recorded GEMM calls (the first ~50 ms of GEMMs: cuBLAS asks inside
- * them, so the occupancy-before-launch finding has those), then cprof switches their records off and says so
- * (CPROF_STATUS queries-sampled). Not while the program's own CUPTI client shares the session (Kineto keeps
+ * flusher's periodic round finds it has sent CPROF_OCCUPANCY_GEMMS recorded GEMM calls (its first round, ~50 ms of
+ * GEMMs: cuBLAS asks inside them, so the occupancy-before-launch finding has those), then cprof switches their
+ * records off and says so (CPROF_STATUS queries-sampled). Not while the program's own CUPTI client shares the session (Kineto keeps
  * them); once off, they stay off for it too, as the device queries do. */
 static const uint32_t occupancy_cbid[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6000,
@@ -56,6 +56,7 @@ static const uint32_t occupancy_cbid[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000,
 };
 static _Atomic int occupancy_quiet; /* 1 once enough GEMMs were seen: their records stay off */
+static int occupancy_tried;         /* the flusher's: the switch was made, or refused (not asked again) */
 
 struct done_buf {
 	struct done_buf *next;
@@ -370,25 +371,47 @@ static int cprof_wants(CUpti_ActivityKind kind)
 	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && !atomic_load(&cu.paused) && cprof_kind(kind);
 }
 
-/* the occupancy queries' records off, unless the program's profiler shares the session (it would miss them) */
-static void quiet_occupancy(void)
+/* the occupancy queries' records off, unless the program's profiler shares the session (it would miss them); 0
+ * when CUPTI took every switch */
+static int quiet_occupancy(void)
 {
+	int ret = 0;
+
 	if (cu.enable_runtime_api == NULL || cprof_share_active())
-		return;
+		return -1;
 	for (size_t i = 0; i < sizeof(occupancy_cbid) / sizeof(occupancy_cbid[0]); i++)
-		(void)cu.enable_runtime_api(occupancy_cbid[i], 0);
+		if (cu.enable_runtime_api(occupancy_cbid[i], 0) != CUPTI_SUCCESS)
+			ret = -1;
+	return ret;
 }
 
+/* The flusher's periodic round only, never an exit's, exec's or crash's drain; under end_lock, as the orphan step:
+ * once the image's end began, CUPTI is not called from the flusher */
 void cprof_cupti_gemms_drained(uint64_t gemms)
 {
 	char text[160];
+	int ok;
 
-	if (gemms < CPROF_OCCUPANCY_GEMMS || atomic_load_explicit(&occupancy_quiet, memory_order_relaxed) ||
-	    cu.enable_runtime_api == NULL || cprof_share_active() || !atomic_load(&cu.started) ||
-	    atomic_load(&cu.conflict) || atomic_load(&cu.orphaned))
+	if (gemms < CPROF_OCCUPANCY_GEMMS || occupancy_tried || !atomic_load(&cu.started) || atomic_load(&cu.conflict) ||
+	    atomic_load(&cu.orphaned) || cu.enable_runtime_api == NULL || cprof_share_active())
 		return;
-	atomic_store(&occupancy_quiet, 1);
-	quiet_occupancy();
+	pthread_mutex_lock(&end_lock);
+	if (atomic_load(&ending)) {
+		pthread_mutex_unlock(&end_lock);
+		return;
+	}
+	occupancy_tried = 1;
+	atomic_store(&occupancy_quiet, 1); /* before the switches: a window that resumes now applies them too */
+	ok = quiet_occupancy() == 0;
+	if (!ok) {
+		/* a CUPTI that refused one: all stay on, and nothing says otherwise */
+		atomic_store(&occupancy_quiet, 0);
+		for (size_t i = 0; i < sizeof(occupancy_cbid) / sizeof(occupancy_cbid[0]); i++)
+			(void)cu.enable_runtime_api(occupancy_cbid[i], 1);
+	}
+	pthread_mutex_unlock(&end_lock);
+	if (!ok)
+		return;
 	snprintf(text, sizeof(text),
 		 "CUPTI's records of the occupancy queries (host-only, inside cuBLAS) switched off after %llu GEMM calls",
 		 (unsigned long long)gemms);
@@ -410,7 +433,7 @@ static void quiet_queries(void)
 			(void)cu.enable_runtime_api(counted_cbid[i], 1);
 	atomic_store(&cprof_queries_counted, all);
 	if (atomic_load(&occupancy_quiet))
-		quiet_occupancy();
+		(void)quiet_occupancy();
 }
 
 void cprof_cupti_pause(int pause)
@@ -601,6 +624,7 @@ void cprof_cupti_reset_after_fork(int driver_up)
 		atomic_store(&cprof_cupti_on, CPROF_CUPTI_OFF);
 	atomic_store(&cprof_queries_counted, 0);
 	atomic_store(&occupancy_quiet, 0); /* the child's own session, if it starts one, keeps its own first ones */
+	occupancy_tried = 0;
 	atomic_store(&cu.started, 0);
 	cprof_share_reset_after_fork();
 	pthread_mutex_init(&cu.lock, NULL);

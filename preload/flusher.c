@@ -988,8 +988,6 @@ static int drain_round(uint64_t deadline)
 		if (state == CPROF_RING_DEAD && atomic_load(&r->head) == atomic_load(&r->tail))
 			atomic_compare_exchange_strong(&r->state, &state, CPROF_RING_FREE);
 	}
-	if (fl.gemms >= CPROF_OCCUPANCY_GEMMS)
-		cprof_cupti_gemms_drained(fl.gemms);
 	if (fl.ngpu > 0) {
 		empty = 0;
 		if (send_gpu(deadline) == -EAGAIN)
@@ -1226,6 +1224,10 @@ static void *flusher_main(void *arg)
 			send_cost(mono_ms() + fl.flush_ms, 1);
 		drain_round(mono_ms() + fl.flush_ms);
 		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */
+		/* here, not in drain_round: an exit's, exec's or crash's drain calls CUPTI no more (a crash may hold its
+		 * locks; an exit may have torn cudart down) */
+		if (fl.gemms >= CPROF_OCCUPANCY_GEMMS)
+			cprof_cupti_gemms_drained(fl.gemms);
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
 			send_cost(mono_ms() + fl.flush_ms, 0);
 	}
