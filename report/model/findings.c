@@ -322,6 +322,17 @@ static int occ_kernel(void *arg, const struct cprof_op *o)
 	return 0;
 }
 
+/* whether CUPTI recorded proc's occupancy queries (any process's, for proc 0) only at first */
+static int occupancy_sampled(const struct cprof_model *m, int64_t proc)
+{
+	size_t i;
+
+	if (proc == 0)
+		return m->queries_sampled > 0;
+	i = cprof_model_proc_index(m, proc);
+	return i < m->nprocs && m->procs[i].queries_sampled;
+}
+
 /* an occupancy query right before a launch: the sign of a heavy, adaptive kernel (GEMM, conv) */
 static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 {
@@ -357,7 +368,7 @@ static void occupancy(struct cprof_model *m, int64_t proc, struct flist *l)
 	if (c.n > 0) {
 		/* queries-sampled: CUPTI recorded the first ones only; the count is of those */
 		snprintf(ev, sizeof(ev), "%lld occupancy queries%s each followed within 50 us by a launch of: %.280s",
-			 (long long)c.n, m->queries_sampled ? " (recorded at first only)" : "", c.names);
+			 (long long)c.n, occupancy_sampled(m, proc) ? " (recorded at first only)" : "", c.names);
 		add(l, "occupancy-before-launch", "info", ev,
 		    "an occupancy query precedes launches: a library picks its kernel at run time (GEMM/conv); "
 		    "their time is in the library call, not in your code");

@@ -865,23 +865,28 @@ static char *col_text(sqlite3_stmt *st, int i)
 	return strdup(t ? (const char *)t : "");
 }
 
-/* the processes whose hooks were never in the call path (CPROF_STATUS hooks-absent); a profile older than the
- * table or the code says nothing, and each of its processes counts as hooked */
-static int load_hooks_absent(sqlite3 *db, struct cprof_model *m)
+/* what the statuses say of each process: its hooks were never in the call path (hooks-absent), CUPTI recorded its
+ * occupancy queries only at first (queries-sampled); a profile older than the table or the codes says nothing, and
+ * each of its processes counts as hooked and recorded whole */
+static int load_proc_statuses(sqlite3 *db, struct cprof_model *m)
 {
 	sqlite3_stmt *st;
 	int rc;
 
 	if (!cprof_has_table(db, "CPROF_STATUS"))
 		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT DISTINCT processId FROM CPROF_STATUS WHERE code = 'hooks-absent'", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT processId, code = 'hooks-absent' FROM CPROF_STATUS"
+				   " WHERE code IN ('hooks-absent', 'queries-sampled')", -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		size_t i = cprof_model_proc_index(m, sqlite3_column_int64(st, 0)); /* procs are in id order */
 
-		if (i < m->nprocs)
+		if (i >= m->nprocs)
+			continue;
+		if (sqlite3_column_int(st, 1))
 			m->procs[i].hooks_absent = 1;
+		else
+			m->procs[i].queries_sampled = 1;
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -933,7 +938,7 @@ static int load_procs(sqlite3 *db, struct cprof_model *m)
 	}
 	ret = rc == SQLITE_DONE ? 0 : -EIO;
 	if (ret == 0)
-		ret = load_hooks_absent(db, m);
+		ret = load_proc_statuses(db, m);
 out:
 	sqlite3_finalize(st);
 	return ret;

@@ -192,6 +192,7 @@ struct cprof_proc {
 	int64_t recorded, lost;     /* events recorded, events lost */
 	uint64_t ncalls;            /* its calls in the model (load_calls): a window's share of its hook cost */
 	int hooks_absent;           /* cprof came in by CUDA's injection alone: no hooked calls, by design */
+	int queries_sampled;        /* CUPTI recorded its occupancy queries only at first (CPROF_STATUS queries-sampled) */
 	struct cprof_end *end;      /* NULL: ended normally (or the profile does not say) */
 };
 

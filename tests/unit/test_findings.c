@@ -473,6 +473,19 @@ START_TEST(test_findings_occupancy_sampled_says_so)
 	f.queries_sampled = 1;
 	ck_assert(fires("occupancy-before-launch"));
 	ck_assert_ptr_nonnull(strstr(finding_evidence("occupancy-before-launch"), "3 occupancy queries (recorded at first only)"));
+	/* process by process: only the process whose records went off says so */
+	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 100, .ppid = 1, .rank = -1, .exe = (char *)"a.out",
+					  .argv = (char *)"a.out", .host = (char *)"h", .bye = (char *)"exit, status 0" };
+	f.nprocs = 1;
+	ck_assert(fires("occupancy-before-launch"));
+	free(f.f);
+	f.nf = cprof_findings(&f.m, 1, &f.v, &f.f);
+	ck_assert_ptr_nonnull(finding_evidence("occupancy-before-launch"));
+	ck_assert_ptr_null(strstr(finding_evidence("occupancy-before-launch"), "recorded at first only"));
+	f.procs[0].queries_sampled = 1;
+	free(f.f);
+	f.nf = cprof_findings(&f.m, 1, &f.v, &f.f);
+	ck_assert_ptr_nonnull(strstr(finding_evidence("occupancy-before-launch"), "(recorded at first only)"));
 }
 END_TEST
 
