@@ -48,8 +48,8 @@ static const uint32_t quiet_driver_cbid[] = {
  * the training step's). Host-only queries, whose time is inside the library's call. CUPTI records them until the
  * flusher's periodic round finds it has sent CPROF_OCCUPANCY_GEMMS recorded GEMM calls (its first round, ~50 ms of
  * GEMMs: cuBLAS asks inside them, so the occupancy-before-launch finding has those), then cprof switches their
- * records off and says so (CPROF_STATUS queries-sampled). Not while the program's own CUPTI client shares the session (Kineto keeps
- * them); once off, they stay off for it too, as the device queries do. */
+ * records off and says so (CPROF_STATUS queries-sampled). Not while the program's own CUPTI client shares the
+ * session (Kineto keeps them); once off, they stay off for it too, as the device queries do. */
 static const uint32_t occupancy_cbid[] = {
 	CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6000,
 	CUPTI_RUNTIME_TRACE_CBID_cudaOccupancyMaxActiveBlocksPerMultiprocessor_v6050,
