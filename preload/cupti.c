@@ -371,18 +371,25 @@ static int cprof_wants(CUpti_ActivityKind kind)
 	return atomic_load(&cu.started) && !atomic_load(&cu.conflict) && !atomic_load(&cu.paused) && cprof_kind(kind);
 }
 
-/* the occupancy queries' records off, unless the program's profiler shares the session (it would miss them); 0
- * when CUPTI took every switch */
+/* CUPTI's records of n runtime APIs on or off, each asked; whether CUPTI took every switch (cuptiActivityEnableRuntimeApi,
+ * CUPTI 12.5 on: none without it) */
+static int runtime_records(const uint32_t *cbid, size_t n, uint8_t on)
+{
+	int all = cu.enable_runtime_api != NULL;
+
+	for (size_t i = 0; cu.enable_runtime_api && i < n; i++)
+		if (cu.enable_runtime_api(cbid[i], on) != CUPTI_SUCCESS)
+			all = 0;
+	return all;
+}
+
+#define NCBID(a) (sizeof(a) / sizeof((a)[0]))
+
+/* the occupancy queries' records off, unless the program's profiler shares the session (it would miss them);
+ * whether CUPTI took every switch */
 static int quiet_occupancy(void)
 {
-	int ret = 0;
-
-	if (cu.enable_runtime_api == NULL || cprof_share_active())
-		return -1;
-	for (size_t i = 0; i < sizeof(occupancy_cbid) / sizeof(occupancy_cbid[0]); i++)
-		if (cu.enable_runtime_api(occupancy_cbid[i], 0) != CUPTI_SUCCESS)
-			ret = -1;
-	return ret;
+	return !cprof_share_active() && runtime_records(occupancy_cbid, NCBID(occupancy_cbid), 0);
 }
 
 /* The flusher's periodic round only, never an exit's, exec's or crash's drain; under end_lock, as the orphan step:
@@ -402,12 +409,11 @@ void cprof_cupti_gemms_drained(uint64_t gemms)
 	}
 	occupancy_tried = 1;
 	atomic_store(&occupancy_quiet, 1); /* before the switches: a window that resumes now applies them too */
-	ok = quiet_occupancy() == 0;
+	ok = quiet_occupancy();
 	if (!ok) {
 		/* a CUPTI that refused one: all stay on, and nothing says otherwise */
 		atomic_store(&occupancy_quiet, 0);
-		for (size_t i = 0; i < sizeof(occupancy_cbid) / sizeof(occupancy_cbid[0]); i++)
-			(void)cu.enable_runtime_api(occupancy_cbid[i], 1);
+		(void)runtime_records(occupancy_cbid, NCBID(occupancy_cbid), 1);
 	}
 	pthread_mutex_unlock(&end_lock);
 	if (!ok)
@@ -415,22 +421,19 @@ void cprof_cupti_gemms_drained(uint64_t gemms)
 	snprintf(text, sizeof(text),
 		 "CUPTI's records of the occupancy queries (host-only, inside cuBLAS) switched off after %llu GEMM calls",
 		 (unsigned long long)gemms);
-	status(CPROF_STATUS_QUERIES_SAMPLED, (int32_t)(gemms > INT32_MAX ? INT32_MAX : gemms), "%s", text);
+	cprof_flusher_status(CPROF_STATUS_QUERIES_SAMPLED, (int32_t)(gemms > INT32_MAX ? INT32_MAX : gemms), text);
 }
 
 /* Switch CUPTI's records of the device queries off (the hooks count those) and of cudart's driver queries.
  * The hooks count only when every runtime query was switched off: else CUPTI records them, as before. */
 static void quiet_queries(void)
 {
-	int all = cu.enable_runtime_api != NULL;
+	int all = runtime_records(counted_cbid, CPROF_COUNTED__QUERIES, 0);
 
-	for (size_t i = 0; all && i < CPROF_COUNTED__QUERIES; i++)
-		all = cu.enable_runtime_api(counted_cbid[i], 0) == CUPTI_SUCCESS;
-	for (size_t i = 0; cu.enable_driver_api && i < sizeof(quiet_driver_cbid) / sizeof(quiet_driver_cbid[0]); i++)
+	for (size_t i = 0; cu.enable_driver_api && i < NCBID(quiet_driver_cbid); i++)
 		(void)cu.enable_driver_api(quiet_driver_cbid[i], 0);
 	if (!all)
-		for (size_t i = 0; cu.enable_runtime_api && i < CPROF_COUNTED__QUERIES; i++)
-			(void)cu.enable_runtime_api(counted_cbid[i], 1);
+		(void)runtime_records(counted_cbid, CPROF_COUNTED__QUERIES, 1);
 	atomic_store(&cprof_queries_counted, all);
 	if (atomic_load(&occupancy_quiet))
 		(void)quiet_occupancy();
