@@ -885,8 +885,10 @@ static int load_proc_statuses(sqlite3 *db, struct cprof_model *m)
 			continue;
 		if (sqlite3_column_int(st, 1))
 			m->procs[i].hooks_absent = 1;
-		else
+		else if (!m->procs[i].queries_sampled) {
 			m->procs[i].queries_sampled = 1;
+			m->queries_sampled++;
+		}
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -EIO;
@@ -1443,8 +1445,6 @@ static int load_run_facts(sqlite3 *db, struct cprof_model *m)
 					  " OR ending LIKE '%no goodbye%'", 0) > 0;
 	m->cupti_recording = cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
 			     cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0;
-	m->queries_sampled = (int)cprof_query_int(db, "SELECT count(DISTINCT processId) FROM CPROF_STATUS"
-						     " WHERE code = 'queries-sampled'", 0);
 	cprof_meta(db, "gpu_records_note", note, sizeof(note), "");
 	if ((m->gpu_note = strdup(note)) == NULL)
 		return -ENOMEM;

@@ -292,7 +292,7 @@ struct cprof_model {
 	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */
 	int ended_killed;            /* a process was killed or never said goodbye (PROCESSES.ending) */
 	int cupti_recording;         /* CUPTI started and met no other CUPTI user (CPROF_STATUS) */
-	int queries_sampled;         /* processes whose occupancy queries CUPTI recorded only at first (queries-sampled) */
+	int queries_sampled;         /* procs[] whose queries_sampled is set (load_proc_statuses) */
 	char *gpu_note;              /* META gpu_records_note ("" when none; NULL in a model built in memory) */
 	char *recording_opt;         /* META recording: cprof-run's option to open the windows ("" or NULL: the whole run) */
 	struct cprof_gemm *gemms;    /* in table order */
