@@ -81,8 +81,9 @@ static void launch(uint64_t s, uint64_t call_dur, uint64_t dur)
 	kernel(s + call_dur + 1 * US, s + call_dur + 1 * US + dur, corr);
 }
 
-/* builds the model and runs the findings; returns 1 when the finding id is among them */
-static int fires(const char *id)
+/* builds the model and runs the findings for process proc (0: the whole run); returns 1 when the finding id is
+ * among them */
+static int fires_for(const char *id, int64_t proc)
 {
 	int i;
 
@@ -105,7 +106,7 @@ static int fires(const char *id)
 	f.v.run_start = f.ncalls ? f.m.calls[0].start : 0;
 	f.v.run_end = f.nops ? f.m.ops[f.nops - 1].end : 0;
 	f.v.gpu_span_start = f.nops ? f.m.ops[0].start : 0;
-	f.nf = cprof_findings(&f.m, 0, &f.v, &f.f);
+	f.nf = cprof_findings(&f.m, proc, &f.v, &f.f);
 	ck_assert_int_ge(f.nf, 0);
 	for (i = 0; i < f.nf; i++)
 		if (!strcmp(f.f[i].id, id))
@@ -113,7 +114,21 @@ static int fires(const char *id)
 	return 0;
 }
 
-/* the evidence of the finding id the last fires() made, or NULL */
+/* whether rule id fires over the whole run */
+static int fires(const char *id)
+{
+	return fires_for(id, 0);
+}
+
+/* one process listed, id 1 (the fixture's calls and records are of process 1) */
+static void one_process(void)
+{
+	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 100, .ppid = 1, .rank = -1, .exe = (char *)"a.out",
+					  .argv = (char *)"a.out", .host = (char *)"h", .bye = (char *)"exit, status 0" };
+	f.nprocs = 1;
+}
+
+/* the evidence of the finding id the last fires_for() made, or NULL */
 static const char *finding_evidence(const char *id)
 {
 	for (int i = 0; i < f.nf; i++)
@@ -193,9 +208,7 @@ static void runtime_only(int64_t name, int n)
  * cprof came into by CUDA's injection alone (cprof-run --inject-only) no hook was there by the user's choice: silent */
 START_TEST(test_findings_runtime_not_hooked_injected)
 {
-	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 100, .ppid = 1, .rank = -1, .exe = (char *)"a.out",
-					  .argv = (char *)"a.out", .host = (char *)"h", .bye = (char *)"exit, status 0" };
-	f.nprocs = 1;
+	one_process();
 	runtime_only(S_LAUNCH_CUPTI, 3);
 	ck_assert(fires("runtime-not-hooked"));
 	f.procs[0].hooks_absent = 1;
@@ -474,17 +487,11 @@ START_TEST(test_findings_occupancy_sampled_says_so)
 	ck_assert(fires("occupancy-before-launch"));
 	ck_assert_ptr_nonnull(strstr(finding_evidence("occupancy-before-launch"), "3 occupancy queries (recorded at first only)"));
 	/* process by process: only the process whose records went off says so */
-	f.procs[0] = (struct cprof_proc){ .id = 1, .pid = 100, .ppid = 1, .rank = -1, .exe = (char *)"a.out",
-					  .argv = (char *)"a.out", .host = (char *)"h", .bye = (char *)"exit, status 0" };
-	f.nprocs = 1;
-	ck_assert(fires("occupancy-before-launch"));
-	free(f.f);
-	f.nf = cprof_findings(&f.m, 1, &f.v, &f.f);
-	ck_assert_ptr_nonnull(finding_evidence("occupancy-before-launch"));
+	one_process();
+	ck_assert(fires_for("occupancy-before-launch", 1));
 	ck_assert_ptr_null(strstr(finding_evidence("occupancy-before-launch"), "recorded at first only"));
 	f.procs[0].queries_sampled = 1;
-	free(f.f);
-	f.nf = cprof_findings(&f.m, 1, &f.v, &f.f);
+	ck_assert(fires_for("occupancy-before-launch", 1));
 	ck_assert_ptr_nonnull(strstr(finding_evidence("occupancy-before-launch"), "(recorded at first only)"));
 }
 END_TEST
