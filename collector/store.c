@@ -52,7 +52,7 @@ static const char *const stmt_sql[ST__N] = {
 	[ST_EXTCORR] = "INSERT INTO CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION VALUES(?,?,?,?)",
 	[ST_STATUS] = "INSERT INTO CPROF_STATUS VALUES(?,?,?,?,?,?)",
 	[ST_LOST] = "INSERT INTO CPROF_LOST VALUES(?,?,?,?,?)",
-	[ST_COST] = "INSERT INTO CPROF_COST VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_COST] = "INSERT INTO CPROF_COST VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 	[ST_COUNT] = "INSERT INTO CPROF_API_COUNTS VALUES(?,?,?,?,?) ON CONFLICT(processId, nameId) DO UPDATE SET"
 		     " timeNs = excluded.timeNs, calls = max(calls, excluded.calls)",
 	[ST_CRASH] = "INSERT INTO CPROF_CRASH VALUES(?,?,?,?,?,?,?,?,?)",
@@ -1738,7 +1738,8 @@ int cprof_store_cost(struct cprof_store *s, int64_t proc_id, uint32_t pid, const
 			(int64_t)c->sampled_calls, (int64_t)c->stack_calls, (int64_t)c->stack_ns, (int64_t)c->flusher_cpu_ns,
 			(int64_t)c->app_run_ns, (int64_t)c->app_wait_ns, (int64_t)c->lost_ring_full, (int64_t)c->lost_cupti,
 			(int64_t)c->lost_pipe, (int64_t)c->lost_nested, (int64_t)c->counted_calls, (int64_t)c->counted_ns,
-			(int64_t)c->pass_calls, (int64_t)c->pass_ns, (int64_t)c->pass_sq };
+			(int64_t)c->pass_calls, (int64_t)c->pass_ns, (int64_t)c->pass_sq,
+			(int64_t)c->pass_launches };
 
 	/* forged totals (a hostile frame) must not overflow a reader's sums: SQLite integers are signed */
 	for (size_t i = 2; i < sizeof(v) / sizeof(v[0]); i++)

@@ -77,7 +77,8 @@ __attribute__((unused)) static const char cprof_schema_sql[] =
 	"CREATE TABLE CPROF_COST(processId INTEGER, pid INTEGER, timeNs INTEGER, hookCalls INTEGER, hookNs INTEGER,"
 	" sampledCalls INTEGER, stackCalls INTEGER, stackNs INTEGER, flusherCpuNs INTEGER, appRunNs INTEGER,"
 	" appWaitNs INTEGER, lostRingFull INTEGER, lostCupti INTEGER, lostPipe INTEGER, lostNested INTEGER,"
-	" countedCalls INTEGER, countedNs INTEGER, passCalls INTEGER, passNs INTEGER, passSq INTEGER);"
+	" countedCalls INTEGER, countedNs INTEGER, passCalls INTEGER, passNs INTEGER, passSq INTEGER,"
+	" passLaunches INTEGER);"
 	/* calls counted and not recorded (the device queries once CUPTI is on, common/wire.h's COUNTS): each
 	 * process's running total since it started, one row per name, updated in place (timeNs: when it last grew) */
 	"CREATE TABLE CPROF_API_COUNTS(processId INTEGER, pid INTEGER, timeNs INTEGER, nameId INTEGER, calls INTEGER,"

@@ -168,8 +168,9 @@ struct cprof_wire_cost {
 	uint64_t pass_calls;      /* kernel launches passed through while a window was closed and timed (about 1 in 64) */
 	uint64_t pass_ns;         /* their real calls' time (each under CPROF_PASS_MAX_NS): CUPTI's in-call cost's baseline */
 	uint64_t pass_sq;         /* the sum of their squares (ns^2): the baseline's spread */
+	uint64_t pass_launches;   /* every kernel launch passed through while a window was closed: the pace outside them */
 };
-_Static_assert(sizeof(struct cprof_wire_cost) == 144, "cost layout");
+_Static_assert(sizeof(struct cprof_wire_cost) == 152, "cost layout");
 /* a launch longer than this lost its core or waited for something: no sample of what a launch costs, on either side
  * of the comparison (preload's passed-through launches, the report's recorded ones) */
 #define CPROF_PASS_MAX_NS 50000

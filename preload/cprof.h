@@ -95,6 +95,7 @@ struct cprof_ring {
 	_Atomic uint64_t cost_sampled;                 /* calls measured */
 	_Atomic uint64_t stack_ns, stack_calls;        /* stack captures, each timed */
 	_Atomic uint64_t pass_ns, pass_calls, pass_sq; /* kernel launches passed through while paused: the real call, sampled */
+	_Atomic uint64_t passed; /* every kernel launch passed through while paused: the report's pace outside the windows */
 	/* device queries counted, not recorded, once CUPTI is on (CPROF_HOOK_QUERY; owner-written) */
 	_Alignas(64) _Atomic uint64_t counted[CPROF_COUNTED__N];
 	_Atomic uint64_t counted_sampled_ns, counted_sampled; /* one counted call in CPROF_COST_SAMPLE timed */
@@ -564,9 +565,20 @@ CPROF_HIDDEN uint64_t cprof_pass_begin_slow(void);
 CPROF_HIDDEN void cprof_pass_sample(uint64_t ticks);
 static inline __attribute__((always_inline)) uint64_t cprof_pass_begin(unsigned api)
 {
+	struct cprof_ring *r;
+
 	/* a kernel launch only (a graph's launch is another cost): the test folds away in each hook */
 	if (cprof_api_class_of(api) != CPROF_CLASS_LAUNCH || api == CPROF_API_cudaGraphLaunch ||
-	    api == CPROF_API_cudaGraphLaunch_ptsz || likely(!cprof_cost_due(&cprof_tls.pass_left)))
+	    api == CPROF_API_cudaGraphLaunch_ptsz)
+		return 0;
+	/* each one counted while a window is closed, on a thread with a ring of this process: against the launches
+	 * recorded in the windows, the program's pace with and without cprof recording (cost.c) */
+	r = cprof_tls.ring;
+	if (r != NULL && atomic_load_explicit(&cprof_state, memory_order_relaxed) == CPROF_ST_PAUSED &&
+	    cprof_tls.generation == atomic_load_explicit(&cprof_generation, memory_order_relaxed))
+		atomic_store_explicit(&r->passed, atomic_load_explicit(&r->passed, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+	if (likely(!cprof_cost_due(&cprof_tls.pass_left)))
 		return 0;
 	return cprof_pass_begin_slow();
 }

@@ -889,6 +889,7 @@ static int send_cost(uint64_t deadline, int edge)
 		c.pass_ns += atomic_load_explicit(&r->pass_ns, memory_order_relaxed);
 		c.pass_calls += atomic_load_explicit(&r->pass_calls, memory_order_relaxed);
 		c.pass_sq += atomic_load_explicit(&r->pass_sq, memory_order_relaxed);
+		c.pass_launches += atomic_load_explicit(&r->passed, memory_order_relaxed);
 		c.lost_nested += atomic_load_explicit(&r->lost_nested, memory_order_relaxed);
 		c.lost_ring_full += atomic_load_explicit(&r->lost, memory_order_relaxed) -
 				    atomic_load_explicit(&r->lost_nested, memory_order_relaxed);

@@ -48,6 +48,17 @@ struct cprof_in_call {
 	uint64_t se_ns;       /* its standard error */
 };
 
+/* The program's pace with cprof recording and without (cost.c, cprof_model_pace): the wall time per kernel launch
+ * inside the recording windows against that between them, where CPROF_COST counted the launches passed through.
+ * One figure for the run; each process's difference weighed by its launches in the windows. */
+struct cprof_pace {
+	uint64_t launches_in, launches_out; /* kernel launches it was measured on, in the windows and between them */
+	uint64_t in_ns, out_ns;             /* wall ns per launch on each side */
+	int64_t diff_ns;                    /* in less out: what recording added to each launch's share of the time */
+	uint64_t se_ns;                     /* its standard error (each window and each gap one sample) */
+	int measured;                       /* enough of both, and more than twice its standard error above 0 */
+};
+
 /* What profiling cost the program in a window (cost.c): measured totals, spread over the window's calls. */
 struct cprof_cost {
 	int measured;              /* the profile has CPROF_COST rows (else only the CUPTI part is known) */
@@ -69,6 +80,9 @@ struct cprof_cost {
 	uint64_t wait_attributed_ns; /* the excess, from 0 to cprof's own threads' CPU + the wait due to cprof's part of
 				      * the run */
 	uint64_t total_ns;         /* hook + stack + counted + wait_attributed + cupti_overhead + cupti_calls */
+	struct cprof_pace pace;    /* the run's pace in and outside its windows (one for the run) */
+	uint64_t pace_launches;    /* the window's kernel launches */
+	uint64_t paced_ns;         /* pace.diff_ns x pace_launches, when pace.measured: the slowdown the pace shows */
 	uint64_t lost_ring_full, lost_cupti, lost_pipe, lost_nested; /* over the whole run */
 };
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,

@@ -16,7 +16,7 @@
 /* a call longer than its CUPTI record by more than this waited for something else (see cprof_model_cupti_in_calls) */
 #define CPROF_CUPTI_IN_CALL_MAX_NS 10000
 /* CPROF_COST's columns cprof_model_load_cost reads */
-#define CPROF_COST_COLS 19
+#define CPROF_COST_COLS 20
 /* launches timed on each side, at least, for a process's measured in-call cost (about 2 ms of launches passed
  * through at 1 in 64) */
 #define CPROF_PASS_MIN 32
@@ -190,12 +190,12 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 	if (!cprof_has_table(db, "CPROF_COST"))
 		return 0;
 	/* the table grew columns: lostNested a little after it, countedCalls and countedNs later (2026-12-02), passCalls
-	 * passNs and passSq (2026-12-06). A profile of an older build has fewer, read as 0 */
+	 * passNs and passSq (2026-12-06), passLaunches (2026-12-07). A profile of an older build has fewer, read as 0 */
 	{
 		static const char *const cols[] = { "processId", "timeNs", "hookCalls", "hookNs", "sampledCalls",
 						    "stackCalls", "stackNs", "flusherCpuNs", "appRunNs", "appWaitNs",
 						    "lostRingFull", "lostCupti", "lostPipe", "lostNested", "countedCalls",
-						    "countedNs", "passCalls", "passNs", "passSq" };
+						    "countedNs", "passCalls", "passNs", "passSq", "passLaunches" };
 		_Static_assert(sizeof(cols) / sizeof(cols[0]) == CPROF_COST_COLS, "CPROF_COST columns");
 		char sql[512];
 		size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT");
@@ -244,6 +244,7 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m)
 		c->pass_calls = v[16];
 		c->pass_ns = v[17];
 		c->pass_sq = v[18];
+		c->pass_launches = v[19];
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -273,6 +274,7 @@ static void add_totals(struct cprof_cost_row *sum, const struct cprof_cost_row *
 	sum->pass_calls += c->pass_calls;
 	sum->pass_ns += c->pass_ns;
 	sum->pass_sq += c->pass_sq;
+	sum->pass_launches += c->pass_launches;
 }
 
 /* The last totals of each process (the rows are running totals, sorted: a process's newest is the last of its run).
@@ -454,6 +456,130 @@ static double wait_per_run(const struct cprof_model *m, int64_t proc)
 				    offsetof(struct cprof_wait_base, proc), proc);
 
 	return lo < m->nwait_base && m->wait_base[lo].proc == proc ? m->wait_base[lo].per_run : 0;
+}
+
+/* A kernel launch the pace counts: one the hooks recorded (a graph's launch is another cost), as preload's
+ * passLaunches counts those it passed through */
+static int pace_launch(const struct cprof_call *c)
+{
+	return c->launch && c->graph == CPROF_GRAPH_NONE;
+}
+
+/* launches of proc (0: any) that started in [ws, we): the calls are by start, found by search */
+static uint64_t launches_in(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we)
+{
+	uint64_t n = 0;
+
+	if (we <= ws)
+		return 0;
+	for (size_t i = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws); i < m->ncalls && m->calls[i].start < we; i++)
+		n += (proc == 0 || m->calls[i].proc == proc) && pace_launch(&m->calls[i]);
+	return n;
+}
+
+/* a gap with fewer launches than this is no sample of the pace (two windows back to back: 40 us apart) */
+#define CPROF_PACE_MIN_SAMPLE 8
+/* launches in the windows, at least, for a measured pace */
+#define CPROF_PACE_MIN 256
+
+/* The pace between the windows of one process: gap g lies between its spans g and g + 1 (sp[], by start). */
+static int gap_pace(const struct cprof_model *m, const struct cprof_rec_span *sp, size_t g, double *ns, double *l)
+{
+	const size_t fpass = offsetof(struct cprof_cost_row, pass_launches);
+	uint64_t gs = sp[g].end, ge = sp[g + 1].start;
+
+	*l = at_time(m, sp[g].proc, fpass, ge) - at_time(m, sp[g].proc, fpass, gs);
+	*ns = ge > gs ? (double)(ge - gs) : 0;
+	return *l >= CPROF_PACE_MIN_SAMPLE;
+}
+
+/* The slowdown cprof's recording shows in the program's own pace, where the run has windows with launches passed
+ * through between them (cprof-run --capture-range, --steps FIRST:LAST:every=N, cprof capture): each window's wall
+ * time per launch, from its first launch to its last (its edges' CUPTI switches and flushes left out), less that of
+ * the nearest gaps on each side of it (a machine's pace drifts: 24 to 37 us an eager step within one run,
+ * 2026-12-07). It takes in what no part of the stated cost times (CUPTI's work outside the calls, the caches the
+ * rings and buffers take, a core lost to cprof's threads) and measures on the program's own work rather than on
+ * cprof's. It holds only where the gaps run the same work as the windows (a training loop's steps); the start-up
+ * before the first window and the time after the last are left out. m->rspan is by (process, start). */
+void cprof_model_pace(struct cprof_model *m)
+{
+	double sum_l = 0, sum_d = 0, sum_in = 0, sum_out = 0, sq = 0;
+	size_t n = 0;
+
+	memset(&m->pace, 0, sizeof(m->pace));
+	for (int pass = 0; pass < 2; pass++) {
+		/* the first pass sums, the second the spread about the mean the first gave */
+		double mean = sum_l > 0 ? sum_d / sum_l : 0;
+
+		for (size_t i = 0, j; i < m->nrspan; i = j) {
+			const struct cprof_rec_span *sp = &m->rspan[i];
+			int64_t proc = sp->proc;
+
+			for (j = i; j < m->nrspan && m->rspan[j].proc == proc; j++)
+				;
+			for (size_t g = 0; pass == 0 && g + 1 < j - i; g++) {
+				double gns, gl;
+
+				if (gap_pace(m, sp, g, &gns, &gl))
+					m->pace.launches_out += (uint64_t)gl;
+			}
+			for (size_t k = 0; k + i < j && j - i > 1; k++) {
+				size_t lo = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), sp[k].start);
+				uint64_t first = 0, last = 0, l = 0;
+				double off = 0, gns, gl;
+				int sides = 0;
+
+				for (size_t c = lo; c < m->ncalls && m->calls[c].start < sp[k].end; c++)
+					if (m->calls[c].proc == proc && pace_launch(&m->calls[c])) {
+						first = l++ ? first : m->calls[c].start;
+						last = m->calls[c].start;
+					}
+				if (l < CPROF_PACE_MIN_SAMPLE + 1)
+					continue;
+				/* the nearest gap with launches on each side (windows back to back have none between them) */
+				for (size_t g = k; g-- > 0;)
+					if (gap_pace(m, sp, g, &gns, &gl)) {
+						off += gns / gl;
+						sides++;
+						break;
+					}
+				for (size_t g = k; g + 1 < j - i; g++)
+					if (gap_pace(m, sp, g, &gns, &gl)) {
+						off += gns / gl;
+						sides++;
+						break;
+					}
+				if (sides == 0)
+					continue;
+				off /= sides;
+				double w = (double)(l - 1), pace = (double)(last - first) / w;
+
+				if (pass == 0) {
+					sum_l += w;
+					sum_d += w * (pace - off);
+					sum_in += w * pace;
+					sum_out += w * off;
+					n++;
+				} else {
+					sq += w * w * (pace - off - mean) * (pace - off - mean);
+				}
+			}
+		}
+	}
+	if (n < 2 || sum_l < CPROF_PACE_MIN) {
+		memset(&m->pace, 0, sizeof(m->pace));
+		return;
+	}
+	{
+		double diff = sum_d / sum_l, se = sqrt(sq * (double)n / (double)(n - 1)) / sum_l;
+
+		m->pace.launches_in = (uint64_t)sum_l;
+		m->pace.in_ns = (uint64_t)(sum_in / sum_l);
+		m->pace.out_ns = (uint64_t)(sum_out / sum_l);
+		m->pace.diff_ns = (int64_t)diff;
+		m->pace.se_ns = (uint64_t)se;
+		m->pace.measured = diff > 0 && diff > 2 * se;
+	}
 }
 
 /* The window's run and the wait its processes' baselines expect of it: *expected for the run less cprof's part
@@ -763,6 +889,11 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	}
 	out->cupti_calls_ns = out->cupti_calls * m->in_call.ns;
 	out->in_call = m->in_call;
+	out->pace = m->pace;
+	if (m->pace.launches_in) {
+		out->pace_launches = launches_in(m, proc, ws, we);
+		out->paced_ns = m->pace.measured ? out->pace_launches * (uint64_t)m->pace.diff_ns : 0;
+	}
 	out->calls = calls;
 	if (out->measured) {
 		/* the hooks' cost is per call: the run's per-call cost times the window's calls */
@@ -819,6 +950,9 @@ void cprof_cost_add(struct cprof_cost *to, const struct cprof_cost *c)
 	to->wait_part_ns += c->wait_part_ns;
 	to->wait_excess_ns += c->wait_excess_ns;
 	to->in_call = c->in_call; /* one figure for the run */
+	to->pace = c->pace;
+	to->pace_launches += c->pace_launches;
+	to->paced_ns += c->paced_ns;
 	cost_settle(to);
 }
 

@@ -1510,8 +1510,10 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		cprof_model_free(m);
 		return ret;
 	}
-	if (parts & CPROF_MODEL_TIMELINE)
+	if (parts & CPROF_MODEL_TIMELINE) {
+		cprof_model_pace(m);
 		cprof_model_window_costs(m);
+	}
 	return 0;
 }
 

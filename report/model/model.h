@@ -240,6 +240,7 @@ struct cprof_cost_row {
 		app_wait_ns, lost_ring_full, lost_cupti, lost_pipe, lost_nested;
 	uint64_t counted_calls, counted_ns; /* the counted calls' hooks (0 in a profile from before them) */
 	uint64_t pass_calls, pass_ns, pass_sq; /* launches passed through while paused, timed (0 before them) */
+	uint64_t pass_launches; /* every launch passed through while paused (0 before 2026-12-07) */
 };
 
 /* Calls counted and not recorded (CPROF_API_COUNTS: the device queries once CUPTI was on), a process's total
@@ -287,6 +288,7 @@ struct cprof_model {
 	 * less theirs; else the mean, over the calls with rt1, of the hook's duration less CUPTI's own record's
 	 * (the estimate: cudart's own work outside the record counts, CUPTI's inside it does not) */
 	struct cprof_in_call in_call;
+	struct cprof_pace pace; /* cost.c: wall time per launch in the windows and between them */
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
 	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */
@@ -367,6 +369,8 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
 /* cost.c: m->rspan from m->rec and m->procs (cprof_model_load_cost builds it): each process's recorded time, merged
  * from its windows and the run's own, with the recorded time before each span; none without windows (recorded whole) */
 int cprof_model_rec_spans(struct cprof_model *m);
+/* cost.c: m->pace from m->rspan, the calls and CPROF_COST's passLaunches (after the calls are loaded) */
+void cprof_model_pace(struct cprof_model *m);
 /* cost.c: m->wait_base from m->rspan and CPROF_COST (after cprof_model_rec_spans) */
 int cprof_model_wait_base(struct cprof_model *m);
 /* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how

@@ -56,6 +56,25 @@ static void report_text_cost(const struct cprof_cost *c)
 	       t, c->window_ns ? 100.0 * c->total_ns / c->window_ns : 0.0, h, (unsigned long long)c->calls,
 	       CPROF_COST_SAMPLE, s, (unsigned long long)c->stacks, q, (unsigned long long)c->counted_calls, u,
 	       (unsigned long long)c->cupti_calls, k, how, w, base);
+	if (c->pace.launches_in) {
+		/* the program's own pace: what no part above times shows here (docs/bench.md, twenty-seventh session) */
+		char p[32], pin[32], pout[32];
+
+		cprof_fmt_dur(p, sizeof(p), (double)c->paced_ns);
+		cprof_fmt_dur(pin, sizeof(pin), (double)c->pace.in_ns);
+		cprof_fmt_dur(pout, sizeof(pout), (double)c->pace.out_ns);
+		if (c->pace.measured)
+			printf("  measured from the program's pace: %s (%llu launches here; a launch every %s in the windows, every"
+			       " %s between them: +%lld +-%llu ns a launch, over %llu and %llu launches)\n",
+			       p, (unsigned long long)c->pace_launches, pin, pout, (long long)c->pace.diff_ns,
+			       (unsigned long long)c->pace.se_ns, (unsigned long long)c->pace.launches_in,
+			       (unsigned long long)c->pace.launches_out);
+		else
+			printf("  the program's pace: a launch every %s in the windows, every %s between them: %+lld +-%llu ns a"
+			       " launch, not told from noise (over %llu and %llu launches)\n",
+			       pin, pout, (long long)c->pace.diff_ns, (unsigned long long)c->pace.se_ns,
+			       (unsigned long long)c->pace.launches_in, (unsigned long long)c->pace.launches_out);
+	}
 }
 /* ---- text ---- */
 

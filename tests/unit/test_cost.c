@@ -562,6 +562,76 @@ START_TEST(test_cost_rec_spans_by_process)
 }
 END_TEST
 
+/* The program's pace: each window's wall time a launch, first launch to last, less that of the nearest gaps with
+ * launches on each side (CPROF_COST passLaunches); back-to-back windows have no gap between them; a difference
+ * lost in its spread is kept but not measured; a window's figure is its launches times the difference. */
+START_TEST(test_cost_pace_in_and_between_windows)
+{
+	/* windows of 90 launches each, a launch every 1.010 or 1.012 ms; 200 launches in each 200 ms gap (1 ms each) */
+	static struct cprof_call lc[4 * 90];
+	static struct cprof_cost_row r8[8];
+	static const uint64_t t[] = { 0, 100, 300, 400, 600, 700, 900, 1000 }, passed[] = { 0, 0, 200, 200, 400, 400, 600, 600 };
+	static const uint64_t every[] = { 1010000, 1012000, 1010000, 1012000 };
+	struct cprof_window win[4] = {
+		{ .proc = 1, .start = 0, .end = 100 * MS },
+		{ .proc = 1, .start = 300 * MS, .end = 400 * MS },
+		{ .proc = 1, .start = 600 * MS, .end = 700 * MS },
+		{ .proc = 1, .start = 900 * MS, .end = 1000 * MS },
+	};
+	struct cprof_cost c;
+
+	for (int w = 0; w < 4; w++)
+		for (int i = 0; i < 90; i++) {
+			uint64_t s = win[w].start + MS + (uint64_t)i * every[w];
+
+			lc[w * 90 + i] = (struct cprof_call){ .start = s, .end = s + 1000, .proc = 1, .outer = 1, .launch = 1 };
+		}
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, lc, 4 * 90, NULL, 0, 0), 0);
+	for (int i = 0; i < 8; i++)
+		r8[i] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .pass_launches = passed[i] };
+	m.cost = r8;
+	m.ncost = 8;
+	m.procs = procs;
+	m.nprocs = 1;
+	/* recorded whole: no gap, no pace */
+	cprof_model_pace(&m);
+	ck_assert_uint_eq(m.pace.launches_in, 0);
+	ck_assert_int_eq(m.pace.measured, 0);
+	m.rec.w = win;
+	m.rec.n = 4;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	cprof_model_pace(&m);
+	ck_assert_uint_eq(m.pace.launches_in, 4 * 89);
+	ck_assert_uint_eq(m.pace.launches_out, 600);
+	ck_assert_uint_eq(m.pace.out_ns, 1000000);
+	ck_assert_uint_eq(m.pace.in_ns, 1011000);
+	ck_assert_int_eq(m.pace.diff_ns, 11000);
+	ck_assert_uint_eq(m.pace.se_ns, 577); /* 1,000 ns of spread over 4 windows: sqrt(4/3) x 1000 / 2 */
+	ck_assert_int_eq(m.pace.measured, 1);
+	cprof_cost_window(&m, 1, 300 * MS, 400 * MS, 0, &c);
+	ck_assert_uint_eq(c.pace_launches, 90);
+	ck_assert_uint_eq(c.paced_ns, 90 * 11000);
+	ck_assert_int_eq(c.pace.measured, 1);
+	/* the third gap's launches halved (2 ms each): the last window against it alone, the third against the mean of
+	 * the gaps either side (1.5 ms), each one's own slowdown */
+	r8[6].pass_launches = r8[7].pass_launches = 500;
+	cprof_model_pace(&m);
+	ck_assert_uint_eq(m.pace.launches_out, 500);
+	ck_assert_int_eq(m.pace.diff_ns, (10000 + 12000 + (1010000 - 1500000) + (1012000 - 2000000)) / 4);
+	ck_assert_int_eq(m.pace.measured, 0); /* below 0: no slowdown */
+	/* no launch passed through between the windows: they are back to back, no gap, no pace */
+	for (int i = 0; i < 8; i++)
+		r8[i].pass_launches = 0;
+	cprof_model_pace(&m);
+	ck_assert_uint_eq(m.pace.launches_in, 0);
+	cprof_cost_window(&m, 1, 300 * MS, 400 * MS, 0, &c);
+	ck_assert_uint_eq(c.paced_ns, 0);
+	free(m.rspan);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -580,6 +650,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_recorded_only_in_windows);
 	tcase_add_test(tc, test_cost_wait_over_baseline);
 	tcase_add_test(tc, test_cost_rec_spans_by_process);
+	tcase_add_test(tc, test_cost_pace_in_and_between_windows);
 	suite_add_tcase(s, tc);
 	return s;
 }
