@@ -121,8 +121,10 @@ static void capture_set_n(int on, const char *why, int32_t number)
 			goto out;
 		if (number <= 0)
 			number = (int32_t)atomic_load(&windows) + 1;
-		cprof_cupti_pause(0);
+		/* the window holds CUPTI's switches at its edges (its kinds on here, off and flushed at its stop): the
+		 * time between windows is the program's alone, the report's pace outside them (cost.c) */
 		outer = cprof_now_ns();
+		cprof_cupti_pause(0);
 		if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_ON)) {
 			if (from != CPROF_ST_ON) /* switched off meanwhile (cprof_disable): the kinds go off again */
 				cprof_cupti_pause(1);
@@ -143,10 +145,10 @@ static void capture_set_n(int on, const char *why, int32_t number)
 			cprof_cupti_pause(1);
 		goto out;
 	}
-	outer = cprof_now_ns();
 	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_OFF, (int32_t)atomic_load(&windows), "", inner);
-	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text, outer);
 	cprof_cupti_pause(1); /* after the flip: the flush takes what CUPTI finished for the window */
+	outer = cprof_now_ns();
+	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text, outer);
 	cprof_flusher_cost_edge();
 out:
 	pthread_mutex_unlock(&switching);

@@ -53,10 +53,16 @@ struct cprof_in_call {
  * One figure for the run; each process's difference weighed by its launches in the windows. */
 struct cprof_pace {
 	uint64_t launches_in, launches_out; /* kernel launches it was measured on, in the windows and between them */
+	uint64_t windows;                   /* the windows it was measured on (each one sample) */
 	uint64_t in_ns, out_ns;             /* wall ns per launch on each side */
 	int64_t diff_ns;                    /* in less out: what recording added to each launch's share of the time */
 	uint64_t se_ns;                     /* its standard error (each window and each gap one sample) */
 	int measured;                       /* enough of both, and more than twice its standard error above 0 */
+};
+/* one process's own difference (cprof_model_pace), by which its launches are charged */
+struct cprof_pace_proc {
+	int64_t proc;
+	double diff_ns;
 };
 
 /* What profiling cost the program in a window (cost.c): measured totals, spread over the window's calls. */
@@ -81,8 +87,8 @@ struct cprof_cost {
 				      * the run */
 	uint64_t total_ns;         /* hook + stack + counted + wait_attributed + cupti_overhead + cupti_calls */
 	struct cprof_pace pace;    /* the run's pace in and outside its windows (one for the run) */
-	uint64_t pace_launches;    /* the window's kernel launches */
-	uint64_t paced_ns;         /* pace.diff_ns x pace_launches, when pace.measured: the slowdown the pace shows */
+	uint64_t pace_launches;    /* the window's kernel launches of the processes the pace was measured on */
+	uint64_t paced_ns;         /* when pace.measured: each of those launches times its process's difference */
 	uint64_t lost_ring_full, lost_cupti, lost_pipe, lost_nested; /* over the whole run */
 };
 void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t cupti_ns,

@@ -135,6 +135,7 @@ int cprof_model_rec_spans(struct cprof_model *m)
 				if (w->end > last->end) {
 					sl[p].before += w->end - last->end;
 					last->end = w->end;
+					last->off = w->off > last->off ? w->off : last->off;
 				}
 				continue;
 			}
@@ -143,7 +144,8 @@ int cprof_model_rec_spans(struct cprof_model *m)
 				break;
 			}
 			m->rspan[m->nrspan++] = (struct cprof_rec_span){ .proc = m->procs[p].id, .start = w->start,
-									 .end = w->end, .before = sl[p].before };
+									 .end = w->end, .before = sl[p].before,
+									 .on = w->on, .off = w->off };
 			sl[p].last = m->nrspan;
 			sl[p].before += w->end - w->start;
 		}
@@ -465,121 +467,194 @@ static int pace_launch(const struct cprof_call *c)
 	return c->launch && c->graph == CPROF_GRAPH_NONE;
 }
 
-/* launches of proc (0: any) that started in [ws, we): the calls are by start, found by search */
-static uint64_t launches_in(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we)
+/* A process's running total of a field that grows only while cprof does not record (passLaunches): between two rows
+ * it grew over the unrecorded time, as at_recorded spreads the recorded fields over the recorded time. */
+static double at_unrecorded(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
 {
-	uint64_t n = 0;
+	const struct cprof_cost_row *lo, *hi;
+	double a, rx, rl, rh, ux, ul, uh;
 
-	if (we <= ws)
-		return 0;
-	for (size_t i = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws); i < m->ncalls && m->calls[i].start < we; i++)
-		n += (proc == 0 || m->calls[i].proc == proc) && pace_launch(&m->calls[i]);
-	return n;
+	rows_around(m, proc, x, &lo, &hi);
+	if (lo == NULL || hi == NULL || (rx = recorded_before(m, proc, x)) < 0 ||
+	    (rl = recorded_before(m, proc, lo->time)) < 0 || (rh = recorded_before(m, proc, hi->time)) < 0)
+		return at_time(m, proc, field, x);
+	ux = (double)x - rx;
+	ul = (double)lo->time - rl;
+	uh = (double)hi->time - rh;
+	if (uh <= ul)
+		return at_time(m, proc, field, x);
+	a = field_of(lo, field);
+	return a + (field_of(hi, field) - a) * (ux - ul) / (uh - ul);
 }
 
-/* a gap with fewer launches than this is no sample of the pace (two windows back to back: 40 us apart) */
+/* a window or gap with fewer launches than this is no sample of the pace (two windows back to back: 40 us apart) */
 #define CPROF_PACE_MIN_SAMPLE 8
-/* launches in the windows, at least, for a measured pace */
+/* for a measured pace: launches in the windows, and windows with a gap beside them, at least */
 #define CPROF_PACE_MIN 256
+#define CPROF_PACE_MIN_WINDOWS 4
 
-/* The pace between the windows of one process: gap g lies between its spans g and g + 1 (sp[], by start). */
-static int gap_pace(const struct cprof_model *m, const struct cprof_rec_span *sp, size_t g, double *ns, double *l)
+static int pace_proc_cmp(const void *pa, const void *pb)
 {
-	const size_t fpass = offsetof(struct cprof_cost_row, pass_launches);
-	uint64_t gs = sp[g].end, ge = sp[g + 1].start;
+	const struct cprof_pace_proc *a = pa, *b = pb;
 
-	*l = at_time(m, sp[g].proc, fpass, ge) - at_time(m, sp[g].proc, fpass, gs);
-	*ns = ge > gs ? (double)(ge - gs) : 0;
-	return *l >= CPROF_PACE_MIN_SAMPLE;
+	return a->proc < b->proc ? -1 : a->proc > b->proc;
 }
 
 /* The slowdown cprof's recording shows in the program's own pace, where the run has windows with launches passed
  * through between them (cprof-run --capture-range, --steps FIRST:LAST:every=N, cprof capture): each window's wall
- * time per launch, from its first launch to its last (its edges' CUPTI switches and flushes left out), less that of
- * the nearest gaps on each side of it (a machine's pace drifts: 24 to 37 us an eager step within one run,
- * 2026-12-07). It takes in what no part of the stated cost times (CUPTI's work outside the calls, the caches the
- * rings and buffers take, a core lost to cprof's threads) and measures on the program's own work rather than on
- * cprof's. It holds only where the gaps run the same work as the windows (a training loop's steps); the start-up
- * before the first window and the time after the last are left out. m->rspan is by (process, start). */
-void cprof_model_pace(struct cprof_model *m)
+ * time per launch (CUPTI's switches at its edges inside it, preload/capture.c) less that of the nearest gaps with
+ * launches on each side (a machine's pace drifts: 24 to 37 us an eager step within one run, 2026-12-07). It takes
+ * in what no part of the stated cost times (CUPTI's work outside the calls and at the edges, the caches the rings and
+ * buffers take, a core lost to cprof's threads) and measures on the program's own work rather than on cprof's. It
+ * holds only where the gaps run the same work as the windows (a training loop's steps); the start-up before the first
+ * window and the time after the last are left out, and so is a process that lost events (its windows did less work
+ * than they took) or whose profile has no passLaunches. m->rspan is by (process, start). */
+int cprof_model_pace(struct cprof_model *m)
 {
-	double sum_l = 0, sum_d = 0, sum_in = 0, sum_out = 0, sq = 0;
-	size_t n = 0;
+	const size_t fpass = offsetof(struct cprof_cost_row, pass_launches);
+	double sum_l = 0, sum_d = 0, sum_in = 0, sum_out = 0, sq = 0, *d = NULL, *wl = NULL, *gp = NULL, *left = NULL;
+	size_t n = 0, cap = 0, dcap = 0, nd = 0, pcap = 0;
+	int ret = -ENOMEM;
 
 	memset(&m->pace, 0, sizeof(m->pace));
-	for (int pass = 0; pass < 2; pass++) {
-		/* the first pass sums, the second the spread about the mean the first gave */
-		double mean = sum_l > 0 ? sum_d / sum_l : 0;
+	free(m->pace_proc);
+	m->pace_proc = NULL;
+	m->npace_proc = 0;
+	for (size_t i = 0, j; i < m->nrspan; i = j) {
+		const struct cprof_rec_span *sp = &m->rspan[i];
+		int64_t proc = sp->proc;
+		struct cprof_cost_row t;
+		size_t nprocs, ns, k, c, first_d = nd;
+		double pl = 0, pdl = 0, right;
 
-		for (size_t i = 0, j; i < m->nrspan; i = j) {
-			const struct cprof_rec_span *sp = &m->rspan[i];
-			int64_t proc = sp->proc;
+		for (j = i; j < m->nrspan && m->rspan[j].proc == proc; j++)
+			;
+		ns = j - i;
+		last_totals(m, proc, &t, &nprocs);
+		if (ns < 2 || t.pass_launches == 0 || t.lost_ring_full || t.lost_cupti || t.lost_pipe || t.lost_nested)
+			continue;
+		if (ns > cap) {
+			free(wl);
+			free(gp);
+			free(left);
+			cap = ns;
+			wl = calloc(cap, sizeof(*wl));
+			gp = calloc(cap, sizeof(*gp));
+			left = calloc(cap, sizeof(*left));
+			if (wl == NULL || gp == NULL || left == NULL)
+				goto out;
+		}
+		/* each window's launches: one walk of the calls over the process's spans (they do not overlap) */
+		memset(wl, 0, ns * sizeof(*wl));
+		k = 0;
+		for (c = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), sp[0].start);
+		     c < m->ncalls && m->calls[c].start < sp[ns - 1].end; c++) {
+			while (k < ns && m->calls[c].start >= sp[k].end)
+				k++;
+			if (k < ns && m->calls[c].start >= sp[k].start && m->calls[c].proc == proc && pace_launch(&m->calls[c]))
+				wl[k]++;
+		}
+		/* each gap's pace (-1: too few launches), and the nearest usable one left of each window */
+		for (k = 0; k + 1 < ns; k++) {
+			uint64_t gs = sp[k].end, ge = sp[k + 1].start;
+			double gl = at_unrecorded(m, proc, fpass, ge) - at_unrecorded(m, proc, fpass, gs);
 
-			for (j = i; j < m->nrspan && m->rspan[j].proc == proc; j++)
-				;
-			for (size_t g = 0; pass == 0 && g + 1 < j - i; g++) {
-				double gns, gl;
+			gp[k] = gl >= CPROF_PACE_MIN_SAMPLE && ge > gs ? (double)(ge - gs) / gl : -1;
+			if (gp[k] >= 0)
+				m->pace.launches_out += (uint64_t)gl;
+		}
+		for (k = 0; k < ns; k++)
+			left[k] = k == 0 ? -1 : gp[k - 1] >= 0 ? gp[k - 1] : left[k - 1];
+		/* right to left: the nearest usable gap right of each window, then its sample */
+		right = -1;
+		for (k = ns; k-- > 0;) {
+			double off, pace;
+			int sides;
 
-				if (gap_pace(m, sp, g, &gns, &gl))
-					m->pace.launches_out += (uint64_t)gl;
-			}
-			for (size_t k = 0; k + i < j && j - i > 1; k++) {
-				size_t lo = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), sp[k].start);
-				uint64_t first = 0, last = 0, l = 0;
-				double off = 0, gns, gl;
-				int sides = 0;
+			if (k + 1 < ns && gp[k] >= 0)
+				right = gp[k];
+			sides = (left[k] >= 0) + (right >= 0);
+			/* the window between its inner bounds: CUPTI's switches at its edges are in neither side */
+			uint64_t on = sp[k].on > sp[k].start && sp[k].on < sp[k].end ? sp[k].on : sp[k].start,
+				 offt = sp[k].off > on && sp[k].off <= sp[k].end ? sp[k].off : sp[k].end;
 
-				for (size_t c = lo; c < m->ncalls && m->calls[c].start < sp[k].end; c++)
-					if (m->calls[c].proc == proc && pace_launch(&m->calls[c])) {
-						first = l++ ? first : m->calls[c].start;
-						last = m->calls[c].start;
-					}
-				if (l < CPROF_PACE_MIN_SAMPLE + 1)
-					continue;
-				/* the nearest gap with launches on each side (windows back to back have none between them) */
-				for (size_t g = k; g-- > 0;)
-					if (gap_pace(m, sp, g, &gns, &gl)) {
-						off += gns / gl;
-						sides++;
-						break;
-					}
-				for (size_t g = k; g + 1 < j - i; g++)
-					if (gap_pace(m, sp, g, &gns, &gl)) {
-						off += gns / gl;
-						sides++;
-						break;
-					}
-				if (sides == 0)
-					continue;
-				off /= sides;
-				double w = (double)(l - 1), pace = (double)(last - first) / w;
-
-				if (pass == 0) {
-					sum_l += w;
-					sum_d += w * (pace - off);
-					sum_in += w * pace;
-					sum_out += w * off;
-					n++;
-				} else {
-					sq += w * w * (pace - off - mean) * (pace - off - mean);
-				}
-			}
+			if (wl[k] < CPROF_PACE_MIN_SAMPLE || sides == 0 || offt <= on)
+				continue;
+			off = ((left[k] >= 0 ? left[k] : 0) + (right >= 0 ? right : 0)) / sides;
+			pace = (double)(offt - on) / wl[k];
+			if (cprof_grow(&d, &dcap, nd + 2, sizeof(*d)) < 0)
+				goto out;
+			d[nd++] = wl[k];
+			d[nd++] = pace - off;
+			sum_l += wl[k];
+			sum_d += wl[k] * (pace - off);
+			sum_in += wl[k] * pace;
+			sum_out += wl[k] * off;
+			pl += wl[k];
+			pdl += wl[k] * (pace - off);
+			n++;
+		}
+		if (nd > first_d) {
+			if (cprof_grow(&m->pace_proc, &pcap, m->npace_proc, sizeof(*m->pace_proc)) < 0)
+				goto out;
+			m->pace_proc[m->npace_proc++] = (struct cprof_pace_proc){ .proc = proc, .diff_ns = pdl / pl };
 		}
 	}
-	if (n < 2 || sum_l < CPROF_PACE_MIN) {
-		memset(&m->pace, 0, sizeof(m->pace));
-		return;
-	}
+	ret = 0;
+	if (n == 0)
+		goto out;
+	for (size_t k = 0; k < nd; k += 2)
+		sq += d[k] * d[k] * (d[k + 1] - sum_d / sum_l) * (d[k + 1] - sum_d / sum_l);
 	{
-		double diff = sum_d / sum_l, se = sqrt(sq * (double)n / (double)(n - 1)) / sum_l;
+		double diff = sum_d / sum_l, se = n > 1 ? sqrt(sq * (double)n / (double)(n - 1)) / sum_l : 0;
 
 		m->pace.launches_in = (uint64_t)sum_l;
+		m->pace.windows = n;
 		m->pace.in_ns = (uint64_t)(sum_in / sum_l);
 		m->pace.out_ns = (uint64_t)(sum_out / sum_l);
 		m->pace.diff_ns = (int64_t)diff;
 		m->pace.se_ns = (uint64_t)se;
-		m->pace.measured = diff > 0 && diff > 2 * se;
+		m->pace.measured = n >= CPROF_PACE_MIN_WINDOWS && sum_l >= CPROF_PACE_MIN && diff > 0 && diff > 2 * se;
 	}
+	if (m->npace_proc > 1)
+		qsort(m->pace_proc, m->npace_proc, sizeof(*m->pace_proc), pace_proc_cmp);
+out:
+	free(d);
+	free(wl);
+	free(gp);
+	free(left);
+	if (ret < 0 || n == 0) {
+		memset(&m->pace, 0, sizeof(m->pace));
+		free(m->pace_proc);
+		m->pace_proc = NULL;
+		m->npace_proc = 0;
+	}
+	return ret;
+}
+
+/* What the pace says recording cost the window's launches: each launch of a process the pace was measured on times
+ * that process's own difference (another process's, or one recorded whole, gets none); 0 unless measured */
+static uint64_t paced_in(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t *launches)
+{
+	double ns = 0;
+
+	*launches = 0;
+	if (we <= ws || m->npace_proc == 0)
+		return 0;
+	for (size_t i = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws); i < m->ncalls && m->calls[i].start < we; i++) {
+		const struct cprof_call *c = &m->calls[i];
+		size_t lo;
+
+		if ((proc != 0 && c->proc != proc) || !pace_launch(c))
+			continue;
+		lo = cprof_lower_i64(m->pace_proc, m->npace_proc, sizeof(*m->pace_proc),
+				     offsetof(struct cprof_pace_proc, proc), c->proc);
+		if (lo < m->npace_proc && m->pace_proc[lo].proc == c->proc) {
+			(*launches)++;
+			ns += m->pace_proc[lo].diff_ns > 0 ? m->pace_proc[lo].diff_ns : 0;
+		}
+	}
+	return m->pace.measured && ns < 4.0e18 ? (uint64_t)ns : 0;
 }
 
 /* The window's run and the wait its processes' baselines expect of it: *expected for the run less cprof's part
@@ -890,10 +965,7 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	out->cupti_calls_ns = out->cupti_calls * m->in_call.ns;
 	out->in_call = m->in_call;
 	out->pace = m->pace;
-	if (m->pace.launches_in) {
-		out->pace_launches = launches_in(m, proc, ws, we);
-		out->paced_ns = m->pace.measured ? out->pace_launches * (uint64_t)m->pace.diff_ns : 0;
-	}
+	out->paced_ns = paced_in(m, proc, ws, we, &out->pace_launches);
 	out->calls = calls;
 	if (out->measured) {
 		/* the hooks' cost is per call: the run's per-call cost times the window's calls */

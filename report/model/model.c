@@ -1510,10 +1510,12 @@ int cprof_model_load(sqlite3 *db, unsigned parts, struct cprof_model *m)
 		cprof_model_free(m);
 		return ret;
 	}
-	if (parts & CPROF_MODEL_TIMELINE) {
-		cprof_model_pace(m);
-		cprof_model_window_costs(m);
+	if ((parts & CPROF_MODEL_TIMELINE) && (ret = cprof_model_pace(m)) < 0) {
+		cprof_model_free(m);
+		return ret;
 	}
+	if (parts & CPROF_MODEL_TIMELINE)
+		cprof_model_window_costs(m);
 	return 0;
 }
 
@@ -1558,6 +1560,7 @@ void cprof_model_free(struct cprof_model *m)
 	free(m->cost);
 	free(m->rspan);
 	free(m->wait_base);
+	free(m->pace_proc);
 	free(m->counted);
 	free(m->gemms);
 	free(m->gpu_note);

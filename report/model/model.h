@@ -207,6 +207,8 @@ struct cprof_window {
 	int64_t proc, pid;          /* 0: every process (the run's own window, cut by --max-size) */
 	int number;                 /* as the run numbered them (cprof capture's first is 1) */
 	uint64_t start, end;
+	uint64_t on, off;           /* its inner bounds (capture-on, capture-off): CUPTI's switches at its edges lie
+				     * between them and start, end (since 2026-12-07); start and end where not known */
 	char *why, *end_why;        /* what opened and what closed it; never NULL */
 	uint64_t cost_ns;           /* what cprof cost the program inside it (cprof_model_window_costs) */
 	int cost_measured;          /* the profile has CPROF_COST rows: else cost_ns is CUPTI's part only */
@@ -289,6 +291,8 @@ struct cprof_model {
 	 * (the estimate: cudart's own work outside the record counts, CUPTI's inside it does not) */
 	struct cprof_in_call in_call;
 	struct cprof_pace pace; /* cost.c: wall time per launch in the windows and between them */
+	struct cprof_pace_proc *pace_proc; /* by process: those it was measured on */
+	size_t npace_proc;
 	size_t novh;
 	int no_ovh_table;            /* the profile has no CUPTI_ACTIVITY_KIND_OVERHEAD (the overhead rule says so) */
 	/* why a run may have no GPU op (the verdict's no-gpu-activity explains it with these) */
@@ -339,6 +343,7 @@ struct cprof_model {
 	struct cprof_rec_span {
 		int64_t proc;
 		uint64_t start, end, before;
+		uint64_t on, off; /* the inner bounds of its windows (struct cprof_window) */
 	} *rspan;
 	size_t nrspan;
 	/* each process's run-queue wait per ns its threads ran, outside its recording windows (between them): what the
@@ -370,7 +375,7 @@ int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
  * from its windows and the run's own, with the recorded time before each span; none without windows (recorded whole) */
 int cprof_model_rec_spans(struct cprof_model *m);
 /* cost.c: m->pace from m->rspan, the calls and CPROF_COST's passLaunches (after the calls are loaded) */
-void cprof_model_pace(struct cprof_model *m);
+int cprof_model_pace(struct cprof_model *m);
 /* cost.c: m->wait_base from m->rspan and CPROF_COST (after cprof_model_rec_spans) */
 int cprof_model_wait_base(struct cprof_model *m);
 /* cost.c: the counted calls of proc (0: all processes) by name, summed into out, most calls first; returns how

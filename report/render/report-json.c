@@ -83,7 +83,8 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       "\"cupti_in_call_estimate_ns\":%llu,\"cupti_in_call_passed\":%llu,\"cupti_in_call_measured_ns\":%lld,"
 	       "\"cupti_in_call_measured_se_ns\":%llu,\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu},"
 	       "\"paced_ns\":%llu,\"pace_measured\":%s,\"pace_launches\":%llu,\"pace_launches_in\":%llu,"
-	       "\"pace_launches_out\":%llu,\"pace_in_ns\":%llu,\"pace_out_ns\":%llu,\"pace_diff_ns\":%lld,\"pace_se_ns\":%llu}",
+	       "\"pace_launches_out\":%llu,\"pace_windows\":%llu,\"pace_in_ns\":%llu,\"pace_out_ns\":%llu,\"pace_diff_ns\":%lld,"
+	       "\"pace_se_ns\":%llu}",
 	       v->cost.measured ? "true" : "false", (unsigned long long)v->cost.total_ns,
 	       (unsigned long long)v->cost.hook_ns, (unsigned long long)v->cost.calls,
 	       (unsigned long long)v->cost.sampled_calls, (unsigned long long)v->cost.stack_ns,
@@ -100,7 +101,8 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       (unsigned long long)v->cost.lost_pipe, (unsigned long long)v->cost.lost_nested,
 	       (unsigned long long)v->cost.paced_ns, v->cost.pace.measured ? "true" : "false",
 	       (unsigned long long)v->cost.pace_launches, (unsigned long long)v->cost.pace.launches_in,
-	       (unsigned long long)v->cost.pace.launches_out, (unsigned long long)v->cost.pace.in_ns,
+	       (unsigned long long)v->cost.pace.launches_out, (unsigned long long)v->cost.pace.windows,
+	       (unsigned long long)v->cost.pace.in_ns,
 	       (unsigned long long)v->cost.pace.out_ns, (long long)v->cost.pace.diff_ns,
 	       (unsigned long long)v->cost.pace.se_ns);
 }

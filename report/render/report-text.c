@@ -64,16 +64,17 @@ static void report_text_cost(const struct cprof_cost *c)
 		cprof_fmt_dur(pin, sizeof(pin), (double)c->pace.in_ns);
 		cprof_fmt_dur(pout, sizeof(pout), (double)c->pace.out_ns);
 		if (c->pace.measured)
-			printf("  measured from the program's pace: %s (%llu launches here; a launch every %s in the windows, every"
-			       " %s between them: +%lld +-%llu ns a launch, over %llu and %llu launches)\n",
-			       p, (unsigned long long)c->pace_launches, pin, pout, (long long)c->pace.diff_ns,
+			printf("  measured from the program's pace: %s (%llu launches here; a launch every %s in %llu windows, every"
+			       " %s beside them: +%lld +-%llu ns a launch, over %llu and %llu launches)\n",
+			       p, (unsigned long long)c->pace_launches, pin, (unsigned long long)c->pace.windows, pout,
+			       (long long)c->pace.diff_ns, (unsigned long long)c->pace.se_ns,
+			       (unsigned long long)c->pace.launches_in, (unsigned long long)c->pace.launches_out);
+		else
+			printf("  the program's pace: a launch every %s in %llu windows, every %s beside them: %+lld +-%llu ns a"
+			       " launch, not told from noise (over %llu and %llu launches)\n",
+			       pin, (unsigned long long)c->pace.windows, pout, (long long)c->pace.diff_ns,
 			       (unsigned long long)c->pace.se_ns, (unsigned long long)c->pace.launches_in,
 			       (unsigned long long)c->pace.launches_out);
-		else
-			printf("  the program's pace: a launch every %s in the windows, every %s between them: %+lld +-%llu ns a"
-			       " launch, not told from noise (over %llu and %llu launches)\n",
-			       pin, pout, (long long)c->pace.diff_ns, (unsigned long long)c->pace.se_ns,
-			       (unsigned long long)c->pace.launches_in, (unsigned long long)c->pace.launches_out);
 	}
 }
 /* ---- text ---- */

@@ -580,12 +580,16 @@ START_TEST(test_cost_pace_in_and_between_windows)
 	};
 	struct cprof_cost c;
 
-	for (int w = 0; w < 4; w++)
+	for (int w = 0; w < 4; w++) {
+		/* the inner bounds (capture-on, capture-off): CUPTI's switches before and after them are in no side */
+		win[w].on = win[w].start + MS;
+		win[w].off = win[w].on + 90 * every[w];
 		for (int i = 0; i < 90; i++) {
 			uint64_t s = win[w].start + MS + (uint64_t)i * every[w];
 
 			lc[w * 90 + i] = (struct cprof_call){ .start = s, .end = s + 1000, .proc = 1, .outer = 1, .launch = 1 };
 		}
+	}
 	memset(&m, 0, sizeof(m));
 	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, lc, 4 * 90, NULL, 0, 0), 0);
 	for (int i = 0; i < 8; i++)
@@ -595,14 +599,15 @@ START_TEST(test_cost_pace_in_and_between_windows)
 	m.procs = procs;
 	m.nprocs = 1;
 	/* recorded whole: no gap, no pace */
-	cprof_model_pace(&m);
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
 	ck_assert_uint_eq(m.pace.launches_in, 0);
 	ck_assert_int_eq(m.pace.measured, 0);
 	m.rec.w = win;
 	m.rec.n = 4;
 	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
-	cprof_model_pace(&m);
-	ck_assert_uint_eq(m.pace.launches_in, 4 * 89);
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
+	ck_assert_uint_eq(m.pace.launches_in, 4 * 90);
+	ck_assert_uint_eq(m.pace.windows, 4);
 	ck_assert_uint_eq(m.pace.launches_out, 600);
 	ck_assert_uint_eq(m.pace.out_ns, 1000000);
 	ck_assert_uint_eq(m.pace.in_ns, 1011000);
@@ -613,21 +618,43 @@ START_TEST(test_cost_pace_in_and_between_windows)
 	ck_assert_uint_eq(c.pace_launches, 90);
 	ck_assert_uint_eq(c.paced_ns, 90 * 11000);
 	ck_assert_int_eq(c.pace.measured, 1);
+	/* three windows: the difference is kept, too few samples to call it measured */
+	m.rec.n = 3;
+	free(m.rspan);
+	m.rspan = NULL;
+	m.nrspan = 0;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
+	ck_assert_uint_eq(m.pace.windows, 3);
+	ck_assert_int_eq(m.pace.measured, 0);
+	cprof_cost_window(&m, 1, 300 * MS, 400 * MS, 0, &c);
+	ck_assert_uint_eq(c.paced_ns, 0);
+	m.rec.n = 4;
+	free(m.rspan);
+	m.rspan = NULL;
+	m.nrspan = 0;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	/* a process that lost events did less work in its windows than they took: no pace */
+	r8[7].lost_ring_full = 1;
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
+	ck_assert_uint_eq(m.pace.launches_in, 0);
+	r8[7].lost_ring_full = 0;
 	/* the third gap's launches halved (2 ms each): the last window against it alone, the third against the mean of
 	 * the gaps either side (1.5 ms), each one's own slowdown */
 	r8[6].pass_launches = r8[7].pass_launches = 500;
-	cprof_model_pace(&m);
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
 	ck_assert_uint_eq(m.pace.launches_out, 500);
 	ck_assert_int_eq(m.pace.diff_ns, (10000 + 12000 + (1010000 - 1500000) + (1012000 - 2000000)) / 4);
 	ck_assert_int_eq(m.pace.measured, 0); /* below 0: no slowdown */
 	/* no launch passed through between the windows: they are back to back, no gap, no pace */
 	for (int i = 0; i < 8; i++)
 		r8[i].pass_launches = 0;
-	cprof_model_pace(&m);
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
 	ck_assert_uint_eq(m.pace.launches_in, 0);
 	cprof_cost_window(&m, 1, 300 * MS, 400 * MS, 0, &c);
 	ck_assert_uint_eq(c.paced_ns, 0);
 	free(m.rspan);
+	free(m.pace_proc);
 	done();
 }
 END_TEST
