@@ -135,7 +135,6 @@ int cprof_model_rec_spans(struct cprof_model *m)
 				if (w->end > last->end) {
 					sl[p].before += w->end - last->end;
 					last->end = w->end;
-					last->off = w->off > last->off ? w->off : last->off;
 				}
 				continue;
 			}
@@ -144,8 +143,7 @@ int cprof_model_rec_spans(struct cprof_model *m)
 				break;
 			}
 			m->rspan[m->nrspan++] = (struct cprof_rec_span){ .proc = m->procs[p].id, .start = w->start,
-									 .end = w->end, .before = sl[p].before,
-									 .on = w->on, .off = w->off };
+									 .end = w->end, .before = sl[p].before };
 			sl[p].last = m->nrspan;
 			sl[p].before += w->end - w->start;
 		}
@@ -502,8 +500,8 @@ static int pace_proc_cmp(const void *pa, const void *pb)
 
 /* The slowdown cprof's recording shows in the program's own pace, where the run has windows with launches passed
  * through between them (cprof-run --capture-range, --steps FIRST:LAST:every=N, cprof capture): each window's wall
- * time per launch (CUPTI's switches at its edges inside it, preload/capture.c) less that of the nearest gaps with
- * launches on each side (a machine's pace drifts: 24 to 37 us an eager step within one run, 2026-12-07). It takes
+ * time per launch from its first launch to its last less that of the nearest gaps with launches on each side (which
+ * hold no CUPTI switch: the windows do, preload/capture.c) (a machine's pace drifts: 24 to 37 us an eager step within one run, 2026-12-07). It takes
  * in what no part of the stated cost times (CUPTI's work outside the calls and at the edges, the caches the rings and
  * buffers take, a core lost to cprof's threads) and measures on the program's own work rather than on cprof's. It
  * holds only where the gaps run the same work as the windows (a training loop's steps); the start-up before the first
@@ -513,6 +511,7 @@ int cprof_model_pace(struct cprof_model *m)
 {
 	const size_t fpass = offsetof(struct cprof_cost_row, pass_launches);
 	double sum_l = 0, sum_d = 0, sum_in = 0, sum_out = 0, sq = 0, *d = NULL, *wl = NULL, *gp = NULL, *left = NULL;
+	uint64_t *wfirst = NULL, *wlast = NULL;
 	size_t n = 0, cap = 0, dcap = 0, nd = 0, pcap = 0;
 	int ret = -ENOMEM;
 
@@ -537,22 +536,29 @@ int cprof_model_pace(struct cprof_model *m)
 			free(wl);
 			free(gp);
 			free(left);
+			free(wfirst);
+			free(wlast);
 			cap = ns;
 			wl = calloc(cap, sizeof(*wl));
 			gp = calloc(cap, sizeof(*gp));
 			left = calloc(cap, sizeof(*left));
-			if (wl == NULL || gp == NULL || left == NULL)
+			wfirst = calloc(cap, sizeof(*wfirst));
+			wlast = calloc(cap, sizeof(*wlast));
+			if (wl == NULL || gp == NULL || left == NULL || wfirst == NULL || wlast == NULL)
 				goto out;
 		}
-		/* each window's launches: one walk of the calls over the process's spans (they do not overlap) */
+		/* each window's launches, its first and its last: one walk of the calls over the process's spans (they do
+		 * not overlap) */
 		memset(wl, 0, ns * sizeof(*wl));
 		k = 0;
 		for (c = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), sp[0].start);
 		     c < m->ncalls && m->calls[c].start < sp[ns - 1].end; c++) {
 			while (k < ns && m->calls[c].start >= sp[k].end)
 				k++;
-			if (k < ns && m->calls[c].start >= sp[k].start && m->calls[c].proc == proc && pace_launch(&m->calls[c]))
-				wl[k]++;
+			if (k < ns && m->calls[c].start >= sp[k].start && m->calls[c].proc == proc && pace_launch(&m->calls[c])) {
+				wfirst[k] = wl[k]++ ? wfirst[k] : m->calls[c].start;
+				wlast[k] = m->calls[c].start;
+			}
 		}
 		/* each gap's pace (-1: too few launches), and the nearest usable one left of each window */
 		for (k = 0; k + 1 < ns; k++) {
@@ -574,24 +580,26 @@ int cprof_model_pace(struct cprof_model *m)
 			if (k + 1 < ns && gp[k] >= 0)
 				right = gp[k];
 			sides = (left[k] >= 0) + (right >= 0);
-			/* the window between its inner bounds: CUPTI's switches at its edges are in neither side */
-			uint64_t on = sp[k].on > sp[k].start && sp[k].on < sp[k].end ? sp[k].on : sp[k].start,
-				 offt = sp[k].off > on && sp[k].off <= sp[k].end ? sp[k].off : sp[k].end;
-
-			if (wl[k] < CPROF_PACE_MIN_SAMPLE || sides == 0 || offt <= on)
+			/* the window from its first launch to its last: what its edges cost once (CUPTI's first records
+			 * after its kinds came on, the statuses and the COST row sent then) is a window's cost, not a
+			 * launch's; a 10-step training window beside a CPU-bound process had put three times the
+			 * per-step slowdown into its launches (2026-12-07) */
+			if (wl[k] < CPROF_PACE_MIN_SAMPLE + 1 || sides == 0 || wlast[k] <= wfirst[k])
 				continue;
 			off = ((left[k] >= 0 ? left[k] : 0) + (right >= 0 ? right : 0)) / sides;
-			pace = (double)(offt - on) / wl[k];
+			pace = (double)(wlast[k] - wfirst[k]) / (wl[k] - 1);
+			double w = wl[k] - 1; /* the launches' intervals */
+
 			if (cprof_grow(&d, &dcap, nd + 2, sizeof(*d)) < 0)
 				goto out;
-			d[nd++] = wl[k];
+			d[nd++] = w;
 			d[nd++] = pace - off;
-			sum_l += wl[k];
-			sum_d += wl[k] * (pace - off);
-			sum_in += wl[k] * pace;
-			sum_out += wl[k] * off;
-			pl += wl[k];
-			pdl += wl[k] * (pace - off);
+			sum_l += w;
+			sum_d += w * (pace - off);
+			sum_in += w * pace;
+			sum_out += w * off;
+			pl += w;
+			pdl += w * (pace - off);
 			n++;
 		}
 		if (nd > first_d) {
@@ -623,6 +631,8 @@ out:
 	free(wl);
 	free(gp);
 	free(left);
+	free(wfirst);
+	free(wlast);
 	if (ret < 0 || n == 0) {
 		memset(&m->pace, 0, sizeof(m->pace));
 		free(m->pace_proc);

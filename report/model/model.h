@@ -207,8 +207,6 @@ struct cprof_window {
 	int64_t proc, pid;          /* 0: every process (the run's own window, cut by --max-size) */
 	int number;                 /* as the run numbered them (cprof capture's first is 1) */
 	uint64_t start, end;
-	uint64_t on, off;           /* its inner bounds (capture-on, capture-off): CUPTI's switches at its edges lie
-				     * between them and start, end (since 2026-12-07); start and end where not known */
 	char *why, *end_why;        /* what opened and what closed it; never NULL */
 	uint64_t cost_ns;           /* what cprof cost the program inside it (cprof_model_window_costs) */
 	int cost_measured;          /* the profile has CPROF_COST rows: else cost_ns is CUPTI's part only */
@@ -343,7 +341,6 @@ struct cprof_model {
 	struct cprof_rec_span {
 		int64_t proc;
 		uint64_t start, end, before;
-		uint64_t on, off; /* the inner bounds of its windows (struct cprof_window) */
 	} *rspan;
 	size_t nrspan;
 	/* each process's run-queue wait per ns its threads ran, outside its recording windows (between them): what the

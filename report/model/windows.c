@@ -13,77 +13,6 @@ static char *dup_text(sqlite3_stmt *st, int i)
 	return strdup(t ? (const char *)t : "");
 }
 
-struct inner_mark {
-	int64_t proc;
-	uint64_t t;
-	int on;
-};
-
-static int mark_cmp(const void *pa, const void *pb)
-{
-	const struct inner_mark *a = pa, *b = pb;
-
-	if (a->proc != b->proc)
-		return a->proc < b->proc ? -1 : 1;
-	return a->t < b->t ? -1 : a->t > b->t;
-}
-
-/* Each process window's inner bounds from its capture-on and capture-off statuses: the first capture-on and the last
- * capture-off inside [start, end]. Loaded once and searched (a query per window was O(windows x statuses)). */
-static int load_inner_bounds(sqlite3 *db, struct cprof_model *m)
-{
-	struct inner_mark *mk = NULL;
-	sqlite3_stmt *st;
-	size_t n = 0, cap = 0;
-
-	if (m->rec.n == 0 || !cprof_has_table(db, "CPROF_STATUS"))
-		return 0;
-	if (sqlite3_prepare_v2(db, "SELECT processId, timeNs, code = 'capture-on' FROM CPROF_STATUS"
-				   " WHERE code IN ('capture-on', 'capture-off') AND processId IS NOT NULL AND timeNs > 0",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (cprof_grow(&mk, &cap, n, sizeof(*mk)) < 0) {
-			sqlite3_finalize(st);
-			free(mk);
-			return -ENOMEM;
-		}
-		mk[n++] = (struct inner_mark){ sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
-					       sqlite3_column_int(st, 2) };
-	}
-	sqlite3_finalize(st);
-	if (n > 1)
-		qsort(mk, n, sizeof(*mk), mark_cmp);
-	for (size_t i = 0; i < m->rec.n; i++) {
-		struct cprof_window *w = &m->rec.w[i];
-		size_t l = 0, h = n;
-		uint64_t on = 0, off = 0;
-
-		if (w->proc == 0)
-			continue;
-		while (l < h) { /* the first mark at or after (proc, start) */
-			size_t mid = l + (h - l) / 2;
-
-			if (mk[mid].proc < w->proc || (mk[mid].proc == w->proc && mk[mid].t < w->start))
-				l = mid + 1;
-			else
-				h = mid;
-		}
-		for (; l < n && mk[l].proc == w->proc && mk[l].t <= w->end; l++) {
-			if (mk[l].on && on == 0)
-				on = mk[l].t;
-			else if (!mk[l].on)
-				off = mk[l].t;
-		}
-		if (on && off > on) {
-			w->on = on;
-			w->off = off;
-		}
-	}
-	free(mk);
-	return 0;
-}
-
 int cprof_model_load_windows(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_recording *r = &m->rec;
@@ -120,8 +49,6 @@ int cprof_model_load_windows(sqlite3 *db, struct cprof_model *m)
 		w->end = (uint64_t)sqlite3_column_int64(st, 4);
 		w->why = dup_text(st, 5);
 		w->end_why = dup_text(st, 6);
-		w->on = w->start;
-		w->off = w->end;
 		r->n++;
 		if (w->why == NULL || w->end_why == NULL) {
 			ret = -ENOMEM;
@@ -129,7 +56,7 @@ int cprof_model_load_windows(sqlite3 *db, struct cprof_model *m)
 		}
 	}
 	sqlite3_finalize(st);
-	return ret < 0 ? ret : load_inner_bounds(db, m);
+	return ret;
 }
 
 void cprof_model_free_windows(struct cprof_model *m)
