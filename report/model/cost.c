@@ -500,8 +500,9 @@ static int pace_proc_cmp(const void *pa, const void *pb)
 
 /* The slowdown cprof's recording shows in the program's own pace, where the run has windows with launches passed
  * through between them (cprof-run --capture-range, --steps FIRST:LAST:every=N, cprof capture): each window's wall
- * time per launch from its first launch to its last less that of the nearest gaps with launches on each side (which
- * hold no CUPTI switch: the windows do, preload/capture.c) (a machine's pace drifts: 24 to 37 us an eager step within one run, 2026-12-07). It takes
+ * time per launch from its first launch to its last less that of the nearest gaps with launches on each side (a
+ * machine's pace drifts: 24 to 37 us an eager step within one run, 2026-12-07; the gaps hold no CUPTI switch, the
+ * windows do, preload/capture.c). It takes
  * in what no part of the stated cost times (CUPTI's work outside the calls and at the edges, the caches the rings and
  * buffers take, a core lost to cprof's threads) and measures on the program's own work rather than on cprof's. It
  * holds only where the gaps run the same work as the windows (a training loop's steps); the start-up before the first
@@ -574,7 +575,7 @@ int cprof_model_pace(struct cprof_model *m)
 		/* right to left: the nearest usable gap right of each window, then its sample */
 		right = -1;
 		for (k = ns; k-- > 0;) {
-			double off, pace;
+			double off, pace, w;
 			int sides;
 
 			if (k + 1 < ns && gp[k] >= 0)
@@ -587,8 +588,8 @@ int cprof_model_pace(struct cprof_model *m)
 			if (wl[k] < CPROF_PACE_MIN_SAMPLE + 1 || sides == 0 || wlast[k] <= wfirst[k])
 				continue;
 			off = ((left[k] >= 0 ? left[k] : 0) + (right >= 0 ? right : 0)) / sides;
-			pace = (double)(wlast[k] - wfirst[k]) / (wl[k] - 1);
-			double w = wl[k] - 1; /* the launches' intervals */
+			w = wl[k] - 1; /* the launches' intervals */
+			pace = (double)(wlast[k] - wfirst[k]) / w;
 
 			if (cprof_grow(&d, &dcap, nd + 2, sizeof(*d)) < 0)
 				goto out;
