@@ -372,20 +372,27 @@ static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_
 	return (double)s->before + (double)((x < s->end ? x : s->end) - s->start);
 }
 
-/* A process's running total of a field that grows only while cprof records (stack captures, counted calls): between
- * two rows it grew over the recorded time, not the clock's. Rows ~100 ms apart around 40 ms windows put half of a
- * window's growth into the unrecorded time beside it, by the clock (the training step's stated cost 0.75x its
- * slowdown, 2026-12-06). With no windows, or none recorded between the rows, by the clock. */
-static double at_recorded(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
+/* A process's running total of a field that grows only while cprof records (stack captures, counted calls; unrecorded
+ * 0), or only while it does not (passLaunches; unrecorded 1): between two rows it grew over that time, not the
+ * clock's. Rows ~100 ms apart around 40 ms windows put half of a window's growth into the unrecorded time beside it,
+ * by the clock (the training step's stated cost 0.75x its slowdown, 2026-12-06). With no windows, or none of that
+ * time between the rows, by the clock. */
+static double at_spread(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x, int unrecorded)
 {
 	const struct cprof_cost_row *lo, *hi;
 	double a, rx, rl, rh;
 
 	rows_around(m, proc, x, &lo, &hi);
+	/* recorded_before is -1 only for a process with no window at all, whatever the time */
 	if (lo == NULL || hi == NULL || (rx = recorded_before(m, proc, x)) < 0)
 		return at_time(m, proc, field, x);
 	rl = recorded_before(m, proc, lo->time);
 	rh = recorded_before(m, proc, hi->time);
+	if (unrecorded) {
+		rx = (double)x - rx;
+		rl = (double)lo->time - rl;
+		rh = (double)hi->time - rh;
+	}
 	if (rh <= rl)
 		return at_time(m, proc, field, x);
 	a = field_of(lo, field);
@@ -393,7 +400,7 @@ static double at_recorded(const struct cprof_model *m, int64_t proc, size_t fiel
 }
 
 /* The growth of field over [ws, we], summed over the processes of the filter; recorded: it grows only while cprof
- * records (at_recorded). */
+ * records (at_spread). */
 static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, uint64_t ws, uint64_t we, int recorded)
 {
 	double sum = 0;
@@ -403,7 +410,7 @@ static uint64_t grew(const struct cprof_model *m, int64_t proc, size_t field, ui
 
 		if (proc != 0 && p != proc)
 			continue;
-		double d = recorded ? at_recorded(m, p, field, we) - at_recorded(m, p, field, ws)
+		double d = recorded ? at_spread(m, p, field, we, 0) - at_spread(m, p, field, ws, 0)
 				    : at_time(m, p, field, we) - at_time(m, p, field, ws);
 
 		sum += d > 0 ? d : 0;
@@ -463,26 +470,6 @@ static double wait_per_run(const struct cprof_model *m, int64_t proc)
 static int pace_launch(const struct cprof_call *c)
 {
 	return c->launch && c->graph == CPROF_GRAPH_NONE;
-}
-
-/* A process's running total of a field that grows only while cprof does not record (passLaunches): between two rows
- * it grew over the unrecorded time, as at_recorded spreads the recorded fields over the recorded time. */
-static double at_unrecorded(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x)
-{
-	const struct cprof_cost_row *lo, *hi;
-	double a, rx, rl, rh, ux, ul, uh;
-
-	rows_around(m, proc, x, &lo, &hi);
-	if (lo == NULL || hi == NULL || (rx = recorded_before(m, proc, x)) < 0 ||
-	    (rl = recorded_before(m, proc, lo->time)) < 0 || (rh = recorded_before(m, proc, hi->time)) < 0)
-		return at_time(m, proc, field, x);
-	ux = (double)x - rx;
-	ul = (double)lo->time - rl;
-	uh = (double)hi->time - rh;
-	if (uh <= ul)
-		return at_time(m, proc, field, x);
-	a = field_of(lo, field);
-	return a + (field_of(hi, field) - a) * (ux - ul) / (uh - ul);
 }
 
 /* a window or gap with fewer launches than this is no sample of the pace (two windows back to back: 40 us apart) */
@@ -564,7 +551,7 @@ int cprof_model_pace(struct cprof_model *m)
 		/* each gap's pace (-1: too few launches), and the nearest usable one left of each window */
 		for (k = 0; k + 1 < ns; k++) {
 			uint64_t gs = sp[k].end, ge = sp[k + 1].start;
-			double gl = at_unrecorded(m, proc, fpass, ge) - at_unrecorded(m, proc, fpass, gs);
+			double gl = at_spread(m, proc, fpass, ge, 1) - at_spread(m, proc, fpass, gs, 1);
 
 			gp[k] = gl >= CPROF_PACE_MIN_SAMPLE && ge > gs ? (double)(ge - gs) / gl : -1;
 			if (gp[k] >= 0)
