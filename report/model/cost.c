@@ -630,16 +630,17 @@ out:
 	return ret;
 }
 
-/* What the pace says recording cost the window's launches: each launch of a process the pace was measured on times
- * that process's own difference (another process's, or one recorded whole, gets none); 0 unless measured */
-static uint64_t paced_in(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t *launches)
+/* What the pace says recording cost the window's launches (its calls [lo, hi)): each launch of a process the pace was
+ * measured on times that process's own difference (another process's, or one recorded whole, gets none); 0 unless
+ * measured */
+static uint64_t paced_in(const struct cprof_model *m, int64_t proc, size_t lo_call, size_t hi_call, uint64_t *launches)
 {
 	double ns = 0;
 
 	*launches = 0;
-	if (we <= ws || m->npace_proc == 0)
+	if (m->npace_proc == 0)
 		return 0;
-	for (size_t i = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws); i < m->ncalls && m->calls[i].start < we; i++) {
+	for (size_t i = lo_call; i < hi_call; i++) {
 		const struct cprof_call *c = &m->calls[i];
 		size_t lo;
 
@@ -926,29 +927,23 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 {
 	struct cprof_cost_row t;
 	uint64_t calls = 0, all = 0;
-	size_t nprocs;
+	size_t nprocs, lo, hi;
 
 	memset(out, 0, sizeof(*out));
 	out->cupti_overhead_ns = cupti_ns;
 	last_totals(m, proc, &t, &nprocs);
 	out->measured = nprocs > 0;
+	/* the window's calls [lo, hi): the calls are by start, found by two searches (a walk per phase was
+	 * O(calls x phases)); rows.c: cost.c sits below model.c */
+	lo = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws);
+	hi = we > ws ? cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), we) : lo;
 	if (proc == 0 || (m->calls_proc != 0 && m->calls_proc == proc)) {
-		/* every call counts: the calls are by start, the window's are found by two searches (a walk per
-		 * phase was O(calls x phases)) */
-		size_t lo = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws),
-		       hi = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), we); /* rows.c: cost.c sits below model.c */
-
-		all = m->ncalls;
-		calls = we < ws || hi < lo ? 0 : hi - lo;
-	} else if (we > ws) {
-		/* the window's by two searches and a walk of its own calls; the process's from the model's count */
-		size_t lo = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), ws),
-		       hi = cprof_first_at(m->calls, m->ncalls, sizeof(*m->calls), we);
-
+		all = m->ncalls; /* every call counts */
+		calls = hi - lo;
+	} else {
+		/* a walk of the window's calls for its own; the process's from the model's count */
 		for (size_t i = lo; i < hi; i++)
 			calls += m->calls[i].proc == proc;
-		all = proc_ncalls(m, proc);
-	} else {
 		all = proc_ncalls(m, proc);
 	}
 	/* CUPTI does that work in every runtime call it records, not only in those the median is measured on: the
@@ -963,7 +958,7 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 	out->cupti_calls_ns = out->cupti_calls * m->in_call.ns;
 	out->in_call = m->in_call;
 	out->pace = m->pace;
-	out->paced_ns = paced_in(m, proc, ws, we, &out->pace_launches);
+	out->paced_ns = paced_in(m, proc, lo, hi, &out->pace_launches);
 	out->calls = calls;
 	if (out->measured) {
 		/* the hooks' cost is per call: the run's per-call cost times the window's calls */
