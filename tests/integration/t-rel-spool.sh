@@ -49,7 +49,11 @@ assert_eq "$(sqlite3 full.db 'PRAGMA integrity_check')" ok "integrity (spool ful
 "$BIN/cprof" report full.db > report.txt || fail "report (spool full)"
 grep -q INCOMPLETE report.txt || fail "report does not say incomplete"
 
-# (2b) a real write error: a file size limit stops the spool (EFBIG); the profile may fail at its end too
+# (2b) a real write error: a file size limit stops the spool (EFBIG). The limit holds for the profile and its WAL
+# too, and what the spool held (3 MiB of 104-byte records) is about as big stored: which of them reaches it first
+# is a race. The writer's catch-up in one transaction overflows the WAL (rolled back: the profile keeps its first
+# rows, then its final state fits), or its commits fill the profile until its final state does not fit (CI
+# 2026-12-07: 34,534 rows stored, no lost_spool_full). Either way the profile is whole and says it is incomplete.
 ( ulimit -f 3072 && CPROF_SPOOL_HOLD=1 sim "$BIN/cprof-run" -o limit.db -- "$WL/scenarios" burst 1 $N > out.txt 2> err.txt ); rc=$?
 assert_eq "$rc" 0 "target's status (file size limit)"
 grep -q "cannot write the profile's spool (File too large)" err.txt || fail "cprofd did not say why: $(cat err.txt)"
@@ -57,6 +61,16 @@ assert_eq "$(sqlite3 limit.db 'PRAGMA integrity_check')" ok "integrity (file siz
 assert_eq "$(meta limit.db complete)" 0 "complete (file size limit)"
 stored=$(q limit.db 'SELECT count(*) FROM CPROF_API')
 full=$(meta limit.db lost_spool_full)
-echo "file size limit: stored $stored, lost to the full spool $full, reason '$(meta limit.db incomplete_reason)'"
-assert_ge "$full" 1 "records lost to the file size limit"
+reason=$(meta limit.db incomplete_reason)
+echo "file size limit: stored $stored, lost to the full spool ${full:-(not written)}, reason '$reason'"
+assert_match "$reason" "out of disk space" "reason (file size limit)"
+if [ -n "$full" ]; then
+	assert_ge "$full" 1 "records lost to the file size limit"
+else
+	# the final state did not fit: cprofd said so, and the profile is what it committed, readable
+	grep -q "cannot write the profile" err.txt || fail "cprofd did not say the profile could not be finished: $(cat err.txt)"
+	assert_ge "$stored" 1 "the rows committed before the limit"
+fi
+"$BIN/cprof" report limit.db > report.txt || fail "report (file size limit)"
+grep -q INCOMPLETE report.txt || fail "report does not say incomplete (file size limit)"
 echo ok
