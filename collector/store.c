@@ -628,14 +628,21 @@ struct inner_windows {
 	size_t n, cap;
 };
 
-/* One window of a process; one that --max-size cut short ends at the cut. inner: its inner bounds (0: its own),
- * kept in *in for a process's window. */
+/* One window of a process; one that --max-size cut short ends at the cut. Its row is its inner bounds (0: not known,
+ * its own), kept in *in for a process's window: every call made wholly inside them was recorded, while its outer
+ * ones (capture-start, capture-stop) hold CUPTI's switches, during which calls are passed through (preload/capture.c;
+ * a launch 90 us before capture-stop went unrecorded inside the outer window, CI 2026-12-07). */
 static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid, int number, uint64_t start, uint64_t end,
 		      uint64_t cut_ns, const char *why, const char *end_why, uint64_t inner_start, uint64_t inner_end,
 		      struct inner_windows *in)
 {
 	int ret = 0;
 
+	/* an old preload sent no inner bounds; a stray one outside the window is not believed */
+	if (inner_start >= start && inner_start <= end)
+		start = inner_start;
+	if (inner_end >= start && inner_end <= end)
+		end = inner_end;
 	if (cut_ns && cut_ns < end) {
 		end = cut_ns > start ? cut_ns : start;
 		end_why = "max-size reached";
@@ -653,9 +660,8 @@ static int window_row(sqlite3_stmt *ins, sqlite3_value *proc, sqlite3_value *pid
 		}
 		w = &in->w[in->n++];
 		w->proc = sqlite3_value_int64(proc);
-		/* an old preload sent no inner bounds; a stray one outside the window is not believed */
-		w->start = inner_start >= start && inner_start <= end ? inner_start : start;
-		w->end = inner_end >= w->start && inner_end <= end ? inner_end : end;
+		w->start = start;
+		w->end = end;
 	}
 	if (proc)
 		sqlite3_bind_value(ins, 1, proc);

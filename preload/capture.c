@@ -85,14 +85,16 @@ int cprof_capture_init(void)
  * A hooked call reads cprof_state once, on entry, and reaches CUDA (where CUPTI looks at its kinds) later, so
  * calls under way at a switch see the two switches at different times (CI, d0a59c6: a launch recorded
  * without its kernel). The order keeps both mistakes out of the window:
- *   start: CUPTI's kinds on; stamp start; flip ON; stamp capture-on
- *   stop:  stamp capture-off; flip PAUSED; stamp stop; CUPTI's kinds off
- * A call recorded entered while ON, so inside [start, stop], and CUPTI's kinds were on from before start to
- * after stop: a call made wholly inside the window is recorded with its GPU work. A call that overlapped the
- * stop may be recorded without it (it reached CUDA after the kinds went off). A call cprof passed through may
- * still reach CUDA while the kinds are on: it entered before the flip ON or after the flip PAUSED, so its
- * CUDA call started before capture-on or after capture-off, and cprofd drops GPU records of no recorded call
- * that started there (cprof_store_windows). Every stamp is taken next to its flip, with nothing between. */
+ *   start: stamp capture-start; CUPTI's kinds on; flip ON; stamp capture-on
+ *   stop:  stamp capture-off; flip PAUSED; CUPTI's kinds off and flushed; stamp capture-stop
+ * The window is [capture-on, capture-off] (cprofd's CPROF_WINDOWS): a call made wholly inside it entered while ON,
+ * so it is recorded, and CUPTI's kinds were on from before it to after it, so with its GPU work. A call that
+ * overlapped the stop may be recorded without it (it reached CUDA after the kinds went off). A call cprof passed
+ * through may still reach CUDA while the kinds are on: it entered before the flip ON or after the flip PAUSED, so
+ * its CUDA call started before capture-on or after capture-off, and cprofd drops GPU records of no recorded call
+ * that started there (cprof_store_windows). The inner stamps are taken next to their flips, with nothing between;
+ * the outer ones hold CUPTI's switches, so the time between windows is the program's alone (the report's pace,
+ * report/model/cost.c), and calls made there, between an outer stamp and its flip, are passed through. */
 static pthread_mutex_t switching = PTHREAD_MUTEX_INITIALIZER; /* one switch at a time: kinds follow the state */
 
 /* a fork child's copy of the lock may have been held by a parent's thread that was switching */
@@ -121,9 +123,7 @@ static void capture_set_n(int on, const char *why, int32_t number)
 			goto out;
 		if (number <= 0)
 			number = (int32_t)atomic_load(&windows) + 1;
-		/* the window holds CUPTI's switches at its edges (its kinds on here, off and flushed at its stop): the
-		 * time between windows is the program's alone, the report's pace outside them (cost.c) */
-		outer = cprof_now_ns();
+		outer = cprof_now_ns(); /* before CUPTI's switch: the gap before the window holds none */
 		cprof_cupti_pause(0);
 		if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_ON)) {
 			if (from != CPROF_ST_ON) /* switched off meanwhile (cprof_disable): the kinds go off again */

@@ -109,7 +109,7 @@ int cprof_model_rec_spans(struct cprof_model *m)
 {
 	struct slot {
 		size_t last; /* its last span + 1 in m->rspan; 0: none yet */
-		uint64_t before;
+		uint64_t before, obefore;
 	} *sl = calloc(m->nprocs ? m->nprocs : 1, sizeof(*sl));
 	size_t cap = 0;
 	int ret = 0;
@@ -130,11 +130,17 @@ int cprof_model_rec_spans(struct cprof_model *m)
 		}
 		for (; p < pend; p++) {
 			struct cprof_rec_span *last = sl[p].last ? &m->rspan[sl[p].last - 1] : NULL;
+			uint64_t os = w->ostart && w->ostart <= w->start ? w->ostart : w->start;
+			uint64_t oe = w->oend >= w->end ? w->oend : w->end;
 
 			if (last && w->start <= last->end) { /* by start: an overlap only reaches further */
 				if (w->end > last->end) {
 					sl[p].before += w->end - last->end;
 					last->end = w->end;
+				}
+				if (oe > last->oend) {
+					sl[p].obefore += oe - last->oend;
+					last->oend = oe;
 				}
 				continue;
 			}
@@ -143,9 +149,11 @@ int cprof_model_rec_spans(struct cprof_model *m)
 				break;
 			}
 			m->rspan[m->nrspan++] = (struct cprof_rec_span){ .proc = m->procs[p].id, .start = w->start,
-									 .end = w->end, .before = sl[p].before };
+									 .end = w->end, .before = sl[p].before,
+									 .ostart = os, .oend = oe, .obefore = sl[p].obefore };
 			sl[p].last = m->nrspan;
 			sl[p].before += w->end - w->start;
+			sl[p].obefore += oe - os;
 		}
 	}
 	free(sl);
@@ -352,16 +360,18 @@ static double at_time(const struct cprof_model *m, int64_t proc, size_t field, u
 	return a + (field_of(hi, field) - a) * (double)(x - lo->time) / (double)(hi->time - lo->time);
 }
 
-/* How long proc was recorded before x; -1 when the profile has no windows for it (recorded whole). */
-static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_t x)
+/* How long proc was recorded before x; -1 when the profile has no windows for it (recorded whole). outer: inside
+ * its windows' outer bounds, CUPTI's switches with them (the spans keep the same order either way). */
+static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_t x, int outer)
 {
 	const struct cprof_rec_span *s;
 	size_t l = 0, h = m->nrspan;
 
 	while (l < h) { /* the first span after (proc, x) in the (proc, start) order */
 		size_t mid = l + (h - l) / 2;
+		const struct cprof_rec_span *sp = &m->rspan[mid];
 
-		if (m->rspan[mid].proc < proc || (m->rspan[mid].proc == proc && m->rspan[mid].start <= x))
+		if (sp->proc < proc || (sp->proc == proc && (outer ? sp->ostart : sp->start) <= x))
 			l = mid + 1;
 		else
 			h = mid;
@@ -369,14 +379,18 @@ static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_
 	if (l == 0 || m->rspan[l - 1].proc != proc) /* x before proc's first span, or proc has none */
 		return l < m->nrspan && m->rspan[l].proc == proc ? 0 : -1;
 	s = &m->rspan[l - 1];
+	if (outer)
+		return (double)s->obefore + (double)((x < s->oend ? x : s->oend) - s->ostart);
 	return (double)s->before + (double)((x < s->end ? x : s->end) - s->start);
 }
 
 /* A process's running total of a field that grows only while cprof records (stack captures, counted calls; unrecorded
  * 0), or only while it does not (passLaunches; unrecorded 1): between two rows it grew over that time, not the
  * clock's. Rows ~100 ms apart around 40 ms windows put half of a window's growth into the unrecorded time beside it,
- * by the clock (the training step's stated cost 0.75x its slowdown, 2026-12-06). With no windows, or none of that
- * time between the rows, by the clock. */
+ * by the clock (the training step's stated cost 0.75x its slowdown, 2026-12-06). The unrecorded time is outside the
+ * windows' outer bounds: a thread that switches CUPTI at a window's edge (--steps: the program's own) launches
+ * nothing meanwhile, and back-to-back steps had put 3% of the gaps' launches into those switches (t-cost-pace,
+ * 2026-12-07). With no windows, or none of that time between the rows, by the clock. */
 static double at_spread(const struct cprof_model *m, int64_t proc, size_t field, uint64_t x, int unrecorded)
 {
 	const struct cprof_cost_row *lo, *hi;
@@ -384,10 +398,10 @@ static double at_spread(const struct cprof_model *m, int64_t proc, size_t field,
 
 	rows_around(m, proc, x, &lo, &hi);
 	/* recorded_before is -1 only for a process with no window at all, whatever the time */
-	if (lo == NULL || hi == NULL || (rx = recorded_before(m, proc, x)) < 0)
+	if (lo == NULL || hi == NULL || (rx = recorded_before(m, proc, x, unrecorded)) < 0)
 		return at_time(m, proc, field, x);
-	rl = recorded_before(m, proc, lo->time);
-	rh = recorded_before(m, proc, hi->time);
+	rl = recorded_before(m, proc, lo->time, unrecorded);
+	rh = recorded_before(m, proc, hi->time, unrecorded);
 	if (unrecorded) {
 		rx = (double)x - rx;
 		rl = (double)lo->time - rl;
@@ -488,8 +502,8 @@ static int pace_proc_cmp(const void *pa, const void *pb)
 /* The slowdown cprof's recording shows in the program's own pace, where the run has windows with launches passed
  * through between them (cprof-run --capture-range, --steps FIRST:LAST:every=N, cprof capture): each window's wall
  * time per launch from its first launch to its last less that of the nearest gaps with launches on each side (a
- * machine's pace drifts: 24 to 37 us an eager step within one run, 2026-12-07; the gaps hold no CUPTI switch, the
- * windows do, preload/capture.c). It takes
+ * machine's pace drifts: 24 to 37 us an eager step within one run, 2026-12-07; the gaps, between the windows' outer
+ * bounds, hold no CUPTI switch, preload/capture.c). It takes
  * in what no part of the stated cost times (CUPTI's work outside the calls and at the edges, the caches the rings and
  * buffers take, a core lost to cprof's threads) and measures on the program's own work rather than on cprof's. It
  * holds only where the gaps run the same work as the windows (a training loop's steps); the start-up before the first
@@ -550,7 +564,7 @@ int cprof_model_pace(struct cprof_model *m)
 		}
 		/* each gap's pace (-1: too few launches), and the nearest usable one left of each window */
 		for (k = 0; k + 1 < ns; k++) {
-			uint64_t gs = sp[k].end, ge = sp[k + 1].start;
+			uint64_t gs = sp[k].oend, ge = sp[k + 1].ostart; /* CUPTI's switches are the windows' */
 			double gl = at_spread(m, proc, fpass, ge, 1) - at_spread(m, proc, fpass, gs, 1);
 
 			gp[k] = gl >= CPROF_PACE_MIN_SAMPLE && ge > gs ? (double)(ge - gs) / gl : -1;

@@ -206,7 +206,9 @@ struct cprof_thread {
 struct cprof_window {
 	int64_t proc, pid;          /* 0: every process (the run's own window, cut by --max-size) */
 	int number;                 /* as the run numbered them (cprof capture's first is 1) */
-	uint64_t start, end;
+	uint64_t start, end;        /* what it recorded (capture-on, capture-off where the preload stamped them) */
+	uint64_t ostart, oend;      /* its outer bounds (capture-start, capture-stop), which hold CUPTI's switches
+				     * (since 2026-12-07); 0 where not known: start, end */
 	char *why, *end_why;        /* what opened and what closed it; never NULL */
 	uint64_t cost_ns;           /* what cprof cost the program inside it (cprof_model_window_costs) */
 	int cost_measured;          /* the profile has CPROF_COST rows: else cost_ns is CUPTI's part only */
@@ -341,6 +343,8 @@ struct cprof_model {
 	struct cprof_rec_span {
 		int64_t proc;
 		uint64_t start, end, before;
+		uint64_t ostart, oend, obefore; /* its windows' outer bounds (struct cprof_window): the gaps' ends for the
+						 * pace; and the time inside them before it */
 	} *rspan;
 	size_t nrspan;
 	/* each process's run-queue wait per ns its threads ran, outside its recording windows (between them): what the

@@ -13,6 +13,73 @@ static char *dup_text(sqlite3_stmt *st, int i)
 	return strdup(t ? (const char *)t : "");
 }
 
+struct outer_mark {
+	int64_t proc;
+	uint64_t t;
+	int start;
+};
+
+static int mark_cmp(const void *pa, const void *pb)
+{
+	const struct outer_mark *a = pa, *b = pb;
+
+	if (a->proc != b->proc)
+		return a->proc < b->proc ? -1 : 1;
+	return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/* Each process window's outer bounds: the capture-start at or before its start and the capture-stop at or after its
+ * end, with no other mark between (a --max-size cut or a window open at its process's end has no stop of its own).
+ * Loaded once and searched (a query per window was O(windows x statuses)). */
+static int load_outer_bounds(sqlite3 *db, struct cprof_model *m)
+{
+	struct outer_mark *mk = NULL;
+	sqlite3_stmt *st;
+	size_t n = 0, cap = 0;
+
+	if (m->rec.n == 0 || !cprof_has_table(db, "CPROF_STATUS"))
+		return 0;
+	if (sqlite3_prepare_v2(db, "SELECT processId, timeNs, code = 'capture-start' FROM CPROF_STATUS"
+				   " WHERE code IN ('capture-start', 'capture-stop') AND processId IS NOT NULL AND timeNs > 0",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (cprof_grow(&mk, &cap, n, sizeof(*mk)) < 0) {
+			sqlite3_finalize(st);
+			free(mk);
+			return -ENOMEM;
+		}
+		mk[n++] = (struct outer_mark){ sqlite3_column_int64(st, 0), (uint64_t)sqlite3_column_int64(st, 1),
+					       sqlite3_column_int(st, 2) };
+	}
+	sqlite3_finalize(st);
+	if (n > 1)
+		qsort(mk, n, sizeof(*mk), mark_cmp);
+	for (size_t i = 0; i < m->rec.n; i++) {
+		struct cprof_window *w = &m->rec.w[i];
+		size_t l = 0, h = n;
+
+		if (w->proc == 0)
+			continue;
+		while (l < h) { /* the first mark after (proc, start) */
+			size_t mid = l + (h - l) / 2;
+
+			if (mk[mid].proc < w->proc || (mk[mid].proc == w->proc && mk[mid].t <= w->start))
+				l = mid + 1;
+			else
+				h = mid;
+		}
+		if (l > 0 && mk[l - 1].proc == w->proc && mk[l - 1].start)
+			w->ostart = mk[l - 1].t;
+		for (; l < n && mk[l].proc == w->proc && mk[l].t < w->end; l++)
+			;
+		if (l < n && mk[l].proc == w->proc && !mk[l].start)
+			w->oend = mk[l].t;
+	}
+	free(mk);
+	return 0;
+}
+
 int cprof_model_load_windows(sqlite3 *db, struct cprof_model *m)
 {
 	struct cprof_recording *r = &m->rec;
@@ -56,7 +123,7 @@ int cprof_model_load_windows(sqlite3 *db, struct cprof_model *m)
 		}
 	}
 	sqlite3_finalize(st);
-	return ret;
+	return ret < 0 ? ret : load_outer_bounds(db, m);
 }
 
 void cprof_model_free_windows(struct cprof_model *m)

@@ -44,8 +44,17 @@ def main(db_path, log_path, want_windows):
             sys.exit(f"FAIL: launch {idx} recorded twice")
         matched.add(idx)
         corr_of[idx] = corr
+    # a window is [capture-on, capture-off]; its outer stamps (capture-start before CUPTI's kinds go on, capture-stop
+    # after they go off and are flushed) hold CUPTI's switches, while the hooks pass calls through
+    starts_at = sorted(r[0] for r in db.execute("SELECT timeNs FROM CPROF_STATUS WHERE code = 'capture-start'"))
+    stops_at = sorted(r[0] for r in db.execute("SELECT timeNs FROM CPROF_STATUS WHERE code = 'capture-stop'"))
     edge_total = 0
     for n, s, e, why, end_why in wins:
+        k = bisect.bisect_right(starts_at, s) - 1
+        os_ = starts_at[k] if k >= 0 else s
+        k = bisect.bisect_left(stops_at, e)
+        oe = stops_at[k] if k < len(stops_at) else e
+        switching = sum(1 for l in log if (l[0] >= os_ and l[1] < s) or (l[0] > e and l[1] <= oe))
         inside = [l for l in log if l[0] >= s and l[1] <= e]
         edge = [l for l in log if not (l[0] >= s and l[1] <= e) and l[1] >= s and l[0] <= e]
         missing = [l[2] for l in inside if l[2] not in matched]
@@ -58,7 +67,8 @@ def main(db_path, log_path, want_windows):
         kept = sum(1 for l in inside + edge if l[2] in matched)
         edge_total += len(edge)
         print(f"window {n} ({why}; {end_why}): {(e - s) / 1e9:.3f} s, {len(inside)} launches made inside it, "
-              f"{kept} recorded, {len(edge)} across its edges ({cut} of them recorded without their kernel)")
+              f"{kept} recorded, {len(edge)} across its edges ({cut} of them recorded without their kernel), "
+              f"{switching} made while CUPTI was switched at its edges")
         if not inside:
             sys.exit(f"FAIL: window {n}: no launch inside it: the test proves nothing")
     recorded = {corr_of[i] for i in matched}

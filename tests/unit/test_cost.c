@@ -656,6 +656,77 @@ START_TEST(test_cost_pace_in_and_between_windows)
 }
 END_TEST
 
+/* The pace's gaps run between the windows' outer bounds (capture-stop to the next capture-start): CUPTI's switches
+ * there are the windows' (the kinds on, then off and flushed), not the program's own pace. Windows as above with
+ * 20 ms switches either side (no launch made in them) and COST rows at every bound: the gaps' 160 launches in 160 ms
+ * are a launch a ms; timed between the windows' own bounds they would be a launch every 1.25 ms. m->rspan's outer
+ * bounds also carry the spread of passLaunches between COST rows (at_spread). */
+START_TEST(test_cost_pace_gaps_between_outer_bounds)
+{
+	static struct cprof_call lc[4 * 90];
+	static struct cprof_cost_row r14[14];
+	static const uint64_t t[] = { 0, 100, 120, 280, 300, 400, 420, 580, 600, 700, 720, 880, 900, 1000 };
+	static const uint64_t passed[] = { 0, 0, 0, 160, 160, 160, 160, 320, 320, 320, 320, 480, 480, 480 };
+	static const uint64_t every[] = { 1010000, 1012000, 1010000, 1012000 };
+	struct cprof_window win[4] = {
+		{ .proc = 1, .start = 0, .end = 100 * MS, .oend = 120 * MS },
+		{ .proc = 1, .start = 300 * MS, .end = 400 * MS, .ostart = 280 * MS, .oend = 420 * MS },
+		{ .proc = 1, .start = 600 * MS, .end = 700 * MS, .ostart = 580 * MS, .oend = 720 * MS },
+		{ .proc = 1, .start = 900 * MS, .end = 1000 * MS, .ostart = 880 * MS, .oend = 1020 * MS },
+	};
+
+	for (int w = 0; w < 4; w++) {
+		for (int i = 0; i < 90; i++) {
+			uint64_t s = win[w].start + MS + (uint64_t)i * every[w];
+
+			lc[w * 90 + i] = (struct cprof_call){ .start = s, .end = s + 1000, .proc = 1, .outer = 1, .launch = 1 };
+		}
+	}
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, lc, 4 * 90, NULL, 0, 0), 0);
+	for (int i = 0; i < 14; i++)
+		r14[i] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .pass_launches = passed[i] };
+	m.cost = r14;
+	m.ncost = 14;
+	m.procs = procs;
+	m.nprocs = 1;
+	m.rec.w = win;
+	m.rec.n = 4;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	ck_assert_uint_eq(m.rspan[1].ostart, 280 * MS);
+	ck_assert_uint_eq(m.rspan[1].oend, 420 * MS);
+	ck_assert_uint_eq(m.rspan[0].ostart, 0); /* not known: its own start */
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
+	ck_assert_uint_eq(m.pace.launches_out, 480);
+	ck_assert_uint_eq(m.pace.out_ns, 1000000);
+	ck_assert_int_eq(m.pace.diff_ns, 11000);
+	ck_assert_int_eq(m.pace.measured, 1);
+	/* COST rows only at the windows' own bounds: the gaps' launches are spread over the time outside the outer
+	 * bounds, not into the switches (spread by the inner ones, 128 of each 160 fell in the gap: 1.25 ms a launch) */
+	for (int i = 0, k = 0; i < 14; i++)
+		if (t[i] % 100 == 0)
+			r14[k++] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .pass_launches = passed[i] };
+	m.ncost = 8;
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
+	ck_assert_uint_eq(m.pace.launches_out, 480);
+	ck_assert_uint_eq(m.pace.out_ns, 1000000);
+	ck_assert_int_eq(m.pace.measured, 1);
+	/* the outer bounds not known (an older profile): the gaps take the switches in */
+	for (int w = 0; w < 4; w++)
+		win[w].ostart = win[w].oend = 0;
+	free(m.rspan);
+	m.rspan = NULL;
+	m.nrspan = 0;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	ck_assert_int_eq(cprof_model_pace(&m), 0);
+	ck_assert_uint_eq(m.pace.out_ns, 1250000);
+	ck_assert_int_eq(m.pace.measured, 0);
+	free(m.rspan);
+	free(m.pace_proc);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -675,6 +746,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_wait_over_baseline);
 	tcase_add_test(tc, test_cost_rec_spans_by_process);
 	tcase_add_test(tc, test_cost_pace_in_and_between_windows);
+	tcase_add_test(tc, test_cost_pace_gaps_between_outer_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -395,7 +395,11 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	ck_assert_int_eq(cprof_store_windows(s, 0), 0);
 	ck_assert_int_eq(cprof_store_close(s), 0);
 
-	ck_assert_str_eq(q_text("SELECT group_concat(start || '-' || end) FROM CPROF_WINDOWS"), "1000-2000,1000-2000,1000-2000");
+	/* a window is its inner bounds, where it has them: the outer ones hold CUPTI's switches, when calls are passed
+	 * through (CI 2026-12-07: a launch made there was inside the window and not recorded) */
+	ck_assert_str_eq(q_text("SELECT group_concat(w) FROM (SELECT processId || ':' || start || '-' || end AS w FROM CPROF_WINDOWS"
+				" ORDER BY processId)"),
+			 "1:1010-1990,2:1000-2000,3:1010-1990");
 	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
 				" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1, 2)"),
 			 "1:2,1:3,1:5,1:21,2:1");
