@@ -29,9 +29,11 @@ gaps = [range(200 + 400 * k, 500 + 400 * k) for k in range(4)]
 assert c["pace_launches_in"] == sum(sum(map(n, w)) - 1 for w in wins), c  # first launch to last
 assert c["pace_windows"] == 5, c
 # the gaps counts are read between CPROF_COST rows near each edge (the flusher sends one a few ms after the flip),
-# spread over the unrecorded time between them: within 2% of the launches made there
+# spread over the time outside the outer bounds of the windows: passLaunches does not grow inside a window, and the
+# thread of this program switches CUPTI at the edges itself, launching nothing meanwhile, so a row inside each window
+# makes the count exact, to the rounding down of each gap (spread into the switches too, 3% were missing: 5,818 of 6,000)
 out = sum(sum(map(n, g)) for g in gaps)
-assert 0.98 * out <= c["pace_launches_out"] <= out, (out, c)
+assert out - len(gaps) <= c["pace_launches_out"] <= out, (out, c)
 assert c["pace_in_ns"] > 0 and c["pace_out_ns"] > 0 and c["pace_se_ns"] > 0, c
 assert c["pace_diff_ns"] == c["pace_in_ns"] - c["pace_out_ns"] or abs(c["pace_diff_ns"] - (c["pace_in_ns"] - c["pace_out_ns"])) <= 1, c
 assert c["pace_measured"] == (c["pace_diff_ns"] > 0 and c["pace_diff_ns"] > 2 * c["pace_se_ns"]), c
