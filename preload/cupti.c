@@ -208,26 +208,56 @@ static void buffer_recycle(void *p)
 	free(p);
 }
 
+/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them), aligned to a huge
+ * page and marked for them: a fresh buffer costs the thread that first writes it 2 page faults instead of ~1,000
+ * (docs/bench.md, thirteenth session), but each clears 2 MiB (~10 ms on the program's thread in a training step's
+ * first window, 2026-12-07). NULL when there is no memory. */
+static void *buffer_new(void)
+{
+	void *p;
+
+	if (posix_memalign(&p, HUGE_PAGE, BUF_SIZE) != 0)
+		return NULL;
+	madvise(p, BUF_SIZE, MADV_HUGEPAGE); /* advice only: without transparent huge pages, 4 KiB ones */
+	return p;
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	void *p = NULL;
 
-	/* a plain malloc'd block: if another tool takes CUPTI over, it gets our buffers and free()s them */
 	*max_records = 0;
 	for (int i = 0; i < BUF_POOL && p == NULL; i++)
 		p = atomic_exchange(&pool[i], NULL);
-	if (p == NULL) {
-		/* aligned to a huge page and marked for them: a fresh buffer (one a deferring flusher has not given
-		 * back yet) costs CUPTI's thread 2 page faults instead of ~1,000 (docs/bench.md, thirteenth session) */
-		if (posix_memalign(&p, HUGE_PAGE, BUF_SIZE) != 0) {
-			*buffer = NULL;
-			*size = 0;
-			return;
-		}
-		madvise(p, BUF_SIZE, MADV_HUGEPAGE); /* advice only: without transparent huge pages, 4 KiB ones */
+	if (p == NULL && (p = buffer_new()) == NULL) {
+		*buffer = NULL;
+		*size = 0;
+		return;
 	}
 	*buffer = p;
 	*size = BUF_SIZE;
+}
+
+static _Atomic int prefaulted; /* the flusher filled the pool once for this process's session */
+
+void cprof_cupti_prefault(void)
+{
+	if (atomic_load(&prefaulted) || !atomic_load(&cu.started))
+		return;
+	atomic_store(&prefaulted, 1);
+	for (int i = 0; i < BUF_POOL; i++) {
+		void *p, *none = NULL;
+
+		if (atomic_load(&pool[i]) != NULL)
+			continue;
+		if ((p = buffer_new()) == NULL)
+			return;
+		/* written here, so the kernel clears its pages on this thread, not on the program's */
+		for (size_t off = 0; off < BUF_SIZE; off += 4096)
+			((volatile uint8_t *)p)[off] = 0;
+		if (!atomic_compare_exchange_strong(&pool[i], &none, p))
+			free(p); /* a buffer came back meanwhile */
+	}
 }
 
 /* Runs on CUPTI's thread or the one flushing: only links the buffer into a list. */
@@ -539,6 +569,7 @@ static void cprof_cupti_start(void)
 		atexit(at_exit_flush);
 	}
 	status(CPROF_STATUS_CUPTI_STARTED, 0, "CUPTI from %s", where);
+	cprof_flusher_wake(); /* its next round fills the buffer pool (cprof_cupti_prefault), not one a period later */
 	pr_dbg("CUPTI started from %s", where);
 	return;
 refused:
@@ -629,6 +660,7 @@ void cprof_cupti_reset_after_fork(int driver_up)
 	atomic_store(&occupancy_quiet, 0); /* the child's own session, if it starts one, keeps its own first ones */
 	occupancy_tried = 0;
 	atomic_store(&cu.started, 0);
+	atomic_store(&prefaulted, 0); /* a child that starts its own session has its own first buffers */
 	cprof_share_reset_after_fork();
 	pthread_mutex_init(&cu.lock, NULL);
 	cu.done = NULL;

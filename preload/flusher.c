@@ -1229,6 +1229,7 @@ static void *flusher_main(void *arg)
 		 * locks; an exit may have torn cudart down) */
 		if (fl.gemms >= CPROF_OCCUPANCY_GEMMS)
 			cprof_cupti_gemms_drained(fl.gemms);
+		cprof_cupti_prefault();
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
 			send_cost(mono_ms() + fl.flush_ms, 0);
 	}

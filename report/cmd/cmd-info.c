@@ -75,8 +75,9 @@ int cmd_info(int argc, char **argv)
 	printf("\ncprof: %lld process(es), %s, ", (long long)procs, counts);
 	if (nvtx)
 		printf("%lld NVTX annotations, ", (long long)nvtx);
-	/* a process killed from outside could not count what it had not sent */
-	printf("%s%lld lost events, %s%s%s\n", f->killed > 0 ? "at least " : "", (long long)f->lost_events,
+	/* a process killed from outside could not count what it had not sent; a collector that could not write its
+	 * final state left no count */
+	printf("%s%lld lost events, %s%s%s\n", f->killed > 0 || !f->lost_known ? "at least " : "", (long long)f->lost_events,
 	       f->complete ? "complete" : "INCOMPLETE", f->complete ? "" : ": ", f->complete ? "" : cprof_tx(f->reason));
 	/* the program's own profiler (torch.profiler) used CUPTI too: what it got from cprof's session */
 	if (f->cupti_shared.processes > 0)

@@ -17,7 +17,9 @@ static void load_meta(sqlite3 *db, struct cprof_meta_facts *f)
 	f->finalised = cprof_meta_int(db, "finalised", 0) == 1;
 	f->simulated = !strcmp(cprof_meta(db, "simulated_gpu", sim, sizeof(sim), "0"), "1");
 	f->exit_status = cprof_meta_int(db, "exit_status", -1);
-	f->lost_events = cprof_meta_int(db, "lost_events", 0);
+	f->lost_events = cprof_meta_int(db, "lost_events", -1);
+	f->lost_known = f->lost_events >= 0;
+	f->lost_events = f->lost_known ? f->lost_events : 0;
 	f->nvtx_events = cprof_meta_int(db, "nvtx_events", 0);
 	f->processes = cprof_meta_int(db, "processes", 0);
 	f->events = cprof_meta_int(db, "events", 0);

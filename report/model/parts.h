@@ -36,6 +36,7 @@ struct cprof_meta_facts {
 	int complete, finalised, simulated;
 	int64_t exit_status;        /* -1: not known */
 	int64_t lost_events, nvtx_events, processes, events, lost_spool_full, lost_unstored;
+	int lost_known;             /* cprofd wrote lost_events (not when the profile's final state did not fit) */
 	int64_t max_size, max_size_cut_ns, max_size_unrecorded;
 	char command[4096];         /* "?" when not recorded */
 	char reason[256];           /* incomplete_reason */

@@ -154,7 +154,10 @@ int report_doc_build(const struct report_opts *o, struct report_doc *d)
 		pr_err("%s: cannot read the profile", o->profile);
 		return -EIO;
 	}
-	/* a process killed from outside could not count what it had not sent */
+	/* a process killed from outside could not count what it had not sent; a collector that could not write its
+	 * final state (a file size limit, t-rel-spool) left no count at all */
+	if (!m->x->meta.lost_known)
+		d->lower_bound = 1;
 	for (i = 0; i < m->nprocs; i++)
 		if (m->procs[i].end && m->procs[i].end->killed)
 			d->lower_bound = 1;

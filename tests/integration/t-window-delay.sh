@@ -40,8 +40,10 @@ assert_eq "$(q l.db "SELECT endWhy FROM CPROF_WINDOWS")" "process ended" "an ope
 
 # launches back to back: the window's edges fall among launches, and so do CUPTI's switches beside them (CI
 # 2026-12-07: a launch made after the stop's flip, while CUPTI flushed, lay inside the window then, unrecorded;
-# 875 of them in one run here, when the window's bounds were the outer stamps)
-sim "$BIN/cprof-run" -q -o b.db --delay 0.3 --duration 0.3 -- "$P" --seconds 0.8 --period-us 0 --log b.log > /dev/null 2>&1 ||
+# 875 of them in one run here, when the window's bounds were the outer stamps). Each launch takes the simulator
+# 20 us: ~45k a second, the rings' 16,384 events a third of a second (unpaced, 170k a second, a run lost 1,656 to
+# a full ring on this 2-core VM), 100-190 launches made during the switches in 3 runs of 4
+SIMGPU_LAUNCH_NS=20000 sim "$BIN/cprof-run" -q -o b.db --delay 0.3 --duration 0.3 -- "$P" --seconds 0.8 --period-us 0 --log b.log > /dev/null 2>&1 ||
 	fail "back-to-back run"
 assert_eq "$(q b.db "SELECT value FROM META WHERE key = 'lost_events'")" 0 "lost (back to back)"
 python3 "$CHECK" b.db b.log 1 || fail "back to back: launches"
