@@ -918,10 +918,13 @@ int cprof_store_windows(struct cprof_store *s, uint64_t cut_ns)
 			code = (const char *)sqlite3_column_text(sel, 3);
 			start = !strcmp(code, "capture-start");
 		}
-		/* a window still open when its process's rows end ran until the process ended */
+		/* a window still open when its process's rows end ran until the process ended, or until its capture-off
+		 * where the process ended in its stop (its CUPTI flush) before capture-stop: nothing was recorded after */
 		if ((!more || p != cur) && open_number) {
-			if (window_row(ins, proc, pid, open_number, open_start, proc_end > open_start ? proc_end : open_start,
-				       cut_ns, why, "process ended", inner_start, 0, &inner) < 0)
+			uint64_t end = proc_end > open_start ? proc_end : open_start;
+
+			if (window_row(ins, proc, pid, open_number, open_start, end > inner_end ? end : inner_end, cut_ns, why,
+				       inner_end ? "window ended" : "process ended", inner_start, inner_end, &inner) < 0)
 				ret = db_err(s, "insert window");
 			rows++;
 			open_number = 0;

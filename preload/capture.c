@@ -96,11 +96,13 @@ int cprof_capture_init(void)
  * the outer ones hold CUPTI's switches, so the time between windows is the program's alone (the report's pace,
  * report/model/cost.c), and calls made there, between an outer stamp and its flip, are passed through. */
 static pthread_mutex_t switching = PTHREAD_MUTEX_INITIALIZER; /* one switch at a time: kinds follow the state */
+_Atomic int cprof_switching;
 
 /* a fork child's copy of the lock may have been held by a parent's thread that was switching */
 void cprof_capture_reset_after_fork(void)
 {
 	pthread_mutex_init(&switching, NULL);
+	atomic_store(&cprof_switching, 0);
 }
 
 /* this thread is switching: a switch asked from inside it (a signal handler's cudaProfilerStop, the program's
@@ -123,7 +125,10 @@ static void capture_set_n(int on, const char *why, int32_t number)
 			goto out;
 		if (number <= 0)
 			number = (int32_t)atomic_load(&windows) + 1;
-		outer = cprof_now_ns(); /* before CUPTI's switch: the gap before the window holds none */
+		/* before CUPTI's switch: the gap before the window holds none, nor do its passLaunches (a thread that
+		 * launches meanwhile, a --duration window's, is not the one switching) */
+		atomic_store(&cprof_switching, 1);
+		outer = cprof_now_ns();
 		cprof_cupti_pause(0);
 		if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_ON)) {
 			if (from != CPROF_ST_ON) /* switched off meanwhile (cprof_disable): the kinds go off again */
@@ -137,6 +142,7 @@ static void capture_set_n(int on, const char *why, int32_t number)
 		cprof_flusher_cost_edge();
 		goto out;
 	}
+	atomic_store(&cprof_switching, 1);
 	inner = cprof_now_ns();
 	if (!atomic_compare_exchange_strong(&cprof_state, &from, CPROF_ST_PAUSED)) {
 		/* cprof switched itself off inside the window (the collector gone): CUPTI's kinds go off all the same,
@@ -151,6 +157,7 @@ static void capture_set_n(int on, const char *why, int32_t number)
 	cprof_flusher_status_at(CPROF_STATUS_CAPTURE_STOP, (int32_t)atomic_load(&windows), text, outer);
 	cprof_flusher_cost_edge();
 out:
+	atomic_store(&cprof_switching, 0);
 	pthread_mutex_unlock(&switching);
 	switching_here = 0;
 }

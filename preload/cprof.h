@@ -256,6 +256,10 @@ CPROF_HIDDEN extern _Atomic uint64_t cprof_ring_lost_nested;
 CPROF_HIDDEN void cprof_rings_reset_after_fork(void);
 CPROF_HIDDEN struct cprof_ring *cprof_rings_head(void);
 CPROF_HIDDEN extern _Atomic uint32_t cprof_generation;
+/* 1 while a window's edge switches CUPTI (from its capture-start to its flip on, from its flip off to its
+ * capture-stop; capture.c): launches passed through then are not counted in passLaunches, whose gaps run between
+ * those outer stamps (report/model/cost.c) */
+CPROF_HIDDEN extern _Atomic int cprof_switching;
 
 /* flusher.c */
 
@@ -578,6 +582,7 @@ static inline __attribute__((always_inline)) uint64_t cprof_pass_begin(unsigned 
 	 * recorded in the windows, the program's pace with and without cprof recording (cost.c) */
 	r = cprof_tls.ring;
 	if (r != NULL && atomic_load_explicit(&cprof_state, memory_order_relaxed) == CPROF_ST_PAUSED &&
+	    !atomic_load_explicit(&cprof_switching, memory_order_relaxed) &&
 	    cprof_tls.generation == atomic_load_explicit(&cprof_generation, memory_order_relaxed))
 		atomic_store_explicit(&r->passed, atomic_load_explicit(&r->passed, memory_order_relaxed) + 1,
 				      memory_order_relaxed);

@@ -211,6 +211,8 @@ static int merge_one(sqlite3 *db, const char *path, char *const *parts, int64_t 
 		   /* cprofd's call totals (issue 32) add up only when every part has them; else cprof info counts rows */
 		   "DELETE FROM main.META WHERE key IN ('calls_by_program', 'calls_inside_libraries', 'calls_seen_only_by_cupti')"
 		   " AND key NOT IN (SELECT key FROM src.META);"
+		   /* a part whose collector wrote no loss count (it did not finish) leaves the sum unknown: a lower bound */
+		   "DELETE FROM main.META WHERE key = 'lost_events' AND key NOT IN (SELECT key FROM src.META);"
 		   "UPDATE main.META SET value = '0' WHERE key = 'complete' AND (SELECT value FROM src.META WHERE key ="
 		   " 'complete') IS NOT '1';"
 		   "UPDATE main.META SET value = (SELECT value FROM src.META WHERE key = 'incomplete_reason')"

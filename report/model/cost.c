@@ -102,6 +102,13 @@ static int rspan_cmp(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
+/* A window's outer bounds, CUPTI's switches at its edges with it: its own where not known */
+static void window_outer(const struct cprof_window *w, uint64_t *os, uint64_t *oe)
+{
+	*os = w->ostart && w->ostart <= w->start ? w->ostart : w->start;
+	*oe = w->oend >= w->end ? w->oend : w->end;
+}
+
 /* Each process's recorded spans: its windows and the run's own (proc 0), overlaps merged, by (proc, start). One walk
  * of the windows (by start), each process's last span and time before it kept by its slot; a run's own window goes
  * to every process (was every window for every process: O(processes x windows)). */
@@ -130,9 +137,9 @@ int cprof_model_rec_spans(struct cprof_model *m)
 		}
 		for (; p < pend; p++) {
 			struct cprof_rec_span *last = sl[p].last ? &m->rspan[sl[p].last - 1] : NULL;
-			uint64_t os = w->ostart && w->ostart <= w->start ? w->ostart : w->start;
-			uint64_t oe = w->oend >= w->end ? w->oend : w->end;
+			uint64_t os, oe;
 
+			window_outer(w, &os, &oe);
 			if (last && w->start <= last->end) { /* by start: an overlap only reaches further */
 				if (w->end > last->end) {
 					sl[p].before += w->end - last->end;
@@ -453,7 +460,7 @@ int cprof_model_wait_base(struct cprof_model *m)
 		double run = 0, wait = 0;
 
 		for (; i + 1 < m->nrspan && m->rspan[i + 1].proc == proc; i++) {
-			uint64_t gs = m->rspan[i].end, ge = m->rspan[i + 1].start;
+			uint64_t gs = m->rspan[i].oend, ge = m->rspan[i + 1].ostart; /* the program alone: no switch */
 			double r = at_time(m, proc, frun, ge) - at_time(m, proc, frun, gs),
 			       w = at_time(m, proc, fwait, ge) - at_time(m, proc, fwait, gs);
 
@@ -1048,8 +1055,11 @@ void cprof_model_window_costs(struct cprof_model *m)
 	for (size_t i = 0; i < m->rec.n; i++) {
 		struct cprof_window *w = &m->rec.w[i];
 		struct cprof_cost one, *ci = c ? &c[i] : &one;
+		uint64_t os, oe;
 
-		cprof_cost_window(m, w->proc, w->start, w->end, cprof_cost_overhead(m, w->proc, w->start, w->end, 1), ci);
+		/* with CUPTI's switches at its edges: cprof's cost to the program, though nothing was recorded there */
+		window_outer(w, &os, &oe);
+		cprof_cost_window(m, w->proc, os, oe, cprof_cost_overhead(m, w->proc, os, oe, 1), ci);
 		w->cost_ns = ci->total_ns;
 		w->cost_measured = ci->measured;
 		if (sum)

@@ -311,7 +311,8 @@ static void write_header(struct html *h)
 		html_text(f, reason[0] ? reason : "the profile was not finalised");
 		fputs("</div>\n", f);
 	}
-	/* a process killed from outside could not count what it had not sent */
+	/* a process killed from outside could not count what it had not sent; a collector that did not finish the
+	 * profile wrote no count */
 	for (i = 0; i < h->model.nprocs; i++)
 		if (h->model.procs[i].end && h->model.procs[i].end->killed)
 			killed = 1;
@@ -329,9 +330,10 @@ static void write_header(struct html *h)
 	fprintf(f, "</code><br><b>Processes:</b> %zu &nbsp; <b>CUDA API calls:</b> %lld (%s) &nbsp; <b>kernels:</b> %llu &nbsp; "
 		   "<b>run:</b> %s &nbsp; <b>lost events:</b> %s%lld%s &nbsp; %s</p>\n",
 		h->nprocs, (long long)api_calls, calls_text,
-		(unsigned long long)h->n_kernel_total, dur, killed ? "at least " : "",
+		(unsigned long long)h->n_kernel_total, dur, killed || !mf->lost_known ? "at least " : "",
 		(long long)mf->lost_events,
-		killed ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+		!mf->lost_known ? " (the collector wrote no count: it did not finish the profile)"
+		: killed ? " (a process was killed: what it had not sent is lost uncounted)" : "",
 		complete ? "complete" : "<b>INCOMPLETE</b>");
 	if (note[0]) {
 		fputs("<p class=\"meta\"><b>GPU records:</b> ", f);

@@ -30,10 +30,13 @@ assert c["pace_launches_in"] == sum(sum(map(n, w)) - 1 for w in wins), c  # firs
 assert c["pace_windows"] == 5, c
 # the gaps counts are read between CPROF_COST rows near each edge (the flusher sends one a few ms after the flip),
 # spread over the time outside the outer bounds of the windows: passLaunches does not grow inside a window, and the
-# thread of this program switches CUPTI at the edges itself, launching nothing meanwhile, so a row inside each window
-# makes the count exact, to the rounding down of each gap (spread into the switches too, 3% were missing: 5,818 of 6,000)
+# thread of this program switches CUPTI at the edges itself, launching nothing meanwhile (and launches made during a
+# switch are not counted), so a row inside each window makes the count exact, to the rounding down of each gap
+# (5,998-5,999 of 6,000 in 5 runs); a row that missed its window (a busy machine: the flusher sends it a few ms after
+# the flip, and these windows last ~3 ms) leaves the proportional spread between rows, exact to the pace steadiness.
+# Within 0.5%: spread into the switches too, 3% were missing (5,818 of 6,000)
 out = sum(sum(map(n, g)) for g in gaps)
-assert out - len(gaps) <= c["pace_launches_out"] <= out, (out, c)
+assert 0.995 * out <= c["pace_launches_out"] <= out, (out, c)
 assert c["pace_in_ns"] > 0 and c["pace_out_ns"] > 0 and c["pace_se_ns"] > 0, c
 assert c["pace_diff_ns"] == c["pace_in_ns"] - c["pace_out_ns"] or abs(c["pace_diff_ns"] - (c["pace_in_ns"] - c["pace_out_ns"])) <= 1, c
 assert c["pace_measured"] == (c["pace_diff_ns"] > 0 and c["pace_diff_ns"] > 2 * c["pace_se_ns"]), c

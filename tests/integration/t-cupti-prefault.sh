@@ -2,7 +2,10 @@
 # written itself, so a thread of the program that CUPTI asks a buffer for does not clear them as CUPTI writes its
 # records there (a training step's first window had ~10 ms of page clearing twice on the program's thread, right
 # after the allocation, perf, 2026-12-07). window_loop --faults runs on 4 KiB pages, where a 4 MiB buffer is 1,024
-# page faults on the thread that first writes it, and logs each thread's faults at its end.
+# page faults on the thread that first writes it, and logs each thread's faults at its end. What this shows is that
+# the flusher wrote the pool's pages; on the simulator the program's thread faults no less, because CUPTI asks for
+# its first buffer at its start, before the flusher's round, and the window's records fill that one (perf,
+# 2026-12-07); the pool serves the buffers CUPTI asks for later.
 . "$(dirname "$0")/lib.sh"
 need_sim
 P=$WL/window_loop

@@ -30,6 +30,17 @@ def main(db_path, log_path, want_windows):
     with_kernel = {r[0] for r in db.execute(
         "SELECT DISTINCT e.externalId FROM CUPTI_ACTIVITY_KIND_KERNEL k"
         " JOIN CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION e ON e.correlationId = k.correlationId AND e.externalKind = 5")}
+    # a window is [capture-on, capture-off]; its outer stamps (capture-start before CUPTI's kinds go on, capture-stop
+    # after they go off and are flushed) hold CUPTI's switches, while the hooks pass calls through. A call that
+    # entered between a flip and its inner stamp is recorded and may lie outside [on, off], never outside the outer
+    starts_at = sorted(r[0] for r in db.execute("SELECT timeNs FROM CPROF_STATUS WHERE code = 'capture-start'"))
+    stops_at = sorted(r[0] for r in db.execute("SELECT timeNs FROM CPROF_STATUS WHERE code = 'capture-stop'"))
+
+    def outer(s, e):
+        k = bisect.bisect_right(starts_at, s) - 1
+        k2 = bisect.bisect_left(stops_at, e)
+        return (starts_at[k] if k >= 0 else s, stops_at[k2] if k2 < len(stops_at) else e)
+    outer_wins = [outer(s, e) for _, s, e, _, _ in wins]
     corr_of = {}
     starts = [l[0] for l in log]
     matched = set()
@@ -38,22 +49,14 @@ def main(db_path, log_path, want_windows):
         if k < 0 or not (log[k][0] <= c <= log[k][1]):
             sys.exit(f"FAIL: recorded launch at {c} is none the program logged")
         t0, t1, idx, _ = log[k]
-        if not any(t1 >= s and t0 <= e for _, s, e, _, _ in wins):
+        if not any(t1 >= s and t0 <= e for s, e in outer_wins):
             sys.exit(f"FAIL: launch {idx} ({t0}..{t1}) was recorded but lies outside every window {wins}")
         if idx in matched:
             sys.exit(f"FAIL: launch {idx} recorded twice")
         matched.add(idx)
         corr_of[idx] = corr
-    # a window is [capture-on, capture-off]; its outer stamps (capture-start before CUPTI's kinds go on, capture-stop
-    # after they go off and are flushed) hold CUPTI's switches, while the hooks pass calls through
-    starts_at = sorted(r[0] for r in db.execute("SELECT timeNs FROM CPROF_STATUS WHERE code = 'capture-start'"))
-    stops_at = sorted(r[0] for r in db.execute("SELECT timeNs FROM CPROF_STATUS WHERE code = 'capture-stop'"))
     edge_total = 0
-    for n, s, e, why, end_why in wins:
-        k = bisect.bisect_right(starts_at, s) - 1
-        os_ = starts_at[k] if k >= 0 else s
-        k = bisect.bisect_left(stops_at, e)
-        oe = stops_at[k] if k < len(stops_at) else e
+    for (n, s, e, why, end_why), (os_, oe) in zip(wins, outer_wins):
         switching = sum(1 for l in log if (l[0] >= os_ and l[1] < s) or (l[0] > e and l[1] <= oe))
         inside = [l for l in log if l[0] >= s and l[1] <= e]
         edge = [l for l in log if not (l[0] >= s and l[1] <= e) and l[1] >= s and l[0] <= e]

@@ -348,7 +348,7 @@ static void hooked(struct cprof_store *s, int64_t proc, uint16_t api, uint64_t i
 START_TEST(test_store_windows_drop_edge_orphans)
 {
 	struct cprof_store *s;
-	int64_t proc, old, nocupti;
+	int64_t proc, old, nocupti, ended;
 
 	tmp_db();
 	ck_assert_int_eq(cprof_store_open(&s, path), 0);
@@ -389,6 +389,12 @@ START_TEST(test_store_windows_drop_edge_orphans)
 	hooked(s, nocupti, CPROF_API_cudaLaunchKernel, 94, 1985, 2100);
 	status_at(s, old, CPROF_STATUS_CAPTURE_START, 1, 1000);
 	status_at(s, old, CPROF_STATUS_CAPTURE_STOP, 1, 2000);
+	/* a process that ended in its window's stop, after capture-off and before capture-stop (its CUPTI flush): the
+	 * window ends at capture-off, not with the process */
+	ck_assert_int_eq(cprof_store_process(s, hello(4324), &ended), 0);
+	status_at(s, ended, CPROF_STATUS_CAPTURE_START, 1, 1000);
+	status_at(s, ended, CPROF_STATUS_CAPTURE_ON, 1, 1010);
+	status_at(s, ended, CPROF_STATUS_CAPTURE_OFF, 1, 1990);
 	cupti_call(s, old, 1, 1005, 0, CPROF_GPU_KERNEL);      /* inside the window itself: kept */
 	cupti_call(s, old, 2, 2500, 0, CPROF_GPU_KERNEL);      /* after it: dropped */
 	ck_assert_int_eq(cprof_store_threads(s), 0); /* as cprofd's finish: the threads first */
@@ -397,9 +403,9 @@ START_TEST(test_store_windows_drop_edge_orphans)
 
 	/* a window is its inner bounds, where it has them: the outer ones hold CUPTI's switches, when calls are passed
 	 * through (CI 2026-12-07: a launch made there was inside the window and not recorded) */
-	ck_assert_str_eq(q_text("SELECT group_concat(w) FROM (SELECT processId || ':' || start || '-' || end AS w FROM CPROF_WINDOWS"
-				" ORDER BY processId)"),
-			 "1:1010-1990,2:1000-2000,3:1010-1990");
+	ck_assert_str_eq(q_text("SELECT group_concat(w) FROM (SELECT processId || ':' || start || '-' || end || ':' || endWhy AS w"
+				" FROM CPROF_WINDOWS ORDER BY processId)"),
+			 "1:1010-1990:window ended,2:1000-2000:window ended,3:1010-1990:window ended,4:1010-1990:window ended");
 	ck_assert_str_eq(q_text("SELECT group_concat(processId || ':' || correlationId) FROM (SELECT processId, correlationId"
 				" FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY 1, 2)"),
 			 "1:2,1:3,1:5,1:21,2:1");
