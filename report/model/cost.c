@@ -776,6 +776,35 @@ static int mark_background_overhead(struct cprof_model *m)
 	return 0;
 }
 
+/* the span of proc that holds x, by search (m->rspan is by (proc, start)); NULL: none */
+static const struct cprof_rec_span *span_at(const struct cprof_model *m, int64_t proc, uint64_t x)
+{
+	size_t l = 0, h = m->nrspan;
+
+	while (l < h) {
+		size_t mid = l + (h - l) / 2;
+
+		if (m->rspan[mid].proc < proc || (m->rspan[mid].proc == proc && m->rspan[mid].start <= x))
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	return l > 0 && m->rspan[l - 1].proc == proc && x <= m->rspan[l - 1].end ? &m->rspan[l - 1] : NULL;
+}
+
+void cprof_cost_outer(const struct cprof_model *m, int64_t proc, uint64_t *ws, uint64_t *we)
+{
+	for (size_t i = 0; i < (proc ? 1 : m->nprocs); i++) {
+		int64_t p = proc ? proc : m->procs[i].id;
+		const struct cprof_rec_span *s = span_at(m, p, *ws), *e = span_at(m, p, *we);
+
+		if (s && *ws == s->start && s->ostart < *ws)
+			*ws = s->ostart;
+		if (e && *we == e->end && e->oend > *we)
+			*we = e->oend;
+	}
+}
+
 uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi, int program_only)
 {
 	uint64_t o = 0;

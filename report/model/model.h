@@ -371,6 +371,10 @@ void cprof_model_window_costs(struct cprof_model *m);
 /* cost.c: CUPTI's overhead records starting in [ws, hi), each cut at hi; program_only: those on the program's own
  * threads (the ones not marked background) */
 uint64_t cprof_cost_overhead(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t hi, int program_only);
+/* [*ws, *we] widened to the outer bounds of the recording windows of proc (every process's for 0) that it starts or
+ * ends with (a bound on their own): CUPTI's switches at their edges are cprof's cost to the program, though nothing
+ * was recorded there. A bound inside a window (a phase's) stays. */
+void cprof_cost_outer(const struct cprof_model *m, int64_t proc, uint64_t *ws, uint64_t *we);
 int cprof_model_load_cost(sqlite3 *db, struct cprof_model *m);
 /* cost.c: m->rspan from m->rec and m->procs (cprof_model_load_cost builds it): each process's recorded time, merged
  * from its windows and the run's own, with the recorded time before each span; none without windows (recorded whole) */

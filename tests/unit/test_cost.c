@@ -726,6 +726,39 @@ START_TEST(test_cost_pace_gaps_between_outer_bounds)
 }
 END_TEST
 
+/* A verdict's cost window that starts or ends with a recording window takes in CUPTI's switches at that edge (their
+ * overhead records are cprof's cost to the program); one that starts or ends inside a window (a phase) stays */
+START_TEST(test_cost_outer_takes_in_the_switches)
+{
+	struct cprof_window win[2] = {
+		{ .proc = 1, .start = 100 * MS, .end = 200 * MS, .ostart = 90 * MS, .oend = 230 * MS },
+		{ .proc = 1, .start = 300 * MS, .end = 400 * MS, .ostart = 280 * MS, .oend = 410 * MS },
+	};
+	uint64_t ws, we;
+
+	memset(&m, 0, sizeof(m));
+	m.procs = procs;
+	m.nprocs = 1;
+	m.rec.w = win;
+	m.rec.n = 2;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	ws = 100 * MS, we = 400 * MS;
+	cprof_cost_outer(&m, 1, &ws, &we);
+	ck_assert_uint_eq(ws, 90 * MS);
+	ck_assert_uint_eq(we, 410 * MS);
+	ws = 150 * MS, we = 200 * MS; /* a phase inside the first window, ending with it */
+	cprof_cost_outer(&m, 0, &ws, &we);
+	ck_assert_uint_eq(ws, 150 * MS);
+	ck_assert_uint_eq(we, 230 * MS);
+	ws = 50 * MS, we = 250 * MS; /* in the gaps: the switches are inside already */
+	cprof_cost_outer(&m, 1, &ws, &we);
+	ck_assert_uint_eq(ws, 50 * MS);
+	ck_assert_uint_eq(we, 250 * MS);
+	free(m.rspan);
+	done();
+}
+END_TEST
+
 Suite *cost_suite(void)
 {
 	Suite *s = suite_create("cost");
@@ -746,6 +779,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_rec_spans_by_process);
 	tcase_add_test(tc, test_cost_pace_in_and_between_windows);
 	tcase_add_test(tc, test_cost_pace_gaps_between_outer_bounds);
+	tcase_add_test(tc, test_cost_outer_takes_in_the_switches);
 	suite_add_tcase(s, tc);
 	return s;
 }
