@@ -569,7 +569,6 @@ static void cprof_cupti_start(void)
 		atexit(at_exit_flush);
 	}
 	status(CPROF_STATUS_CUPTI_STARTED, 0, "CUPTI from %s", where);
-	cprof_flusher_wake(); /* its next round fills the buffer pool (cprof_cupti_prefault), not one a period later */
 	pr_dbg("CUPTI started from %s", where);
 	return;
 refused:
