@@ -367,14 +367,13 @@ static double at_time(const struct cprof_model *m, int64_t proc, size_t field, u
 	return a + (field_of(hi, field) - a) * (double)(x - lo->time) / (double)(hi->time - lo->time);
 }
 
-/* How long proc was recorded before x; -1 when the profile has no windows for it (recorded whole). outer: inside
- * its windows' outer bounds, CUPTI's switches with them (the spans keep the same order either way). */
-static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_t x, int outer)
+/* The first span after (proc, x) in m->rspan's (proc, start) order, by its start or (outer) its outer start: the
+ * spans keep the same order either way */
+static size_t span_after(const struct cprof_model *m, int64_t proc, uint64_t x, int outer)
 {
-	const struct cprof_rec_span *s;
 	size_t l = 0, h = m->nrspan;
 
-	while (l < h) { /* the first span after (proc, x) in the (proc, start) order */
+	while (l < h) {
 		size_t mid = l + (h - l) / 2;
 		const struct cprof_rec_span *sp = &m->rspan[mid];
 
@@ -383,6 +382,16 @@ static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_
 		else
 			h = mid;
 	}
+	return l;
+}
+
+/* How long proc was recorded before x; -1 when the profile has no windows for it (recorded whole). outer: inside
+ * its windows' outer bounds, CUPTI's switches with them (the spans keep the same order either way). */
+static double recorded_before(const struct cprof_model *m, int64_t proc, uint64_t x, int outer)
+{
+	const struct cprof_rec_span *s;
+	size_t l = span_after(m, proc, x, outer);
+
 	if (l == 0 || m->rspan[l - 1].proc != proc) /* x before proc's first span, or proc has none */
 		return l < m->nrspan && m->rspan[l].proc == proc ? 0 : -1;
 	s = &m->rspan[l - 1];
@@ -779,16 +788,8 @@ static int mark_background_overhead(struct cprof_model *m)
 /* the span of proc that holds x, by search (m->rspan is by (proc, start)); NULL: none */
 static const struct cprof_rec_span *span_at(const struct cprof_model *m, int64_t proc, uint64_t x)
 {
-	size_t l = 0, h = m->nrspan;
+	size_t l = span_after(m, proc, x, 0);
 
-	while (l < h) {
-		size_t mid = l + (h - l) / 2;
-
-		if (m->rspan[mid].proc < proc || (m->rspan[mid].proc == proc && m->rspan[mid].start <= x))
-			l = mid + 1;
-		else
-			h = mid;
-	}
 	return l > 0 && m->rspan[l - 1].proc == proc && x <= m->rspan[l - 1].end ? &m->rspan[l - 1] : NULL;
 }
 

@@ -562,6 +562,37 @@ START_TEST(test_cost_rec_spans_by_process)
 }
 END_TEST
 
+/* m's recorded spans made again from m.rec (its windows changed) */
+static void respan(void)
+{
+	free(m.rspan);
+	m.rspan = NULL;
+	m.nrspan = 0;
+	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+}
+
+/* The pace's fixture in m: 90 launches a window, 1 ms after its start, every[w] apart (lc: 4 x 90), and COST rows at
+ * t[i] ms with passed[i] launches passed through */
+static void pace_fixture(struct cprof_call *lc, const struct cprof_window *win, const uint64_t *every,
+			 struct cprof_cost_row *rows, const uint64_t *t, const uint64_t *passed, size_t nrows)
+{
+	for (int w = 0; w < 4; w++) {
+		for (int i = 0; i < 90; i++) {
+			uint64_t s = win[w].start + MS + (uint64_t)i * every[w];
+
+			lc[w * 90 + i] = (struct cprof_call){ .start = s, .end = s + 1000, .proc = 1, .outer = 1, .launch = 1 };
+		}
+	}
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, lc, 4 * 90, NULL, 0, 0), 0);
+	for (size_t i = 0; i < nrows; i++)
+		rows[i] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .pass_launches = passed[i] };
+	m.cost = rows;
+	m.ncost = nrows;
+	m.procs = procs;
+	m.nprocs = 1;
+}
+
 /* The program's pace: each window's wall time a launch, first launch to last, less that of the nearest gaps with
  * launches on each side (CPROF_COST passLaunches); back-to-back windows have no gap between them; a difference
  * lost in its spread is kept but not measured; a window's figure is its launches times the difference. */
@@ -580,21 +611,7 @@ START_TEST(test_cost_pace_in_and_between_windows)
 	};
 	struct cprof_cost c;
 
-	for (int w = 0; w < 4; w++) {
-		for (int i = 0; i < 90; i++) {
-			uint64_t s = win[w].start + MS + (uint64_t)i * every[w];
-
-			lc[w * 90 + i] = (struct cprof_call){ .start = s, .end = s + 1000, .proc = 1, .outer = 1, .launch = 1 };
-		}
-	}
-	memset(&m, 0, sizeof(m));
-	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, lc, 4 * 90, NULL, 0, 0), 0);
-	for (int i = 0; i < 8; i++)
-		r8[i] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .pass_launches = passed[i] };
-	m.cost = r8;
-	m.ncost = 8;
-	m.procs = procs;
-	m.nprocs = 1;
+	pace_fixture(lc, win, every, r8, t, passed, 8);
 	/* recorded whole: no gap, no pace */
 	ck_assert_int_eq(cprof_model_pace(&m), 0);
 	ck_assert_uint_eq(m.pace.launches_in, 0);
@@ -617,20 +634,14 @@ START_TEST(test_cost_pace_in_and_between_windows)
 	ck_assert_int_eq(c.pace.measured, 1);
 	/* three windows: the difference is kept, too few samples to call it measured */
 	m.rec.n = 3;
-	free(m.rspan);
-	m.rspan = NULL;
-	m.nrspan = 0;
-	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	respan();
 	ck_assert_int_eq(cprof_model_pace(&m), 0);
 	ck_assert_uint_eq(m.pace.windows, 3);
 	ck_assert_int_eq(m.pace.measured, 0);
 	cprof_cost_window(&m, 1, 300 * MS, 400 * MS, 0, &c);
 	ck_assert_uint_eq(c.paced_ns, 0);
 	m.rec.n = 4;
-	free(m.rspan);
-	m.rspan = NULL;
-	m.nrspan = 0;
-	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	respan();
 	/* a process that lost events did less work in its windows than they took: no pace */
 	r8[7].lost_ring_full = 1;
 	ck_assert_int_eq(cprof_model_pace(&m), 0);
@@ -675,21 +686,7 @@ START_TEST(test_cost_pace_gaps_between_outer_bounds)
 		{ .proc = 1, .start = 900 * MS, .end = 1000 * MS, .ostart = 880 * MS, .oend = 1020 * MS },
 	};
 
-	for (int w = 0; w < 4; w++) {
-		for (int i = 0; i < 90; i++) {
-			uint64_t s = win[w].start + MS + (uint64_t)i * every[w];
-
-			lc[w * 90 + i] = (struct cprof_call){ .start = s, .end = s + 1000, .proc = 1, .outer = 1, .launch = 1 };
-		}
-	}
-	memset(&m, 0, sizeof(m));
-	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, lc, 4 * 90, NULL, 0, 0), 0);
-	for (int i = 0; i < 14; i++)
-		r14[i] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .pass_launches = passed[i] };
-	m.cost = r14;
-	m.ncost = 14;
-	m.procs = procs;
-	m.nprocs = 1;
+	pace_fixture(lc, win, every, r14, t, passed, 14);
 	m.rec.w = win;
 	m.rec.n = 4;
 	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
@@ -713,10 +710,7 @@ START_TEST(test_cost_pace_gaps_between_outer_bounds)
 	/* the outer bounds not known (an older profile): the gaps take the switches in */
 	for (int w = 0; w < 4; w++)
 		win[w].ostart = win[w].oend = 0;
-	free(m.rspan);
-	m.rspan = NULL;
-	m.nrspan = 0;
-	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
+	respan();
 	ck_assert_int_eq(cprof_model_pace(&m), 0);
 	ck_assert_uint_eq(m.pace.out_ns, 1250000);
 	ck_assert_int_eq(m.pace.measured, 0);
