@@ -1112,13 +1112,13 @@ static int analyse_rest(const struct cprof_model *m, int64_t proc, uint64_t from
 	}
 	/* what CUPTI itself cost is shown apart, not blamed on the program */
 	{
-		uint64_t o = cprof_cost_overhead(m, proc, ws, hi, 0), cs = ws, ce = hi;
+		uint64_t o = cprof_cost_overhead(m, proc, ws, hi, 0), cs = ws, ce = we;
 
 		v->overhead_ns = o;
 		/* cprof's cost with CUPTI's switches at the edges of the windows it starts and ends with (their overhead
 		 * records: 5 ms of a busy training profile's, 2026-12-07) */
 		cprof_cost_outer(m, proc, &cs, &ce);
-		cprof_cost_window(m, proc, cs, ce > hi ? ce : we, cprof_cost_overhead(m, proc, cs, ce, 1), &v->cost);
+		cprof_cost_window(m, proc, cs, ce, cprof_cost_overhead(m, proc, cs, clamp_end(ce), 1), &v->cost);
 		if (queue_times(m, proc, ws, we, v, &gaps, &ngaps) < 0)
 			goto out;
 		v->host_wait_ns -= o < v->host_wait_ns ? o : v->host_wait_ns;

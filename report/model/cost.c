@@ -799,9 +799,10 @@ void cprof_cost_outer(const struct cprof_model *m, int64_t proc, uint64_t *ws, u
 		int64_t p = proc ? proc : m->procs[i].id;
 		const struct cprof_rec_span *s = span_at(m, p, *ws), *e = span_at(m, p, *we);
 
-		if (s && *ws == s->start && s->ostart < *ws)
+		/* a span's outer bounds hold its own (window_outer) */
+		if (s && *ws == s->start)
 			*ws = s->ostart;
-		if (e && *we == e->end && e->oend > *we)
+		if (e && *we == e->end)
 			*we = e->oend;
 	}
 }
