@@ -138,6 +138,13 @@ void cprof_model_close(struct cprof_model *m)
 	free(x);
 }
 
+const char *cprof_lost_note(const struct cprof_meta_facts *f, int killed)
+{
+	if (!f->lost_known)
+		return " (the collector wrote no count: it did not finish the profile)";
+	return killed ? " (a process was killed: what it had not sent is lost uncounted)" : "";
+}
+
 const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size_t size)
 {
 	size_t n = strlen(f->command);

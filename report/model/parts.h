@@ -76,6 +76,9 @@ int cprof_model_open(const char *path, const struct cprof_model_opts *o, struct 
 const char *cprof_model_why(const struct cprof_model *m);
 /* The command cut to size - 1 bytes (report and info show its first 1023) in buf. */
 const char *cprof_meta_command(const struct cprof_meta_facts *f, char *buf, size_t size);
+/* why the lost events are a lower bound, for the header's count (" (...)"), or "": no count written, or (killed) a
+ * process killed from outside */
+const char *cprof_lost_note(const struct cprof_meta_facts *f, int killed);
 /* Frees the model and its parts. */
 void cprof_model_close(struct cprof_model *m);
 

@@ -332,8 +332,7 @@ static void write_header(struct html *h)
 		h->nprocs, (long long)api_calls, calls_text,
 		(unsigned long long)h->n_kernel_total, dur, killed || !mf->lost_known ? "at least " : "",
 		(long long)mf->lost_events,
-		!mf->lost_known ? " (the collector wrote no count: it did not finish the profile)"
-		: killed ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+		cprof_lost_note(mf, killed),
 		complete ? "complete" : "<b>INCOMPLETE</b>");
 	if (note[0]) {
 		fputs("<p class=\"meta\"><b>GPU records:</b> ", f);

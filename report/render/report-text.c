@@ -624,8 +624,7 @@ static void text_head(const struct report_doc *d)
 	cprof_fmt_dur(dur, sizeof(dur), (double)(d->v.run_end - d->v.run_start));
 	printf("Processes: %zu   CUDA API calls: %lld (%s)   run: %s   lost events: %s%lld%s   %s%s%s\n", d->nprocs,
 	       (long long)d->cc.total, d->calls_text, dur, d->lower_bound ? "at least " : "", (long long)mf->lost_events,
-	       !mf->lost_known ? " (the collector wrote no count: it did not finish the profile)"
-	       : d->lower_bound ? " (a process was killed: what it had not sent is lost uncounted)" : "",
+	       cprof_lost_note(mf, d->lower_bound),
 	       mf->complete ? "complete" : "INCOMPLETE", mf->complete ? "" : " - ", mf->complete ? "" : cprof_tx(mf->reason));
 	for (i = 0; i < d->nprocs; i++)
 		if (d->procs[i].bye[0] && strncmp(d->procs[i].bye, "exit", 4) != 0 && strcmp(d->procs[i].bye, "_exit") != 0 &&
