@@ -397,9 +397,10 @@ CPROF_HIDDEN void cprof_cupti_flush(int forced);
  * records go off (cuBLAS makes one in each; their time is the GEMM call's) */
 #define CPROF_OCCUPANCY_GEMMS 256
 CPROF_HIDDEN void cprof_cupti_gemms_drained(uint64_t gemms);
-/* the flusher, once CUPTI has started: CUPTI's buffer pool filled with buffers whose pages this thread has written,
- * so the program's thread does not clear them when CUPTI writes its first records there */
-CPROF_HIDDEN void cprof_cupti_prefault(void);
+/* the flusher, each round once CUPTI has started: the empty slots of CUPTI's buffer pool filled with buffers whose pages
+ * this thread has written (as far as CUPTI writes lately), so the program's thread does not clear them when CUPTI writes
+ * its first records there */
+CPROF_HIDDEN void cprof_cupti_pool_fill(void);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);
 /* driver_up: the parent's driver was initialised (its cuInit called InitializeInjection), CUPTI started or not */

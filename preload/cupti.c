@@ -17,7 +17,6 @@
 
 #define CUPTI_SONAME "libcupti.so.13"
 #define BUF_SIZE (4u << 20)
-#define HUGE_PAGE (2u << 20)
 
 CPROF_HIDDEN _Atomic int cprof_cupti_on = CPROF_CUPTI_PENDING;
 CPROF_HIDDEN _Atomic int cprof_queries_counted;
@@ -208,19 +207,28 @@ static void buffer_recycle(void *p)
 	free(p);
 }
 
-/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them), aligned to a huge
- * page and marked for them: a fresh buffer costs the thread that first writes it 2 page faults instead of ~1,000
- * (docs/bench.md, thirteenth session), but each clears 2 MiB (~10 ms on the program's thread in a training step's
- * first window, 2026-12-07). NULL when there is no memory. */
+/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them), on 4 KiB pages:
+ * its pages are cleared by the first thread that writes them. From 2026-12-03 to 12-07 the buffers were advised for
+ * transparent huge pages (2 faults a buffer instead of ~1,000), but each of those faults clears 2 MiB at once: while
+ * the flusher deferred CUPTI's records (the machine busy) no buffer came back to the pool, and each window's
+ * cudaProfilerStart cleared a fresh one on the program's thread, 7-55 ms of a 60-140 ms training block beside one
+ * `yes` (perf sched_switch: folio_zero_user under CUPTI's first record; docs/bench.md, twenty-ninth session). Now the
+ * flusher writes the pool's buffers ahead (cprof_cupti_pool_fill), and a thread that gets a fresh one anyway clears
+ * only the 4 KiB pages CUPTI writes. NULL when there is no memory. */
 static void *buffer_new(void)
 {
 	void *p;
 
-	if (posix_memalign(&p, HUGE_PAGE, BUF_SIZE) != 0)
+	if (posix_memalign(&p, 4096, BUF_SIZE) != 0)
 		return NULL;
-	madvise(p, BUF_SIZE, MADV_HUGEPAGE); /* advice only: without transparent huge pages, 4 KiB ones */
 	return p;
 }
+
+/* The bytes CUPTI wrote into the buffers it completed lately, the most of them, decaying by a quarter a buffer:
+ * how far the pool's fresh buffers are written ahead (a window's buffer holds ~300 KB of a training block's records;
+ * a whole run's fill their 4 MiB) */
+static _Atomic size_t recent_valid;
+#define POOL_AHEAD_MIN (256u << 10) /* a window's records that grew past the last ones' quarter */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -238,13 +246,19 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*size = BUF_SIZE;
 }
 
-static _Atomic int prefaulted; /* the flusher filled the pool once for this process's session */
-
-void cprof_cupti_prefault(void)
+/* Flusher thread, in each of its rounds once CUPTI has started: an empty slot of the pool gets a fresh buffer whose
+ * pages this thread writes, as far as CUPTI wrote into its recent buffers and a quarter more, 256 KiB at least (a
+ * quarter of a buffer before any came back), so that CUPTI's next request costs the asking thread no page clearing. Buffers the flusher
+ * converted come back to the pool, so a slot is empty after a request only while none came back: while the
+ * flusher defers CUPTI's records (the machine busy), or when CUPTI asked for several between two rounds. */
+void cprof_cupti_pool_fill(void)
 {
-	if (atomic_load(&prefaulted) || !atomic_load(&cu.started))
+	size_t seen = atomic_load_explicit(&recent_valid, memory_order_relaxed), ahead;
+
+	if (!atomic_load(&cu.started) || atomic_load(&cu.orphaned))
 		return;
-	atomic_store(&prefaulted, 1);
+	ahead = seen ? seen + seen / 4 : BUF_SIZE / 4;
+	ahead = ahead < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : ahead < BUF_SIZE ? (ahead + 65535) & ~(size_t)65535 : BUF_SIZE;
 	for (int i = 0; i < BUF_POOL; i++) {
 		void *p, *none = NULL;
 
@@ -252,8 +266,7 @@ void cprof_cupti_prefault(void)
 			continue;
 		if ((p = buffer_new()) == NULL)
 			return;
-		/* written here, so the kernel clears its pages on this thread, not on the program's */
-		for (size_t off = 0; off < BUF_SIZE; off += 4096)
+		for (size_t off = 0; off < ahead; off += 4096)
 			((volatile uint8_t *)p)[off] = 0;
 		if (!atomic_compare_exchange_strong(&pool[i], &none, p))
 			free(p); /* a buffer came back meanwhile */
@@ -270,6 +283,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	(void)size;
 	if (buffer == NULL)
 		return;
+	{
+		size_t seen = atomic_load_explicit(&recent_valid, memory_order_relaxed);
+
+		atomic_store_explicit(&recent_valid, valid > seen - seen / 4 ? valid : seen - seen / 4,
+				      memory_order_relaxed);
+	}
 	/* the program's copies first: its flush must find them when cuptiActivityFlushAll returns */
 	cprof_share_forward(buffer, valid);
 	d = malloc(sizeof(*d));
@@ -659,7 +678,7 @@ void cprof_cupti_reset_after_fork(int driver_up)
 	atomic_store(&occupancy_quiet, 0); /* the child's own session, if it starts one, keeps its own first ones */
 	occupancy_tried = 0;
 	atomic_store(&cu.started, 0);
-	atomic_store(&prefaulted, 0); /* a child that starts its own session has its own first buffers */
+	atomic_store(&recent_valid, 0); /* a child that starts its own session has its own buffers */
 	cprof_share_reset_after_fork();
 	pthread_mutex_init(&cu.lock, NULL);
 	cu.done = NULL;

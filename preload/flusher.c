@@ -1231,11 +1231,10 @@ static void *flusher_main(void *arg)
 			cprof_cupti_gemms_drained(fl.gemms);
 		if (fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EVERY_MS)
 			send_cost(mono_ms() + fl.flush_ms, 0);
-		/* after the round's COST row, in a round of the flusher's own period (not woken for it): filling the pool
-		 * takes this thread ~5-20 ms once, and a wake-up at CUPTI's start moved a short run's first COST row from
-		 * ~50 ms to ~2 ms, before the calls the report spreads between rows (t-rel-writer-idle's counted calls,
-		 * CI 2026-12-07) */
-		cprof_cupti_prefault();
+		/* after the round's COST row: writing a buffer's pages takes this thread a few ms on this VM, and a
+		 * wake-up for it at CUPTI's start moved a short run's first COST row from ~50 ms to ~2 ms, before the
+		 * calls the report spreads between rows (t-rel-writer-idle's counted calls, CI 2026-12-07) */
+		cprof_cupti_pool_fill();
 	}
 	/* the collector is gone: nothing will take CUPTI's records, which would pile up in the program's memory. Its
 	 * kinds go off only when this thread found it in its own rounds: an exit or a crash it served has gone on

@@ -3,6 +3,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -151,8 +153,41 @@ struct buf {
 	size_t used;
 	size_t nrec;
 	size_t maxrec;
+	size_t resident; /* SIMGPU_BUFFER_LOG: bytes of the buffer, from its start, on pages resident when it came */
+	uint64_t requested_ns;
 	struct buf *next;
 };
+
+/* SIMGPU_BUFFER_LOG=FILE: a line a delivered buffer, "REQUESTED_NS USED RESIDENT", RESIDENT the bytes from its start
+ * that lay on pages already resident (mincore) when the profiler handed it over: which buffers' pages the thread
+ * writing the records had to fault in (preload/cupti.c writes its pool's pages ahead on its flusher) */
+static size_t resident_prefix(const uint8_t *p, size_t size)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1), end = (uintptr_t)p + size;
+	size_t n = (end - a + (size_t)pg - 1) / (size_t)pg, i;
+	unsigned char *vec = malloc(n);
+
+	if (vec == NULL || mincore((void *)a, end - a, vec) != 0) {
+		free(vec);
+		return 0;
+	}
+	for (i = 0; i < n && (vec[i] & 1); i++)
+		;
+	free(vec);
+	return i == n ? size : a + i * (size_t)pg > (uintptr_t)p ? a + i * (size_t)pg - (uintptr_t)p : 0;
+}
+
+static void buffer_log(const struct buf *b)
+{
+	const char *path = getenv("SIMGPU_BUFFER_LOG");
+	FILE *f;
+
+	if (path == NULL || *path == '\0' || (f = fopen(path, "a")) == NULL)
+		return;
+	fprintf(f, "%llu %zu %zu\n", (unsigned long long)b->requested_ns, b->used, b->resident);
+	fclose(f);
+}
 
 static pthread_mutex_t g_buf_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_buf_cond = PTHREAD_COND_INITIALIZER;  /* a buffer request finished */
@@ -405,6 +440,9 @@ SG_HIDDEN void sg_emit(const void *rec, size_t size)
 		b->p = p;
 		b->size = bsize;
 		b->maxrec = maxrec;
+		b->requested_ns = t1;
+		if (getenv("SIMGPU_BUFFER_LOG"))
+			b->resident = resident_prefix(p, bsize);
 		if (g_cur) {
 			/* An empty too-small buffer from an earlier request: give it back untouched. */
 			enqueue_locked(g_cur);
@@ -433,6 +471,7 @@ static void deliver_queued(void)
 			return;
 		uint64_t t0 = simgpu_now();
 		simgpu_spin(simgpu_cfg()->cupti_flush_ns);
+		buffer_log(b); /* before the profiler has it back (it may free it) */
 		if (done)
 			done(NULL, 0, b->p, b->size, b->used);
 		uint64_t t1 = simgpu_now();

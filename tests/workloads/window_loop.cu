@@ -1,15 +1,11 @@
 // Launches small kernels in a loop for --seconds S (or --steps N NVTX-marked steps) and writes each launch's
 // own CLOCK_REALTIME bounds (before the call, after it) to --log: the window tests compare the profile with it.
 // Step s (NVTX range "step s") launches --per-step + s % 3 win_a kernels and one win_b, then synchronises.
-// --faults FILE: the process's pages are 4 KiB ones (no transparent huge pages), and at the end each thread's name and
-// page faults go to FILE ("NAME FAULTS" a line): which thread cleared the pages of CUPTI's buffers.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <vector>
-#include <dirent.h>
-#include <sys/prctl.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -42,7 +38,7 @@ int main(int argc, char **argv)
 {
 	double seconds = 0;
 	int steps = 0, period_us = 1000, per_step = 3;
-	const char *log = NULL, *faults = NULL;
+	const char *log = NULL;
 	std::vector<launch> done;
 
 	for (int i = 1; i < argc; i++) {
@@ -56,17 +52,12 @@ int main(int argc, char **argv)
 			per_step = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--log") && i + 1 < argc)
 			log = argv[++i];
-		else if (!strcmp(argv[i], "--faults") && i + 1 < argc)
-			faults = argv[++i];
 		else {
-			fprintf(stderr, "usage: window_loop --seconds S | --steps N [--period-us P] [--per-step K] [--log FILE]"
-					" [--faults FILE]\n");
+			fprintf(stderr, "usage: window_loop --seconds S | --steps N [--period-us P] [--per-step K] [--log FILE]\n");
 			return 2;
 		}
 	}
 	done.reserve(1 << 16);
-	if (faults && prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) != 0)
-		perror("window_loop: PR_SET_THP_DISABLE");
 	cudaFree(0);
 	unsigned long long end = now_ns() + (unsigned long long)(seconds * 1e9);
 	for (int s = 1; steps ? s <= steps : now_ns() < end; s++) {
@@ -109,42 +100,6 @@ int main(int argc, char **argv)
 			return 1;
 		for (size_t i = 0; i < done.size(); i++)
 			fprintf(f, "%zu %llu %llu %d\n", i, done[i].t0, done[i].t1, done[i].step);
-		fclose(f);
-	}
-	if (faults) {
-		FILE *f = fopen(faults, "w");
-		DIR *d = opendir("/proc/self/task");
-		struct dirent *e;
-
-		if (f == NULL || d == NULL)
-			return 1;
-		while ((e = readdir(d)) != NULL) {
-			char path[300], comm[64] = "", stat[1024];
-			unsigned long minflt = 0;
-			FILE *c;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-			if ((c = fopen(path, "r")) != NULL) {
-				if (fscanf(c, "%63s", comm) != 1)
-					comm[0] = '\0';
-				fclose(c);
-			}
-			snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-			if ((c = fopen(path, "r")) != NULL) {
-				size_t n = fread(stat, 1, sizeof(stat) - 1, c);
-				const char *p;
-
-				stat[n] = '\0';
-				fclose(c);
-				/* after the name's closing parenthesis: state, ppid, pgrp, session, tty, tpgid, flags, minflt */
-				if ((p = strrchr(stat, ')')) != NULL)
-					sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %lu", &minflt);
-			}
-			fprintf(f, "%s %lu\n", comm, minflt);
-		}
-		closedir(d);
 		fclose(f);
 	}
 	printf("launches %zu\n", done.size());

@@ -1,0 +1,34 @@
+# Issue 26 item 2: a CUPTI buffer a window asks for has its pages written ahead by cprof's flusher, also while the
+# flusher defers CUPTI's records on a machine with no spare core (no buffer comes back to the pool then). Until
+# 2026-12-07 each such window's first record cleared a fresh buffer's 2 MiB huge page on the program's thread, inside
+# its cudaProfilerStart: 7-55 ms of a 60-140 ms PyTorch training block beside one `yes` (docs/bench.md, twenty-ninth
+# session). The simulator logs each buffer CUPTI filled (SIMGPU_BUFFER_LOG: the bytes written, and how many of them
+# lay on pages resident when cprof handed it over); the first, asked for at CUPTI's start before any flusher round,
+# is the program's own to clear. Without PSI the flusher never defers and buffers come back anyway: SKIP.
+. "$(dirname "$0")/lib.sh"
+need_sim
+cat /proc/pressure/cpu > /dev/null 2>&1 || skip "no /proc/pressure/cpu (a kernel without PSI): the flusher never defers here"
+yes_pids=()
+trap 'kill "${yes_pids[@]}" 2> /dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 1 "$(nproc)"); do
+	yes > /dev/null &
+	yes_pids+=($!)
+done
+sleep 0.3
+# six windows of 100 steps, 100 steps (>= 50 ms, a flusher period) apart
+SIMGPU_BUFFER_LOG=$PWD/buf.txt CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o w.db --steps 1:100:every=200 -- \
+	"$WL/window_loop" --steps 1200 --period-us 500 > /dev/null 2> err.txt || fail "run: $(tail -3 err.txt)"
+kill "${yes_pids[@]}" 2> /dev/null
+assert_eq "$(q w.db "SELECT count(*) FROM CPROF_WINDOWS")" 6 "windows"
+rounds=$(sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" err.txt | tail -1)
+echo "deferred rounds: ${rounds:-none}; buffers (requested ns, bytes written, bytes on resident pages):"
+cat buf.txt
+assert_ge "${rounds:-0}" 1 "rounds deferred with every core taken"
+# a buffer a window (after the first) wrote: each stop completes one
+assert_ge "$(wc -l < buf.txt)" 6 "buffers CUPTI filled"
+# the bytes written past the pages resident when it came, over every buffer but the first: the flusher writes ahead
+# as far as CUPTI wrote lately and a quarter more, so only a window whose records grew past that faults any
+awk 'NR > 1 { used += $2; if ($2 > $3) miss += $2 - $3 }
+     END { printf "written %d bytes, %d of them on pages not resident\n", used, miss; exit !(used > 0 && miss * 10 <= used) }' \
+	buf.txt || fail "the program's thread cleared over a tenth of its CUPTI buffers' pages (pages not written ahead)"
+echo ok
