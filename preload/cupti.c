@@ -61,6 +61,7 @@ struct done_buf {
 	struct done_buf *next;
 	uint8_t *buf;
 	size_t valid;
+	size_t charge; /* counted in done_bytes */
 	int keep; /* 0: completed while cprof was paused, with records only the program asked for */
 };
 
@@ -172,8 +173,8 @@ static void *load_cupti(char *where, size_t size)
 	return NULL;
 }
 
-/* bytes of records in completed buffers not yet converted: the flusher defers converting while the machine
- * has no spare core, up to a cap (CPROF_DEFER_MB) */
+/* what completed buffers not yet converted keep resident (done_buf.charge): the flusher defers converting while
+ * the machine has no spare core, up to a cap (CPROF_DEFER_MB) */
 static _Atomic uint64_t done_bytes;
 
 uint64_t cprof_cupti_pending_bytes(void)
@@ -190,22 +191,12 @@ static struct {
 	int have_ext;
 } collecting;
 
-/* Buffers the flusher has converted, kept for CUPTI's next requests: a fresh 4 MiB block page-faults on the
- * program's thread as CUPTI writes its records (~1,000 faults a buffer; docs/bench.md, sixth session). */
+/* Buffers for CUPTI's next requests: those the flusher converted, and fresh ones it wrote ahead
+ * (cprof_cupti_pool_fill). A fresh 4 MiB block page-faults on the thread CUPTI writes its records from (~1,000
+ * faults a full buffer; docs/bench.md, sixth session). */
 #define BUF_POOL 2
 /* lock-free: CUPTI asks from whichever thread fills a buffer, a crash handler's flush may complete one */
 static _Atomic(void *) pool[BUF_POOL];
-
-static void buffer_recycle(void *p)
-{
-	for (int i = 0; i < BUF_POOL && p != NULL; i++) {
-		void *none = NULL;
-
-		if (atomic_compare_exchange_strong(&pool[i], &none, p))
-			p = NULL;
-	}
-	free(p);
-}
 
 /* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them), on 4 KiB pages:
  * its pages are cleared by the first thread that writes them. From 2026-12-03 to 12-07 the buffers were advised for
@@ -221,6 +212,8 @@ static void *buffer_new(void)
 
 	if (posix_memalign(&p, 4096, BUF_SIZE) != 0)
 		return NULL;
+	/* where transparent huge pages are "always", a fresh block would get 2 MiB ones all the same */
+	madvise(p, BUF_SIZE, MADV_NOHUGEPAGE);
 	return p;
 }
 
@@ -229,6 +222,42 @@ static void *buffer_new(void)
  * a whole run's fill their 4 MiB) */
 static _Atomic size_t recent_valid;
 #define POOL_AHEAD_MIN (256u << 10) /* a window's records that grew past the last ones' quarter */
+
+/* How far the pool's buffers are written ahead: what CUPTI wrote into its recent buffers and a quarter more, 256 KiB
+ * at least (a quarter of a buffer before any completed) */
+static size_t pool_ahead(void)
+{
+	size_t seen = atomic_load_explicit(&recent_valid, memory_order_relaxed), ahead;
+
+	ahead = seen ? seen + seen / 4 : BUF_SIZE / 4;
+	return ahead < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : ahead < BUF_SIZE ? (ahead + 65535) & ~(size_t)65535 : BUF_SIZE;
+}
+
+/* this thread clears the pages of p's first n bytes that are not resident yet; a resident page costs a store */
+static void write_ahead(void *p, size_t n)
+{
+	for (size_t off = 0; off < n; off += 4096)
+		((volatile uint8_t *)p)[off] = 0;
+}
+
+/* ahead: the flusher's, written ahead before it goes into the pool (a converted buffer has only the pages its records
+ * took, and the next window may write more); 0 from elsewhere */
+static void buffer_recycle(void *p, size_t ahead)
+{
+	for (int i = 0; i < BUF_POOL && p != NULL; i++) {
+		void *none = NULL;
+
+		if (atomic_load(&pool[i]) != NULL)
+			continue;
+		if (ahead) {
+			write_ahead(p, ahead);
+			ahead = 0;
+		}
+		if (atomic_compare_exchange_strong(&pool[i], &none, p))
+			p = NULL;
+	}
+	free(p);
+}
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -247,18 +276,24 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 }
 
 /* Flusher thread, in each of its rounds once CUPTI has started: an empty slot of the pool gets a fresh buffer whose
- * pages this thread writes, as far as CUPTI wrote into its recent buffers and a quarter more, 256 KiB at least (a
- * quarter of a buffer before any came back), so that CUPTI's next request costs the asking thread no page clearing. Buffers the flusher
- * converted come back to the pool, so a slot is empty after a request only while none came back: while the
- * flusher defers CUPTI's records (the machine busy), or when CUPTI asked for several between two rounds. */
+ * pages this thread writes ahead (pool_ahead), so that CUPTI's next request costs the asking thread no page clearing
+ * (the records past that part it still clears itself). A slot is empty while CUPTI holds the buffer it took; that
+ * one comes back once the flusher has converted it, written ahead too, so a slot is filled only while buffers are
+ * held unconverted (the flusher defers CUPTI's records while the machine is busy) or when both are empty (CUPTI
+ * asked for two): a fill in every round would write a fresh buffer in each window and free a resident one when it
+ * came back. */
 void cprof_cupti_pool_fill(void)
 {
-	size_t seen = atomic_load_explicit(&recent_valid, memory_order_relaxed), ahead;
+	size_t ahead;
+	int held = 0;
 
 	if (!atomic_load(&cu.started) || atomic_load(&cu.orphaned))
 		return;
-	ahead = seen ? seen + seen / 4 : BUF_SIZE / 4;
-	ahead = ahead < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : ahead < BUF_SIZE ? (ahead + 65535) & ~(size_t)65535 : BUF_SIZE;
+	for (int i = 0; i < BUF_POOL; i++)
+		held += atomic_load(&pool[i]) != NULL;
+	if (held > 0 && atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0)
+		return;
+	ahead = pool_ahead();
 	for (int i = 0; i < BUF_POOL; i++) {
 		void *p, *none = NULL;
 
@@ -266,8 +301,7 @@ void cprof_cupti_pool_fill(void)
 			continue;
 		if ((p = buffer_new()) == NULL)
 			return;
-		for (size_t off = 0; off < ahead; off += 4096)
-			((volatile uint8_t *)p)[off] = 0;
+		write_ahead(p, ahead);
 		if (!atomic_compare_exchange_strong(&pool[i], &none, p))
 			free(p); /* a buffer came back meanwhile */
 	}
@@ -299,18 +333,21 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	d->next = NULL;
 	d->buf = buffer;
 	d->valid = valid;
+	/* CPROF_DEFER_MB bounds what held buffers keep resident: CUPTI's records, or the part written ahead */
+	d->charge = valid + valid / 4;
+	d->charge = d->charge < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : d->charge < BUF_SIZE ? d->charge : BUF_SIZE;
 	d->keep = !atomic_load(&cu.paused) || !cprof_share_active();
 	pthread_mutex_lock(&cu.lock);
 	if (atomic_load(&cu.orphaned)) { /* read under the lock the orphan step empties the list under */
 		pthread_mutex_unlock(&cu.lock);
 		free(d);
-		buffer_recycle(buffer); /* no flusher will take it */
+		buffer_recycle(buffer, 0); /* no flusher will take it */
 		return;
 	}
 	*cu.done_tail = d;
 	cu.done_tail = &d->next;
 	pthread_mutex_unlock(&cu.lock);
-	atomic_fetch_add_explicit(&done_bytes, valid, memory_order_relaxed);
+	atomic_fetch_add_explicit(&done_bytes, d->charge, memory_order_relaxed);
 	cprof_flusher_wake();
 }
 
@@ -915,8 +952,8 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 			return n; /* the rest of this buffer in the next call */
 		collecting.list = d->next;
 		collecting.rec = NULL;
-		atomic_fetch_sub_explicit(&done_bytes, d->valid, memory_order_relaxed);
-		buffer_recycle(d->buf);
+		atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
+		buffer_recycle(d->buf, pool_ahead());
 		free(d);
 	}
 	/* nothing more to look at: an external id still waiting goes alone */
@@ -950,8 +987,8 @@ void cprof_cupti_orphan(int may_switch)
 	for (int pass = 0; pass < 2; pass++, d = collecting.list, collecting.list = NULL) {
 		for (; d; d = next) {
 			next = d->next;
-			atomic_fetch_sub_explicit(&done_bytes, d->valid, memory_order_relaxed);
-			buffer_recycle(d->buf);
+			atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
+			buffer_recycle(d->buf, 0);
 			free(d);
 		}
 	}

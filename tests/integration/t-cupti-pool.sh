@@ -21,11 +21,14 @@ SIMGPU_BUFFER_LOG=$PWD/buf.txt CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o w.db --s
 kill "${yes_pids[@]}" 2> /dev/null
 assert_eq "$(q w.db "SELECT count(*) FROM CPROF_WINDOWS")" 6 "windows"
 rounds=$(sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" err.txt | tail -1)
-echo "deferred rounds: ${rounds:-none}; buffers (requested ns, bytes written, bytes on resident pages):"
+echo "deferred rounds: ${rounds:-none}; buffers (requested ns, bytes written, bytes on resident pages, address):"
 cat buf.txt
 assert_ge "${rounds:-0}" 1 "rounds deferred with every core taken"
 # a buffer a window (after the first) wrote: each stop completes one
 assert_ge "$(wc -l < buf.txt)" 6 "buffers CUPTI filled"
+# held, not converted between the windows: no buffer came back to the pool, the case where only buffers written
+# ahead keep the program's thread from clearing pages (when they come back, the old preload passed as well)
+assert_ge "$(awk 'NR > 1 { print $4 }' buf.txt | sort -u | wc -l)" 4 "distinct buffers after the first (none came back)"
 # the bytes written past the pages resident when it came, over every buffer but the first: the flusher writes ahead
 # as far as CUPTI wrote lately and a quarter more, so only a window whose records grew past that faults any
 awk 'NR > 1 { used += $2; if ($2 > $3) miss += $2 - $3 }

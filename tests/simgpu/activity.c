@@ -158,9 +158,27 @@ struct buf {
 	struct buf *next;
 };
 
-/* SIMGPU_BUFFER_LOG=FILE: a line a delivered buffer, "REQUESTED_NS USED RESIDENT", RESIDENT the bytes from its start
- * that lay on pages already resident (mincore) when the profiler handed it over: which buffers' pages the thread
- * writing the records had to fault in (preload/cupti.c writes its pool's pages ahead on its flusher) */
+/* SIMGPU_BUFFER_LOG=FILE: a line a delivered buffer, "REQUESTED_NS USED RESIDENT ADDRESS", RESIDENT the bytes from
+ * its start that lay on pages already resident (mincore) when the profiler handed it over: which buffers' pages the
+ * thread writing the records had to fault in (preload/cupti.c writes its pool's pages ahead on its flusher), and
+ * whether buffers came back (the same ADDRESS again). Read once; the file opened then. */
+static FILE *g_buffer_log;
+static pthread_once_t g_buffer_log_once = PTHREAD_ONCE_INIT;
+
+static void buffer_log_init(void)
+{
+	const char *path = getenv("SIMGPU_BUFFER_LOG");
+
+	if (path != NULL && *path != '\0')
+		g_buffer_log = fopen(path, "a");
+}
+
+static int buffer_log_on(void)
+{
+	pthread_once(&g_buffer_log_once, buffer_log_init);
+	return g_buffer_log != NULL;
+}
+
 static size_t resident_prefix(const uint8_t *p, size_t size)
 {
 	long pg = sysconf(_SC_PAGESIZE);
@@ -178,15 +196,18 @@ static size_t resident_prefix(const uint8_t *p, size_t size)
 	return i == n ? size : a + i * (size_t)pg > (uintptr_t)p ? a + i * (size_t)pg - (uintptr_t)p : 0;
 }
 
+/* after the profiler has had it back (it may have freed it: only the numbers), outside the flush's overhead span */
 static void buffer_log(const struct buf *b)
 {
-	const char *path = getenv("SIMGPU_BUFFER_LOG");
-	FILE *f;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-	if (path == NULL || *path == '\0' || (f = fopen(path, "a")) == NULL)
+	if (!buffer_log_on())
 		return;
-	fprintf(f, "%llu %zu %zu\n", (unsigned long long)b->requested_ns, b->used, b->resident);
-	fclose(f);
+	pthread_mutex_lock(&lock);
+	fprintf(g_buffer_log, "%llu %zu %zu %p\n", (unsigned long long)b->requested_ns, b->used, b->resident,
+		(const void *)b->p);
+	fflush(g_buffer_log);
+	pthread_mutex_unlock(&lock);
 }
 
 static pthread_mutex_t g_buf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -441,7 +462,7 @@ SG_HIDDEN void sg_emit(const void *rec, size_t size)
 		b->size = bsize;
 		b->maxrec = maxrec;
 		b->requested_ns = t1;
-		if (getenv("SIMGPU_BUFFER_LOG"))
+		if (buffer_log_on())
 			b->resident = resident_prefix(p, bsize);
 		if (g_cur) {
 			/* An empty too-small buffer from an earlier request: give it back untouched. */
@@ -471,10 +492,10 @@ static void deliver_queued(void)
 			return;
 		uint64_t t0 = simgpu_now();
 		simgpu_spin(simgpu_cfg()->cupti_flush_ns);
-		buffer_log(b); /* before the profiler has it back (it may free it) */
 		if (done)
 			done(NULL, 0, b->p, b->size, b->used);
 		uint64_t t1 = simgpu_now();
+		buffer_log(b);
 		free(b);
 		if (sg_act_on(CUPTI_ACTIVITY_KIND_OVERHEAD)) {
 			pthread_mutex_lock(&g_buf_lock);
