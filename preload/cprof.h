@@ -79,8 +79,9 @@ CPROF_HIDDEN extern const uint16_t cprof_counted_api[CPROF_COUNTED__N];
 
 #define CPROF_RING_EVENTS 16384 /* per thread; power of two. 33 ms at 500k/s: a flusher that waits for a core on a busy machine loses nothing (4096 lost 11% there). mmap-ed: a thread pays only for what it touched */
 /* CUPTI's completed buffers held unconverted while the machine has no spare core, at most (CPROF_DEFER_MB) of what
- * they keep resident (their records and a quarter, 256 KiB at least a buffer: cupti.c): 64 MiB is ~88,000 eager
- * PyTorch steps of records (~600 B a step) recorded whole, a bound on what a process can hold for later */
+ * they keep resident (the 2 MiB pages their records and a quarter took, one at least a buffer: cupti.c): 64 MiB is
+ * ~100,000 eager PyTorch steps of records (~600 B a step) recorded whole, or 32 windows, a bound on what a process
+ * can hold for later */
 #define CPROF_DEFER_MB_DEFAULT 64
 
 struct cprof_ring {

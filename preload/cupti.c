@@ -17,6 +17,7 @@
 
 #define CUPTI_SONAME "libcupti.so.13"
 #define BUF_SIZE (4u << 20)
+#define HUGE_PAGE (2u << 20)
 
 CPROF_HIDDEN _Atomic int cprof_cupti_on = CPROF_CUPTI_PENDING;
 CPROF_HIDDEN _Atomic int cprof_queries_counted;
@@ -198,22 +199,24 @@ static struct {
 /* lock-free: CUPTI asks from whichever thread fills a buffer, a crash handler's flush may complete one */
 static _Atomic(void *) pool[BUF_POOL];
 
-/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them), on 4 KiB pages:
- * its pages are cleared by the first thread that writes them. From 2026-12-03 to 12-07 the buffers were advised for
- * transparent huge pages (2 faults a buffer instead of ~1,000), but each of those faults clears 2 MiB at once: while
- * the flusher deferred CUPTI's records (the machine busy) no buffer came back to the pool, and each window's
- * cudaProfilerStart cleared a fresh one on the program's thread, 7-55 ms of a 60-140 ms training block beside one
- * `yes` (perf sched_switch: folio_zero_user under CUPTI's first record; docs/bench.md, twenty-ninth session). Now the
- * flusher writes the pool's buffers ahead (cprof_cupti_pool_fill), and a thread that gets a fresh one anyway clears
- * only the 4 KiB pages CUPTI writes. NULL when there is no memory. */
-static void *buffer_new(void)
+/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them). NULL when there is
+ * no memory. huge: the flusher's, written ahead before CUPTI has it, aligned to 2 MiB and advised for transparent
+ * huge pages, so that writing it is 2 faults, not ~1,000 4 KiB ones (a few us each on this VM: the busy eager
+ * step's added time 0.44x torch.profiler's with the flusher writing 4 KiB pages, against 0.19-0.26x, interleaved,
+ * 2026-12-07); else on 4 KiB pages: from 2026-12-03 to 12-07 every buffer was advised for huge pages, and while the
+ * flusher deferred CUPTI's records (the machine busy) no buffer came back to the pool, so each window's
+ * cudaProfilerStart got a fresh one and cleared 2 MiB at its first record on the program's thread, 7-55 ms of a
+ * 60-140 ms training block beside one `yes` (perf sched_switch: folio_zero_user; docs/bench.md, twenty-ninth
+ * session). A thread of the program that gets a fresh buffer now (the pool empty) clears only the 4 KiB pages CUPTI
+ * writes. */
+static void *buffer_new(int huge)
 {
 	void *p;
 
-	if (posix_memalign(&p, 4096, BUF_SIZE) != 0)
+	if (posix_memalign(&p, huge ? HUGE_PAGE : 4096, BUF_SIZE) != 0)
 		return NULL;
-	/* where transparent huge pages are "always", a fresh block would get 2 MiB ones all the same */
-	madvise(p, BUF_SIZE, MADV_NOHUGEPAGE);
+	/* "always" transparent huge pages would give a program thread's buffer 2 MiB ones all the same */
+	madvise(p, BUF_SIZE, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	return p;
 }
 
@@ -266,7 +269,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 	for (int i = 0; i < BUF_POOL && p == NULL; i++)
 		p = atomic_exchange(&pool[i], NULL);
-	if (p == NULL && (p = buffer_new()) == NULL) {
+	if (p == NULL && (p = buffer_new(0)) == NULL) {
 		*buffer = NULL;
 		*size = 0;
 		return;
@@ -299,7 +302,7 @@ void cprof_cupti_pool_fill(void)
 
 		if (atomic_load(&pool[i]) != NULL)
 			continue;
-		if ((p = buffer_new()) == NULL)
+		if ((p = buffer_new(1)) == NULL)
 			return;
 		write_ahead(p, ahead);
 		if (!atomic_compare_exchange_strong(&pool[i], &none, p))
@@ -333,9 +336,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	d->next = NULL;
 	d->buf = buffer;
 	d->valid = valid;
-	/* CPROF_DEFER_MB bounds what held buffers keep resident: CUPTI's records, or the part written ahead */
-	d->charge = valid + valid / 4;
-	d->charge = d->charge < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : d->charge < BUF_SIZE ? d->charge : BUF_SIZE;
+	/* CPROF_DEFER_MB bounds what held buffers keep resident: the huge pages their records or the part written ahead
+	 * took (a buffer on 4 KiB pages has less) */
+	d->charge = (valid > POOL_AHEAD_MIN ? valid + valid / 4 : POOL_AHEAD_MIN) + HUGE_PAGE - 1;
+	d->charge = d->charge / HUGE_PAGE * HUGE_PAGE < BUF_SIZE ? d->charge / HUGE_PAGE * HUGE_PAGE : BUF_SIZE;
 	d->keep = !atomic_load(&cu.paused) || !cprof_share_active();
 	pthread_mutex_lock(&cu.lock);
 	if (atomic_load(&cu.orphaned)) { /* read under the lock the orphan step empties the list under */
