@@ -201,9 +201,8 @@ static _Atomic(void *) pool[BUF_POOL];
 
 /* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them). NULL when there is
  * no memory. huge: the flusher's, written ahead before CUPTI has it, aligned to 2 MiB and advised for transparent
- * huge pages, so that writing it is 2 faults, not ~1,000 4 KiB ones (a few us each on this VM: the busy eager
- * step's added time 0.44x torch.profiler's with the flusher writing 4 KiB pages, against 0.19-0.26x, interleaved,
- * 2026-12-07); else on 4 KiB pages: from 2026-12-03 to 12-07 every buffer was advised for huge pages, and while the
+ * huge pages, so that writing it is 2 faults on the flusher, not ~1,000 4 KiB ones (a few us each on this VM); else
+ * on 4 KiB pages: from 2026-12-03 to 12-07 every buffer was advised for huge pages, and while the
  * flusher deferred CUPTI's records (the machine busy) no buffer came back to the pool, so each window's
  * cudaProfilerStart got a fresh one and cleared 2 MiB at its first record on the program's thread, 7-55 ms of a
  * 60-140 ms training block beside one `yes` (perf sched_switch: folio_zero_user; docs/bench.md, twenty-ninth
