@@ -199,23 +199,18 @@ static struct {
 /* lock-free: CUPTI asks from whichever thread fills a buffer, a crash handler's flush may complete one */
 static _Atomic(void *) pool[BUF_POOL];
 
-/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them). NULL when there is
- * no memory. huge: the flusher's, written ahead before CUPTI has it, aligned to 2 MiB and advised for transparent
- * huge pages, so that writing it is 2 faults on the flusher, not ~1,000 4 KiB ones (a few us each on this VM); else
- * on 4 KiB pages: from 2026-12-03 to 12-07 every buffer was advised for huge pages, and while the
- * flusher deferred CUPTI's records (the machine busy) no buffer came back to the pool, so each window's
- * cudaProfilerStart got a fresh one and cleared 2 MiB at its first record on the program's thread, 7-55 ms of a
- * 60-140 ms training block beside one `yes` (perf sched_switch: folio_zero_user; docs/bench.md, twenty-ninth
- * session). A thread of the program that gets a fresh buffer now (the pool empty) clears only the 4 KiB pages CUPTI
- * writes. */
-static void *buffer_new(int huge)
+/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them), aligned to a huge
+ * page and marked for them: a fresh buffer costs the thread that first writes it 2 page faults instead of ~1,000
+ * (docs/bench.md, thirteenth session), but each clears 2 MiB, and where memory must be compacted first that took
+ * 7-55 ms on the program's thread inside a window's cudaProfilerStart, beside one `yes` (docs/bench.md,
+ * twenty-ninth session): cprof_cupti_pool_fill keeps the windows' buffers off it. NULL when there is no memory. */
+static void *buffer_new(void)
 {
 	void *p;
 
-	if (posix_memalign(&p, huge ? HUGE_PAGE : 4096, BUF_SIZE) != 0)
+	if (posix_memalign(&p, HUGE_PAGE, BUF_SIZE) != 0)
 		return NULL;
-	/* "always" transparent huge pages would give a program thread's buffer 2 MiB ones all the same */
-	madvise(p, BUF_SIZE, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	madvise(p, BUF_SIZE, MADV_HUGEPAGE); /* advice only: without transparent huge pages, 4 KiB ones */
 	return p;
 }
 
@@ -268,7 +263,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 	for (int i = 0; i < BUF_POOL && p == NULL; i++)
 		p = atomic_exchange(&pool[i], NULL);
-	if (p == NULL && (p = buffer_new(0)) == NULL) {
+	if (p == NULL && (p = buffer_new()) == NULL) {
 		*buffer = NULL;
 		*size = 0;
 		return;
@@ -277,23 +272,24 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*size = BUF_SIZE;
 }
 
-/* Flusher thread, in each of its rounds once CUPTI has started: an empty slot of the pool gets a fresh buffer whose
- * pages this thread writes ahead (pool_ahead), so that CUPTI's next request costs the asking thread no page clearing
- * (the records past that part it still clears itself). A slot is empty while CUPTI holds the buffer it took; that
- * one comes back once the flusher has converted it, written ahead too, so a slot is filled only while buffers are
- * held unconverted (the flusher defers CUPTI's records while the machine is busy) or when both are empty (CUPTI
- * asked for two): a fill in every round would write a fresh buffer in each window and free a resident one when it
- * came back. */
+/* Flusher thread, in its rounds once CUPTI has started: an empty slot of the pool gets a fresh buffer whose pages
+ * this thread writes ahead (pool_ahead), so that CUPTI's next request costs the asking thread no page clearing (the
+ * records past that part it still clears itself). A slot is empty while CUPTI holds the buffer it took; that one
+ * comes back once the flusher has converted it, written ahead too. So the pool is filled once at CUPTI's start, and
+ * then only while cprof is paused between windows with buffers held unconverted (the flusher defers CUPTI's records
+ * while the machine is busy): each window would get a fresh buffer otherwise. Never while recording: writing 4 MiB
+ * can take this thread tens of ms while the rings fill (with the pool filled in every round while deferring,
+ * t-rel-defer lost 32,546 events to full rings in a CI run, 2026-12-07, a build running beside it). */
+static _Atomic int pool_started; /* the first filling was made for this process's session */
+
 void cprof_cupti_pool_fill(void)
 {
 	size_t ahead;
-	int held = 0;
 
 	if (!atomic_load(&cu.started) || atomic_load(&cu.orphaned))
 		return;
-	for (int i = 0; i < BUF_POOL; i++)
-		held += atomic_load(&pool[i]) != NULL;
-	if (held > 0 && atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0)
+	if (atomic_exchange(&pool_started, 1) &&
+	    (atomic_load(&cprof_state) != CPROF_ST_PAUSED || atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0))
 		return;
 	ahead = pool_ahead();
 	for (int i = 0; i < BUF_POOL; i++) {
@@ -301,7 +297,7 @@ void cprof_cupti_pool_fill(void)
 
 		if (atomic_load(&pool[i]) != NULL)
 			continue;
-		if ((p = buffer_new(1)) == NULL)
+		if ((p = buffer_new()) == NULL)
 			return;
 		write_ahead(p, ahead);
 		if (!atomic_compare_exchange_strong(&pool[i], &none, p))
@@ -336,7 +332,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	d->buf = buffer;
 	d->valid = valid;
 	/* CPROF_DEFER_MB bounds what held buffers keep resident: the huge pages their records or the part written ahead
-	 * took (a buffer on 4 KiB pages has less) */
+	 * took (without transparent huge pages, less) */
 	d->charge = (valid > POOL_AHEAD_MIN ? valid + valid / 4 : POOL_AHEAD_MIN) + HUGE_PAGE - 1;
 	d->charge = d->charge / HUGE_PAGE * HUGE_PAGE < BUF_SIZE ? d->charge / HUGE_PAGE * HUGE_PAGE : BUF_SIZE;
 	d->keep = !atomic_load(&cu.paused) || !cprof_share_active();
@@ -719,6 +715,7 @@ void cprof_cupti_reset_after_fork(int driver_up)
 	occupancy_tried = 0;
 	atomic_store(&cu.started, 0);
 	atomic_store(&recent_valid, 0); /* a child that starts its own session has its own buffers */
+	atomic_store(&pool_started, 0);
 	cprof_share_reset_after_fork();
 	pthread_mutex_init(&cu.lock, NULL);
 	cu.done = NULL;

@@ -16,7 +16,8 @@ def calls(n):
         g.cudaFree(p)
 def child(n):
     calls(n)
-    print("child", os.getpid(), os.getppid(), flush=True)
+    # one write(2): the two children's prints, two writes each, interleaved in a CI run (2026-12-07)
+    os.write(1, f"child {os.getpid()} {os.getppid()}\n".encode())
 if __name__ == "__main__":
     calls(5)
     ctx = mp.get_context("fork")
