@@ -399,9 +399,9 @@ CPROF_HIDDEN void cprof_cupti_flush(int forced);
  * records go off (cuBLAS makes one in each; their time is the GEMM call's) */
 #define CPROF_OCCUPANCY_GEMMS 256
 CPROF_HIDDEN void cprof_cupti_gemms_drained(uint64_t gemms);
-/* the flusher, each round once CUPTI has started: the empty slots of CUPTI's buffer pool filled with buffers whose pages
- * this thread has written (as far as CUPTI writes lately), so the program's thread does not clear them when CUPTI writes
- * its first records there */
+/* the flusher, after its round once CUPTI has started: the empty slots of CUPTI's buffer pool filled with buffers whose
+ * pages this thread has written (as far as CUPTI writes lately), once at CUPTI's start and then only while paused
+ * between windows with buffers held, so the program's thread does not clear them when CUPTI writes there */
 CPROF_HIDDEN void cprof_cupti_pool_fill(void);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);

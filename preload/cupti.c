@@ -220,14 +220,23 @@ static void *buffer_new(void)
 static _Atomic size_t recent_valid;
 #define POOL_AHEAD_MIN (256u << 10) /* a window's records that grew past the last ones' quarter */
 
-/* How far the pool's buffers are written ahead: what CUPTI wrote into its recent buffers and a quarter more, 256 KiB
- * at least (a quarter of a buffer before any completed) */
+/* What a buffer with valid bytes of records keeps resident once written ahead: those and a quarter more, 256 KiB at
+ * least, rounded up to unit (a power of two), at most the buffer */
+static size_t ahead_of(size_t valid, size_t unit)
+{
+	size_t ahead = valid + valid / 4;
+
+	ahead = ahead < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : (ahead + unit - 1) & ~(unit - 1);
+	return ahead < BUF_SIZE ? ahead : BUF_SIZE;
+}
+
+/* How far the pool's buffers are written ahead: as far as CUPTI wrote into its recent buffers (a quarter of a buffer
+ * before any completed) */
 static size_t pool_ahead(void)
 {
-	size_t seen = atomic_load_explicit(&recent_valid, memory_order_relaxed), ahead;
+	size_t seen = atomic_load_explicit(&recent_valid, memory_order_relaxed);
 
-	ahead = seen ? seen + seen / 4 : BUF_SIZE / 4;
-	return ahead < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : ahead < BUF_SIZE ? (ahead + 65535) & ~(size_t)65535 : BUF_SIZE;
+	return seen ? ahead_of(seen, 65536) : BUF_SIZE / 4;
 }
 
 /* this thread clears the pages of p's first n bytes that are not resident yet; a resident page costs a store */
@@ -333,8 +342,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	d->valid = valid;
 	/* CPROF_DEFER_MB bounds what held buffers keep resident: the huge pages their records or the part written ahead
 	 * took (without transparent huge pages, less) */
-	d->charge = (valid > POOL_AHEAD_MIN ? valid + valid / 4 : POOL_AHEAD_MIN) + HUGE_PAGE - 1;
-	d->charge = d->charge / HUGE_PAGE * HUGE_PAGE < BUF_SIZE ? d->charge / HUGE_PAGE * HUGE_PAGE : BUF_SIZE;
+	d->charge = ahead_of(valid, HUGE_PAGE);
 	d->keep = !atomic_load(&cu.paused) || !cprof_share_active();
 	pthread_mutex_lock(&cu.lock);
 	if (atomic_load(&cu.orphaned)) { /* read under the lock the orphan step empties the list under */
