@@ -411,6 +411,8 @@ struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records, at most max a call (the next call goes on from there);
  * returns how many. Called by the drainer only. */
 CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max);
+/* an exit's drain out of time: CUPTI's records not converted yet are dropped; returns how many events they were */
+CPROF_HIDDEN uint64_t cprof_cupti_drop_unconverted(void);
 /* bytes of records CUPTI completed that cprof_cupti_collect has not converted yet */
 CPROF_HIDDEN uint64_t cprof_cupti_pending_bytes(void);
 

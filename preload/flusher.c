@@ -1048,14 +1048,27 @@ static void serve_request(void)
 	uint64_t reserve = fl.exit_timeout_ms / 4 < 100 ? fl.exit_timeout_ms / 4 : 100;
 	uint64_t drain_deadline = deadline - reserve;
 
+	uint64_t t0 = mono_ms(), sent0 = fl.sent, unsent = 0;
+
 	atomic_store(&fl.paused, 0);
 	while (!atomic_load(&fl.dead) && mono_ms() < drain_deadline && !drain_round(drain_deadline))
 		;
+	/* at exit, CUPTI's records still to convert or send when time ran out are lost: counted as CUPTI's, to go in the
+	 * last LOST, COST and BYE (after exec fails they are still sent) */
+	if (reason && reason != CPROF_BYE_EXEC) {
+		unsent = fl.ngpu - fl.gpu_sent + cprof_cupti_drop_unconverted();
+		fl.ngpu = fl.gpu_sent = 0;
+		atomic_fetch_add(&fl.lost_cupti, unsent);
+		atomic_fetch_add(&fl.lost_extra, unsent);
+	}
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
 
 		pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core; cap %llu MiB)",
 		       (unsigned long long)fl.deferred_rounds, (unsigned long long)(fl.defer_cap >> 20));
+		pr_dbg("the drain for the %s took %llu ms: %llu events sent, %llu of CUPTI's records lost (not sent in time)",
+		       reason == CPROF_BYE_EXEC ? "exec" : reason ? "exit" : "request", (unsigned long long)(mono_ms() - t0),
+		       (unsigned long long)(fl.sent - sent0), (unsigned long long)unsent);
 
 		for (r = cprof_rings_head(); r; r = r->next)
 			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,
