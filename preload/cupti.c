@@ -285,21 +285,74 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
  * this thread writes ahead (pool_ahead), so that CUPTI's next request costs the asking thread no page clearing (the
  * records past that part it still clears itself). A slot is empty while CUPTI holds the buffer it took; that one
  * comes back once the flusher has converted it, written ahead too. So the pool is filled once at CUPTI's start, and
- * then only while cprof is paused between windows with buffers held unconverted (the flusher defers CUPTI's records
- * while the machine is busy): each window would get a fresh buffer otherwise. Never while recording: writing 4 MiB
- * can take this thread tens of ms while the rings fill (with the pool filled in every round while deferring,
- * t-rel-defer lost 32,546 events to full rings in a CI run, 2026-12-07, a build running beside it). */
+ * then while cprof is paused between windows with buffers held unconverted (the flusher defers CUPTI's records
+ * while the machine is busy): each window would get a fresh buffer otherwise. While recording only a step at a time on
+ * small pages (stage_step): writing 4 MiB of huge pages can take this thread tens of ms while the rings fill (with the
+ * pool filled so in every round while deferring, t-rel-defer lost 32,546 events to full rings in a CI run, 2026-12-07,
+ * a build running beside it). */
 static _Atomic int pool_started; /* the first filling was made for this process's session */
+
+/* While recording with buffers held (deferring), none comes back either, and each buffer CUPTI fills asks for a fresh one
+ * on the thread that filled it: a whole eager run beside one `yes` took 3-4 of its 5-6 buffers so (SIMGPU_BUFFER_LOG,
+ * 2026-12-07), each 2 huge-page faults on that thread, which took 7-55 ms where memory had to be compacted first. So
+ * the flusher prepares one on 4 KiB pages (no compaction, no 2 MiB cleared at once), STAGE_STEP a round: its rounds stay
+ * short while the rings fill, as writing 4 MiB of huge pages in one did not (t-rel-defer's 32,546 lost events). */
+#define STAGE_STEP (2u << 20)
+static struct {
+	void *buf;   /* being written ahead, not in the pool yet */
+	size_t done; /* bytes of it written */
+} stage;
+
+static int pool_room(void)
+{
+	for (int i = 0; i < BUF_POOL; i++)
+		if (atomic_load(&pool[i]) == NULL)
+			return 1;
+	return 0;
+}
+
+static void stage_step(size_t ahead)
+{
+	if (stage.buf == NULL) {
+		if (posix_memalign(&stage.buf, 4096, BUF_SIZE) != 0) {
+			stage.buf = NULL;
+			return;
+		}
+		madvise(stage.buf, BUF_SIZE, MADV_NOHUGEPAGE); /* under THP "always", its first write would clear 2 MiB */
+		stage.done = 0;
+	}
+	if (stage.done < ahead) {
+		size_t n = ahead - stage.done < STAGE_STEP ? ahead - stage.done : STAGE_STEP;
+
+		write_ahead((uint8_t *)stage.buf + stage.done, n);
+		stage.done += n;
+		if (stage.done < ahead)
+			return;
+	}
+	for (int i = 0; i < BUF_POOL; i++) {
+		void *none = NULL;
+
+		if (atomic_compare_exchange_strong(&pool[i], &none, stage.buf)) {
+			stage.buf = NULL;
+			return;
+		}
+	}
+}
 
 void cprof_cupti_pool_fill(void)
 {
 	size_t ahead;
+	int state;
 
 	if (!atomic_load(&cu.started) || atomic_load(&cu.orphaned))
 		return;
+	state = atomic_load(&cprof_state);
 	if (atomic_exchange(&pool_started, 1) &&
-	    (atomic_load(&cprof_state) != CPROF_ST_PAUSED || atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0))
+	    (state != CPROF_ST_PAUSED || atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0)) {
+		if (state == CPROF_ST_ON && atomic_load_explicit(&done_bytes, memory_order_relaxed) != 0 && pool_room())
+			stage_step(pool_ahead());
 		return;
+	}
 	ahead = pool_ahead();
 	for (int i = 0; i < BUF_POOL; i++) {
 		void *p, *none = NULL;

@@ -18,6 +18,16 @@ assert_match() { printf '%s' "$1" | grep -Eq -- "$2" || fail "$3: '$1' does not 
 # Runs a command on the simulated GPU.
 sim() { LD_LIBRARY_PATH=$SIMLIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$@"; }
 need_sim() { [ -f "$SIMLIB/libcudart.so.13" ] || fail "simulated GPU not built ($SIMLIB)"; }
+# Every core taken by a `yes` (their pids in yes_pids, for the caller to kill), so that /proc/pressure/cpu shows
+# tasks waiting: the flusher defers CUPTI's records then.
+busy_cores() {
+	yes_pids=()
+	for _ in $(seq 1 "$(nproc)"); do
+		yes > /dev/null &
+		yes_pids+=($!)
+	done
+	sleep 0.3
+}
 # A test that cannot run here exits 77 with its reason; run.sh prints SKIP, never PASS.
 skip() { echo "SKIP: $*" >&2; exit 77; }
 # A virtualenv tests/integration/setup-venvs made before the tests (make check runs it): SKIP with its

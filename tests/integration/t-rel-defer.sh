@@ -14,18 +14,9 @@ STEPS=40000
 export CPROF_EXIT_TIMEOUT_MS=30000
 yes_pids=()
 trap 'kill "${yes_pids[@]}" 2> /dev/null; rm -rf "$T"' EXIT
-# every core taken, so that /proc/pressure/cpu shows tasks waiting
-busy() {
-	yes_pids=()
-	for _ in $(seq 1 "$(nproc)"); do
-		yes > /dev/null &
-		yes_pids+=($!)
-	done
-	sleep 0.3
-}
 # the flusher's count of deferred rounds, from its debug log at the exit
 rounds_in() { sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" "$1" | tail -1; }
-busy
+busy_cores
 sim "$WL/matmul_sweep" --sizes 64 --steps $STEPS > bare.out 2> /dev/null || fail "bare matmul_sweep"
 CPROF_DEFER_MB=8 CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o prof.db -- "$WL/matmul_sweep" --sizes 64 --steps $STEPS \
 	> out.txt 2> err.txt
@@ -53,7 +44,7 @@ assert_eq "$lost" 0 "lost events"
 assert_eq "$(q prof.db "SELECT value FROM META WHERE key = 'complete'")" 1 "complete"
 # by default (no CPROF_DEFER_MB) it defers too; with 0 it never does
 for cap in default 0; do
-	busy
+	busy_cores
 	if [ "$cap" = default ]; then set_cap=(-u CPROF_DEFER_MB); else set_cap=(CPROF_DEFER_MB=0); fi
 	sim env "${set_cap[@]}" CPROF_DEBUG=3 "$BIN/cprof-run" -q -f -o prof2.db -- "$WL/matmul_sweep" --sizes 64 \
 		--steps 10000 > /dev/null 2> err2.txt
