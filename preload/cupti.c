@@ -1014,7 +1014,8 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 		collecting.list = d->next;
 		collecting.rec = NULL;
 		atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
-		buffer_recycle(d->buf, pool_ahead());
+		/* as the image ends no window comes: writing ahead would only spend the exit's time */
+		buffer_recycle(d->buf, atomic_load(&ending) ? 0 : pool_ahead());
 		free(d);
 	}
 	/* nothing more to look at: an external id still waiting goes alone */
