@@ -400,9 +400,10 @@ CPROF_HIDDEN void cprof_cupti_flush(int forced);
 #define CPROF_OCCUPANCY_GEMMS 256
 CPROF_HIDDEN void cprof_cupti_gemms_drained(uint64_t gemms);
 /* the flusher, after its round once CUPTI has started: the empty slots of CUPTI's buffer pool filled with buffers whose
- * pages this thread has written (as far as CUPTI writes lately), once at CUPTI's start and then only while paused
- * between windows with buffers held, so the program's thread does not clear them when CUPTI writes there */
-CPROF_HIDDEN void cprof_cupti_pool_fill(void);
+ * pages this thread has written (as far as CUPTI writes lately), once at CUPTI's start, then while paused between
+ * windows with buffers held, and a step a round while recording when the round deferred (deferring), so the program's
+ * thread does not clear them when CUPTI writes there */
+CPROF_HIDDEN void cprof_cupti_pool_fill(int deferring);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);
 /* driver_up: the parent's driver was initialised (its cuInit called InitializeInjection), CUPTI started or not */
@@ -411,8 +412,9 @@ struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records, at most max a call (the next call goes on from there);
  * returns how many. Called by the drainer only. */
 CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max);
-/* an exit's drain out of time: CUPTI's records not converted yet are dropped; returns how many events they were */
-CPROF_HIDDEN uint64_t cprof_cupti_drop_unconverted(void);
+/* an exit's or a crash's drain out of time: CUPTI's records not converted yet are dropped; returns how many events
+ * they were (counted until deadline_ms, CLOCK_MONOTONIC, then estimated) */
+CPROF_HIDDEN uint64_t cprof_cupti_drop_unconverted(uint64_t deadline_ms);
 /* bytes of records CUPTI completed that cprof_cupti_collect has not converted yet */
 CPROF_HIDDEN uint64_t cprof_cupti_pending_bytes(void);
 

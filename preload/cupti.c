@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "preload/cprof.h"
 #include "preload/cupti-share.h"
+#include "preload/fifo.h"
 
 #define CUPTI_SONAME "libcupti.so.13"
 #define BUF_SIZE (4u << 20)
@@ -192,6 +193,12 @@ static struct {
 	int have_ext;
 } collecting;
 
+/* The image's end against the orphan step (cprof_cupti_orphan): once it began, cprof calls CUPTI no more from the
+ * flusher, whose libraries the exit is about to unload; an exit waits for an orphan step under way (a flush and
+ * the kinds' switches) */
+static pthread_mutex_t end_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int ending;
+
 /* Buffers for CUPTI's next requests: those the flusher converted, and fresh ones it wrote ahead
  * (cprof_cupti_pool_fill). A fresh 4 MiB block page-faults on the thread CUPTI writes its records from (~1,000
  * faults a full buffer; docs/bench.md, sixth session). */
@@ -339,17 +346,18 @@ static void stage_step(size_t ahead)
 	}
 }
 
-void cprof_cupti_pool_fill(void)
+void cprof_cupti_pool_fill(int deferring)
 {
 	size_t ahead;
 	int state;
 
-	if (!atomic_load(&cu.started) || atomic_load(&cu.orphaned))
+	/* as the image ends no buffer is needed: writing one would spend the exit's time */
+	if (!atomic_load(&cu.started) || atomic_load(&cu.orphaned) || atomic_load(&ending))
 		return;
 	state = atomic_load(&cprof_state);
 	if (atomic_exchange(&pool_started, 1) &&
 	    (state != CPROF_ST_PAUSED || atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0)) {
-		if (state == CPROF_ST_ON && atomic_load_explicit(&done_bytes, memory_order_relaxed) != 0 && pool_room())
+		if (state == CPROF_ST_ON && deferring && pool_room())
 			stage_step(pool_ahead());
 		return;
 	}
@@ -411,11 +419,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	cprof_flusher_wake();
 }
 
-/* The image's end against the orphan step (cprof_cupti_orphan): once it began, cprof calls CUPTI no more from the
- * flusher, whose libraries the exit is about to unload; an exit waits for an orphan step under way (a flush and
- * the kinds' switches) */
-static pthread_mutex_t end_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int ending;
 
 static void at_exit_flush(void)
 {
@@ -757,6 +760,10 @@ void cprof_cupti_flush(int forced)
 
 void cprof_cupti_exec_failed(void)
 {
+	/* the image goes on: the flusher's CUPTI calls and its pool with it */
+	pthread_mutex_lock(&end_lock);
+	atomic_store(&ending, 0);
+	pthread_mutex_unlock(&end_lock);
 	cprof_share_resume();
 }
 
@@ -1025,14 +1032,67 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 	return n;
 }
 
-/* An exit's drain that ran out of time: the records CUPTI completed and cprof has not converted are dropped, and
- * counted, one per event cprof would have sent (an external id goes with its API record). Until 2026-12-07 they went
- * uncounted: t-rel-defer stored 10,554 of 20,010 kernels in a CI run, every core busy, with lost_events 0 (the flusher
- * had deferred CUPTI's records, and the exit's 1 s ran out converting them). Flusher thread only. */
-uint64_t cprof_cupti_drop_unconverted(void)
+/* the kinds convert() turns into wire records */
+static int sent_kind(CUpti_ActivityKind kind)
+{
+	switch (kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The events cprof_cupti_collect would have made of the records after rec in d, with its fold of an external id into
+ * the API record after it (*ext: one pending, *ext_corr its correlation id) */
+static uint64_t count_events(const struct done_buf *d, CUpti_Activity *rec, int *ext, uint32_t *ext_corr)
+{
+	uint64_t n = 0;
+
+	while (d->keep && cu.next_record(d->buf, d->valid, &rec) == CUPTI_SUCCESS) {
+		if (!sent_kind(rec->kind))
+			continue;
+		if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) {
+			const CUpti_ActivityExternalCorrelation *e = (const void *)rec;
+
+			if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2)
+				continue;
+			n += *ext; /* the one before goes alone */
+			*ext = 1;
+			*ext_corr = e->correlationId;
+			continue;
+		}
+		if (*ext) {
+			*ext = 0;
+			if (!((rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME || rec->kind == CUPTI_ACTIVITY_KIND_DRIVER) &&
+			      ((const CUpti_ActivityAPI *)(const void *)rec)->correlationId == *ext_corr))
+				n++;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* An exit's or a crash's drain that ran out of time: the records CUPTI completed that cprof has not converted are
+ * dropped, and counted as the events they would have been, exactly until deadline_ms (CLOCK_MONOTONIC) and in one
+ * buffer at least, then estimated from the bytes left at the rate counted so far (a starved flusher must not cost the
+ * process its BYE). Until 2026-12-07
+ * they went uncounted: t-rel-defer stored 10,554 of 20,010 kernels in a CI run, every core busy, with lost_events 0
+ * (the flusher had deferred CUPTI's records, and the exit's second ran out converting them). Flusher thread only. */
+uint64_t cprof_cupti_drop_unconverted(uint64_t deadline_ms)
 {
 	struct done_buf *d;
-	uint64_t n = collecting.have_ext;
+	uint64_t n = 0, bytes = 0, left = 0;
+	uint32_t ext_corr = (uint32_t)collecting.ext.corr;
+	int ext = collecting.have_ext;
 
 	pthread_mutex_lock(&cu.lock);
 	if (collecting.list == NULL) {
@@ -1049,14 +1109,25 @@ uint64_t cprof_cupti_drop_unconverted(void)
 	cu.done_tail = &cu.done;
 	pthread_mutex_unlock(&cu.lock);
 	while ((d = collecting.list) != NULL) {
-		while (d->keep && cu.next_record(d->buf, d->valid, &collecting.rec) == CUPTI_SUCCESS)
-			n += collecting.rec->kind != CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION && cprof_kind(collecting.rec->kind);
+		if (bytes == 0 || cprof_fifo_mono_ms() < deadline_ms) { /* one buffer at least, for the rate */
+			/* the part of a buffer collect had begun that it had not read */
+			size_t from = collecting.rec ? (size_t)((uint8_t *)collecting.rec - d->buf) : 0;
+
+			n += count_events(d, collecting.rec, &ext, &ext_corr);
+			bytes += d->keep && from < d->valid ? d->valid - from : 0;
+		} else if (d->keep) {
+			left += d->valid;
+		}
 		collecting.list = d->next;
 		collecting.rec = NULL;
 		atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
 		buffer_recycle(d->buf, 0);
 		free(d);
 	}
+	n += ext;
+	/* past the deadline: as many a byte as counted before it */
+	if (left && bytes)
+		n += (uint64_t)((double)left * n / bytes);
 	collecting.have_ext = 0;
 	return n;
 }
@@ -1092,6 +1163,8 @@ void cprof_cupti_orphan(int may_switch)
 	}
 	collecting.rec = NULL;
 	collecting.have_ext = 0;
+	free(stage.buf); /* this thread's, as collecting is */
+	stage.buf = NULL;
 	/* a session not started yet is never started for cprof (sharing() then leaves CUPTI to the program) */
 	atomic_compare_exchange_strong(&cprof_cupti_on, &pending, CPROF_CUPTI_OFF);
 	if (!may_switch)

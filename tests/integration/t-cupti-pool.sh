@@ -33,7 +33,8 @@ awk 'NR > 1 { used += $2; if ($2 > $3) miss += $2 - $3 }
 	buf.txt || fail "the program's thread cleared over a tenth of its CUPTI buffers' pages (pages not written ahead)"
 # A whole run that defers (no windows, no pause) holds every buffer too: the flusher writes the next ahead on small
 # pages, a step a round (until 2026-12-07 every buffer after the first two was the program's thread's to clear: 9.4 and
-# 10.1 MB of 13.6-14.3 MB on pages not resident in two runs; 0 in five after). The first two are the pool's first fill.
+# 10.1 MB of 13.6-14.3 MB on pages not resident in two runs; 0 in five after). The first three are left out: CUPTI's
+# first request may come before the flusher's first fill, which writes its two only a quarter ahead.
 busy_cores
 SIMGPU_BUFFER_LOG=$PWD/whole.txt CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o whole.db -- "$WL/matmul_sweep" --sizes 64 \
 	--steps 40000 > /dev/null 2> err2.txt || fail "whole run: $(tail -3 err2.txt)"
@@ -42,9 +43,9 @@ rounds=$(sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" err2.
 echo "whole run: deferred rounds: ${rounds:-none}; buffers:"
 cat whole.txt
 assert_ge "${rounds:-0}" 1 "rounds deferred with every core taken (whole run)"
-assert_ge "$(wc -l < whole.txt)" 4 "buffers CUPTI filled (whole run)"
-awk 'NR > 2 { used += $2; if ($2 > $3) miss += $2 - $3 }
-     END { printf "written %d bytes after the first two, %d of them on pages not resident\n", used, miss
+assert_ge "$(wc -l < whole.txt)" 5 "buffers CUPTI filled (whole run)"
+awk 'NR > 3 { used += $2; if ($2 > $3) miss += $2 - $3 }
+     END { printf "written %d bytes after the first three, %d of them on pages not resident\n", used, miss
 	   exit !(used > 0 && miss * 3 <= used) }' whole.txt ||
 	fail "the program's thread cleared over a third of its CUPTI buffers' pages in a whole run that deferred"
 echo ok
