@@ -310,12 +310,12 @@ static struct {
 	size_t done; /* bytes of it written */
 } stage;
 
-static int pool_room(void)
+static int pool_empty(void)
 {
 	for (int i = 0; i < BUF_POOL; i++)
-		if (atomic_load(&pool[i]) == NULL)
-			return 1;
-	return 0;
+		if (atomic_load(&pool[i]) != NULL)
+			return 0;
+	return 1;
 }
 
 static void stage_step(size_t ahead)
@@ -357,7 +357,8 @@ void cprof_cupti_pool_fill(int deferring)
 	state = atomic_load(&cprof_state);
 	if (atomic_exchange(&pool_started, 1) &&
 	    (state != CPROF_ST_PAUSED || atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0)) {
-		if (state == CPROF_ST_ON && deferring && pool_room())
+		/* with one buffer left (a window takes one of the two its pause filled), the next pause fills the slot */
+		if (state == CPROF_ST_ON && deferring && pool_empty())
 			stage_step(pool_ahead());
 		return;
 	}
