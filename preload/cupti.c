@@ -420,7 +420,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 	cprof_flusher_wake();
 }
 
-
 static void at_exit_flush(void)
 {
 	pthread_mutex_lock(&end_lock);
@@ -1085,9 +1084,9 @@ static uint64_t count_events(const struct done_buf *d, CUpti_Activity *rec, int 
 /* An exit's or a crash's drain that ran out of time: the records CUPTI completed that cprof has not converted are
  * dropped, and counted as the events they would have been, exactly until deadline_ms (CLOCK_MONOTONIC) and in one
  * buffer at least, then estimated from the bytes left at the rate counted so far (a starved flusher must not cost the
- * process its BYE). Until 2026-12-07
- * they went uncounted: t-rel-defer stored 10,554 of 20,010 kernels in a CI run, every core busy, with lost_events 0
- * (the flusher had deferred CUPTI's records, and the exit's second ran out converting them). Flusher thread only. */
+ * process its BYE). Until 2026-12-07 they went uncounted: t-rel-defer stored 10,554 of 20,010 kernels in a CI run,
+ * every core busy, with lost_events 0 (the flusher had deferred CUPTI's records, and the exit's second ran out
+ * converting them). Flusher thread only. */
 uint64_t cprof_cupti_drop_unconverted(uint64_t deadline_ms)
 {
 	struct done_buf *d;

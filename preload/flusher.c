@@ -1066,7 +1066,6 @@ static void serve_request(void)
 	 * not cost the process its goodbye (and its count of what was lost) */
 	uint64_t reserve = fl.exit_timeout_ms / 4 < 100 ? fl.exit_timeout_ms / 4 : 100;
 	uint64_t drain_deadline = deadline - reserve;
-
 	uint64_t t0 = mono_ms(), sent0 = fl.sent, unsent = 0;
 
 	atomic_store(&fl.paused, 0);
