@@ -51,6 +51,9 @@ const char *cprof_meta(sqlite3 *db, const char *key, char *buf, size_t size, con
 int64_t cprof_meta_int(sqlite3 *db, const char *key, int64_t def);
 /* The first column of the first row of sql; def when there is none, it is NULL, or the query fails. */
 int64_t cprof_query_int(sqlite3 *db, const char *sql, int64_t def);
+/* Processes killed from outside or with no goodbye: what they had not sent is lost uncounted (lost events are then a
+ * lower bound). */
+int64_t cprof_killed_processes(sqlite3 *db);
 /* 1 when the profile has this table (an older profile lacks the newer ones). */
 int cprof_has_table(sqlite3 *db, const char *name);
 int cprof_has_column(sqlite3 *db, const char *table, const char *column);

@@ -531,6 +531,12 @@ int64_t cprof_query_int(sqlite3 *db, const char *sql, int64_t def)
 	return v;
 }
 
+int64_t cprof_killed_processes(sqlite3 *db)
+{
+	return cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
+				   " OR ending LIKE '%no goodbye%'", 0);
+}
+
 int cprof_has_table(sqlite3 *db, const char *name)
 {
 	sqlite3_stmt *st;

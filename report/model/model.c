@@ -1441,8 +1441,7 @@ static int load_run_facts(sqlite3 *db, struct cprof_model *m)
 {
 	char note[200];
 
-	m->ended_killed = cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
-					  " OR ending LIKE '%no goodbye%'", 0) > 0;
+	m->ended_killed = cprof_killed_processes(db) > 0;
 	m->cupti_recording = cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-started'", 0) > 0 &&
 			     cprof_query_int(db, "SELECT count(*) FROM CPROF_STATUS WHERE code = 'cupti-conflict'", 0) == 0;
 	cprof_meta(db, "gpu_records_note", note, sizeof(note), "");

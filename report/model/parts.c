@@ -54,8 +54,7 @@ static void load_counts(sqlite3 *db, struct cprof_meta_facts *f)
 
 static void load_facts(sqlite3 *db, struct cprof_meta_facts *f)
 {
-	f->killed = cprof_query_int(db, "SELECT count(*) FROM PROCESSES WHERE ending LIKE '%killed by signal%'"
-					" OR ending LIKE '%no goodbye%'", 0);
+	f->killed = cprof_killed_processes(db);
 	f->unaccounted = cprof_query_int(db, "SELECT coalesce(sum(max(eventsEmitted - eventsRecorded - lostEvents, 0)), 0)"
 					     " FROM PROCESSES WHERE eventsEmitted IS NOT NULL", 0);
 	f->has_windows = cprof_has_table(db, "CPROF_WINDOWS");

@@ -947,7 +947,10 @@ static int load_facts(struct cprof_trace_src *s, int64_t *end_ns)
 	sqlite3_finalize(st);
 	if ((ret = step_done(s->db, rc)) < 0)
 		return ret;
-	s->lost_events = cprof_meta_int(s->db, "lost_events", 0);
+	/* no count (the collector's final state did not fit), or a process that could not count what it had not sent */
+	s->lost_events = cprof_meta_int(s->db, "lost_events", -1);
+	s->lost_lower_bound = s->lost_events < 0 || cprof_killed_processes(s->db) > 0;
+	s->lost_events = s->lost_events < 0 ? 0 : s->lost_events;
 	s->complete = cprof_meta_int(s->db, "complete", 0) == 1;
 	s->simulated = cprof_meta_int(s->db, "simulated_gpu", 0) == 1;
 	s->command = strdup(cprof_meta(s->db, "command", command, sizeof(command), ""));

@@ -75,6 +75,7 @@ struct cprof_trace_src {
 	/* header */
 	int64_t first_rank, first_world; /* the first process's rank and world size (-1/1: none) */
 	int64_t lost_events;
+	int lost_lower_bound; /* lost_events is at least that many: a process was killed, or nothing was counted */
 	int complete, simulated;
 	char *command;
 	int64_t first_start;        /* the earliest start of any event (-1: none) */

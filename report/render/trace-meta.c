@@ -26,6 +26,8 @@ void trace_write_header(struct trace *t)
 	trace_put_i(t, world < 1 ? 1 : world);
 	trace_put(t, "},\n  \"cprof\": {\"lost_events\": ");
 	trace_put_i(t, t->src.lost_events);
+	trace_put(t, ", \"lost_events_lower_bound\": ");
+	trace_put(t, t->src.lost_lower_bound ? "true" : "false");
 	trace_put(t, ", \"complete\": ");
 	trace_put(t, t->src.complete ? "true" : "false");
 	trace_put(t, ", \"simulated_gpu\": ");

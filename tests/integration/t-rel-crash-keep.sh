@@ -193,6 +193,9 @@ grep -q "^Ended: pid [0-9]*: killed by signal 9 (SIGKILL); its event counts are 
 grep -q "lost events: at least 0 (a process was killed" report.txt || fail "the header's lost events are a lower bound: $(grep Processes: report.txt)"
 grep -q "at least 0 lost events" <("$BIN/cprof" info prof.db) || fail "cprof info's lost events are a lower bound"
 "$BIN/cprof" report --format json prof.db | grep -q '"lost_events_lower_bound":true' || fail "JSON: lost_events_lower_bound"
+# the trace too (until 2026-12-07 its header said "lost_events": 0 alone)
+"$BIN/cprof" trace prof.db -f -o kill9.json 2> /dev/null || fail "trace (kill9)"
+grep -q '"lost_events": 0, "lost_events_lower_bound": true' kill9.json || fail "trace: lost_events_lower_bound: $(grep -o '"cprof": {[^,]*,[^,]*' kill9.json)"
 "$BIN/cprof" html prof.db -o report.html || fail "html (kill9)"
 grep -q "lost events:</b> at least 0 (a process was killed" report.html || fail "HTML: the lost events are a lower bound"
 grep -q "\[warn\] crash: pid [0-9]* ended: killed by signal 9 (SIGKILL).*lower bound" report.txt || fail "crash finding (kill9)"
