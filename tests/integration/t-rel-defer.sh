@@ -4,7 +4,7 @@
 # exit's drain converts the rest), nothing is lost, and the program's output and status are its own. It does
 # so by default, and never with CPROF_DEFER_MB=0. Without PSI (no /proc/pressure/cpu) it never defers: SKIP.
 # The exit's drain gets 30 s here, not the default 1 s: in a CI run (2026-12-07) it ran out of its second with two
-# buffers to convert (10,554 of 20,010 kernels stored; 4-10 ms on this VM beside two `yes`, 194 ms beside eight), the
+# buffers to convert (10,554 of 20,010 kernels stored; 4-6 ms on this VM beside two `yes`, 194 ms beside eight), the
 # flusher starved by a loaded machine. What is left when it runs out is counted lost (t-hostile-stopped); this test is
 # about deferring, which must lose nothing when the exit has time.
 . "$(dirname "$0")/lib.sh"
