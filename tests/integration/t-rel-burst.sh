@@ -38,7 +38,7 @@ grep -q "$lost lost events, INCOMPLETE: events were lost" err.txt || fail "cprof
 "$BIN/cprof" report prof.db > report.txt || fail "report failed"
 grep -q "lost events: $lost .*INCOMPLETE - events were lost" report.txt || fail "text report: $(head -5 report.txt)"
 "$BIN/cprof" trace prof.db -o trace.json || fail "trace failed"
-grep -q "\"cprof\": {\"lost_events\": $lost, \"complete\": false" trace.json || fail "trace metadata: $(grep -o '"cprof": {[^}]*}' trace.json)"
+grep -q "\"cprof\": {\"lost_events\": $lost, \"lost_events_lower_bound\": false, \"complete\": false" trace.json || fail "trace metadata: $(grep -o '"cprof": {[^}]*}' trace.json)"
 "$BIN/cprof" check prof.db --require-complete > check.txt; assert_eq $? 3 "cprof check --require-complete"
 grep -q "INCOMPLETE" check.txt || fail "check says why: $(cat check.txt)"
 echo ok
