@@ -161,7 +161,7 @@ struct cprof_wire_cost {
 	uint64_t app_wait_ns;     /* the program's threads: runnable, waiting for a CPU */
 	uint64_t lost_ring_full;  /* events dropped: the thread's ring was full */
 	uint64_t lost_cupti;      /* GPU records CUPTI dropped, cprof could not hold for a stalled collector, or not sent by
-				   * an exit's deadline */
+				   * an exit's or a crash's deadline */
 	uint64_t lost_pipe;       /* events that could not be sent: the collector was gone */
 	uint64_t lost_nested;     /* events dropped: a signal handler's hooked call interrupted a record */
 	uint64_t counted_calls;   /* calls counted, not recorded (the device queries, cuBLAS's settings) */

@@ -193,6 +193,19 @@ static struct {
 	int have_ext;
 } collecting;
 
+/* CUPTI's completed buffers, taken off the list buffer_completed appends to */
+static struct done_buf *done_take(void)
+{
+	struct done_buf *d;
+
+	pthread_mutex_lock(&cu.lock);
+	d = cu.done;
+	cu.done = NULL;
+	cu.done_tail = &cu.done;
+	pthread_mutex_unlock(&cu.lock);
+	return d;
+}
+
 /* The image's end against the orphan step (cprof_cupti_orphan): once it began, cprof calls CUPTI no more from the
  * flusher, whose libraries the exit is about to unload; an exit waits for an orphan step under way (a flush and
  * the kinds' switches) */
@@ -206,19 +219,33 @@ static _Atomic int ending;
 /* lock-free: CUPTI asks from whichever thread fills a buffer, a crash handler's flush may complete one */
 static _Atomic(void *) pool[BUF_POOL];
 
-/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them), aligned to a huge
- * page and marked for them: a fresh buffer costs the thread that first writes it 2 page faults instead of ~1,000
+/* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them). huge: aligned to a
+ * huge page and marked for them: a fresh buffer costs the thread that first writes it 2 page faults instead of ~1,000
  * (docs/bench.md, thirteenth session), but each clears 2 MiB, and where memory must be compacted first that took
  * 7-55 ms on the program's thread inside a window's cudaProfilerStart, beside one `yes` (docs/bench.md,
- * twenty-ninth session): cprof_cupti_pool_fill keeps the windows' buffers off it. NULL when there is no memory. */
-static void *buffer_new(void)
+ * twenty-ninth session): cprof_cupti_pool_fill keeps the windows' buffers off it. Otherwise on 4 KiB pages (under THP
+ * "always" its first write would clear 2 MiB too), for a buffer written ahead a step at a time (stage_step). NULL when
+ * there is no memory. */
+static void *buffer_new(int huge)
 {
 	void *p;
 
-	if (posix_memalign(&p, HUGE_PAGE, BUF_SIZE) != 0)
+	if (posix_memalign(&p, huge ? HUGE_PAGE : 4096, BUF_SIZE) != 0)
 		return NULL;
-	madvise(p, BUF_SIZE, MADV_HUGEPAGE); /* advice only: without transparent huge pages, 4 KiB ones */
+	madvise(p, BUF_SIZE, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE); /* advice only */
 	return p;
+}
+
+/* p into an empty slot of the pool; 0 when none was */
+static int pool_put(void *p)
+{
+	for (int i = 0; i < BUF_POOL; i++) {
+		void *none = NULL;
+
+		if (atomic_compare_exchange_strong(&pool[i], &none, p))
+			return 1;
+	}
+	return 0;
 }
 
 /* The bytes CUPTI wrote into the buffers it completed lately, the most of them, decaying by a quarter a buffer:
@@ -257,19 +284,24 @@ static void write_ahead(void *p, size_t n)
  * took, and the next window may write more); 0 from elsewhere */
 static void buffer_recycle(void *p, size_t ahead)
 {
-	for (int i = 0; i < BUF_POOL && p != NULL; i++) {
-		void *none = NULL;
-
+	for (int i = 0; i < BUF_POOL; i++) {
 		if (atomic_load(&pool[i]) != NULL)
 			continue;
-		if (ahead) {
-			write_ahead(p, ahead);
-			ahead = 0;
-		}
-		if (atomic_compare_exchange_strong(&pool[i], &none, p))
-			p = NULL;
+		write_ahead(p, ahead); /* only when a slot may take it */
+		if (pool_put(p))
+			return;
+		break;
 	}
 	free(p);
+}
+
+/* A completed buffer done with: its charge against CPROF_DEFER_MB off, the buffer back to the pool (ahead: as
+ * buffer_recycle) */
+static void done_release(struct done_buf *d, size_t ahead)
+{
+	atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
+	buffer_recycle(d->buf, ahead);
+	free(d);
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -279,7 +311,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 	for (int i = 0; i < BUF_POOL && p == NULL; i++)
 		p = atomic_exchange(&pool[i], NULL);
-	if (p == NULL && (p = buffer_new()) == NULL) {
+	if (p == NULL && (p = buffer_new(1)) == NULL) {
 		*buffer = NULL;
 		*size = 0;
 		return;
@@ -321,11 +353,8 @@ static int pool_empty(void)
 static void stage_step(size_t ahead)
 {
 	if (stage.buf == NULL) {
-		if (posix_memalign(&stage.buf, 4096, BUF_SIZE) != 0) {
-			stage.buf = NULL;
+		if ((stage.buf = buffer_new(0)) == NULL)
 			return;
-		}
-		madvise(stage.buf, BUF_SIZE, MADV_NOHUGEPAGE); /* under THP "always", its first write would clear 2 MiB */
 		stage.done = 0;
 	}
 	if (stage.done < ahead) {
@@ -336,14 +365,8 @@ static void stage_step(size_t ahead)
 		if (stage.done < ahead)
 			return;
 	}
-	for (int i = 0; i < BUF_POOL; i++) {
-		void *none = NULL;
-
-		if (atomic_compare_exchange_strong(&pool[i], &none, stage.buf)) {
-			stage.buf = NULL;
-			return;
-		}
-	}
+	if (pool_put(stage.buf))
+		stage.buf = NULL;
 }
 
 void cprof_cupti_pool_fill(int deferring)
@@ -364,15 +387,15 @@ void cprof_cupti_pool_fill(int deferring)
 	}
 	ahead = pool_ahead();
 	for (int i = 0; i < BUF_POOL; i++) {
-		void *p, *none = NULL;
+		void *p;
 
 		if (atomic_load(&pool[i]) != NULL)
 			continue;
-		if ((p = buffer_new()) == NULL)
+		if ((p = buffer_new(1)) == NULL)
 			return;
 		write_ahead(p, ahead);
-		if (!atomic_compare_exchange_strong(&pool[i], &none, p))
-			free(p); /* a buffer came back meanwhile */
+		if (!pool_put(p))
+			free(p); /* buffers came back meanwhile */
 	}
 }
 
@@ -976,11 +999,7 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 	int n = 0;
 
 	if (collecting.list == NULL) {
-		pthread_mutex_lock(&cu.lock);
-		collecting.list = cu.done;
-		cu.done = NULL;
-		cu.done_tail = &cu.done;
-		pthread_mutex_unlock(&cu.lock);
+		collecting.list = done_take();
 		collecting.rec = NULL;
 	}
 	while ((d = collecting.list) != NULL) {
@@ -1020,10 +1039,8 @@ int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx)
 			return n; /* the rest of this buffer in the next call */
 		collecting.list = d->next;
 		collecting.rec = NULL;
-		atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
 		/* as the image ends no window comes: writing ahead would only spend the exit's time */
-		buffer_recycle(d->buf, atomic_load(&ending) ? 0 : pool_ahead());
-		free(d);
+		done_release(d, atomic_load(&ending) ? 0 : pool_ahead());
 	}
 	/* nothing more to look at: an external id still waiting goes alone */
 	if (collecting.have_ext && emit(&collecting.ext, ctx) == 0)
@@ -1094,35 +1111,24 @@ uint64_t cprof_cupti_drop_unconverted(uint64_t deadline_ms)
 	uint32_t ext_corr = (uint32_t)collecting.ext.corr;
 	int ext = collecting.have_ext;
 
-	pthread_mutex_lock(&cu.lock);
-	if (collecting.list == NULL) {
-		collecting.list = cu.done;
-		collecting.rec = NULL;
-	} else {
-		struct done_buf **tail = &collecting.list;
+	/* those collect had taken, then the rest */
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			collecting.list = done_take();
+		while ((d = collecting.list) != NULL) {
+			if (bytes == 0 || cprof_fifo_mono_ms() < deadline_ms) { /* one buffer at least, for the rate */
+				/* the part of a buffer collect had begun that it had not read */
+				size_t from = collecting.rec ? (size_t)((uint8_t *)collecting.rec - d->buf) : 0;
 
-		while (*tail)
-			tail = &(*tail)->next;
-		*tail = cu.done;
-	}
-	cu.done = NULL;
-	cu.done_tail = &cu.done;
-	pthread_mutex_unlock(&cu.lock);
-	while ((d = collecting.list) != NULL) {
-		if (bytes == 0 || cprof_fifo_mono_ms() < deadline_ms) { /* one buffer at least, for the rate */
-			/* the part of a buffer collect had begun that it had not read */
-			size_t from = collecting.rec ? (size_t)((uint8_t *)collecting.rec - d->buf) : 0;
-
-			n += count_events(d, collecting.rec, &ext, &ext_corr);
-			bytes += d->keep && from < d->valid ? d->valid - from : 0;
-		} else if (d->keep) {
-			left += d->valid;
+				n += count_events(d, collecting.rec, &ext, &ext_corr);
+				bytes += d->keep && from < d->valid ? d->valid - from : 0;
+			} else if (d->keep) {
+				left += d->valid;
+			}
+			collecting.list = d->next;
+			collecting.rec = NULL;
+			done_release(d, 0);
 		}
-		collecting.list = d->next;
-		collecting.rec = NULL;
-		atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
-		buffer_recycle(d->buf, 0);
-		free(d);
 	}
 	n += ext;
 	/* past the deadline: as many a byte as counted before it */
@@ -1156,9 +1162,7 @@ void cprof_cupti_orphan(int may_switch)
 	for (int pass = 0; pass < 2; pass++, d = collecting.list, collecting.list = NULL) {
 		for (; d; d = next) {
 			next = d->next;
-			atomic_fetch_sub_explicit(&done_bytes, d->charge, memory_order_relaxed);
-			buffer_recycle(d->buf, 0);
-			free(d);
+			done_release(d, 0);
 		}
 	}
 	collecting.rec = NULL;
