@@ -28,6 +28,8 @@ busy_cores() {
 	done
 	sleep 0.3
 }
+# The flusher's count of rounds it deferred CUPTI's records in, from its debug log (CPROF_DEBUG=3) at the exit
+deferred_rounds() { sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" "$1" | tail -1; }
 # A test that cannot run here exits 77 with its reason; run.sh prints SKIP, never PASS.
 skip() { echo "SKIP: $*" >&2; exit 77; }
 # A virtualenv tests/integration/setup-venvs made before the tests (make check runs it): SKIP with its

@@ -14,8 +14,6 @@ STEPS=40000
 export CPROF_EXIT_TIMEOUT_MS=30000
 yes_pids=()
 trap 'kill "${yes_pids[@]}" 2> /dev/null; rm -rf "$T"' EXIT
-# the flusher's count of deferred rounds, from its debug log at the exit
-rounds_in() { sed -n "s/.*CUPTI's records deferred in \([0-9]*\) rounds.*/\1/p" "$1" | tail -1; }
 busy_cores
 sim "$WL/matmul_sweep" --sizes 64 --steps $STEPS > bare.out 2> /dev/null || fail "bare matmul_sweep"
 CPROF_DEFER_MB=8 CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o prof.db -- "$WL/matmul_sweep" --sizes 64 --steps $STEPS \
@@ -24,7 +22,7 @@ rc=$?
 kill "${yes_pids[@]}" 2> /dev/null
 assert_eq "$rc" 0 "cprof-run's status"
 assert_eq "$(cat out.txt)" "$(cat bare.out)" "the target's output"
-rounds=$(rounds_in err.txt)
+rounds=$(deferred_rounds err.txt)
 [ -n "$rounds" ] || fail "no deferral line in the debug log: $(grep -i defer err.txt | head -3)"
 echo "deferred rounds: $rounds"
 assert_ge "$rounds" 1 "rounds deferred with every core taken"
@@ -51,7 +49,7 @@ for cap in default 0; do
 	rc=$?
 	kill "${yes_pids[@]}" 2> /dev/null
 	assert_eq "$rc" 0 "cprof-run's status (CPROF_DEFER_MB $cap)"
-	rounds=$(rounds_in err2.txt)
+	rounds=$(deferred_rounds err2.txt)
 	[ -n "$rounds" ] || fail "no deferral line in the debug log (CPROF_DEFER_MB $cap): $(grep -i defer err2.txt | head -3)"
 	if [ "$cap" = default ]; then
 		assert_ge "$rounds" 1 "rounds deferred by default with every core taken"
