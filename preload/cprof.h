@@ -110,6 +110,7 @@ struct cprof_ring {
 	uint64_t sched_run, sched_wait;
 	uint64_t sched_head;     /* head when the schedstat was last read: an idle thread is not read again */
 	uint64_t snap;           /* head seen by the drainer at the start of a round */
+	uint64_t exec_mark;      /* the drainer's: head when an exec's BYE counted what was left lost (flusher.c) */
 	struct cprof_ring *next; /* registry list; never unlinked, reused when free */
 	void *altstack;          /* crash.c: a signal stack for threads that have none; outlives the ring */
 	struct cprof_wire_api ev[CPROF_RING_EVENTS];
@@ -412,9 +413,11 @@ struct cprof_gpu_sink;
 /* Converts completed CUPTI buffers into wire records, at most max a call (the next call goes on from there);
  * returns how many. Called by the drainer only. */
 CPROF_HIDDEN int cprof_cupti_collect(int (*emit)(const struct cprof_wire_gpu *rec, void *ctx), void *ctx, int max);
-/* an exit's or a crash's drain out of time: CUPTI's records not converted yet are dropped; returns how many events
- * they were (counted until deadline_ms, CLOCK_MONOTONIC, then estimated) */
-CPROF_HIDDEN uint64_t cprof_cupti_drop_unconverted(uint64_t deadline_ms);
+/* a drain out of time as the image ends: how many events CUPTI's records not converted yet were (counted until
+ * deadline_ms, CLOCK_MONOTONIC, then estimated); an exit or a crash drops them (drop), an exec keeps them until it
+ * fails (then cprof_cupti_drop_taken) */
+CPROF_HIDDEN uint64_t cprof_cupti_unconverted(uint64_t deadline_ms, int drop);
+CPROF_HIDDEN void cprof_cupti_drop_taken(void);
 /* bytes of records CUPTI completed that cprof_cupti_collect has not converted yet */
 CPROF_HIDDEN uint64_t cprof_cupti_pending_bytes(void);
 

@@ -206,6 +206,16 @@ static struct done_buf *done_take(void)
 	return d;
 }
 
+/* buffers behind those collect had taken: it converts them in order */
+static void collecting_append(struct done_buf *d)
+{
+	struct done_buf **tail = &collecting.list;
+
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = d;
+}
+
 /* The image's end against the orphan step (cprof_cupti_orphan): once it began, cprof calls CUPTI no more from the
  * flusher, whose libraries the exit is about to unload; an exit waits for an orphan step under way (a flush and
  * the kinds' switches) */
@@ -1098,44 +1108,56 @@ static uint64_t count_events(const struct done_buf *d, CUpti_Activity *rec, int 
 	return n;
 }
 
-/* An exit's or a crash's drain that ran out of time: the records CUPTI completed that cprof has not converted are
- * dropped, and counted as the events they would have been, exactly until deadline_ms (CLOCK_MONOTONIC) and in one
- * buffer at least, then estimated from the bytes left at the rate counted so far (a starved flusher must not cost the
- * process its BYE). Until 2026-12-07 they went uncounted: t-rel-defer stored 10,554 of 20,010 kernels in a CI run,
+/* A drain that ran out of time as the image ends: the records CUPTI completed that cprof has not converted, counted as
+ * the events they would have been, exactly until deadline_ms (CLOCK_MONOTONIC) and in one buffer at least, then
+ * estimated from the bytes left at the rate counted so far (a starved flusher must not cost the process its BYE).
+ * An exit or a crash drops them (drop); an exec keeps them on collect's list (what CUPTI completed since the last
+ * collect put behind it, in order) until it is known whether the exec failed: then cprof_cupti_drop_taken drops
+ * them, as counted. Until 2026-12-07 they went uncounted: t-rel-defer stored 10,554 of 20,010 kernels in a CI run,
  * every core busy, with lost_events 0 (the flusher had deferred CUPTI's records, and the exit's second ran out
  * converting them). Flusher thread only. */
-uint64_t cprof_cupti_drop_unconverted(uint64_t deadline_ms)
+uint64_t cprof_cupti_unconverted(uint64_t deadline_ms, int drop)
 {
 	struct done_buf *d;
+	CUpti_Activity *rec = collecting.rec;
 	uint64_t n = 0, bytes = 0, left = 0;
 	uint32_t ext_corr = (uint32_t)collecting.ext.corr;
 	int ext = collecting.have_ext;
 
-	/* those collect had taken, then the rest */
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1)
-			collecting.list = done_take();
-		while ((d = collecting.list) != NULL) {
-			if (bytes == 0 || cprof_fifo_mono_ms() < deadline_ms) { /* one buffer at least, for the rate */
-				/* the part of a buffer collect had begun that it had not read */
-				size_t from = collecting.rec ? (size_t)((uint8_t *)collecting.rec - d->buf) : 0;
+	collecting_append(done_take());
+	for (d = collecting.list; d; d = d->next, rec = NULL) {
+		if (bytes == 0 || cprof_fifo_mono_ms() < deadline_ms) { /* one buffer at least, for the rate */
+			/* the part of a buffer collect had begun that it had not read */
+			size_t from = rec ? (size_t)((uint8_t *)rec - d->buf) : 0;
 
-				n += count_events(d, collecting.rec, &ext, &ext_corr);
-				bytes += d->keep && from < d->valid ? d->valid - from : 0;
-			} else if (d->keep) {
-				left += d->valid;
-			}
-			collecting.list = d->next;
-			collecting.rec = NULL;
-			done_release(d, 0);
+			n += count_events(d, rec, &ext, &ext_corr);
+			bytes += d->keep && from < d->valid ? d->valid - from : 0;
+		} else if (d->keep) {
+			left += d->valid;
 		}
 	}
 	n += ext;
 	/* past the deadline: as many a byte as counted before it */
 	if (left && bytes)
 		n += (uint64_t)((double)left * n / bytes);
-	collecting.have_ext = 0;
+	if (drop)
+		cprof_cupti_drop_taken();
 	return n;
+}
+
+/* collect's list and its place in it forgotten, every buffer on it released (counted lost by
+ * cprof_cupti_unconverted). Flusher thread only. */
+void cprof_cupti_drop_taken(void)
+{
+	struct done_buf *d, *next;
+
+	for (d = collecting.list; d; d = next) {
+		next = d->next;
+		done_release(d, 0);
+	}
+	collecting.list = NULL;
+	collecting.rec = NULL;
+	collecting.have_ext = 0;
 }
 
 /* cprof stopped for good (its collector gone; the flusher's last act): CUPTI's buffers come back to nobody and,
@@ -1147,7 +1169,7 @@ uint64_t cprof_cupti_drop_unconverted(uint64_t deadline_ms)
  * the thread whose start of cprof failed (no flusher, nothing taken). */
 void cprof_cupti_orphan(int may_switch)
 {
-	struct done_buf *d, *next;
+	struct done_buf *d;
 	int pending = CPROF_CUPTI_PENDING;
 
 	pthread_mutex_lock(&cu.lock);
@@ -1159,14 +1181,8 @@ void cprof_cupti_orphan(int may_switch)
 	cu.done = NULL;
 	cu.done_tail = &cu.done;
 	pthread_mutex_unlock(&cu.lock);
-	for (int pass = 0; pass < 2; pass++, d = collecting.list, collecting.list = NULL) {
-		for (; d; d = next) {
-			next = d->next;
-			done_release(d, 0);
-		}
-	}
-	collecting.rec = NULL;
-	collecting.have_ext = 0;
+	collecting_append(d);
+	cprof_cupti_drop_taken();
 	free(stage.buf); /* this thread's, as collecting is */
 	stage.buf = NULL;
 	/* a session not started yet is never started for cprof (sharing() then leaves CUPTI to the program) */

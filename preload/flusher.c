@@ -98,6 +98,7 @@ static struct {
 	uint64_t psi_total_us, psi_ms; /* its "some" total and when it was read */
 	uint64_t deferred_rounds;
 	int disabled;                  /* cprof_disable seen (its collector alive): CUPTI orphaned once */
+	int exec_counted;              /* an exec's BYE counted CUPTI's unsent records lost: dropped if it failed */
 	/* the shared-memory ring (common/shmring.h): once cprofd has mapped it, frames go there and a KICK on the
 	 * FIFO a round says so, instead of a write(2) every 4 KiB (issue 26: the pipe's write was 60% of this
 	 * thread's time on the eager step) */
@@ -956,15 +957,36 @@ static void send_lost(uint64_t deadline)
 	}
 }
 
-/* As the image ends (an exit, a crash), CUPTI's records not converted or sent by the drain's deadline are lost: counted
- * as CUPTI's (after a failed exec they are still sent, so an exec's drain keeps them). Until 2026-12-07 they went
- * uncounted: t-rel-defer stored 10,554 of 20,010 kernels in a CI run with lost_events 0. Returns how many. */
-static uint64_t drop_unsent_gpu(uint64_t deadline)
+/* As the image ends (an exit, an exec, a crash), CUPTI's records not converted or sent by the drain's deadline are lost:
+ * counted as CUPTI's. An exit or a crash drops them (drop); an exec keeps them until the next drain, which drops them
+ * if the exec failed (exec_counted): they were counted in its BYE and must not be sent too. Until 2026-12-07 they went
+ * uncounted (t-rel-defer's CI run stored 10,554 of 20,010 kernels with lost_events 0), after a successful exec until
+ * the day after. Returns how many. */
+static uint64_t lose_unsent_gpu(uint64_t deadline, int drop)
 {
-	uint64_t n = fl.ngpu - fl.gpu_sent + cprof_cupti_drop_unconverted(deadline);
+	uint64_t n = fl.ngpu - fl.gpu_sent + cprof_cupti_unconverted(deadline, drop);
 
-	fl.ngpu = fl.gpu_sent = 0;
+	if (drop)
+		fl.ngpu = fl.gpu_sent = 0;
+	else
+		fl.exec_counted = 1;
 	atomic_fetch_add(&fl.lost_cupti, n);
+	atomic_fetch_add(&fl.lost_extra, n);
+	return n;
+}
+
+/* The same for what the rings hold (other threads' calls after the drain's snapshot, or what the time left unsent):
+ * lost at an exit; at an exec too, and dropped up to each ring's exec_mark if the exec failed. Returns how many. */
+static uint64_t lose_unsent_rings(void)
+{
+	uint64_t n = 0;
+
+	for (struct cprof_ring *r = cprof_rings_head(); r; r = r->next) {
+		uint64_t head = atomic_load(&r->head);
+
+		n += head - atomic_load(&r->tail);
+		r->exec_mark = head;
+	}
 	atomic_fetch_add(&fl.lost_extra, n);
 	return n;
 }
@@ -982,6 +1004,14 @@ static int drain_round(uint64_t deadline)
 
 	if (atomic_load(&fl.dead))
 		return 1;
+	if (unlikely(fl.exec_counted)) { /* the image went on after an exec that counted these lost */
+		fl.exec_counted = 0;
+		fl.ngpu = fl.gpu_sent = 0;
+		cprof_cupti_drop_taken();
+		for (r = cprof_rings_head(); r; r = r->next)
+			if (r->exec_mark > atomic_load_explicit(&r->tail, memory_order_relaxed))
+				atomic_store_explicit(&r->tail, r->exec_mark, memory_order_release);
+	}
 	if (!fl.hello_sent && send_hello(deadline) < 0)
 		return 0;
 	ring_announce(deadline);
@@ -1083,35 +1113,30 @@ static void serve_request(void)
 			       (unsigned long long)atomic_load(&r->lost), atomic_load(&r->state));
 	}
 	if (reason && !atomic_load(&fl.dead)) {
-		uint64_t lost;
+		uint64_t lost, rings;
 		struct cprof_wire_bye b;
+		int ret;
 
 		atomic_store(&fl.bye_phase, 1);
 		if (mono_ms() < drain_deadline)
 			drain_round(drain_deadline); /* a last LOST if anything dropped meanwhile */
 		/* in the last COST and BYE; what CUPTI still holds is counted exactly in a quarter of the reserve */
-		if (reason != CPROF_BYE_EXEC)
-			unsent = drop_unsent_gpu(drain_deadline + reserve / 4);
-		pr_dbg("the drain for the %s took %llu ms: %llu events sent, %llu of CUPTI's lost (not sent in time)",
-		       reason == CPROF_BYE_EXEC ? "exec" : "exit", (unsigned long long)(mono_ms() - t0),
-		       (unsigned long long)(fl.sent - sent0), (unsigned long long)unsent);
+		unsent = lose_unsent_gpu(drain_deadline + reserve / 4, reason != CPROF_BYE_EXEC);
+		rings = lose_unsent_rings();
+		pr_dbg("the drain for the %s took %llu ms: %llu events sent, %llu of CUPTI's and %llu of the rings' lost "
+		       "(not sent in time)", reason == CPROF_BYE_EXEC ? "exec" : "exit", (unsigned long long)(mono_ms() - t0),
+		       (unsigned long long)(fl.sent - sent0), (unsigned long long)unsent, (unsigned long long)rings);
 		if (fl.hello_sent)
 			send_cost(drain_deadline > mono_ms() ? drain_deadline : deadline, 1);
 		lost = lost_total();
-		/* at exit, what other threads recorded and could not be sent in time is lost (after exec fails
-		 * it is still sent) */
-		if (reason != CPROF_BYE_EXEC) {
-			struct cprof_ring *r;
-
-			for (r = cprof_rings_head(); r; r = r->next)
-				lost += atomic_load(&r->head) - atomic_load(&r->tail);
-		}
 		b = (struct cprof_wire_bye){ .end_ns = cprof_now_ns(), .emitted = fl.sent + lost, .lost = lost,
 					     .reason = reason };
 		/* the requester stops waiting at the deadline and the process ends: the file, when the pipe
 		 * stays full, is written in the last half of the reserve */
-		if (send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline - reserve / 2) == -EAGAIN && fl.hello_sent &&
-		    reason != CPROF_BYE_EXEC)
+		ret = send_simple(CPROF_MSG_BYE, &b, sizeof(b), deadline - reserve / 2);
+		if (ret == 0)
+			fl.lost_reported = lost; /* the collector holds the BYE's total: a failed exec's LOSTs go on from it */
+		else if (ret == -EAGAIN && fl.hello_sent && reason != CPROF_BYE_EXEC)
 			bye_to_file(sizeof(struct cprof_wire_hdr) + sizeof(b));
 		atomic_store(&fl.bye_phase, 0);
 	}
@@ -1184,7 +1209,7 @@ static void serve_crash(void)
 	/* a crash the program's own handler may survive keeps them for the rounds after it; inside CUDA, CUPTI's state is
 	 * whatever the fault left: not read more than the rounds did */
 	if (!atomic_load(&fl.dead) && !(cr.info.flags & (CPROF_CRASH_F_APP_HANDLER | CPROF_CRASH_F_IN_CUDA))) {
-		drop_unsent_gpu(deadline);
+		lose_unsent_gpu(deadline, 1);
 		send_lost(deadline);
 	}
 	/* the counted calls too: a crash has no exit's last COST */
@@ -1470,6 +1495,7 @@ void cprof_flusher_reset_after_fork(void)
 	fl.spare_cap = 0;
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	fl.ngpu = fl.gpu_sent = 0;
+	fl.exec_counted = 0; /* the parent's: its records and rings are not the child's to drop */
 	fl.gemms = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */

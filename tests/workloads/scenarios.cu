@@ -160,11 +160,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(mode, "exec")) {
-		launch_a(2);
+		// exec [N]: N launches (2 unless given), then exec "after-exec"
+		launch_a(argc > 2 ? atoi(argv[2]) : 2);
 		fflush(stdout);
 		execl(argv[0], argv[0], "after-exec", (char *)nullptr);
 		perror("execl");
 		return 1;
+	}
+	if (!strcmp(mode, "exec-fail")) {
+		// exec-fail N M: N launches, an exec that fails (no such file), then M launches and exit 0
+		launch_a(atoi(argv[2]));
+		execl("/nonexistent/cprof-test", "cprof-test", (char *)nullptr);
+		launch_b(atoi(argv[3]));
+		cudaDeviceSynchronize();
+		printf("exec failed: %s\n", strerror(errno));
+		return 0;
 	}
 	if (!strcmp(mode, "exit-threads")) {
 		// N launches on the main thread while two threads launch without end, then exit(3) (or execs
