@@ -1,5 +1,5 @@
 # An exec whose drain runs out of time (every core busy, CPROF_EXIT_TIMEOUT_MS a few ms): what CUPTI and the rings still
-# held is counted lost in the exec's BYE, as at an exit. Until 2026-12-08 it went uncounted after a successful exec
+# held is counted lost in the exec's BYE, as at an exit. Until 2026-12-07 it went uncounted after a successful exec
 # (scenarios exec 40000 beside two `yes`, an 8 ms exec: 13,559-23,881 of 40,000 kernels stored, lost_events 0). An exec
 # that fails goes on with the same instance: what its BYE counted lost is then dropped, never sent as well (emitted
 # stays what a run with nothing lost emits). The drain may also finish in time on a fast machine: then nothing is lost
