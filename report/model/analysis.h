@@ -82,7 +82,8 @@ struct cprof_cost {
 	uint64_t wait_expected_ns; /* of that, what they wait anyway: their wait per ns run outside the windows x their
 				    * run less cprof's part (0: no such baseline) */
 	uint64_t wait_part_ns;     /* the wait the baseline expects of cprof's part of the run */
-	int64_t wait_excess_ns;    /* app_wait - wait_expected: signed, so that phases add up before it is bounded */
+	int64_t wait_excess_ns;    /* app_wait - wait_expected, each process's divided by its threads runnable at a time
+				    * (cost.c): signed, so that phases add up before it is bounded */
 	uint64_t wait_attributed_ns; /* the excess, from 0 to cprof's own threads' CPU + the wait due to cprof's part of
 				      * the run */
 	uint64_t total_ns;         /* hook + stack + counted + wait_attributed + cupti_overhead + cupti_calls */

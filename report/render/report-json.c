@@ -78,7 +78,7 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       "\"sampled_calls\":%llu,\"stack_ns\":%llu,\"stacks\":%llu,\"counted_ns\":%llu,\"counted_calls\":%llu,"
 	       "\"cupti_overhead_ns\":%llu,"
 	       "\"flusher_cpu_ns\":%llu,\"collector_cpu_ns\":%llu,\"app_run_ns\":%llu,\"app_wait_ns\":%llu,"
-	       "\"wait_expected_ns\":%llu,\"wait_attributed_ns\":%llu,"
+	       "\"wait_expected_ns\":%llu,\"wait_excess_ns\":%lld,\"wait_attributed_ns\":%llu,"
 	       "\"cupti_calls_ns\":%llu,\"cupti_calls\":%llu,\"cupti_in_call_ns\":%llu,\"cupti_in_call_from\":\"%s\","
 	       "\"cupti_in_call_estimate_ns\":%llu,\"cupti_in_call_passed\":%llu,\"cupti_in_call_measured_ns\":%lld,"
 	       "\"cupti_in_call_measured_se_ns\":%llu,\"lost\":{\"ring_full\":%llu,\"cupti\":%llu,\"pipe\":%llu,\"nested\":%llu},"
@@ -92,7 +92,8 @@ void report_json_verdict_fields(const struct cprof_verdict *v)
 	       (unsigned long long)v->cost.counted_calls, (unsigned long long)v->cost.cupti_overhead_ns,
 	       (unsigned long long)v->cost.flusher_cpu_ns, (unsigned long long)v->cost.collector_cpu_ns,
 	       (unsigned long long)v->cost.app_run_ns, (unsigned long long)v->cost.app_wait_ns,
-	       (unsigned long long)v->cost.wait_expected_ns, (unsigned long long)v->cost.wait_attributed_ns,
+	       (unsigned long long)v->cost.wait_expected_ns, (long long)v->cost.wait_excess_ns,
+	       (unsigned long long)v->cost.wait_attributed_ns,
 	       (unsigned long long)v->cost.cupti_calls_ns, (unsigned long long)v->cost.cupti_calls,
 	       (unsigned long long)v->cost.in_call.ns, v->cost.in_call.measured ? "measured" : "estimated",
 	       (unsigned long long)v->cost.in_call.estimate_ns, (unsigned long long)v->cost.in_call.passed,

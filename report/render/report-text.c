@@ -17,7 +17,7 @@
 /* What cprof cost the program in the window, measured (issue 26). */
 static void report_text_cost(const struct cprof_cost *c)
 {
-	char t[32], h[32], s[32], u[32], w[32], k[32], q[32], e[32], how[256], base[128] = "";
+	char t[32], h[32], s[32], u[32], w[32], k[32], q[32], e[32], how[256], base[256] = "";
 
 	cprof_fmt_dur(t, sizeof(t), (double)c->total_ns);
 	cprof_fmt_dur(h, sizeof(h), (double)c->hook_ns);
@@ -37,13 +37,16 @@ static void report_text_cost(const struct cprof_cost *c)
 			 (unsigned long long)c->in_call.se_ns);
 	else
 		snprintf(how, sizeof(how), "%s a call, estimated: each call less its record", e);
-	if (c->wait_expected_ns) {
-		/* beside other load the program waits for a core anyway: only its wait over that is cprof's */
-		char all[32], exp[32];
+	if (c->wait_expected_ns || c->wait_excess_ns != (int64_t)c->app_wait_ns) {
+		/* beside other load the program waits for a core anyway: only its wait over that is cprof's; and threads
+		 * runnable at the same time wait together (cost.c) */
+		char all[32], exp[32], over[32];
 
 		cprof_fmt_dur(all, sizeof(all), (double)c->app_wait_ns);
 		cprof_fmt_dur(exp, sizeof(exp), (double)c->wait_expected_ns);
-		snprintf(base, sizeof(base), " (of %s waited, %s at the pace of its wait outside the windows)", all, exp);
+		cprof_fmt_dur(over, sizeof(over), c->wait_excess_ns > 0 ? (double)c->wait_excess_ns : 0.0);
+		snprintf(base, sizeof(base), " (of %s waited, %s at the pace of its wait outside the windows; %s over it, a wait"
+			 " its threads had together counted once)", all, exp, over);
 	}
 	if (!c->measured) {
 		printf("  cprof's own cost: CUPTI %s; the rest was not measured (a profile from before CPROF_COST)\n", u);

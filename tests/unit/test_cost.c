@@ -463,9 +463,10 @@ END_TEST
  * they are bounded (a bound per window would turn each window's noise into cost) */
 START_TEST(test_cost_wait_over_baseline)
 {
-	/* windows at [0,100), [200,300), [400,500) ms; the gaps run 100 ms and wait 20 each (0.2 ns a ns run) */
-	static const uint64_t t[] = { 0, 100, 200, 300, 400, 500 }, run[] = { 0, 100, 200, 300, 400, 500 },
-			      wait[] = { 0, 30, 50, 80, 100, 110 }, fl[] = { 0, 20, 20, 40, 40, 60 },
+	/* windows at [0,100), [200,300), [400,500) ms; one thread runs half of each 100 ms; the gaps run 50 ms and wait
+	 * 10 each (0.2 ns a ns run) */
+	static const uint64_t t[] = { 0, 100, 200, 300, 400, 500 }, run[] = { 0, 50, 100, 150, 200, 250 },
+			      wait[] = { 0, 15, 25, 40, 50, 55 }, fl[] = { 0, 20, 20, 40, 40, 60 },
 			      counted[] = { 0, 0, 0, 10, 10, 10 };
 	static struct cprof_cost_row r6[6];
 	struct cprof_window win[3] = {
@@ -489,45 +490,83 @@ START_TEST(test_cost_wait_over_baseline)
 	ck_assert_int_eq(cprof_model_wait_base(&m), 0);
 	cprof_cost_window(&m, 1, 200 * MS, 300 * MS, 0, &c2);
 	ck_assert_uint_eq(c2.wait_expected_ns, 0);
-	ck_assert_uint_eq(c2.wait_attributed_ns, 20 * MS);
+	ck_assert_uint_eq(c2.wait_attributed_ns, 15 * MS);
 	m.rec.w = win;
 	m.rec.n = 3;
 	ck_assert_int_eq(cprof_model_rec_spans(&m), 0);
 	ck_assert_int_eq(cprof_model_wait_base(&m), 0);
 	ck_assert_uint_eq(m.nwait_base, 1);
 	ck_assert(m.wait_base[0].per_run > 0.1999 && m.wait_base[0].per_run < 0.2001);
-	/* 100 ms run, 10 of them cprof's counted calls: 18 ms expected, 2 the wait of cprof's part; 30 waited */
+	/* 50 ms run, 10 of them cprof's counted calls: 8 ms expected, 2 the wait of cprof's part; 15 waited */
 	cprof_cost_window(&m, 1, 200 * MS, 300 * MS, 0, &c2);
-	ck_assert_uint_eq(c2.app_run_ns, 100 * MS);
+	ck_assert_uint_eq(c2.app_run_ns, 50 * MS);
 	ck_assert_uint_eq(c2.counted_ns, 10 * MS);
-	ck_assert_uint_eq(c2.wait_expected_ns, 18 * MS);
+	ck_assert_uint_eq(c2.wait_expected_ns, 8 * MS);
 	ck_assert_uint_eq(c2.wait_part_ns, 2 * MS);
-	ck_assert_uint_eq(c2.wait_attributed_ns, 12 * MS);
-	ck_assert_uint_eq(c2.total_ns, 10 * MS + 12 * MS);
-	/* waited 10 where 20 was expected: none, not less than none */
+	ck_assert_uint_eq(c2.wait_attributed_ns, 7 * MS);
+	ck_assert_uint_eq(c2.total_ns, 10 * MS + 7 * MS);
+	/* waited 5 where 10 was expected: none, not less than none */
 	cprof_cost_window(&m, 1, 400 * MS, 500 * MS, 0, &c3);
 	ck_assert_uint_eq(c3.wait_attributed_ns, 0);
-	ck_assert_int_eq(c3.wait_excess_ns, -10 * (int64_t)MS);
-	/* together: 12 - 10 = 2 ms over the baseline, not 12 */
+	ck_assert_int_eq(c3.wait_excess_ns, -5 * (int64_t)MS);
+	/* together: 7 - 5 = 2 ms over the baseline, not 7 */
 	memset(&sum, 0, sizeof(sum));
 	cprof_cost_add(&sum, &c2);
 	cprof_cost_add(&sum, &c3);
 	ck_assert_uint_eq(sum.wait_attributed_ns, 2 * MS);
 	ck_assert_uint_eq(sum.total_ns, 10 * MS + 2 * MS);
-	/* each window's figure: the process's excess over all three (10 + 12 - 10 = 12 ms), shared by what bounds
-	 * each (20, 22 and 20 ms), not each window's own bound (10 + 12 + 0 = 22 ms in all) */
+	/* each window's figure: the process's excess over all three (5 + 7 - 5 = 7 ms), shared by what bounds
+	 * each (20, 22 and 20 ms), not each window's own bound (5 + 7 + 0 = 12 ms in all) */
 	cprof_model_window_costs(&m);
-	ck_assert_uint_eq(win[0].cost_ns, 12 * MS * 20 / 62);
-	ck_assert_uint_eq(win[1].cost_ns, 10 * MS + 12 * MS * 22 / 62);
-	ck_assert_uint_eq(win[2].cost_ns, 12 * MS * 20 / 62);
+	ck_assert_uint_eq(win[0].cost_ns, 7 * MS * 20 / 62);
+	ck_assert_uint_eq(win[1].cost_ns, 10 * MS + 7 * MS * 22 / 62);
+	ck_assert_uint_eq(win[2].cost_ns, 7 * MS * 20 / 62);
 	free(m.rspan);
 	free(m.wait_base);
 	done();
 }
 END_TEST
 
-/* each process's recorded spans: its own windows and the run's (proc 0) merged where they overlap, the time recorded
- * before each, by (process, start); a window of a process the profile does not know is no one's */
+/* threads of one process runnable together wait together: a process's excess is divided by its threads runnable at a
+ * time ((run + wait) / wall); two processes' threads are not one program's, and each keeps its own */
+START_TEST(test_cost_wait_threads_runnable_together)
+{
+	/* process 1: two threads, each running 60 and waiting 20 of every 100 ms (1.6 at a time); process 2: one thread,
+	 * running 60 and waiting 20. No windows, no baseline: all the wait is over it, up to cprof's threads' CPU */
+	static const uint64_t t[] = { 0, 100 };
+	static struct cprof_cost_row r4[4];
+	static struct cprof_proc two[2] = { { .id = 1 }, { .id = 2 } };
+	struct cprof_cost c;
+
+	memset(&m, 0, sizeof(m));
+	ck_assert_int_eq(cprof_model_from_arrays(&m, NULL, 0, NULL, 0, NULL, 0, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		r4[i] = (struct cprof_cost_row){ .proc = 1, .time = t[i] * MS, .app_run_ns = i * 120 * MS,
+						 .app_wait_ns = i * 40 * MS, .flusher_cpu_ns = i * 100 * MS };
+		r4[2 + i] = (struct cprof_cost_row){ .proc = 2, .time = t[i] * MS, .app_run_ns = i * 60 * MS,
+						     .app_wait_ns = i * 20 * MS, .flusher_cpu_ns = i * 100 * MS };
+	}
+	m.cost = r4;
+	m.ncost = 4;
+	m.procs = two;
+	m.nprocs = 2;
+	ck_assert_int_eq(cprof_model_wait_base(&m), 0);
+	/* 40 ms waited in all, 25 of it the program's delay: 40 / 1.6 */
+	cprof_cost_window(&m, 1, 0, 100 * MS, 0, &c);
+	ck_assert_uint_eq(c.app_wait_ns, 40 * MS);
+	ck_assert_int_eq(c.wait_excess_ns, 25 * (int64_t)MS);
+	ck_assert_uint_eq(c.wait_attributed_ns, 25 * MS);
+	/* one thread, never more than one at a time: its whole wait */
+	cprof_cost_window(&m, 2, 0, 100 * MS, 0, &c);
+	ck_assert_int_eq(c.wait_excess_ns, 20 * (int64_t)MS);
+	/* both processes (0.8 and 1.6 threads at a time, 2.4 together): each its own, 25 + 20 */
+	cprof_cost_window(&m, 0, 0, 100 * MS, 0, &c);
+	ck_assert_uint_eq(c.app_wait_ns, 60 * MS);
+	ck_assert_int_eq(c.wait_excess_ns, 45 * (int64_t)MS);
+	done();
+}
+END_TEST
+
 START_TEST(test_cost_rec_spans_by_process)
 {
 	static const uint64_t w[] = { 0 }, fcpu[] = { 0 };
@@ -770,6 +809,7 @@ Suite *cost_suite(void)
 	tcase_add_test(tc, test_cost_counted_in_time);
 	tcase_add_test(tc, test_cost_recorded_only_in_windows);
 	tcase_add_test(tc, test_cost_wait_over_baseline);
+	tcase_add_test(tc, test_cost_wait_threads_runnable_together);
 	tcase_add_test(tc, test_cost_rec_spans_by_process);
 	tcase_add_test(tc, test_cost_pace_in_and_between_windows);
 	tcase_add_test(tc, test_cost_pace_gaps_between_outer_bounds);
