@@ -52,8 +52,9 @@ echo "failed exec: BYE '$bye', emitted $emitted (with nothing lost: $want), reco
 	"$(grep -o 'the drain for the exec.*' fail.err)"
 if [ "$bye" = exit ]; then
 	assert_eq "$emitted" $(( recorded + lost )) "emitted = recorded + lost (a failed exec)"
-	# sent and counted lost both: emitted over what the program makes by what the exec counted
-	[ "$emitted" -le $(( want + 16 )) ] || fail "emitted $emitted, over the $want a run with nothing lost emits:" \
+	# sent and counted lost both: emitted over what the program makes by what the exec counted (thousands; CUPTI's
+	# overhead records and cprof's own rows vary by a few from run to run: 75,012-75,014 here)
+	[ "$emitted" -le $(( want + 64 )) ] || fail "emitted $emitted, over the $want a run with nothing lost emits:" \
 		"what the exec counted lost was sent too"
 	assert_ge "$emitted" $(( want - want / 10 )) "emitted (what was lost counted, the rest estimated)"
 else
