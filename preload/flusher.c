@@ -99,6 +99,9 @@ static struct {
 	uint64_t deferred_rounds;
 	int disabled;                  /* cprof_disable seen (its collector alive): CUPTI orphaned once */
 	int exec_counted;              /* an exec's BYE counted CUPTI's unsent records lost: dropped if it failed */
+	int sliced;                    /* a round of the flusher's own: CUPTI's batches stop after GPU_SLICE_MS */
+	int gpu_more;                  /* the last round stopped so: the next one comes at once */
+	uint64_t longest_round_ms;     /* of its own rounds, for the debug log */
 	/* the shared-memory ring (common/shmring.h): once cprofd has mapped it, frames go there and a KICK on the
 	 * FIFO a round says so, instead of a write(2) every 4 KiB (issue 26: the pipe's write was 60% of this
 	 * thread's time on the eager step) */
@@ -993,11 +996,17 @@ static uint64_t lose_unsent_rings(void)
 
 /* CUPTI records converted at a time: 192 KiB, which stay in the cache until they are written */
 #define GPU_BATCH 2048
+/* How long the flusher's own round converts CUPTI's records before the rings' turn comes again. A backlog held while the
+ * machine was busy (up to CPROF_DEFER_MB) was converted in one round: 673 ms without a COST row in a busy eager run
+ * (2026-12-07, the bench's in-process row, 1 process of 12), the rings unread meanwhile, and 5,216 calls were lost to
+ * a full ring. An exit's, exec's or crash's drain converts all it can until its deadline, as before. */
+#define GPU_SLICE_MS 10
 
 /* One round; returns 1 when every ring was empty at its snapshot. Flusher thread only. */
 static int drain_round(uint64_t deadline)
 {
 	struct cprof_ring *r;
+	uint64_t slice;
 	int empty = 1, ret, ngpu;
 	uint8_t *stacks;
 	size_t stacks_len, stacks_cap;
@@ -1049,8 +1058,15 @@ static int drain_round(uint64_t deadline)
 		if (send_gpu(deadline) == -EAGAIN)
 			return 0;
 	}
-	/* the rest of what CUPTI completed, a batch at a time, each batch's names before it */
+	/* the rest of what CUPTI completed, a batch at a time, each batch's names before it; in the flusher's own rounds
+	 * for GPU_SLICE_MS at most, then a round again at once, the rings drained first */
+	slice = fl.sliced ? mono_ms() + GPU_SLICE_MS : UINT64_MAX;
 	while (ngpu == GPU_BATCH) {
+		if (mono_ms() >= slice) {
+			fl.gpu_more = 1;
+			empty = 0;
+			break;
+		}
 		ngpu = cprof_cupti_collect(gpu_keep, NULL, GPU_BATCH);
 		if (send_strings(deadline) < 0 || (fl.ngpu > 0 && send_gpu(deadline) == -EAGAIN))
 			return 0;
@@ -1104,8 +1120,9 @@ static void serve_request(void)
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
 
-		pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core; cap %llu MiB)",
-		       (unsigned long long)fl.deferred_rounds, (unsigned long long)(fl.defer_cap >> 20));
+		pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core; cap %llu MiB); the longest "
+		       "round took %llu ms", (unsigned long long)fl.deferred_rounds, (unsigned long long)(fl.defer_cap >> 20),
+		       (unsigned long long)fl.longest_round_ms);
 
 		for (r = cprof_rings_head(); r; r = r->next)
 			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,
@@ -1238,6 +1255,7 @@ static void *flusher_main(void *arg)
 		ring_create();
 	int serving = 0; /* the last round served an exit, exec or crash: the image may be ending */
 	int deferred;    /* the last round left CUPTI's records as they were */
+	uint64_t round_ms;
 
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
 		uint32_t seen = atomic_load(&fl.wake_word);
@@ -1246,8 +1264,9 @@ static void *flusher_main(void *arg)
 		ring_kick_if_dirty();
 		/* a wake-up that came while the last round drained left cprof_wake_pending set, and producers ask
 		 * no more while it is: sleeping on it now would leave them a full period with no one draining */
-		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending))
+		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending) && !fl.gpu_more)
 			futex_wait(&fl.wake_word, seen, fl.flush_ms);
+		fl.gpu_more = 0;
 		atomic_store(&cprof_wake_pending, 0);
 		serving = 1;
 		if (atomic_load(&cr.req)) {
@@ -1281,7 +1300,12 @@ static void *flusher_main(void *arg)
 		/* a window's edge is read before the round's drain (a window's stop leaves the most to drain) */
 		if (atomic_exchange(&fl.cost_edge, 0) && fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EDGE_MIN_MS)
 			send_cost(mono_ms() + fl.flush_ms, 1);
-		drain_round(mono_ms() + fl.flush_ms);
+		fl.sliced = 1;
+		round_ms = mono_ms();
+		drain_round(round_ms + fl.flush_ms);
+		round_ms = mono_ms() - round_ms;
+		fl.longest_round_ms = round_ms > fl.longest_round_ms ? round_ms : fl.longest_round_ms;
+		fl.sliced = 0;
 		deferred = fl.defer_gpu;
 		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */
 		/* here, not in drain_round: an exit's, exec's or crash's drain calls CUPTI no more (a crash may hold its
