@@ -823,6 +823,7 @@ void cprof_cupti_reset_after_fork(int driver_up)
 	cu.done_tail = &cu.done;
 	atomic_store(&done_bytes, 0);
 	collecting.list = NULL; /* the parent's buffers: the child converts none of them */
+	collecting.rec = NULL;
 	collecting.have_ext = 0;
 }
 

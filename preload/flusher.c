@@ -965,9 +965,26 @@ static void send_lost(uint64_t deadline)
  * if the exec failed (exec_counted): they were counted in its BYE and must not be sent too. Until 2026-12-07 they went
  * uncounted (t-rel-defer's CI run stored 10,554 of 20,010 kernels with lost_events 0); after a successful exec, until
  * a session later that day (t-rel-exec-lost). Returns how many. */
+/* The image went on after an exec whose BYE counted these lost: dropped, before any drain or count can send them or
+ * count them again (an exit right after a failed exec may leave no time for a round first) */
+static void exec_drop_counted(void)
+{
+	if (likely(!fl.exec_counted))
+		return;
+	fl.exec_counted = 0;
+	fl.ngpu = fl.gpu_sent = 0;
+	cprof_cupti_drop_taken();
+	for (struct cprof_ring *r = cprof_rings_head(); r; r = r->next)
+		if (r->exec_mark > atomic_load_explicit(&r->tail, memory_order_relaxed))
+			atomic_store_explicit(&r->tail, r->exec_mark, memory_order_release);
+}
+
 static uint64_t lose_unsent_gpu(uint64_t deadline, int drop)
 {
-	uint64_t n = fl.ngpu - fl.gpu_sent + cprof_cupti_unconverted(deadline, drop);
+	uint64_t n;
+
+	exec_drop_counted();
+	n = fl.ngpu - fl.gpu_sent + cprof_cupti_unconverted(deadline, drop);
 
 	if (drop)
 		fl.ngpu = fl.gpu_sent = 0;
@@ -1013,14 +1030,7 @@ static int drain_round(uint64_t deadline)
 
 	if (atomic_load(&fl.dead))
 		return 1;
-	if (unlikely(fl.exec_counted)) { /* the image went on after an exec that counted these lost */
-		fl.exec_counted = 0;
-		fl.ngpu = fl.gpu_sent = 0;
-		cprof_cupti_drop_taken();
-		for (r = cprof_rings_head(); r; r = r->next)
-			if (r->exec_mark > atomic_load_explicit(&r->tail, memory_order_relaxed))
-				atomic_store_explicit(&r->tail, r->exec_mark, memory_order_release);
-	}
+	exec_drop_counted();
 	if (!fl.hello_sent && send_hello(deadline) < 0)
 		return 0;
 	ring_announce(deadline);
@@ -1255,6 +1265,7 @@ static void *flusher_main(void *arg)
 		ring_create();
 	int serving = 0; /* the last round served an exit, exec or crash: the image may be ending */
 	int deferred;    /* the last round left CUPTI's records as they were */
+	int more = 0;    /* the last round's conversion was cut by its slice */
 	uint64_t round_ms;
 
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
@@ -1266,6 +1277,7 @@ static void *flusher_main(void *arg)
 		 * no more while it is: sleeping on it now would leave them a full period with no one draining */
 		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending) && !fl.gpu_more)
 			futex_wait(&fl.wake_word, seen, fl.flush_ms);
+		more = fl.gpu_more;
 		fl.gpu_more = 0;
 		atomic_store(&cprof_wake_pending, 0);
 		serving = 1;
@@ -1290,8 +1302,10 @@ static void *flusher_main(void *arg)
 		}
 		if (atomic_load(&fl.paused))
 			continue;
-		/* no periodic flush while deferring either: buffers complete when CUPTI has filled them */
-		fl.defer_gpu = fl.defer_cap && cprof_cupti_pending_bytes() < fl.defer_cap && machine_busy();
+		/* no periodic flush while deferring either: buffers complete when CUPTI has filled them. A conversion cut
+		 * by its slice goes on to the end of the backlog, as one round took it before the slices: deferring again
+		 * just under the cap kept the program's memory there, and left the exit that much to convert */
+		fl.defer_gpu = !more && fl.defer_cap && cprof_cupti_pending_bytes() < fl.defer_cap && machine_busy();
 		fl.deferred_rounds += fl.defer_gpu;
 		if (!fl.defer_gpu && mono_ms() - fl.last_cupti_flush_ms >= CUPTI_FLUSH_MS) {
 			fl.last_cupti_flush_ms = mono_ms();
@@ -1520,6 +1534,7 @@ void cprof_flusher_reset_after_fork(void)
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	fl.ngpu = fl.gpu_sent = 0;
 	fl.exec_counted = 0; /* the parent's: its records and rings are not the child's to drop */
+	fl.sliced = fl.gpu_more = 0;
 	fl.gemms = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */
@@ -1626,6 +1641,9 @@ static void crash_by_handler(uint64_t deadline)
 	if (r != NULL && cprof_tls.generation == atomic_load(&cprof_generation)) {
 		uint64_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
 		uint64_t h = atomic_load_explicit(&r->head, memory_order_acquire);
+
+		if (fl.exec_counted && r->exec_mark > t && r->exec_mark <= h)
+			t = r->exec_mark; /* a failed exec's BYE counted those lost */
 
 		while (t < h) {
 			uint64_t n = h - t, k;

@@ -687,8 +687,8 @@ static uint64_t paced_in(const struct cprof_model *m, int64_t proc, size_t lo_ca
 }
 
 /* The window's run and the wait its processes' baselines expect of it: *expected for the run less cprof's part
- * (own_ns, cprof's work on the program's threads), *part for cprof's part (its CPU waits for a core as the rest).
- * *excess: the wait over that expectation, each process's divided by how many of its threads were runnable at a time
+ * (own_ns, cprof's work on the program's threads), *part for cprof's part (its CPU waits for a core as the rest;
+ * divided as the excess is, for the bound). *excess: the wait over that expectation, each process's divided by how many of its threads were runnable at a time
  * ((run + wait) / wall, at least 1). Waits are summed over threads, and a program delays by the wait of the thread it
  * waits for: the training step's main thread and autograd's were both runnable 44% of the time (bare, 2-core VM,
  * 2026-12-07), and beside a `yes` their waits grew 480 us a step in the profiled blocks where the step took 300 us
@@ -720,7 +720,8 @@ static void wait_expected(const struct cprof_model *m, int64_t proc, uint64_t ws
 		e = 4.0e18;
 	own = all > 0 ? ((double)own_ns < all ? (double)own_ns : all) / all : 0;
 	*expected = (uint64_t)(e * (1 - own));
-	*part = (uint64_t)(e * own);
+	/* the bound's part in the excess's measure: divided alike */
+	*part = (uint64_t)((e_one < 4.0e18 ? e_one : 4.0e18) * own);
 	x = w_one - e_one * (1 - own);
 	*excess = (int64_t)(x > 4.0e18 ? 4.0e18 : x < -4.0e18 ? -4.0e18 : x);
 }
