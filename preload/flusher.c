@@ -960,11 +960,6 @@ static void send_lost(uint64_t deadline)
 	}
 }
 
-/* As the image ends (an exit, an exec, a crash), CUPTI's records not converted or sent by the drain's deadline are lost:
- * counted as CUPTI's. An exit or a crash drops them (drop); an exec keeps them until the next drain, which drops them
- * if the exec failed (exec_counted): they were counted in its BYE and must not be sent too. Until 2026-12-07 they went
- * uncounted (t-rel-defer's CI run stored 10,554 of 20,010 kernels with lost_events 0); after a successful exec, until
- * a session later that day (t-rel-exec-lost). Returns how many. */
 /* The image went on after an exec whose BYE counted these lost: dropped, before any drain or count can send them or
  * count them again (an exit right after a failed exec may leave no time for a round first) */
 static void exec_drop_counted(void)
@@ -979,13 +974,17 @@ static void exec_drop_counted(void)
 			atomic_store_explicit(&r->tail, r->exec_mark, memory_order_release);
 }
 
+/* As the image ends (an exit, an exec, a crash), CUPTI's records not converted or sent by the drain's deadline are lost:
+ * counted as CUPTI's. An exit or a crash drops them (drop); an exec keeps them until the next drain, which drops them
+ * if the exec failed (exec_counted): they were counted in its BYE and must not be sent too. Until 2026-12-07 they went
+ * uncounted (t-rel-defer's CI run stored 10,554 of 20,010 kernels with lost_events 0); after a successful exec, until
+ * a session later that day (t-rel-exec-lost). Returns how many. */
 static uint64_t lose_unsent_gpu(uint64_t deadline, int drop)
 {
 	uint64_t n;
 
 	exec_drop_counted();
 	n = fl.ngpu - fl.gpu_sent + cprof_cupti_unconverted(deadline, drop);
-
 	if (drop)
 		fl.ngpu = fl.gpu_sent = 0;
 	else

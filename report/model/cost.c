@@ -686,24 +686,25 @@ static uint64_t paced_in(const struct cprof_model *m, int64_t proc, size_t lo_ca
 	return m->pace.measured && ns < 4.0e18 ? (uint64_t)ns : 0;
 }
 
-/* The window's run and the wait its processes' baselines expect of it: *expected for the run less cprof's part
- * (own_ns, cprof's work on the program's threads), *part for cprof's part (its CPU waits for a core as the rest;
- * divided as the excess is, for the bound). *excess: the wait over that expectation, each process's divided by how many of its threads were runnable at a time
- * ((run + wait) / wall, at least 1). Waits are summed over threads, and a program delays by the wait of the thread it
- * waits for: the training step's main thread and autograd's were both runnable 44% of the time (bare, 2-core VM,
- * 2026-12-07), and beside a `yes` their waits grew 480 us a step in the profiled blocks where the step took 300 us
- * more, hooks and CUPTI included (the wait stated without this: 234 us a step, the whole cost 1.33x the slowdown). */
+/* The window's run and wait, and the wait its processes' baselines expect of it: *expected for the run less cprof's
+ * part (own_ns, cprof's work on the program's threads), *part for cprof's part (its CPU waits for a core as the rest;
+ * divided as the excess is, for the bound). *excess: the wait over that expectation, each process's divided by how
+ * many of its threads were runnable at a time ((run + wait) / wall, at least 1). Waits are summed over threads, and a
+ * program delays by the wait of the thread it waits for: the training step's main thread and autograd's were both
+ * runnable 44% of the time (bare, 2-core VM, 2026-12-07), and beside a `yes` their waits grew 480 us a step in the
+ * profiled blocks where the step took 300 us more, hooks and CUPTI included (the wait stated without this: 234 us a
+ * step, the whole cost 1.33x the slowdown). */
 static void wait_expected(const struct cprof_model *m, int64_t proc, uint64_t ws, uint64_t we, uint64_t own_ns,
-			  uint64_t *run, uint64_t *expected, uint64_t *part, int64_t *excess)
+			  uint64_t *run, uint64_t *wait, uint64_t *expected, uint64_t *part, int64_t *excess)
 {
 	const size_t frun = offsetof(struct cprof_cost_row, app_run_ns), fwait = offsetof(struct cprof_cost_row, app_wait_ns);
-	double all = 0, e = 0, own, wall = we > ws ? (double)(we - ws) : 0, w_one = 0, e_one = 0, x;
+	double all = 0, waited = 0, e = 0, own, wall = we > ws ? (double)(we - ws) : 0, w_one = 0, e_one = 0, x;
 	/* one process's window: its slot alone; the run's own: every process */
 	size_t i = proc != 0 ? cprof_model_proc_index(m, proc) : 0, n = proc != 0 ? i + (i < m->nprocs) : m->nprocs;
 
 	for (; i < n; i++) {
 		int64_t p = m->procs[i].id;
-		double d, w, threads;
+		double d, w, threads, per_run = wait_per_run(m, p);
 
 		d = at_time(m, p, frun, we) - at_time(m, p, frun, ws);
 		d = d > 0 ? d : 0;
@@ -711,11 +712,13 @@ static void wait_expected(const struct cprof_model *m, int64_t proc, uint64_t ws
 		w = w > 0 ? w : 0;
 		threads = wall > 0 && d + w > wall ? (d + w) / wall : 1;
 		all += d;
-		e += d * wait_per_run(m, p);
+		waited += w;
+		e += d * per_run;
 		w_one += w / threads;
-		e_one += d * wait_per_run(m, p) / threads;
+		e_one += d * per_run / threads;
 	}
 	*run = (uint64_t)all;
+	*wait = (uint64_t)waited;
 	if (e > 4.0e18) /* a forged profile's rows: below 2^62, as every total here */
 		e = 4.0e18;
 	own = all > 0 ? ((double)own_ns < all ? (double)own_ns : all) / all : 0;
@@ -1040,7 +1043,6 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		/* the counted calls are not in the calls' table: their totals' growth over the window, as the CPU's */
 		out->counted_ns = grew(m, proc, offsetof(struct cprof_cost_row, counted_ns), ws, we, 1);
 		out->counted_calls = grew(m, proc, offsetof(struct cprof_cost_row, counted_calls), ws, we, 1);
-		out->app_wait_ns = grew(m, proc, offsetof(struct cprof_cost_row, app_wait_ns), ws, we, 0);
 		/* cprofd's CPU is known for the whole run only: its intake grows with the events, as the calls do */
 		out->collector_cpu_ns = proc == 0 || m->nprocs <= 1 ? share(m->collector_run_cpu_ns, calls, base) : 0;
 		/* the program's threads waited for a core: what they wait anyway (the baseline) is not cprof's doing;
@@ -1048,7 +1050,8 @@ void cprof_cost_window(const struct cprof_model *m, int64_t proc, uint64_t ws, u
 		 * the wait of cprof's part of the run (cost_settle) */
 		wait_expected(m, proc, ws, we,
 			      out->hook_ns + out->stack_ns + out->counted_ns + out->cupti_overhead_ns + out->cupti_calls_ns,
-			      &out->app_run_ns, &out->wait_expected_ns, &out->wait_part_ns, &out->wait_excess_ns);
+			      &out->app_run_ns, &out->app_wait_ns, &out->wait_expected_ns, &out->wait_part_ns,
+			      &out->wait_excess_ns);
 		out->lost_ring_full = t.lost_ring_full;
 		out->lost_cupti = t.lost_cupti;
 		out->lost_pipe = t.lost_pipe;
