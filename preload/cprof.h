@@ -79,10 +79,13 @@ CPROF_HIDDEN extern const uint16_t cprof_counted_api[CPROF_COUNTED__N];
 
 #define CPROF_RING_EVENTS 16384 /* per thread; power of two. 33 ms at 500k/s: a flusher that waits for a core on a busy machine loses nothing (4096 lost 11% there). mmap-ed: a thread pays only for what it touched */
 /* CUPTI's completed buffers held unconverted while the machine has no spare core, at most (CPROF_DEFER_MB) of what
- * they keep resident (the 2 MiB pages their records and a quarter took, one at least a buffer: cupti.c): 64 MiB is
- * ~100,000 eager PyTorch steps of records (~600 B a step) recorded whole, or 32 windows, a bound on what a process
- * can hold for later */
-#define CPROF_DEFER_MB_DEFAULT 64
+ * they keep resident (the 2 MiB pages their records and a quarter took, one at least a buffer: cupti.c): 8 MiB is
+ * ~13,000 eager PyTorch steps of records (~600 B a step) recorded whole, or 4 windows. Each buffer held needs a fresh
+ * one for the records after it, whose pages the flusher clears, and a buffer comes back for reuse only once
+ * converted: at 64 MiB (the default until 2026-12-07) a busy eager run of 24 windows held them all to its exit and
+ * its flusher cleared 130-320 ms of fresh pages in a 3 s run, up to 4.7 us a step (docs/bench.md, thirty-second
+ * session) */
+#define CPROF_DEFER_MB_DEFAULT 8
 
 struct cprof_ring {
 	_Alignas(64) _Atomic uint64_t head; /* written by the owning thread only */
@@ -402,9 +405,11 @@ CPROF_HIDDEN void cprof_cupti_flush(int forced);
 CPROF_HIDDEN void cprof_cupti_gemms_drained(uint64_t gemms);
 /* the flusher, after its round once CUPTI has started: the empty slots of CUPTI's buffer pool filled with buffers whose
  * pages this thread has written (as far as CUPTI writes lately), once at CUPTI's start, then while paused between
- * windows with buffers held, and a step a round while recording when the round deferred (deferring), so the program's
- * thread does not clear them when CUPTI writes there */
-CPROF_HIDDEN void cprof_cupti_pool_fill(int deferring);
+ * windows with buffers held, and a step a round while recording with both slots empty, so the program's thread does
+ * not clear them when CUPTI writes there */
+CPROF_HIDDEN void cprof_cupti_pool_fill(void);
+/* CUPTI buffers made fresh (pages someone clears) and converted ones reused, so far (the exit's debug log) */
+CPROF_HIDDEN void cprof_cupti_buffer_counts(uint64_t *made, uint64_t *reused);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */
 CPROF_HIDDEN void cprof_cupti_exec_failed(void);
 /* driver_up: the parent's driver was initialised (its cuInit called InitializeInjection), CUPTI started or not */

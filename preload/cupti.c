@@ -229,6 +229,9 @@ static _Atomic int ending;
 /* lock-free: CUPTI asks from whichever thread fills a buffer, a crash handler's flush may complete one */
 static _Atomic(void *) pool[BUF_POOL];
 
+/* buffers made (each a fresh block whose pages someone clears) and spares reused, for the exit's debug log */
+static _Atomic uint64_t buffers_made, buffers_reused;
+
 /* A plain malloc'd block (if another tool takes CUPTI over, it gets our buffers and free()s them). huge: aligned to a
  * huge page and marked for them: a fresh buffer costs the thread that first writes it 2 page faults instead of ~1,000
  * (docs/bench.md, thirteenth session), but each clears 2 MiB, and where memory must be compacted first that took
@@ -240,6 +243,7 @@ static void *buffer_new(int huge)
 {
 	void *p;
 
+	atomic_fetch_add_explicit(&buffers_made, 1, memory_order_relaxed);
 	if (posix_memalign(&p, huge ? HUGE_PAGE : 4096, BUF_SIZE) != 0)
 		return NULL;
 	madvise(p, BUF_SIZE, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE); /* advice only */
@@ -265,12 +269,15 @@ static _Atomic size_t recent_valid;
 #define POOL_AHEAD_MIN (256u << 10) /* a window's records that grew past the last ones' quarter */
 
 /* What a buffer with valid bytes of records keeps resident once written ahead: those and a quarter more, 256 KiB at
- * least, rounded up to unit (a power of two), at most the buffer */
+ * least, rounded up to unit (a power of two), at most the buffer. The least is rounded too: a held buffer's charge
+ * (unit a huge page) was 256 KiB for a small window's records until 2026-12-07, where its first write had made a 2 MiB
+ * page resident, and 24 such windows fitted under an 8 MiB cap, every one a fresh buffer (t-cupti-reuse) */
 static size_t ahead_of(size_t valid, size_t unit)
 {
 	size_t ahead = valid + valid / 4;
 
-	ahead = ahead < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : (ahead + unit - 1) & ~(unit - 1);
+	ahead = ahead < POOL_AHEAD_MIN ? POOL_AHEAD_MIN : ahead;
+	ahead = (ahead + unit - 1) & ~(unit - 1);
 	return ahead < BUF_SIZE ? ahead : BUF_SIZE;
 }
 
@@ -290,6 +297,55 @@ static void write_ahead(void *p, size_t n)
 		((volatile uint8_t *)p)[off] = 0;
 }
 
+/* Converted buffers the pool had no slot for, kept with their pages for the next fresh one the pool needs. A buffer
+ * freed went back to the kernel (4 MiB is over malloc's mmap threshold), and the next one cleared its pages again:
+ * while deferring, each window's pause filled the pool with fresh buffers and each held one was freed once
+ * converted, and the flusher spent 130-320 ms of a 3 s busy eager run (24 windows) clearing pages in write_ahead,
+ * several us a step in some runs (`perf`, 2026-12-07, thirty-second session). Up to 16 (64 MiB, what CPROF_DEFER_MB=64
+ * holds; the default 8 MiB brings four back at most): the program's memory stays where deferring took it instead of
+ * being cleared again for each window. Only the flusher puts one here (and frees them, orphaned). */
+#define BUF_SPARE 16
+static _Atomic(void *) spare[BUF_SPARE];
+
+/* p kept as a spare; 0 when every spare slot is taken */
+static int spare_put(void *p)
+{
+	for (int i = 0; i < BUF_SPARE; i++) {
+		void *none = NULL;
+
+		if (atomic_compare_exchange_strong(&spare[i], &none, p))
+			return 1;
+	}
+	return 0;
+}
+
+/* A buffer for the pool: a spare (its pages resident already) or a new one (huge: as buffer_new) */
+static void *buffer_get(int huge)
+{
+	for (int i = 0; i < BUF_SPARE; i++) {
+		void *p = atomic_exchange(&spare[i], NULL);
+
+		if (p != NULL) {
+			atomic_fetch_add_explicit(&buffers_reused, 1, memory_order_relaxed);
+			return p;
+		}
+	}
+	return buffer_new(huge);
+}
+
+void cprof_cupti_buffer_counts(uint64_t *made, uint64_t *reused)
+{
+	*made = atomic_load_explicit(&buffers_made, memory_order_relaxed);
+	*reused = atomic_load_explicit(&buffers_reused, memory_order_relaxed);
+}
+
+/* the spares back to malloc (the collector is gone: no buffer will be needed) */
+static void spares_free(void)
+{
+	for (int i = 0; i < BUF_SPARE; i++)
+		free(atomic_exchange(&spare[i], NULL));
+}
+
 /* ahead: the flusher's, written ahead before it goes into the pool (a converted buffer has only the pages its records
  * took, and the next window may write more); 0 from elsewhere */
 static void buffer_recycle(void *p, size_t ahead)
@@ -302,7 +358,9 @@ static void buffer_recycle(void *p, size_t ahead)
 			return;
 		break;
 	}
-	free(p);
+	/* once orphaned, no buffer will be asked for: spares_free has run or is about to */
+	if (atomic_load(&cu.orphaned) || !spare_put(p))
+		free(p);
 }
 
 /* A completed buffer done with: its charge against CPROF_DEFER_MB off, the buffer back to the pool (ahead: as
@@ -321,7 +379,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	*max_records = 0;
 	for (int i = 0; i < BUF_POOL && p == NULL; i++)
 		p = atomic_exchange(&pool[i], NULL);
-	if (p == NULL && (p = buffer_new(1)) == NULL) {
+	if (p == NULL && (p = buffer_get(1)) == NULL) {
 		*buffer = NULL;
 		*size = 0;
 		return;
@@ -352,18 +410,18 @@ static struct {
 	size_t done; /* bytes of it written */
 } stage;
 
-static int pool_empty(void)
+static int pool_short(void)
 {
 	for (int i = 0; i < BUF_POOL; i++)
-		if (atomic_load(&pool[i]) != NULL)
-			return 0;
-	return 1;
+		if (atomic_load(&pool[i]) == NULL)
+			return 1;
+	return 0;
 }
 
 static void stage_step(size_t ahead)
 {
 	if (stage.buf == NULL) {
-		if ((stage.buf = buffer_new(0)) == NULL)
+		if ((stage.buf = buffer_get(0)) == NULL)
 			return;
 		stage.done = 0;
 	}
@@ -379,7 +437,7 @@ static void stage_step(size_t ahead)
 		stage.buf = NULL;
 }
 
-void cprof_cupti_pool_fill(int deferring)
+void cprof_cupti_pool_fill(void)
 {
 	size_t ahead;
 	int state;
@@ -390,8 +448,12 @@ void cprof_cupti_pool_fill(int deferring)
 	state = atomic_load(&cprof_state);
 	if (atomic_exchange(&pool_started, 1) &&
 	    (state != CPROF_ST_PAUSED || atomic_load_explicit(&done_bytes, memory_order_relaxed) == 0)) {
-		/* with one buffer left (a window takes one of the two its pause filled), the next pause fills the slot */
-		if (state == CPROF_ST_ON && deferring && pool_empty())
+		/* While recording, a slot CUPTI emptied is filled again a step a round (a spare, when one came back, costs
+		 * a store a page). A converted buffer comes back only after CUPTI has asked for the next, and a round's
+		 * CUPTI flush can complete the one CUPTI just took: with only an empty pool staged for, a cap the rounds
+		 * stop deferring at left the buffer after the held ones to the program's thread to clear (t-cupti-pool's
+		 * whole run, 2026-12-07). Paused, the pause's fill below does it. */
+		if (state == CPROF_ST_ON && pool_short())
 			stage_step(pool_ahead());
 		return;
 	}
@@ -401,10 +463,10 @@ void cprof_cupti_pool_fill(int deferring)
 
 		if (atomic_load(&pool[i]) != NULL)
 			continue;
-		if ((p = buffer_new(1)) == NULL)
+		if ((p = buffer_get(1)) == NULL)
 			return;
 		write_ahead(p, ahead);
-		if (!pool_put(p))
+		if (!pool_put(p) && !spare_put(p))
 			free(p); /* buffers came back meanwhile */
 	}
 }
@@ -1186,6 +1248,7 @@ void cprof_cupti_orphan(int may_switch)
 	cprof_cupti_drop_taken();
 	free(stage.buf); /* this thread's, as collecting is */
 	stage.buf = NULL;
+	spares_free();
 	/* a session not started yet is never started for cprof (sharing() then leaves CUPTI to the program) */
 	atomic_compare_exchange_strong(&cprof_cupti_on, &pending, CPROF_CUPTI_OFF);
 	if (!may_switch)

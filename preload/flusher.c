@@ -1128,10 +1128,13 @@ static void serve_request(void)
 		;
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
+		uint64_t made, reused;
 
+		cprof_cupti_buffer_counts(&made, &reused);
 		pr_dbg("CUPTI's records deferred in %llu rounds (the machine had no spare core; cap %llu MiB); the longest "
-		       "round took %llu ms", (unsigned long long)fl.deferred_rounds, (unsigned long long)(fl.defer_cap >> 20),
-		       (unsigned long long)fl.longest_round_ms);
+		       "round took %llu ms; CUPTI buffers made %llu, reused %llu", (unsigned long long)fl.deferred_rounds,
+		       (unsigned long long)(fl.defer_cap >> 20), (unsigned long long)fl.longest_round_ms,
+		       (unsigned long long)made, (unsigned long long)reused);
 
 		for (r = cprof_rings_head(); r; r = r->next)
 			pr_dbg("ring tid %u: head %llu tail %llu lost %llu state %d", r->tid,
@@ -1263,7 +1266,6 @@ static void *flusher_main(void *arg)
 	else
 		ring_create();
 	int serving = 0; /* the last round served an exit, exec or crash: the image may be ending */
-	int deferred;    /* the last round left CUPTI's records as they were */
 	int more = 0;    /* the last round's conversion was cut by its slice */
 	uint64_t round_ms;
 
@@ -1319,7 +1321,6 @@ static void *flusher_main(void *arg)
 		round_ms = mono_ms() - round_ms;
 		fl.longest_round_ms = round_ms > fl.longest_round_ms ? round_ms : fl.longest_round_ms;
 		fl.sliced = 0;
-		deferred = fl.defer_gpu;
 		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */
 		/* here, not in drain_round: an exit's, exec's or crash's drain calls CUPTI no more (a crash may hold its
 		 * locks; an exit may have torn cudart down) */
@@ -1330,7 +1331,7 @@ static void *flusher_main(void *arg)
 		/* after the round's COST row: writing a buffer's pages takes this thread a few ms on this VM, and a
 		 * wake-up for it at CUPTI's start moved a short run's first COST row from ~50 ms to ~2 ms, before the
 		 * calls the report spreads between rows (t-rel-writer-idle's counted calls, CI 2026-12-07) */
-		cprof_cupti_pool_fill(deferred);
+		cprof_cupti_pool_fill();
 	}
 	/* the collector is gone: nothing will take CUPTI's records, which would pile up in the program's memory. Its
 	 * kinds go off only when this thread found it in its own rounds: an exit or a crash it served has gone on

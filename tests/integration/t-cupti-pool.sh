@@ -19,8 +19,9 @@ not_resident() { # FILE SKIP DENOM
 		   exit !(used > 0 && miss * denom <= used) }' "$1"
 }
 busy_cores
-# six windows of 100 steps, 100 steps (>= 50 ms, a flusher period) apart
-SIMGPU_BUFFER_LOG=$PWD/buf.txt CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o w.db --steps 1:100:every=200 -- \
+# six windows of 100 steps, 100 steps (>= 50 ms, a flusher period) apart; a cap that holds all six (the default,
+# 8 MiB since 2026-12-07, converts after four and reuses those buffers: t-cupti-reuse)
+SIMGPU_BUFFER_LOG=$PWD/buf.txt CPROF_DEFER_MB=64 CPROF_DEBUG=3 sim "$BIN/cprof-run" -q -o w.db --steps 1:100:every=200 -- \
 	"$WL/window_loop" --steps 1200 --period-us 500 > /dev/null 2> err.txt || fail "run: $(tail -3 err.txt)"
 kill "${yes_pids[@]}" 2> /dev/null
 assert_eq "$(q w.db "SELECT count(*) FROM CPROF_WINDOWS")" 6 "windows"

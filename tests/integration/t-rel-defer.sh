@@ -1,4 +1,4 @@
-# Issue 26: CPROF_DEFER_MB (default 64). On a machine with no spare core (one `yes` per core beside the program,
+# Issue 26: CPROF_DEFER_MB (default 8; 64 until 2026-12-07). On a machine with no spare core (one `yes` per core beside the program,
 # so that /proc/pressure/cpu shows tasks waiting) the flusher leaves CUPTI's completed buffers unconverted, up
 # to the cap, and says so in its debug log; every kernel still reaches the profile (the cap reached, then the
 # exit's drain converts the rest), nothing is lost, and the program's output and status are its own. It does
