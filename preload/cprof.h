@@ -405,9 +405,11 @@ CPROF_HIDDEN void cprof_cupti_flush(int forced);
 CPROF_HIDDEN void cprof_cupti_gemms_drained(uint64_t gemms);
 /* the flusher, after its round once CUPTI has started: the empty slots of CUPTI's buffer pool filled with buffers whose
  * pages this thread has written (as far as CUPTI writes lately), once at CUPTI's start, then while paused between
- * windows with buffers held, and a step a round while recording with both slots empty, so the program's thread does
- * not clear them when CUPTI writes there */
+ * windows with buffers held, and a step a round while recording with a slot empty, so the program's thread does not
+ * clear them when CUPTI writes there */
 CPROF_HIDDEN void cprof_cupti_pool_fill(void);
+/* how many converted CUPTI buffers are kept for reuse, from CPROF_DEFER_MB (the flusher's start) */
+CPROF_HIDDEN void cprof_cupti_spares(unsigned defer_mb);
 /* CUPTI buffers made fresh (pages someone clears) and converted ones reused, so far (the exit's debug log) */
 CPROF_HIDDEN void cprof_cupti_buffer_counts(uint64_t *made, uint64_t *reused);
 /* an exec that failed: the image goes on, so does the program's own CUPTI client (cupti-share.c) */

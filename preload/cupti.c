@@ -301,16 +301,23 @@ static void write_ahead(void *p, size_t n)
  * freed went back to the kernel (4 MiB is over malloc's mmap threshold), and the next one cleared its pages again:
  * while deferring, each window's pause filled the pool with fresh buffers and each held one was freed once
  * converted, and the flusher spent 130-320 ms of a 3 s busy eager run (24 windows) clearing pages in write_ahead,
- * several us a step in some runs (`perf`, 2026-12-07, thirty-second session). Up to 16 (64 MiB, what CPROF_DEFER_MB=64
- * holds; the default 8 MiB brings four back at most): the program's memory stays where deferring took it instead of
- * being cleared again for each window. Only the flusher puts one here (and frees them, orphaned). */
+ * several us a step in some runs (`perf`, 2026-12-07, thirty-second session). As many as the cap can bring back at once
+ * (a held buffer counts 2 MiB at least: CPROF_DEFER_MB / 2) and one for the buffer a slot CUPTI emptied is staged
+ * from, 16 at most: kept for the process's life (until orphaned), the program's memory stays where deferring took it
+ * instead of being cleared again for each window. Only the flusher puts one here (and frees them, orphaned). */
 #define BUF_SPARE 16
 static _Atomic(void *) spare[BUF_SPARE];
+static int spare_max = 1; /* cprof_cupti_spares, before the flusher starts */
+
+void cprof_cupti_spares(unsigned defer_mb)
+{
+	spare_max = defer_mb / 2 + 1 < BUF_SPARE ? (int)(defer_mb / 2 + 1) : BUF_SPARE;
+}
 
 /* p kept as a spare; 0 when every spare slot is taken */
 static int spare_put(void *p)
 {
-	for (int i = 0; i < BUF_SPARE; i++) {
+	for (int i = 0; i < spare_max; i++) {
 		void *none = NULL;
 
 		if (atomic_compare_exchange_strong(&spare[i], &none, p))

@@ -1388,6 +1388,7 @@ int cprof_flusher_start(const struct cprof_flusher_cfg *cfg)
 	fl.flush_ms = cfg->flush_ms;
 	fl.exit_timeout_ms = cfg->exit_timeout_ms;
 	fl.defer_cap = (uint64_t)cfg->defer_mb << 20;
+	cprof_cupti_spares((unsigned)cfg->defer_mb);
 	fl.ring_size = cfg->ring_size;
 	fl.hello = cfg->hello;
 	for (int i = 0; i < fl.hello.argc; i++)
