@@ -250,16 +250,31 @@ static void *buffer_new(int huge)
 	return p;
 }
 
-/* p into an empty slot of the pool; 0 when none was */
-static int pool_put(void *p)
+/* p into an empty one of n lock-free slots (the pool's, the spares'); 0 when none was */
+static int slots_put(_Atomic(void *) *slots, int n, void *p)
 {
-	for (int i = 0; i < BUF_POOL; i++) {
+	for (int i = 0; i < n; i++) {
 		void *none = NULL;
 
-		if (atomic_compare_exchange_strong(&pool[i], &none, p))
+		if (atomic_compare_exchange_strong(&slots[i], &none, p))
 			return 1;
 	}
 	return 0;
+}
+
+/* a buffer out of one of n slots; NULL when all were empty */
+static void *slots_take(_Atomic(void *) *slots, int n)
+{
+	void *p = NULL;
+
+	for (int i = 0; i < n && p == NULL; i++)
+		p = atomic_exchange(&slots[i], NULL);
+	return p;
+}
+
+static int pool_put(void *p)
+{
+	return slots_put(pool, BUF_POOL, p);
 }
 
 /* The bytes CUPTI wrote into the buffers it completed lately, the most of them, decaying by a quarter a buffer:
@@ -317,27 +332,18 @@ void cprof_cupti_spares(unsigned defer_mb)
 /* p kept as a spare; 0 when every spare slot is taken */
 static int spare_put(void *p)
 {
-	for (int i = 0; i < spare_max; i++) {
-		void *none = NULL;
-
-		if (atomic_compare_exchange_strong(&spare[i], &none, p))
-			return 1;
-	}
-	return 0;
+	return slots_put(spare, spare_max, p);
 }
 
 /* A buffer for the pool: a spare (its pages resident already) or a new one (huge: as buffer_new) */
 static void *buffer_get(int huge)
 {
-	for (int i = 0; i < BUF_SPARE; i++) {
-		void *p = atomic_exchange(&spare[i], NULL);
+	void *p = slots_take(spare, BUF_SPARE);
 
-		if (p != NULL) {
-			atomic_fetch_add_explicit(&buffers_reused, 1, memory_order_relaxed);
-			return p;
-		}
-	}
-	return buffer_new(huge);
+	if (p == NULL)
+		return buffer_new(huge);
+	atomic_fetch_add_explicit(&buffers_reused, 1, memory_order_relaxed);
+	return p;
 }
 
 void cprof_cupti_buffer_counts(uint64_t *made, uint64_t *reused)
@@ -384,8 +390,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 	void *p = NULL;
 
 	*max_records = 0;
-	for (int i = 0; i < BUF_POOL && p == NULL; i++)
-		p = atomic_exchange(&pool[i], NULL);
+	p = slots_take(pool, BUF_POOL);
 	if (p == NULL && (p = buffer_get(1)) == NULL) {
 		*buffer = NULL;
 		*size = 0;
