@@ -99,8 +99,6 @@ static struct {
 	uint64_t deferred_rounds;
 	int disabled;                  /* cprof_disable seen (its collector alive): CUPTI orphaned once */
 	int exec_counted;              /* an exec's BYE counted CUPTI's unsent records lost: dropped if it failed */
-	int sliced;                    /* a round of the flusher's own: CUPTI's batches stop after GPU_SLICE_MS */
-	int gpu_more;                  /* the last round stopped so: the next one comes at once */
 	uint64_t longest_round_ms;     /* of its own rounds, for the debug log */
 	/* the shared-memory ring (common/shmring.h): once cprofd has mapped it, frames go there and a KICK on the
 	 * FIFO a round says so, instead of a write(2) every 4 KiB (issue 26: the pipe's write was 60% of this
@@ -1018,8 +1016,10 @@ static uint64_t lose_unsent_rings(void)
  * a full ring. An exit's, exec's or crash's drain converts all it can until its deadline, as before. */
 #define GPU_SLICE_MS 10
 
-/* One round; returns 1 when every ring was empty at its snapshot. Flusher thread only. */
-static int drain_round(uint64_t deadline)
+/* One round; returns 1 when every ring was empty at its snapshot. Flusher thread only. cut: a round of the flusher's
+ * own, whose CUPTI batches stop after GPU_SLICE_MS (*cut set when they did: the next round comes at once); NULL for
+ * a drain that converts all it can until its deadline. */
+static int drain_round(uint64_t deadline, int *cut)
 {
 	struct cprof_ring *r;
 	uint64_t slice;
@@ -1069,10 +1069,10 @@ static int drain_round(uint64_t deadline)
 	}
 	/* the rest of what CUPTI completed, a batch at a time, each batch's names before it; in the flusher's own rounds
 	 * for GPU_SLICE_MS at most, then a round again at once, the rings drained first */
-	slice = fl.sliced ? mono_ms() + GPU_SLICE_MS : UINT64_MAX;
+	slice = cut ? mono_ms() + GPU_SLICE_MS : UINT64_MAX;
 	while (ngpu == GPU_BATCH) {
 		if (mono_ms() >= slice) {
-			fl.gpu_more = 1;
+			*cut = 1;
 			empty = 0;
 			break;
 		}
@@ -1124,7 +1124,7 @@ static void serve_request(void)
 	uint64_t t0 = mono_ms(), sent0 = fl.sent, unsent = 0;
 
 	atomic_store(&fl.paused, 0);
-	while (!atomic_load(&fl.dead) && mono_ms() < drain_deadline && !drain_round(drain_deadline))
+	while (!atomic_load(&fl.dead) && mono_ms() < drain_deadline && !drain_round(drain_deadline, NULL))
 		;
 	if (cprof_log_level >= CPROF_LOG_DBG) {
 		struct cprof_ring *r;
@@ -1148,7 +1148,7 @@ static void serve_request(void)
 
 		atomic_store(&fl.bye_phase, 1);
 		if (mono_ms() < drain_deadline)
-			drain_round(drain_deadline); /* a last LOST if anything dropped meanwhile */
+			drain_round(drain_deadline, NULL); /* a last LOST if anything dropped meanwhile */
 		/* in the last COST and BYE; what CUPTI still holds is counted exactly in a quarter of the reserve */
 		unsent = lose_unsent_gpu(drain_deadline + reserve / 4, reason != CPROF_BYE_EXEC);
 		rings = lose_unsent_rings();
@@ -1226,13 +1226,13 @@ static void serve_crash(void)
 
 	/* a few rounds, not "until empty": other threads may go on launching while this one is dying, and
 	 * the CUPTI flush and the CRASH record must get their turn before the deadline */
-	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
+	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline, NULL); i++)
 		;
 	if (!(cr.info.flags & CPROF_CRASH_F_IN_CUDA)) {
 		cprof_cupti_flush(1);
 		cr.info.flags |= CPROF_CRASH_F_CUPTI_FLUSH;
 	}
-	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline); i++)
+	for (i = 0; i < 4 && !atomic_load(&fl.dead) && mono_ms() < deadline && !drain_round(deadline, NULL); i++)
 		;
 	cr.info.drained = fl.sent - sent0;
 	/* a crash the program's own handler may survive keeps them for the rounds after it; inside CUDA, CUPTI's state is
@@ -1266,7 +1266,8 @@ static void *flusher_main(void *arg)
 	else
 		ring_create();
 	int serving = 0; /* the last round served an exit, exec or crash: the image may be ending */
-	int more = 0;    /* the last round's conversion was cut by its slice */
+	int cut = 0;     /* the last round's conversion was cut by its slice: the next comes at once */
+	int more;        /* this round follows such a one */
 	uint64_t round_ms;
 
 	while (!atomic_load(&fl.stop) && !atomic_load(&fl.dead)) {
@@ -1276,10 +1277,10 @@ static void *flusher_main(void *arg)
 		ring_kick_if_dirty();
 		/* a wake-up that came while the last round drained left cprof_wake_pending set, and producers ask
 		 * no more while it is: sleeping on it now would leave them a full period with no one draining */
-		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending) && !fl.gpu_more)
+		if (!request_pending() && !atomic_load(&cr.req) && !atomic_load(&cprof_wake_pending) && !cut)
 			futex_wait(&fl.wake_word, seen, fl.flush_ms);
-		more = fl.gpu_more;
-		fl.gpu_more = 0;
+		more = cut;
+		cut = 0;
 		atomic_store(&cprof_wake_pending, 0);
 		serving = 1;
 		if (atomic_load(&cr.req)) {
@@ -1297,7 +1298,7 @@ static void *flusher_main(void *arg)
 		if (unlikely(!fl.disabled && atomic_load(&cprof_state) == CPROF_ST_OFF && !atomic_load(&fl.dead))) {
 			fl.disabled = 1;
 			cprof_cupti_flush(0);
-			drain_round(mono_ms() + fl.flush_ms);
+			drain_round(mono_ms() + fl.flush_ms, NULL);
 			if (!atomic_load(&fl.dead))
 				cprof_cupti_orphan(1);
 		}
@@ -1315,12 +1316,10 @@ static void *flusher_main(void *arg)
 		/* a window's edge is read before the round's drain (a window's stop leaves the most to drain) */
 		if (atomic_exchange(&fl.cost_edge, 0) && fl.hello_sent && mono_ms() - fl.last_cost_ms >= COST_EDGE_MIN_MS)
 			send_cost(mono_ms() + fl.flush_ms, 1);
-		fl.sliced = 1;
 		round_ms = mono_ms();
-		drain_round(round_ms + fl.flush_ms);
+		drain_round(round_ms + fl.flush_ms, &cut);
 		round_ms = mono_ms() - round_ms;
 		fl.longest_round_ms = round_ms > fl.longest_round_ms ? round_ms : fl.longest_round_ms;
-		fl.sliced = 0;
 		fl.defer_gpu = 0; /* every other drain (exit, exec, crash, stop) converts all */
 		/* here, not in drain_round: an exit's, exec's or crash's drain calls CUPTI no more (a crash may hold its
 		 * locks; an exit may have torn cudart down) */
@@ -1535,7 +1534,6 @@ void cprof_flusher_reset_after_fork(void)
 	fl.stacks_len = fl.stacks_cap = fl.nstacks = 0;
 	fl.ngpu = fl.gpu_sent = 0;
 	fl.exec_counted = 0; /* the parent's: its records and rings are not the child's to drop */
-	fl.sliced = fl.gpu_more = 0;
 	fl.gemms = 0;
 	/* a private-table FIFO is not in the child's table, and a shared one's number may be the target's
 	 * by now: close only what is provably our FIFO */
